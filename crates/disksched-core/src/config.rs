@@ -1,0 +1,135 @@
+//! Run configuration (TOML), validated into a ready-to-run `Simulation`.
+//!
+//! ```toml
+//! seed = 1
+//! [disk]
+//! model = "atlas10k"        # built-in name, or path to a disk spec .toml
+//! scheduler = "fcfs"        # the drive's own command-queue scheduler
+//! [host]
+//! scheduler = "sptf"
+//! queue_threshold = 16      # most requests outstanding at the disk, 1..1024
+//! [workload]
+//! kind = "oltp"
+//! [run]
+//! requests = 100000
+//! ```
+
+use crate::error::{config_err, Error, Result};
+use crate::workload::WorkloadConfig;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    #[serde(default)]
+    pub seed: u64,
+    pub disk: DiskConfig,
+    #[serde(default)]
+    pub host: HostConfig,
+    pub workload: WorkloadConfig,
+    #[serde(default)]
+    pub run: RunConfig,
+    /// Directory that relative paths in the config are resolved against.
+    #[serde(skip)]
+    pub base_dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskConfig {
+    /// Built-in disk name or path to a disk spec file.
+    pub model: String,
+    /// The drive's command-queue scheduler.
+    #[serde(default = "fcfs")]
+    pub scheduler: String,
+    /// Tunables of the drive's scheduler.
+    #[serde(default)]
+    pub set: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    #[serde(default = "fcfs")]
+    pub scheduler: String,
+    #[serde(default)]
+    pub set: BTreeMap<String, f64>,
+    /// Maximum requests outstanding at the disk; the rest wait in the host queue.
+    #[serde(default = "one")]
+    pub queue_threshold: u32,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1 }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Requests to generate (the run ends when all have completed).
+    #[serde(default = "default_requests")]
+    pub requests: u64,
+    /// Stop generating after this much simulated time, ms (optional).
+    #[serde(default)]
+    pub duration_ms: Option<f64>,
+    /// The first N requests (by arrival) are left out of the statistics.
+    #[serde(default)]
+    pub warmup_requests: u64,
+    /// Keep a record of every request (columns for NumPy / pandas).
+    #[serde(default)]
+    pub records: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { requests: default_requests(), duration_ms: None, warmup_requests: 0, records: false }
+    }
+}
+
+fn fcfs() -> String {
+    "fcfs".into()
+}
+fn one() -> u32 {
+    1
+}
+fn default_requests() -> u64 {
+    10_000
+}
+
+pub const MAX_QUEUE_THRESHOLD: u32 = 1024;
+
+impl SimConfig {
+    pub fn from_toml(text: &str, origin: &str) -> Result<SimConfig> {
+        let mut c: SimConfig = toml::from_str(text)
+            .map_err(|e| Error::File { path: origin.to_string(), msg: crate::disk::spec::one_line(&e.to_string()) })?;
+        c.base_dir = Path::new(origin).parent().map(Path::to_path_buf);
+        Ok(c)
+    }
+
+    pub fn from_file(path: &Path) -> Result<SimConfig> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::File { path: path.display().to_string(), msg: e.to_string() })?;
+        Self::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Checks that do not need the disk; `Simulation::new` does the rest.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=MAX_QUEUE_THRESHOLD).contains(&self.host.queue_threshold) {
+            return Err(config_err("host.queue_threshold", format!(
+                "{} is out of range [1, {MAX_QUEUE_THRESHOLD}]", self.host.queue_threshold)));
+        }
+        if self.run.requests == 0 {
+            return Err(config_err("run.requests", "must be >= 1"));
+        }
+        if let Some(d) = self.run.duration_ms {
+            if !(d > 0.0 && d.is_finite()) {
+                return Err(config_err("run.duration_ms", format!("{d} must be > 0")));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,259 @@
+//! Layout: zones, skews, spares and slips; LBN <-> physical (cylinder, head, sector).
+//!
+//! Within a zone, LBNs walk *slots* in order: cylinder by cylinder, the tracks
+//! of a cylinder in the mapping's surface order, and on each track the sectors
+//! starting at that track's first-LBN sector (set by the zone's first-block
+//! offset and the accumulated track and cylinder skews). Spare space is a
+//! fixed number of slots at the end of each sparing *unit* (track, cylinder,
+//! range of cylinders, or the whole zone). A slipped slot is skipped by the
+//! numbering and pushes the rest of its unit into that unit's spare space, so
+//! every unit of a zone holds the same number of LBNs.
+
+use crate::disk::spec::{DiskSpec, Mapping, Sparing};
+use crate::error::{config_err, Result};
+
+/// A physical sector: `sector` counts from the track's index mark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pbn {
+    pub cylinder: u32,
+    pub head: u32,
+    pub sector: u32,
+}
+
+/// A run of consecutive LBNs on one track.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrackPiece {
+    pub cylinder: u32,
+    pub head: u32,
+    /// Physical sector where the run starts.
+    pub first_sector: u32,
+    /// Sectors the head passes over (blocks plus any slipped sectors between them).
+    pub span_sectors: u32,
+    /// LBNs transferred.
+    pub blocks: u32,
+    pub sectors_per_track: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Zone {
+    first_cyl: u32,
+    last_cyl: u32,
+    spt: u32,
+    first_lbn: u64,
+    blocks: u64,
+    /// Slots per sparing unit and LBNs per unit.
+    unit_slots: u64,
+    unit_blocks: u64,
+    offset_sectors: f64,
+    track_skew: f64,
+    cyl_skew: f64,
+    /// Sorted zone-relative slip slots.
+    slips: Vec<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Layout {
+    surfaces: u32,
+    cylinders: u32,
+    mapping: Mapping,
+    zones: Vec<Zone>,
+    capacity: u64,
+}
+
+impl Layout {
+    pub fn new(spec: &DiskSpec) -> Result<Layout> {
+        spec.validate()?;
+        let surfaces = spec.surfaces as u64;
+        let mut zones = Vec::with_capacity(spec.layout.zones.len());
+        let mut next_lbn = 0u64;
+        for (i, z) in spec.layout.zones.iter().enumerate() {
+            let what = format!("{}: layout.zones[{i}]", spec.name);
+            let spt = z.sectors_per_track as u64;
+            let ncyl = (z.last_cylinder - z.first_cylinder + 1) as u64;
+            let zone_slots = ncyl * surfaces * spt;
+            let spares = z.spares as u64;
+            let range = spec.layout.sparing_range_cylinders.max(1) as u64;
+            let (unit_slots, reserved) = match spec.layout.sparing {
+                Sparing::None => (zone_slots, 0),
+                Sparing::SectorsPerTrack => (spt, spares),
+                Sparing::SectorsPerCylinder => (surfaces * spt, spares),
+                Sparing::SectorsPerRange => (range * surfaces * spt, spares),
+                Sparing::SectorsPerZone => (zone_slots, spares),
+                Sparing::TracksPerZone => (zone_slots, spares * spt),
+                Sparing::CylindersPerZone => (zone_slots, spares * surfaces * spt),
+            };
+            if reserved >= unit_slots || zone_slots % unit_slots != 0 {
+                return Err(config_err(what, format!(
+                    "{spares} spares do not fit the {:?} sparing unit of {unit_slots} sectors", spec.layout.sparing)));
+            }
+            let mut slips = z.slips.clone();
+            slips.sort_unstable();
+            slips.dedup();
+            if let Some(&s) = slips.last() {
+                if s >= zone_slots {
+                    return Err(config_err(what, format!("slip {s} is beyond the zone's {zone_slots} sectors")));
+                }
+            }
+            let unit_blocks = unit_slots - reserved;
+            let blocks = zone_slots / unit_slots * unit_blocks;
+            zones.push(Zone {
+                first_cyl: z.first_cylinder,
+                last_cyl: z.last_cylinder,
+                spt: z.sectors_per_track,
+                first_lbn: next_lbn,
+                blocks,
+                unit_slots,
+                unit_blocks,
+                offset_sectors: z.first_block_offset_sectors,
+                track_skew: z.track_skew_sectors,
+                cyl_skew: z.cylinder_skew_sectors,
+                slips,
+            });
+            next_lbn += blocks;
+        }
+        for (i, z) in zones.iter().enumerate() {
+            for u in 0..z.blocks / z.unit_blocks {
+                let lo = z.slips.partition_point(|&s| s < u * z.unit_slots);
+                let hi = z.slips.partition_point(|&s| s < (u + 1) * z.unit_slots);
+                if (hi - lo) as u64 > z.unit_slots - z.unit_blocks {
+                    return Err(config_err(format!("{}: layout.zones[{i}]", spec.name),
+                        format!("{} slips in sparing unit {u} exceed its {} spares", hi - lo, z.unit_slots - z.unit_blocks)));
+                }
+            }
+        }
+        if next_lbn < spec.blocks {
+            return Err(config_err(format!("{}: blocks", spec.name), format!(
+                "the layout maps {next_lbn} blocks, fewer than the {} stated", spec.blocks)));
+        }
+        // A drive may export fewer LBNs than its zones could hold; the rest are unused.
+        Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, capacity: spec.blocks })
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    pub fn surfaces(&self) -> u32 {
+        self.surfaces
+    }
+    pub fn cylinders(&self) -> u32 {
+        self.cylinders
+    }
+
+    fn zone_of_lbn(&self, lbn: u64) -> &Zone {
+        let i = self.zones.partition_point(|z| z.first_lbn + z.blocks <= lbn);
+        &self.zones[i]
+    }
+
+    fn zone_of_cyl(&self, cyl: u32) -> Option<&Zone> {
+        let i = self.zones.partition_point(|z| z.last_cyl < cyl);
+        self.zones.get(i).filter(|z| z.first_cyl <= cyl)
+    }
+
+    /// Sectors per track at `cyl` (0 if the cylinder is in no zone).
+    pub fn sectors_per_track(&self, cyl: u32) -> u32 {
+        self.zone_of_cyl(cyl).map_or(0, |z| z.spt)
+    }
+
+    /// Zone-relative slot of the `i`-th LBN of the zone.
+    fn slot_of(z: &Zone, i: u64) -> u64 {
+        let unit = i / z.unit_blocks;
+        let base = unit * z.unit_slots;
+        let mut slot = base + i % z.unit_blocks;
+        // Every slip at or below the candidate slot pushes it one further.
+        let mut k = z.slips.partition_point(|&s| s < base);
+        while k < z.slips.len() && z.slips[k] <= slot {
+            slot += 1;
+            k += 1;
+        }
+        slot
+    }
+
+    /// Number of the zone's LBNs held in slots below `slot`.
+    fn blocks_before(z: &Zone, slot: u64) -> u64 {
+        let unit = slot / z.unit_slots;
+        let base = unit * z.unit_slots;
+        let slipped = (z.slips.partition_point(|&s| s < slot) - z.slips.partition_point(|&s| s < base)) as u64;
+        unit * z.unit_blocks + (slot - base - slipped).min(z.unit_blocks)
+    }
+
+    /// Physical sector of the first LBN on zone-relative track `j` (j = c_rel * surfaces + t).
+    fn track_first_sector(&self, z: &Zone, j: u64) -> u32 {
+        let cyl_switches = j / self.surfaces as u64;
+        let track_switches = j - cyl_switches;
+        let pos = z.offset_sectors + track_switches as f64 * z.track_skew + cyl_switches as f64 * z.cyl_skew;
+        (pos.round() as u64 % z.spt as u64) as u32
+    }
+
+    /// Surface of the `t`-th track (in LBN order) of cylinder `cyl`, and back.
+    fn head_of(&self, cyl: u32, t: u32) -> u32 {
+        match self.mapping {
+            Mapping::CylinderMajor => t,
+            Mapping::Serpentine if cyl % 2 == 1 => self.surfaces - 1 - t,
+            Mapping::Serpentine => t,
+        }
+    }
+
+    fn pbn_of_slot(&self, z: &Zone, slot: u64) -> Pbn {
+        let spt = z.spt as u64;
+        let j = slot / spt;
+        let k = slot % spt;
+        let cylinder = z.first_cyl + (j / self.surfaces as u64) as u32;
+        let t = (j % self.surfaces as u64) as u32;
+        let first = self.track_first_sector(z, j) as u64;
+        Pbn { cylinder, head: self.head_of(cylinder, t), sector: ((first + k) % spt) as u32 }
+    }
+
+    /// Physical location of `lbn` (which must be below `capacity()`).
+    pub fn lbn_to_pbn(&self, lbn: u64) -> Pbn {
+        debug_assert!(lbn < self.capacity);
+        let z = self.zone_of_lbn(lbn);
+        self.pbn_of_slot(z, Self::slot_of(z, lbn - z.first_lbn))
+    }
+
+    /// LBN stored at a physical sector, or None for spare, slipped or unmapped sectors.
+    pub fn pbn_to_lbn(&self, p: Pbn) -> Option<u64> {
+        let z = self.zone_of_cyl(p.cylinder)?;
+        if p.head >= self.surfaces || p.sector >= z.spt {
+            return None;
+        }
+        let t = self.head_of(p.cylinder, p.head); // the map is its own inverse
+        let j = (p.cylinder - z.first_cyl) as u64 * self.surfaces as u64 + t as u64;
+        let first = self.track_first_sector(z, j);
+        let k = (p.sector + z.spt - first) % z.spt;
+        let slot = j * z.spt as u64 + k as u64;
+        let before = Self::blocks_before(z, slot);
+        // A slot holds an LBN iff the count of LBNs grows across it (slips and spares do not).
+        if Self::blocks_before(z, slot + 1) == before {
+            return None;
+        }
+        let lbn = z.first_lbn + before;
+        (lbn < self.capacity).then_some(lbn)
+    }
+
+    /// The track pieces that `blocks` LBNs starting at `lbn` occupy, in transfer order.
+    pub fn pieces(&self, lbn: u64, blocks: u32, out: &mut Vec<TrackPiece>) {
+        out.clear();
+        let (mut lbn, mut left) = (lbn, blocks as u64);
+        while left > 0 {
+            let z = self.zone_of_lbn(lbn);
+            let i = lbn - z.first_lbn;
+            let slot = Self::slot_of(z, i);
+            let spt = z.spt as u64;
+            let track_end = (slot / spt + 1) * spt;
+            let on_track = (Self::blocks_before(z, track_end) - i).min(z.first_lbn + z.blocks - lbn);
+            let n = left.min(on_track);
+            let last_slot = Self::slot_of(z, i + n - 1);
+            let p = self.pbn_of_slot(z, slot);
+            out.push(TrackPiece {
+                cylinder: p.cylinder,
+                head: p.head,
+                first_sector: p.sector,
+                span_sectors: (last_slot - slot + 1) as u32,
+                blocks: n as u32,
+                sectors_per_track: z.spt,
+            });
+            lbn += n;
+            left -= n;
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Mechanics: seek curve, head switch, write settle and rotation.
+//!
+//! Rotation is exact integer arithmetic. The platter's angle is measured in
+//! *phase units*: one revolution is [`REV`] units, and the angle at time `t`
+//! is `t_ns * rpm_milli mod REV` (with `rpm_milli` = RPM x 1000), so a full
+//! revolution is exactly `60e9 / rpm` ns and no rounding error accumulates.
+
+use crate::disk::spec::{SeekSpec, DiskSpec};
+use crate::error::{config_err, Result};
+use crate::time::{SimDuration, SimTime, NS_PER_MS};
+
+/// Phase units per revolution (= ns per minute x 1000).
+pub const REV: u64 = 60_000_000_000_000;
+
+#[derive(Clone, Debug)]
+pub struct Mechanics {
+    pub rpm_milli: u64,
+    /// Seek time in ns for every cylinder distance 0..cylinders (index = distance).
+    seek_ns: Vec<u32>,
+    /// `seek_floor_ns[d]` = min over distances >= d of `seek_ns`: a monotone lower
+    /// bound used to prune SPTF searches.
+    seek_floor_ns: Vec<u32>,
+    pub head_switch_ns: u64,
+    pub write_settle_ns: u64,
+}
+
+impl Mechanics {
+    pub fn new(spec: &DiskSpec) -> Result<Mechanics> {
+        if !(spec.rpm > 0.0 && spec.rpm < 100_000.0) {
+            return Err(config_err("rpm", format!("{} is out of range (0, 100000)", spec.rpm)));
+        }
+        let cyls = spec.cylinders as usize;
+        let seek_ms = seek_curve_ms(&spec.seek, cyls)?;
+        let seek_ns: Vec<u32> = seek_ms.iter().map(|ms| (ms * NS_PER_MS as f64).round() as u32).collect();
+        let mut seek_floor_ns = seek_ns.clone();
+        for d in (0..cyls.saturating_sub(1)).rev() {
+            seek_floor_ns[d] = seek_floor_ns[d].min(seek_floor_ns[d + 1]);
+        }
+        Ok(Mechanics {
+            rpm_milli: (spec.rpm * 1000.0).round() as u64,
+            seek_ns,
+            seek_floor_ns,
+            head_switch_ns: SimDuration::from_ms(spec.seek.head_switch_ms).ns(),
+            write_settle_ns: SimDuration::from_ms(spec.seek.write_settle_ms).ns(),
+        })
+    }
+
+    /// Time for one revolution, ns (rounded up).
+    pub fn revolution_ns(&self) -> u64 {
+        REV.div_ceil(self.rpm_milli)
+    }
+
+    /// Seek time for a cylinder distance (0 = no seek).
+    #[inline]
+    pub fn seek_ns(&self, distance: u32) -> u64 {
+        self.seek_ns[distance as usize] as u64
+    }
+
+    /// Lower bound on the seek time of any distance >= `distance`.
+    #[inline]
+    pub fn seek_floor_ns(&self, distance: u32) -> u64 {
+        self.seek_floor_ns[(distance as usize).min(self.seek_floor_ns.len() - 1)] as u64
+    }
+
+    /// Time to move the heads from (c0, h0) to (c1, h1): a seek if the cylinder
+    /// changes, else a head switch if the surface changes; plus the write
+    /// settle delay for writes whenever the heads moved.
+    #[inline]
+    pub fn reposition_ns(&self, c0: u32, h0: u32, c1: u32, h1: u32, is_write: bool) -> u64 {
+        let t = if c0 != c1 {
+            self.seek_ns(c0.abs_diff(c1))
+        } else if h0 != h1 {
+            self.head_switch_ns
+        } else {
+            return 0;
+        };
+        if is_write { t + self.write_settle_ns } else { t }
+    }
+
+    /// Angle of the platter at time `t`, in phase units [0, REV).
+    #[inline]
+    pub fn phase_at(&self, t: SimTime) -> u64 {
+        ((t.0 as u128 * self.rpm_milli as u128) % REV as u128) as u64
+    }
+
+    /// Phase reached `dt_ns` after a known phase (cheaper than `phase_at`).
+    #[inline]
+    pub fn phase_after(&self, phase: u64, dt_ns: u64) -> u64 {
+        ((phase as u128 + dt_ns as u128 * self.rpm_milli as u128) % REV as u128) as u64
+    }
+
+    /// Time to rotate forward from phase `from` to phase `to` (0 if equal), ns, rounded up.
+    #[inline]
+    pub fn rotate_ns(&self, from: u64, to: u64) -> u64 {
+        let delta = if to >= from { to - from } else { REV - from + to };
+        delta.div_ceil(self.rpm_milli)
+    }
+
+    /// Time for `sectors` sector-widths of rotation on a track of `spt` sectors, ns.
+    #[inline]
+    pub fn sectors_ns(&self, sectors: u64, spt: u32) -> u64 {
+        (sectors as u128 * REV as u128).div_ceil(spt as u128 * self.rpm_milli as u128) as u64
+    }
+
+    pub fn max_seek_distance(&self) -> u32 {
+        (self.seek_ns.len() - 1) as u32
+    }
+}
+
+/// Phase of the start of physical sector `sector` on a track of `spt` sectors.
+#[inline]
+pub fn sector_phase(sector: u32, spt: u32) -> u64 {
+    sector as u64 * REV / spt as u64
+}
+
+/// Seek time in ms for every distance 0..cylinders.
+fn seek_curve_ms(seek: &SeekSpec, cylinders: usize) -> Result<Vec<f64>> {
+    let mut out = vec![0.0; cylinders.max(1)];
+    if let Some(table) = &seek.table {
+        // Measured (distance, ms) points; linear interpolation between them,
+        // from (0, 0); beyond the last point the curve stays flat.
+        let mut pts: Vec<(f64, f64)> = vec![(0.0, 0.0)];
+        for (i, &(d, ms)) in table.iter().enumerate() {
+            if !(ms >= 0.0) || d < 1.0 || d <= pts.last().unwrap().0 {
+                return Err(config_err(
+                    format!("seek.table[{i}]"),
+                    format!("({d}, {ms}): distances must increase from 1 and times be >= 0"),
+                ));
+            }
+            pts.push((d, ms));
+        }
+        let mut j = 0;
+        for (d, slot) in out.iter_mut().enumerate().skip(1) {
+            let d = d as f64;
+            while j + 1 < pts.len() && pts[j + 1].0 < d {
+                j += 1;
+            }
+            *slot = if j + 1 >= pts.len() {
+                pts[j].1
+            } else {
+                let (d0, t0) = pts[j];
+                let (d1, t1) = pts[j + 1];
+                t0 + (t1 - t0) * (d - d0) / (d1 - d0)
+            };
+        }
+        return Ok(out);
+    }
+    // Three-point curve: t(d) = a*sqrt(d-1) + b*(d-1) + c for d >= 1 (Lee &
+    // Katz / Ruemmler & Wilkes), with c = single-cylinder time, t(max) =
+    // full-stroke time and the mean over uniformly random cylinder pairs = average.
+    let (Some(c), Some(avg), Some(full)) = (seek.single_cylinder_ms, seek.average_ms, seek.full_stroke_ms) else {
+        return Err(config_err("seek", "needs either `table` or all of single_cylinder_ms, average_ms, full_stroke_ms"));
+    };
+    if !(c > 0.0 && c <= avg && avg <= full) {
+        return Err(config_err("seek", format!("need 0 < single_cylinder_ms ({c}) <= average_ms ({avg}) <= full_stroke_ms ({full})")));
+    }
+    let n = cylinders as f64;
+    let (mut w, mut s1, mut s2) = (0.0, 0.0, 0.0);
+    for d in 1..cylinders {
+        let p = n - d as f64; // number of ordered pairs at distance d, halved
+        w += p;
+        s1 += p * ((d - 1) as f64).sqrt();
+        s2 += p * (d - 1) as f64;
+    }
+    let (e1, e2) = (s1 / w, s2 / w);
+    let m = (cylinders - 1) as f64;
+    let (f1, f2) = ((m - 1.0).sqrt(), m - 1.0);
+    // Solve a*e1 + b*e2 = avg - c ; a*f1 + b*f2 = full - c.
+    let det = e1 * f2 - e2 * f1;
+    let a = ((avg - c) * f2 - e2 * (full - c)) / det;
+    let b = (e1 * (full - c) - (avg - c) * f1) / det;
+    for (d, slot) in out.iter_mut().enumerate().skip(1) {
+        *slot = (a * ((d - 1) as f64).sqrt() + b * (d - 1) as f64 + c).max(0.0);
+    }
+    Ok(out)
+}

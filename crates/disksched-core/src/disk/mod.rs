@@ -1,0 +1,49 @@
+//! The disk: its model (layout + mechanics + controller figures), the
+//! predictor that schedulers consult, and the simulated drive (the truth).
+
+pub mod builtin;
+pub mod drive;
+pub mod layout;
+pub mod mechanics;
+pub mod predictor;
+pub mod spec;
+
+use crate::error::Result;
+use crate::time::SimTime;
+pub use drive::{ControllerTiming, Drive, DriveState, Service};
+pub use layout::{Layout, Pbn, TrackPiece};
+pub use mechanics::Mechanics;
+pub use predictor::{Positioning, Predictor, Target};
+pub use spec::DiskSpec;
+
+/// Everything derived from a `DiskSpec` that timing needs; immutable, shared.
+#[derive(Clone, Debug)]
+pub struct DiskModel {
+    pub spec: DiskSpec,
+    pub layout: Layout,
+    pub mech: Mechanics,
+    pub controller: ControllerTiming,
+}
+
+impl DiskModel {
+    pub fn new(spec: DiskSpec) -> Result<DiskModel> {
+        let layout = Layout::new(&spec)?;
+        let mech = Mechanics::new(&spec)?;
+        let controller = ControllerTiming::new(&spec.controller);
+        Ok(DiskModel { spec, layout, mech, controller })
+    }
+
+    /// Sequential media rate of the zone holding `cyl`, bytes/s, ignoring switches.
+    pub fn media_rate_bytes_per_s(&self, cyl: u32) -> f64 {
+        self.layout.sectors_per_track(cyl) as f64 * self.spec.sector_bytes as f64 * self.spec.rpm / 60.0
+    }
+}
+
+/// Where the heads are and since when: the state a positioning prediction starts from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeadState {
+    pub cylinder: u32,
+    pub head: u32,
+    /// When the mechanism is (or becomes) free at that position.
+    pub time: SimTime,
+}

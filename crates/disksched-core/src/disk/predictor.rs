@@ -1,0 +1,89 @@
+//! The predictor: a scheduler's belief about the drive.
+//!
+//! Schedulers never read the simulated drive; they ask a `Predictor` how long
+//! a request would take from a given head state. Built on the same
+//! `DiskModel` as the drive it is exact ("in firmware"); built on a different
+//! model, or with seek conservatism, it is an external scheduler's view.
+
+use crate::disk::layout::TrackPiece;
+use crate::disk::mechanics::sector_phase;
+use crate::disk::{DiskModel, HeadState};
+use crate::time::SimTime;
+use std::sync::Arc;
+
+/// Where a request's first sector is: computed once when the request arrives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Target {
+    pub cylinder: u32,
+    pub head: u32,
+    /// Phase (see `mechanics`) at which the first sector starts passing under the head.
+    pub phase: u64,
+}
+
+/// Positioning time split into its parts, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Positioning {
+    pub seek_ns: u64,
+    pub rotation_ns: u64,
+}
+
+impl Positioning {
+    pub fn total_ns(&self) -> u64 {
+        self.seek_ns + self.rotation_ns
+    }
+}
+
+#[derive(Clone)]
+pub struct Predictor {
+    pub model: Arc<DiskModel>,
+    /// Added to every predicted head movement (an external scheduler's safety margin).
+    pub seek_conservatism_ns: u64,
+}
+
+impl Predictor {
+    pub fn exact(model: Arc<DiskModel>) -> Predictor {
+        Predictor { model, seek_conservatism_ns: 0 }
+    }
+
+    pub fn target(&self, lbn: u64) -> Target {
+        let p = self.model.layout.lbn_to_pbn(lbn);
+        let spt = self.model.layout.sectors_per_track(p.cylinder);
+        Target { cylinder: p.cylinder, head: p.head, phase: sector_phase(p.sector, spt) }
+    }
+
+    pub fn piece_target(piece: &TrackPiece) -> Target {
+        Target { cylinder: piece.cylinder, head: piece.head, phase: sector_phase(piece.first_sector, piece.sectors_per_track) }
+    }
+
+    /// Seek and rotational latency to reach `to`, starting at `from.time` with
+    /// the heads at (`from.cylinder`, `from.head`). `from_phase` must be the
+    /// platter phase at `from.time` (callers predicting many requests from one
+    /// state compute it once).
+    #[inline]
+    pub fn positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool) -> Positioning {
+        let m = &self.model.mech;
+        let mut seek_ns = m.reposition_ns(from.cylinder, from.head, to.cylinder, to.head, is_write);
+        if seek_ns > 0 {
+            seek_ns += self.seek_conservatism_ns;
+        }
+        let arrive = m.phase_after(from_phase, seek_ns);
+        Positioning { seek_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
+    }
+
+    /// Positioning time from a head state at a time: the convenient form.
+    pub fn positioning_at(&self, from: &HeadState, to: &Target, is_write: bool) -> Positioning {
+        self.positioning(from, self.model.mech.phase_at(from.time), to, is_write)
+    }
+
+    /// A lower bound on the positioning time to any request `distance` or
+    /// more cylinders away (for pruning searches over deep queues).
+    #[inline]
+    pub fn seek_floor_ns(&self, distance: u32) -> u64 {
+        if distance == 0 { 0 } else { self.model.mech.seek_floor_ns(distance) + self.seek_conservatism_ns }
+    }
+
+    /// Phase at a time (cache it when predicting many requests from one state).
+    pub fn phase_at(&self, t: SimTime) -> u64 {
+        self.model.mech.phase_at(t)
+    }
+}

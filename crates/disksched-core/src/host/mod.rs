@@ -1,0 +1,86 @@
+//! Requests and the table that owns them while they are in the system.
+
+use crate::disk::{Service, Target};
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// Index of a live request in the `RequestTable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ReqId(pub u32);
+
+/// Service class, as GEOM_SCHED / QoS layers classify requests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    #[default]
+    BestEffort,
+    RealTime,
+    Background,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// Arrival order (unique over the run): the FIFO key and tie-breaker everywhere.
+    pub seq: u64,
+    pub client: u32,
+    pub class: Class,
+    pub lbn: u64,
+    pub blocks: u32,
+    pub is_write: bool,
+    pub deadline: Option<SimTime>,
+    /// Where the first sector is, as the predictor believes (computed on arrival).
+    pub target: Target,
+    pub arrival: SimTime,
+    /// Sent from the host queue to the disk.
+    pub issued: SimTime,
+    /// The drive began serving it.
+    pub started: SimTime,
+    pub service: Service,
+}
+
+impl Request {
+    pub fn is_read(&self) -> bool {
+        !self.is_write
+    }
+    /// First LBN past the request.
+    pub fn end_lbn(&self) -> u64 {
+        self.lbn + self.blocks as u64
+    }
+}
+
+/// Slab of live requests: O(1) insert/remove, ids reused after completion.
+#[derive(Default)]
+pub struct RequestTable {
+    slots: Vec<Request>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl RequestTable {
+    pub fn insert(&mut self, r: Request) -> ReqId {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = r;
+            ReqId(i)
+        } else {
+            self.slots.push(r);
+            ReqId(self.slots.len() as u32 - 1)
+        }
+    }
+    pub fn remove(&mut self, id: ReqId) -> Request {
+        self.live -= 1;
+        self.free.push(id.0);
+        std::mem::take(&mut self.slots[id.0 as usize])
+    }
+    #[inline]
+    pub fn get(&self, id: ReqId) -> &Request {
+        &self.slots[id.0 as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, id: ReqId) -> &mut Request {
+        &mut self.slots[id.0 as usize]
+    }
+    pub fn live(&self) -> usize {
+        self.live
+    }
+}

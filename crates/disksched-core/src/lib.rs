@@ -1,0 +1,22 @@
+//! disksched-core: a discrete-event hard-disk simulator and I/O scheduling
+//! framework. Pure Rust; the Python binding lives in `disksched-py`.
+//!
+//! Layout follows DESIGN.md: `time` (integer ns), `engine` (event heap),
+//! `disk` (layout, mechanics, drive = truth, predictor = belief), `host`
+//! (requests), `sched` (the scheduler contract and one file per algorithm),
+//! `workload` (generators), `metrics`, `config` and `sim` (the wiring).
+
+pub mod config;
+pub mod disk;
+pub mod engine;
+pub mod error;
+pub mod host;
+pub mod metrics;
+pub mod sched;
+pub mod sim;
+pub mod time;
+pub mod workload;
+
+pub use config::SimConfig;
+pub use error::{Error, Result};
+pub use sim::{run, RunResult, Simulation};

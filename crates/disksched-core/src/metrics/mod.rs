@@ -1,0 +1,222 @@
+//! Run metrics: response-time histograms (HDR), service-time breakdown,
+//! queue lengths, and optional per-request records.
+
+use crate::host::Request;
+use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Distribution summary, ms.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Distribution {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl Distribution {
+    fn of(h: &Histogram<u64>) -> Distribution {
+        let ms = |v: u64| v as f64 / NS_PER_MS as f64;
+        if h.is_empty() {
+            return Distribution::default();
+        }
+        Distribution {
+            mean: h.mean() / NS_PER_MS as f64,
+            p50: ms(h.value_at_quantile(0.5)),
+            p90: ms(h.value_at_quantile(0.9)),
+            p99: ms(h.value_at_quantile(0.99)),
+            p999: ms(h.value_at_quantile(0.999)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// Per-request records as columns (times in ns).
+#[derive(Clone, Debug, Default)]
+pub struct Records {
+    pub seq: Vec<u64>,
+    pub client: Vec<u32>,
+    pub lbn: Vec<u64>,
+    pub blocks: Vec<u32>,
+    pub is_write: Vec<bool>,
+    pub arrival_ns: Vec<u64>,
+    pub issued_ns: Vec<u64>,
+    pub started_ns: Vec<u64>,
+    pub done_ns: Vec<u64>,
+    pub seek_ns: Vec<u64>,
+    pub rotation_ns: Vec<u64>,
+    pub transfer_ns: Vec<u64>,
+}
+
+impl Records {
+    fn push(&mut self, r: &Request) {
+        self.seq.push(r.seq);
+        self.client.push(r.client);
+        self.lbn.push(r.lbn);
+        self.blocks.push(r.blocks);
+        self.is_write.push(r.is_write);
+        self.arrival_ns.push(r.arrival.0);
+        self.issued_ns.push(r.issued.0);
+        self.started_ns.push(r.started.0);
+        self.done_ns.push(r.service.done.0);
+        self.seek_ns.push(r.service.seek_ns);
+        self.rotation_ns.push(r.service.rotation_ns);
+        self.transfer_ns.push(r.service.transfer_ns);
+    }
+    pub fn len(&self) -> usize {
+        self.seq.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.seq.is_empty()
+    }
+}
+
+/// Time-weighted queue length.
+#[derive(Clone, Debug, Default)]
+struct QueueGauge {
+    len: u64,
+    max: u64,
+    area: u128,
+    since: u64,
+}
+
+impl QueueGauge {
+    fn set(&mut self, now: SimTime, len: u64) {
+        self.area += self.len as u128 * (now.0 - self.since) as u128;
+        self.since = now.0;
+        self.len = len;
+        self.max = self.max.max(len);
+    }
+    fn mean(&self, end: SimTime) -> f64 {
+        let area = self.area + self.len as u128 * (end.0.saturating_sub(self.since)) as u128;
+        if end.0 == 0 { 0.0 } else { area as f64 / end.0 as f64 }
+    }
+}
+
+pub struct Metrics {
+    host_response: Histogram<u64>,
+    disk_response: Histogram<u64>,
+    warmup: u64,
+    pub completed: u64,
+    measured: u64,
+    reads: u64,
+    writes: u64,
+    blocks: u64,
+    seek_ns: u128,
+    rotation_ns: u128,
+    transfer_ns: u128,
+    overhead_ns: u128,
+    first_measured_arrival: Option<SimTime>,
+    last_done: SimTime,
+    host_queue: QueueGauge,
+    disk_queue: QueueGauge,
+    pub records: Option<Records>,
+    sector_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Requests measured (completed after the warm-up).
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub sim_time_ms: f64,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    /// Arrival at the host to completion.
+    pub host_response_ms: Distribution,
+    /// Issue to the disk to completion.
+    pub disk_response_ms: Distribution,
+    pub mean_seek_ms: f64,
+    pub mean_rotation_ms: f64,
+    pub mean_transfer_ms: f64,
+    pub mean_overhead_ms: f64,
+    pub mean_host_queue: f64,
+    pub max_host_queue: u64,
+    pub mean_disk_queue: f64,
+    pub max_disk_queue: u64,
+}
+
+impl Metrics {
+    pub fn new(warmup: u64, records: bool, sector_bytes: u32) -> Metrics {
+        let hist = || Histogram::new_with_bounds(1, 3_600 * NS_PER_S, 3).expect("valid histogram bounds");
+        Metrics {
+            host_response: hist(),
+            disk_response: hist(),
+            warmup,
+            completed: 0,
+            measured: 0,
+            reads: 0,
+            writes: 0,
+            blocks: 0,
+            seek_ns: 0,
+            rotation_ns: 0,
+            transfer_ns: 0,
+            overhead_ns: 0,
+            first_measured_arrival: None,
+            last_done: SimTime::ZERO,
+            host_queue: QueueGauge::default(),
+            disk_queue: QueueGauge::default(),
+            records: records.then(Records::default),
+            sector_bytes: sector_bytes as u64,
+        }
+    }
+
+    pub fn host_queue(&mut self, now: SimTime, len: usize) {
+        self.host_queue.set(now, len as u64);
+    }
+    pub fn disk_queue(&mut self, now: SimTime, len: u32) {
+        self.disk_queue.set(now, len as u64);
+    }
+
+    pub fn completed(&mut self, r: &Request) {
+        self.completed += 1;
+        if let Some(rec) = &mut self.records {
+            rec.push(r);
+        }
+        if r.seq < self.warmup {
+            return;
+        }
+        let done = r.service.done;
+        self.measured += 1;
+        self.first_measured_arrival = Some(self.first_measured_arrival.map_or(r.arrival, |a| a.min(r.arrival)));
+        self.last_done = self.last_done.max(done);
+        self.host_response.saturating_record((done.0 - r.arrival.0).max(1));
+        self.disk_response.saturating_record((done.0 - r.issued.0).max(1));
+        if r.is_write { self.writes += 1 } else { self.reads += 1 }
+        self.blocks += r.blocks as u64;
+        self.seek_ns += r.service.seek_ns as u128;
+        self.rotation_ns += r.service.rotation_ns as u128;
+        self.transfer_ns += r.service.transfer_ns as u128;
+        self.overhead_ns += r.service.overhead_ns as u128;
+    }
+
+    pub fn summary(&self, end: SimTime) -> Summary {
+        let n = self.measured.max(1) as f64;
+        let mean_ms = |sum: u128| sum as f64 / n / NS_PER_MS as f64;
+        let span_ns = self.last_done.0.saturating_sub(self.first_measured_arrival.map_or(0, |t| t.0));
+        let span_s = span_ns as f64 / NS_PER_S as f64;
+        let per_s = |x: f64| if span_s > 0.0 { x / span_s } else { 0.0 };
+        Summary {
+            requests: self.measured,
+            reads: self.reads,
+            writes: self.writes,
+            sim_time_ms: end.as_ms_f64(),
+            iops: per_s(self.measured as f64),
+            mb_per_s: per_s((self.blocks * self.sector_bytes) as f64 / 1e6),
+            host_response_ms: Distribution::of(&self.host_response),
+            disk_response_ms: Distribution::of(&self.disk_response),
+            mean_seek_ms: mean_ms(self.seek_ns),
+            mean_rotation_ms: mean_ms(self.rotation_ns),
+            mean_transfer_ms: mean_ms(self.transfer_ns),
+            mean_overhead_ms: mean_ms(self.overhead_ns),
+            mean_host_queue: self.host_queue.mean(end),
+            max_host_queue: self.host_queue.max,
+            mean_disk_queue: self.disk_queue.mean(end),
+            max_disk_queue: self.disk_queue.max,
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! FCFS: first come, first served (Linux `none`, FreeBSD's default queue).
+
+use super::{SchedCtx, Scheduler};
+use crate::host::ReqId;
+use std::collections::VecDeque;
+
+#[derive(Default)]
+pub struct Fcfs {
+    queue: VecDeque<ReqId>,
+}
+
+impl Scheduler for Fcfs {
+    fn name(&self) -> &'static str {
+        "fcfs"
+    }
+    fn insert(&mut self, id: ReqId, _ctx: &SchedCtx) {
+        self.queue.push_back(id);
+    }
+    fn dispatch(&mut self, _ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
+        self.queue.pop_front()
+    }
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+}

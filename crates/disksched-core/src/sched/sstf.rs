@@ -1,0 +1,41 @@
+//! SSTF: shortest seek first, by cylinder distance from the heads
+//! (Denning 1967; Teorey & Pinkerton 1972). Ties go to the older request.
+
+use super::{SchedCtx, Scheduler};
+use crate::host::ReqId;
+use std::collections::BTreeMap;
+
+#[derive(Default)]
+pub struct Sstf {
+    /// (cylinder, seq) -> request: the nearest on each side is a range lookup.
+    by_cyl: BTreeMap<(u32, u64), ReqId>,
+}
+
+impl Scheduler for Sstf {
+    fn name(&self) -> &'static str {
+        "sstf"
+    }
+    fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
+        let r = ctx.reqs.get(id);
+        self.by_cyl.insert((r.target.cylinder, r.seq), id);
+    }
+    fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
+        let c = ctx.head.cylinder;
+        let up = self.by_cyl.range((c, 0)..).next().map(|(k, _)| *k);
+        // Below: the nearest lower cylinder, and its oldest request.
+        let down = self.by_cyl.range(..(c, 0)).next_back().map(|(k, _)| k.0)
+            .and_then(|cyl| self.by_cyl.range((cyl, 0)..).next().map(|(k, _)| *k));
+        let key = match (up, down) {
+            (Some(u), Some(d)) => {
+                let (du, dd) = (u.0 - c, c - d.0);
+                if du < dd || (du == dd && u.1 < d.1) { u } else { d }
+            }
+            (Some(k), None) | (None, Some(k)) => k,
+            (None, None) => return None,
+        };
+        self.by_cyl.remove(&key)
+    }
+    fn len(&self) -> usize {
+        self.by_cyl.len()
+    }
+}

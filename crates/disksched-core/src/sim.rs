@@ -1,0 +1,315 @@
+//! The simulation: workload -> host queue -> (queuing threshold) -> drive
+//! queue -> drive, driven by the event engine.
+//!
+//! Request life cycle: `Arrived` (generator) -> host scheduler `insert` ->
+//! host `dispatch` while fewer than `queue_threshold` are outstanding at the
+//! disk -> drive scheduler `insert` -> drive `dispatch` when the mechanism is
+//! free -> `DiskDone` at the time the drive model computed -> completion.
+
+use crate::config::SimConfig;
+use crate::disk::{builtin, DiskModel, Drive, DriveState, HeadState, Predictor};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::host::{ReqId, Request, RequestTable};
+use crate::metrics::{Metrics, Records, Summary};
+use crate::sched::{self, SchedCtx, Scheduler};
+use crate::time::{SimDuration, SimTime};
+use crate::workload::{Generator, SimRng};
+use rand::SeedableRng;
+use serde::Serialize;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// The drive finished the command in service.
+    DiskDone,
+    /// A scheduler asked to be consulted again (`wake_at`).
+    HostWake,
+    /// A client's next request is due.
+    Arrived { client: u32 },
+}
+
+impl Event {
+    /// Among events at the same instant: completions first (they free the
+    /// disk), then timers, then arrivals.
+    fn priority(&self) -> u8 {
+        match self {
+            Event::DiskDone => 0,
+            Event::HostWake => 1,
+            Event::Arrived { .. } => 2,
+        }
+    }
+}
+
+/// Request accounting, checked at the end of every run.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Counters {
+    pub arrived: u64,
+    pub host_dispatched: u64,
+    pub drive_dispatched: u64,
+    pub completed: u64,
+}
+
+pub struct Simulation {
+    engine: Engine<Event>,
+    reqs: RequestTable,
+    generator: Box<dyn Generator>,
+    rng: SimRng,
+    host: Box<dyn Scheduler>,
+    host_wake: Option<SimTime>,
+    threshold: u32,
+    outstanding: u32,
+    drive: Drive,
+    drive_sched: Box<dyn Scheduler>,
+    in_service: Option<ReqId>,
+    predictor: Predictor,
+    /// The host's belief of the drive's state after the last command it knows of.
+    belief: DriveState,
+    belief_pieces: Vec<crate::disk::TrackPiece>,
+    metrics: Metrics,
+    counters: Counters,
+    /// One bit per request (by seq): set on completion, to catch double completions.
+    done_bits: Vec<u64>,
+    limit: u64,
+    stop_arrivals_at: Option<SimTime>,
+    model: Arc<DiskModel>,
+}
+
+/// Result of a run.
+pub struct RunResult {
+    pub summary: Summary,
+    pub counters: Counters,
+    pub records: Option<Records>,
+}
+
+impl Simulation {
+    pub fn new(cfg: &SimConfig) -> Result<Simulation> {
+        cfg.validate()?;
+        let spec = builtin::resolve(&cfg.disk.model, cfg.base_dir.as_deref())?;
+        let model = Arc::new(DiskModel::new(spec)?);
+        Self::with_model(cfg, model)
+    }
+
+    pub fn with_model(cfg: &SimConfig, model: Arc<DiskModel>) -> Result<Simulation> {
+        cfg.validate()?;
+        let settings = |m: &std::collections::BTreeMap<String, f64>| m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>();
+        let host = sched::build(&cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
+        let drive_sched = sched::build(&cfg.disk.scheduler, &settings(&cfg.disk.set)).map_err(|e| prefix(e, "disk"))?;
+        let depth = model.spec.controller.queue_depth;
+        if cfg.host.queue_threshold > depth {
+            return Err(crate::error::config_err("host.queue_threshold", format!(
+                "{} exceeds the drive's command queue depth of {depth}", cfg.host.queue_threshold)));
+        }
+        let generator = cfg.workload.build(model.layout.capacity(), model.spec.sector_bytes)?;
+        let sector_bytes = model.spec.sector_bytes;
+        Ok(Simulation {
+            engine: Engine::new(),
+            reqs: RequestTable::default(),
+            generator,
+            rng: SimRng::seed_from_u64(cfg.seed),
+            host,
+            host_wake: None,
+            threshold: cfg.host.queue_threshold,
+            outstanding: 0,
+            drive: Drive::new(model.clone()),
+            drive_sched,
+            in_service: None,
+            predictor: Predictor::exact(model.clone()),
+            belief: DriveState::default(),
+            belief_pieces: Vec::new(),
+            metrics: Metrics::new(cfg.run.warmup_requests, cfg.run.records, sector_bytes),
+            counters: Counters::default(),
+            done_bits: Vec::new(),
+            limit: cfg.run.requests,
+            stop_arrivals_at: cfg.run.duration_ms.map(|ms| SimTime::ZERO + SimDuration::from_ms(ms)),
+            model,
+        })
+    }
+
+    pub fn model(&self) -> &Arc<DiskModel> {
+        &self.model
+    }
+
+    /// Run to completion. `progress(completed, limit)` is called every so
+    /// often; returning false aborts the run (an error).
+    pub fn run(mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<RunResult> {
+        for (t, client) in self.generator.start(&mut self.rng) {
+            self.engine.schedule(t, Event::Arrived { client }.priority(), Event::Arrived { client });
+        }
+        let mut steps: u64 = 0;
+        while let Some((now, ev)) = self.engine.step() {
+            match ev {
+                Event::Arrived { client } => self.arrived(now, client),
+                Event::DiskDone => self.disk_done(now)?,
+                Event::HostWake => {
+                    if self.host_wake == Some(now) {
+                        self.host_wake = None;
+                        self.host_dispatch(now);
+                    }
+                }
+            }
+            steps += 1;
+            if steps & 0xFFFF == 0 && !progress(self.counters.completed, self.limit) {
+                return Err(Error::Config { what: "run".into(), msg: "interrupted".into() });
+            }
+        }
+        let end = self.engine.now();
+        self.check_conservation()?;
+        progress(self.counters.completed, self.limit);
+        Ok(RunResult { summary: self.metrics.summary(end), counters: self.counters, records: self.metrics.records.take() })
+    }
+
+    fn ctx_head_for_host(&self, now: SimTime) -> HeadState {
+        let mut h = self.belief.head;
+        h.time = h.time.max(now);
+        h
+    }
+
+    fn arrived(&mut self, now: SimTime, client: u32) {
+        if self.counters.arrived >= self.limit || self.stop_arrivals_at.is_some_and(|t| now > t) {
+            return;
+        }
+        let (io, next) = self.generator.arrive(now, client, &mut self.rng);
+        if let Some(t) = next {
+            self.engine.schedule(t, 2, Event::Arrived { client });
+        }
+        let req = Request {
+            seq: self.counters.arrived,
+            client,
+            class: io.class,
+            lbn: io.lbn,
+            blocks: io.blocks,
+            is_write: io.is_write,
+            deadline: io.deadline,
+            target: self.predictor.target(io.lbn),
+            arrival: now,
+            ..Default::default()
+        };
+        self.counters.arrived += 1;
+        let id = self.reqs.insert(req);
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now) };
+        self.host.insert(id, &ctx);
+        self.metrics.host_queue(now, self.host.len());
+        self.host_dispatch(now);
+    }
+
+    /// Move requests from the host queue to the disk while below the threshold.
+    fn host_dispatch(&mut self, now: SimTime) {
+        while self.outstanding < self.threshold && !self.host.is_empty() {
+            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now) };
+            let Some(id) = self.host.dispatch(&ctx, false) else {
+                if let Some(t) = self.host.wake_at().filter(|&t| t > now) {
+                    self.host_wake = Some(t);
+                    self.engine.schedule(t, 1, Event::HostWake);
+                } else {
+                    // A scheduler that waits must say until when; never stall.
+                    let id = self.host.dispatch(&ctx, true).expect("forced dispatch from a non-empty queue");
+                    self.issue(now, id);
+                }
+                break;
+            };
+            self.issue(now, id);
+        }
+        self.metrics.host_queue(now, self.host.len());
+    }
+
+    fn issue(&mut self, now: SimTime, id: ReqId) {
+        self.counters.host_dispatched += 1;
+        self.reqs.get_mut(id).issued = now;
+        self.outstanding += 1;
+        self.metrics.disk_queue(now, self.outstanding);
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
+        self.drive_sched.insert(id, &ctx);
+        self.drive_start(now);
+    }
+
+    fn drive_head(&self, now: SimTime) -> HeadState {
+        let mut h = self.drive.state.head;
+        h.time = h.time.max(now);
+        h
+    }
+
+    /// If the mechanism is free, let the drive's scheduler pick the next command.
+    fn drive_start(&mut self, now: SimTime) {
+        if self.in_service.is_some() || self.drive_sched.is_empty() {
+            return;
+        }
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
+        let id = self.drive_sched.dispatch(&ctx, true).expect("forced dispatch from a non-empty drive queue");
+        self.counters.drive_dispatched += 1;
+        let (lbn, blocks, is_write) = {
+            let r = self.reqs.get(id);
+            (r.lbn, r.blocks, r.is_write)
+        };
+        let service = self.drive.serve(now, lbn, blocks, is_write);
+        // The host's belief follows its own model of the drive.
+        self.belief.head.time = self.belief.head.time.max(now);
+        self.predictor.model.serve(&mut self.belief, now, lbn, blocks, is_write, &mut self.belief_pieces);
+        let r = self.reqs.get_mut(id);
+        r.started = now;
+        r.service = service;
+        self.in_service = Some(id);
+        self.engine.schedule(service.done, 0, Event::DiskDone);
+    }
+
+    fn disk_done(&mut self, now: SimTime) -> Result<()> {
+        let id = self.in_service.take().ok_or_else(|| Error::Invariant("completion with no command in service".into()))?;
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
+        self.drive_sched.complete(id, &ctx);
+        self.host.complete(id, &ctx);
+        let req = self.reqs.remove(id);
+        self.counters.completed += 1;
+        self.outstanding -= 1;
+        let (word, bit) = ((req.seq / 64) as usize, req.seq % 64);
+        if self.done_bits.len() <= word {
+            self.done_bits.resize(word + 1, 0);
+        }
+        if self.done_bits[word] & (1 << bit) != 0 {
+            return Err(Error::Invariant(format!("request {} completed twice", req.seq)));
+        }
+        self.done_bits[word] |= 1 << bit;
+        self.metrics.completed(&req);
+        self.metrics.disk_queue(now, self.outstanding);
+        if let Some(t) = self.generator.completed(now, req.client, &mut self.rng) {
+            self.engine.schedule(t, 2, Event::Arrived { client: req.client });
+        }
+        if self.in_service.is_none() && self.drive_sched.is_empty() {
+            // The host observes the completion time; its believed position stays its own.
+            self.belief.head.time = now;
+        }
+        self.drive_start(now);
+        self.host_dispatch(now);
+        Ok(())
+    }
+
+    fn check_conservation(&self) -> Result<()> {
+        let c = &self.counters;
+        let queued = (self.host.len() + self.drive_sched.len()) as u64;
+        if c.arrived != c.completed || queued != 0 || self.reqs.live() != 0 || c.host_dispatched != c.arrived
+            || c.drive_dispatched != c.arrived || self.metrics.completed != c.completed
+        {
+            return Err(Error::Invariant(format!(
+                "request conservation: arrived {} host-dispatched {} drive-dispatched {} completed {} still queued {} live {}",
+                c.arrived, c.host_dispatched, c.drive_dispatched, c.completed, queued, self.reqs.live())));
+        }
+        let full_words = (c.arrived / 64) as usize;
+        let all_done = self.done_bits[..full_words].iter().all(|&w| w == u64::MAX)
+            && (c.arrived % 64 == 0 || self.done_bits[full_words] == (1u64 << (c.arrived % 64)) - 1);
+        if !all_done {
+            return Err(Error::Invariant("some request never completed".into()));
+        }
+        Ok(())
+    }
+}
+
+fn prefix(e: Error, level: &str) -> Error {
+    match e {
+        Error::Config { what, msg } => Error::Config { what: format!("{level}.{what}"), msg },
+        e => e,
+    }
+}
+
+/// Convenience: build and run a config.
+pub fn run(cfg: &SimConfig) -> Result<RunResult> {
+    Simulation::new(cfg)?.run(&mut |_, _| true)
+}

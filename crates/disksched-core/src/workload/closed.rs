@@ -1,0 +1,69 @@
+//! Closed-loop clients: each issues its next request a think time after its
+//! previous one completed; uniform random start blocks.
+
+use super::{draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng, SizeDist};
+use crate::error::{config_err, Result};
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClosedConfig {
+    pub clients: u32,
+    /// Mean think time between a completion and the client's next request, ms.
+    #[serde(default)]
+    pub think_time_ms: f64,
+    #[serde(default = "constant")]
+    pub think_dist: IntervalDist,
+    #[serde(flatten)]
+    pub io: RandomIo,
+}
+
+fn constant() -> IntervalDist {
+    IntervalDist::Constant
+}
+
+impl ClosedConfig {
+    /// The freeblock paper's OLTP foreground (Lumb et al. 2002, section 5.1).
+    pub fn oltp() -> ClosedConfig {
+        ClosedConfig {
+            clients: 10,
+            think_time_ms: 30.0,
+            think_dist: IntervalDist::Constant,
+            io: RandomIo { size_kb: 8.0, size_dist: SizeDist::Exponential, size_multiple_kb: 4.0, read_fraction: 2.0 / 3.0 },
+        }
+    }
+}
+
+pub struct Closed {
+    cfg: ClosedConfig,
+    io: RandomIoSampler,
+}
+
+impl Closed {
+    pub fn new(cfg: ClosedConfig, capacity: u64, sector_bytes: u32) -> Result<Closed> {
+        if !(1..=1_000_000).contains(&cfg.clients) {
+            return Err(config_err("workload.clients", format!("{} is out of range [1, 1000000]", cfg.clients)));
+        }
+        if !(cfg.think_time_ms >= 0.0 && cfg.think_time_ms.is_finite()) {
+            return Err(config_err("workload.think_time_ms", format!("{} must be >= 0", cfg.think_time_ms)));
+        }
+        let io = RandomIoSampler::new(&cfg.io, capacity, sector_bytes, "workload")?;
+        Ok(Closed { cfg, io })
+    }
+}
+
+impl Generator for Closed {
+    fn start(&mut self, _rng: &mut SimRng) -> Vec<(SimTime, u32)> {
+        (0..self.cfg.clients).map(|c| (SimTime::ZERO, c)).collect()
+    }
+    fn arrive(&mut self, _now: SimTime, _client: u32, rng: &mut SimRng) -> (IoSpec, Option<SimTime>) {
+        (self.io.sample(rng), None)
+    }
+    fn completed(&mut self, now: SimTime, _client: u32, rng: &mut SimRng) -> Option<SimTime> {
+        Some(now + draw_interval(self.cfg.think_time_ms, self.cfg.think_dist == IntervalDist::Exponential, rng))
+    }
+    fn clients(&self) -> u32 {
+        self.cfg.clients
+    }
+}

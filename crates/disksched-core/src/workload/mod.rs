@@ -1,0 +1,170 @@
+//! Synthetic workload generators.
+//!
+//! A generator owns a set of clients. The simulation asks it for the initial
+//! arrivals, then calls `arrive` when a client's request is due (the
+//! generator describes the request and, for open-loop clients, when the next
+//! one is due) and `completed` when a client's request finishes (closed-loop
+//! clients answer with the time of their next request).
+
+pub mod closed;
+pub mod open;
+pub mod sequential;
+
+use crate::error::{config_err, Result};
+use crate::host::Class;
+use crate::time::{SimDuration, SimTime};
+use rand::Rng;
+use rand_distr::{Distribution, Exp};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+
+pub type SimRng = Pcg64Mcg;
+
+/// One request as a workload describes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IoSpec {
+    pub lbn: u64,
+    pub blocks: u32,
+    pub is_write: bool,
+    pub class: Class,
+    pub deadline: Option<SimTime>,
+}
+
+pub trait Generator: Send {
+    /// Initial arrivals as (time, client).
+    fn start(&mut self, rng: &mut SimRng) -> Vec<(SimTime, u32)>;
+    /// `client`'s request is due now: describe it, and give the client's next
+    /// arrival if it is open-loop.
+    fn arrive(&mut self, now: SimTime, client: u32, rng: &mut SimRng) -> (IoSpec, Option<SimTime>);
+    /// `client`'s request completed now: its next arrival if it is closed-loop.
+    fn completed(&mut self, now: SimTime, client: u32, rng: &mut SimRng) -> Option<SimTime>;
+    fn clients(&self) -> u32;
+}
+
+/// Workload section of a run config.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum WorkloadConfig {
+    Open(open::OpenConfig),
+    Closed(closed::ClosedConfig),
+    Sequential(sequential::SequentialConfig),
+    /// The freeblock paper's OLTP foreground: 10 clients, 30 ms think time,
+    /// 2:1 reads, exponential sizes (mean 8 KB) in 4 KB multiples, uniform.
+    Oltp,
+}
+
+impl WorkloadConfig {
+    pub fn build(&self, capacity_blocks: u64, sector_bytes: u32) -> Result<Box<dyn Generator>> {
+        Ok(match self {
+            WorkloadConfig::Open(c) => Box::new(open::Open::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Closed(c) => Box::new(closed::Closed::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Sequential(c) => Box::new(sequential::Sequential::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Oltp => Box::new(closed::Closed::new(closed::ClosedConfig::oltp(), capacity_blocks, sector_bytes)?),
+        })
+    }
+}
+
+/// Request sizes: constant, or exponential rounded up to a multiple.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SizeDist {
+    Constant,
+    Exponential,
+}
+
+/// Sizes and addresses shared by the random generators.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomIo {
+    /// Constant size, or the mean of the exponential, KB.
+    #[serde(default = "default_size_kb")]
+    pub size_kb: f64,
+    #[serde(default = "default_size_dist")]
+    pub size_dist: SizeDist,
+    /// Sizes are rounded up to a multiple of this, and start blocks aligned to it, KB.
+    #[serde(default = "default_multiple_kb")]
+    pub size_multiple_kb: f64,
+    /// Fraction of requests that are reads.
+    #[serde(default = "default_read_fraction")]
+    pub read_fraction: f64,
+}
+
+fn default_size_kb() -> f64 {
+    4.0
+}
+fn default_size_dist() -> SizeDist {
+    SizeDist::Constant
+}
+fn default_multiple_kb() -> f64 {
+    4.0
+}
+fn default_read_fraction() -> f64 {
+    2.0 / 3.0
+}
+
+/// Sampler built from a validated `RandomIo`.
+#[derive(Clone, Debug)]
+pub(crate) struct RandomIoSampler {
+    capacity: u64,
+    unit_blocks: u64,
+    const_units: u64,
+    exp_units: Option<Exp<f64>>,
+    read_fraction: f64,
+}
+
+impl RandomIoSampler {
+    pub fn new(c: &RandomIo, capacity: u64, sector_bytes: u32, what: &str) -> Result<RandomIoSampler> {
+        let blocks_per_kb = 1024.0 / sector_bytes as f64;
+        let unit = c.size_multiple_kb * blocks_per_kb;
+        if !(unit >= 1.0 && unit.fract() == 0.0) {
+            return Err(config_err(format!("{what}.size_multiple_kb"), format!(
+                "{} KB is not a positive whole number of {sector_bytes}-byte blocks", c.size_multiple_kb)));
+        }
+        if !(c.size_kb > 0.0 && c.size_kb * blocks_per_kb <= 65536.0) {
+            return Err(config_err(format!("{what}.size_kb"), format!("{} is out of range (0, {}]", c.size_kb, 65536.0 / blocks_per_kb)));
+        }
+        if !(0.0..=1.0).contains(&c.read_fraction) {
+            return Err(config_err(format!("{what}.read_fraction"), format!("{} is out of range [0, 1]", c.read_fraction)));
+        }
+        let unit_blocks = unit as u64;
+        let mean_units = c.size_kb * blocks_per_kb / unit;
+        Ok(RandomIoSampler {
+            capacity,
+            unit_blocks,
+            const_units: (mean_units.ceil() as u64).max(1),
+            exp_units: (c.size_dist == SizeDist::Exponential).then(|| Exp::new(1.0 / mean_units).expect("positive rate")),
+            read_fraction: c.read_fraction,
+        })
+    }
+
+    pub fn sample(&self, rng: &mut SimRng) -> IoSpec {
+        let units = match &self.exp_units {
+            // Round up to a whole multiple: a draw of 0.3 units is one unit.
+            Some(e) => (e.sample(rng).ceil() as u64).max(1),
+            None => self.const_units,
+        };
+        let blocks = (units * self.unit_blocks).min(self.capacity);
+        let slots = (self.capacity - blocks) / self.unit_blocks + 1;
+        let lbn = rng.gen_range(0..slots) * self.unit_blocks;
+        let is_write = rng.gen::<f64>() >= self.read_fraction;
+        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None }
+    }
+}
+
+/// Draw a think time or inter-arrival time with the given mean.
+pub(crate) fn draw_interval(mean_ms: f64, exponential: bool, rng: &mut SimRng) -> SimDuration {
+    if exponential && mean_ms > 0.0 {
+        SimDuration::from_ms(Exp::new(1.0 / mean_ms).expect("positive rate").sample(rng))
+    } else {
+        SimDuration::from_ms(mean_ms)
+    }
+}
+
+/// Inter-arrival / think-time distribution.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IntervalDist {
+    Constant,
+    #[serde(alias = "poisson")]
+    Exponential,
+}
