@@ -110,6 +110,13 @@ impl SimConfig {
         Ok(c)
     }
 
+    pub fn from_json(text: &str, origin: &str) -> Result<SimConfig> {
+        let mut c: SimConfig =
+            serde_json::from_str(text).map_err(|e| Error::File { path: origin.to_string(), msg: e.to_string() })?;
+        c.base_dir = Path::new(origin).parent().map(Path::to_path_buf);
+        Ok(c)
+    }
+
     pub fn from_file(path: &Path) -> Result<SimConfig> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::File { path: path.display().to_string(), msg: e.to_string() })?;

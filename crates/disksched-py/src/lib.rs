@@ -1,1 +1,187 @@
-use pyo3::prelude::*; #[pymodule] fn _core(_m: &Bound<PyModule>) -> PyResult<()> { Ok(()) }
+//! Thin PyO3 binding: converts types and errors, nothing else.
+//! Module `disksched._core`; the Python package wraps it.
+
+use disksched_core::disk::{builtin, DiskModel};
+use disksched_core::{sched, Error, SimConfig, Simulation};
+use numpy::IntoPyArray;
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+create_exception!(_core, DiskschedError, PyValueError, "A user error: bad config, spec, tunable or file.");
+
+/// Counts the Rust heap so benchmarks can report the simulator's own memory.
+struct CountingAlloc;
+static HEAP_NOW: AtomicUsize = AtomicUsize::new(0);
+static HEAP_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc(l);
+        if !p.is_null() {
+            let now = HEAP_NOW.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            HEAP_PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        HEAP_NOW.fetch_sub(l.size(), Ordering::Relaxed);
+        System.dealloc(p, l)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+fn err(e: Error) -> PyErr {
+    match e {
+        Error::Invariant(_) => pyo3::exceptions::PyRuntimeError::new_err(e.to_string()),
+        e => DiskschedError::new_err(e.to_string()),
+    }
+}
+
+fn json_err(e: serde_json::Error) -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err(e.to_string())
+}
+
+/// Run a simulation from config text (TOML, or JSON if `origin` ends in
+/// `.json`). `origin` names the file (for messages and relative paths).
+/// Returns (summary_json, counters_json, records or None).
+#[pyfunction]
+#[pyo3(signature = (config_toml, origin, seed=None, records=None, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    config_toml: &str,
+    origin: &str,
+    seed: Option<u64>,
+    records: Option<bool>,
+    progress: Option<PyObject>,
+) -> PyResult<(String, String, Option<Bound<'py, PyDict>>)> {
+    let mut cfg = if origin.ends_with(".json") {
+        SimConfig::from_json(config_toml, origin)
+    } else {
+        SimConfig::from_toml(config_toml, origin)
+    }
+    .map_err(err)?;
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    if let Some(r) = records {
+        cfg.run.records = r;
+    }
+    let sim = Simulation::new(&cfg).map_err(err)?;
+    let result = py.allow_threads(|| {
+        let mut cb = |done: u64, total: u64| -> bool {
+            Python::with_gil(|py| {
+                if py.check_signals().is_err() {
+                    return false;
+                }
+                match &progress {
+                    Some(f) => f.call1(py, (done, total)).is_ok(),
+                    None => true,
+                }
+            })
+        };
+        sim.run(&mut cb)
+    });
+    let result = result.map_err(err)?;
+    let summary = serde_json::to_string(&result.summary).map_err(json_err)?;
+    let counters = serde_json::to_string(&result.counters).map_err(json_err)?;
+    let recs = match result.records {
+        None => None,
+        Some(r) => {
+            let d = PyDict::new(py);
+            d.set_item("seq", r.seq.into_pyarray(py))?;
+            d.set_item("client", r.client.into_pyarray(py))?;
+            d.set_item("lbn", r.lbn.into_pyarray(py))?;
+            d.set_item("blocks", r.blocks.into_pyarray(py))?;
+            d.set_item("is_write", r.is_write.into_pyarray(py))?;
+            d.set_item("arrival_ns", r.arrival_ns.into_pyarray(py))?;
+            d.set_item("issued_ns", r.issued_ns.into_pyarray(py))?;
+            d.set_item("started_ns", r.started_ns.into_pyarray(py))?;
+            d.set_item("done_ns", r.done_ns.into_pyarray(py))?;
+            d.set_item("seek_ns", r.seek_ns.into_pyarray(py))?;
+            d.set_item("rotation_ns", r.rotation_ns.into_pyarray(py))?;
+            d.set_item("transfer_ns", r.transfer_ns.into_pyarray(py))?;
+            Some(d)
+        }
+    };
+    Ok((summary, counters, recs))
+}
+
+/// Names of the built-in disks.
+#[pyfunction]
+fn disk_names() -> Vec<&'static str> {
+    builtin::names()
+}
+
+/// A disk's spec as TOML, and a JSON object of derived facts.
+#[pyfunction]
+#[pyo3(signature = (name, base_dir=None))]
+fn disk_show(name: &str, base_dir: Option<&str>) -> PyResult<(String, String)> {
+    let spec = builtin::resolve(name, base_dir.map(Path::new)).map_err(err)?;
+    let model = DiskModel::new(spec).map_err(err)?;
+    let outer = model.media_rate_bytes_per_s(0) / 1e6;
+    let inner = model.media_rate_bytes_per_s(model.spec.cylinders - 1) / 1e6;
+    let facts = serde_json::json!({
+        "name": model.spec.name,
+        "description": model.spec.description,
+        "capacity_blocks": model.layout.capacity(),
+        "capacity_gb": model.spec.capacity_bytes() as f64 / 1e9,
+        "rpm": model.spec.rpm,
+        "revolution_ms": model.mech.revolution_ns() as f64 / 1e6,
+        "surfaces": model.spec.surfaces,
+        "cylinders": model.spec.cylinders,
+        "zones": model.spec.layout.zones.len(),
+        "media_rate_outer_mb_s": outer,
+        "media_rate_inner_mb_s": inner,
+        "seek_single_cylinder_ms": model.mech.seek_ns(1) as f64 / 1e6,
+        "seek_full_stroke_ms": model.mech.seek_ns(model.mech.max_seek_distance()) as f64 / 1e6,
+        "head_switch_ms": model.spec.seek.head_switch_ms,
+        "write_settle_ms": model.spec.seek.write_settle_ms,
+    });
+    Ok((model.spec.to_toml(), facts.to_string()))
+}
+
+/// The scheduler registry as JSON: name, aliases, summary, tunables.
+#[pyfunction]
+fn schedulers() -> String {
+    let list: Vec<_> = sched::REGISTRY
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name, "aliases": s.aliases, "summary": s.summary,
+                "tunables": s.tunables.iter().map(|t| serde_json::json!({
+                    "name": t.name, "unit": t.unit, "min": t.min, "default": t.default, "max": t.max, "help": t.help,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string(&list).expect("registry serializes")
+}
+
+/// (current, peak) bytes of Rust heap; `reset` sets the peak to the current.
+#[pyfunction]
+#[pyo3(signature = (reset=false))]
+fn heap_bytes(reset: bool) -> (usize, usize) {
+    let now = HEAP_NOW.load(Ordering::Relaxed);
+    if reset {
+        HEAP_PEAK.store(now, Ordering::Relaxed);
+    }
+    (now, HEAP_PEAK.load(Ordering::Relaxed))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("DiskschedError", m.py().get_type::<DiskschedError>())?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(disk_names, m)?)?;
+    m.add_function(wrap_pyfunction!(disk_show, m)?)?;
+    m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,38 @@
+# The two commands that matter (see README): `make demo` and `make test`.
+# Each creates .venv, installs what it needs from this project's files, builds, runs.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name '*.pyi') Cargo.toml pyproject.toml
+
+.PHONY: demo test build bench cargo-test pytest clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): $(VENV)/bin/python $(SOURCES)
+	$(PY) -m pip install --quiet "maturin>=1.5,<2"
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras test --quiet
+	touch $(STAMP)
+
+build: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/disksched demo --out out/demo
+
+bench: $(STAMP)
+	$(VENV)/bin/disksched bench
+
+cargo-test:
+	cargo test -p disksched-core --release
+
+pytest: $(STAMP)
+	$(PY) -m pytest -q
+
+test: cargo-test pytest
+
+clean:
+	rm -rf $(VENV) target out

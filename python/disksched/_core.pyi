@@ -1,0 +1,27 @@
+"""Type stubs for the Rust extension module `disksched._core`."""
+
+from typing import Callable, Optional
+
+import numpy as np
+
+class DiskschedError(ValueError):
+    """A user error: bad config, spec, tunable or file. The message is one line."""
+
+def run(
+    config_text: str,
+    origin: str,
+    seed: Optional[int] = ...,
+    records: Optional[bool] = ...,
+    progress: Optional[Callable[[int, int], object]] = ...,
+) -> tuple[str, str, Optional[dict[str, np.ndarray]]]:
+    """Run a simulation; returns (summary JSON, counters JSON, record columns or None)."""
+
+def disk_names() -> list[str]: ...
+def disk_show(name: str, base_dir: Optional[str] = ...) -> tuple[str, str]:
+    """(spec TOML, JSON of derived facts) for a built-in disk or spec path."""
+
+def schedulers() -> str:
+    """JSON list of registered schedulers with their tunables."""
+
+def heap_bytes(reset: bool = ...) -> tuple[int, int]:
+    """(current, peak) bytes allocated by the Rust core."""

@@ -1,0 +1,79 @@
+"""`disksched bench`: simulator speed and memory on fixed workloads.
+
+Each run happens in a fresh subprocess that imports only the core, so its
+peak RSS is the simulator's (plus a bare interpreter), and the Rust heap
+peak is reported beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+
+from . import _core
+
+OPEN_SCHEDULERS = ["fcfs", "clook", "sstf", "sptf"]
+
+
+def bench_configs(requests: int) -> list[tuple[str, str, dict]]:
+    """(workload, scheduler, config) for every benchmark run."""
+    runs = []
+    for sched in OPEN_SCHEDULERS:
+        runs.append(("open", sched, {
+            "seed": 1,
+            "disk": {"model": "atlas10k"},
+            "host": {"scheduler": sched, "queue_threshold": 1},
+            "workload": {"kind": "open", "interarrival_ms": 10.0, "arrivals": "poisson",
+                         "size_kb": 4.0, "size_dist": "constant", "read_fraction": 2 / 3},
+            "run": {"requests": requests},
+        }))
+    for clients in (32, 128):
+        runs.append((f"closed{clients}", "sptf", {
+            "seed": 1,
+            "disk": {"model": "atlas10k"},
+            "host": {"scheduler": "sptf", "queue_threshold": 1},
+            "workload": {"kind": "closed", "clients": clients, "think_time_ms": 0.0,
+                         "size_kb": 4.0, "size_dist": "constant", "read_fraction": 2 / 3},
+            "run": {"requests": requests},
+        }))
+    return runs
+
+
+def measure(config: dict) -> dict:
+    """Run one config in this process and measure it."""
+    _core.heap_bytes(reset=True)
+    t0 = time.perf_counter()
+    summary, counters, _ = _core.run(json.dumps(config), "<bench>.json", None, False, None)
+    wall = time.perf_counter() - t0
+    completed = json.loads(counters)["completed"]
+    return {
+        "requests": completed,
+        "wall_s": wall,
+        "requests_per_s": completed / wall,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "heap_peak_mb": _core.heap_bytes()[1] / 2**20,
+        "mean_response_ms": json.loads(summary)["host_response_ms"]["mean"],
+    }
+
+
+def run_isolated(config: dict) -> dict:
+    out = subprocess.run([sys.executable, "-m", "disksched.bench", json.dumps(config)],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def run_all(requests: int, on_result=None) -> list[dict]:
+    results = []
+    for workload, sched, cfg in bench_configs(requests):
+        r = {"workload": workload, "scheduler": sched, **run_isolated(cfg)}
+        results.append(r)
+        if on_result:
+            on_result(r)
+    return results
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(json.loads(sys.argv[1]))))

@@ -1,0 +1,172 @@
+"""The `disksched` command line (typer)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import DiskschedError, _core
+from . import run as run_sim
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Disk I/O scheduling on a high-fidelity hard-disk simulator.")
+disks_app = typer.Typer(no_args_is_help=True, help="Built-in disk specs.")
+app.add_typer(disks_app, name="disks")
+console = Console()
+err_console = Console(stderr=True)
+
+
+class Progress:
+    """A progress bar that appears only once a run has taken over 2 s (and stderr is a terminal)."""
+
+    def __init__(self, label: str):
+        self.label, self.start, self.bar, self.task = label, time.monotonic(), None, None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.start < 2.0 or not sys.stderr.isatty():
+                return
+            from rich.progress import BarColumn, Progress as Bar, TaskProgressColumn, TimeRemainingColumn
+
+            self.bar = Bar("[progress.description]{task.description}", BarColumn(), TaskProgressColumn(),
+                           TimeRemainingColumn(), console=err_console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
+    t = Table(title=title)
+    for c in columns:
+        t.add_column(c, justify="left" if c == columns[0] else "right")
+    for r in rows:
+        t.add_row(*r)
+    return t
+
+
+@app.command()
+def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
+        seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
+        out: Optional[Path] = typer.Option(None, help="Directory for summary.json and the response-time CDF plot."),
+        json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON.")) -> None:
+    """Run one simulation from a config file."""
+    from .output import summary_rows, write_json
+
+    progress = Progress(f"running {config.name}")
+    try:
+        result = run_sim(config, seed=seed, records=True if out else None, progress=progress)
+    finally:
+        progress.close()
+    if out is not None:
+        from .plots import response_cdf
+
+        df = result.records()
+        write_json(out / "summary.json", {"summary": result.summary, "counters": result.counters})
+        response_cdf(out / "response_cdf.png", {"host": (df.done_ns - df.arrival_ns) / 1e6,
+                                                "disk": (df.done_ns - df.issued_ns) / 1e6},
+                     f"{config.name}: response time")
+    if json_out:
+        print(json.dumps(result.summary, indent=2))
+    else:
+        console.print(_table(str(config), ["metric", "value"], [list(r) for r in summary_rows(result.summary)]))
+        if out is not None:
+            console.print(f"wrote {out / 'summary.json'} and {out / 'response_cdf.png'}")
+
+
+@disks_app.command("list")
+def disks_list() -> None:
+    """List the built-in disks."""
+    rows = []
+    for name in _core.disk_names():
+        f = json.loads(_core.disk_show(name)[1])
+        rows.append([name, f["description"], f"{f['capacity_gb']:.1f}", f"{f['rpm']:.0f}",
+                     f"{f['media_rate_outer_mb_s']:.1f}-{f['media_rate_inner_mb_s']:.1f}"])
+    console.print(_table("built-in disks", ["name", "description", "GB", "RPM", "media MB/s"], rows))
+
+
+@disks_app.command("show")
+def disks_show(name: str = typer.Argument(..., help="Built-in disk name or spec path."),
+               toml: bool = typer.Option(False, "--toml", help="Print the whole spec as TOML.")) -> None:
+    """Show a disk's key figures (or its full spec with --toml)."""
+    spec, facts = _core.disk_show(name)
+    if toml:
+        print(spec, end="")
+        return
+    f = json.loads(facts)
+    console.print(_table(f["name"], ["property", "value"], [[k, f"{v:.4g}" if isinstance(v, float) else str(v)]
+                                                             for k, v in f.items()]))
+
+
+@app.command()
+def schedulers() -> None:
+    """List the scheduling algorithms and their tunables."""
+    rows = []
+    for s in json.loads(_core.schedulers()):
+        tun = ", ".join(f"{t['name']}={t['default']:g} {t['unit']} [{t['min']:g}, {t['max']:g}]" for t in s["tunables"])
+        rows.append([s["name"], ", ".join(s["aliases"]), s["summary"], tun or "-"])
+    console.print(_table("schedulers", ["name", "aliases", "summary", "tunables"], rows))
+
+
+@app.command()
+def demo(out: Path = typer.Option(Path("out/demo"), help="Directory for the table and plots."),
+         requests: int = typer.Option(20000, min=100, help="Requests per configuration."),
+         seed: int = typer.Option(1)) -> None:
+    """Atlas 10K under OLTP: FCFS, C-LOOK, SSTF, SPTF in the drive at queuing thresholds 1 and 16."""
+    from .experiments import demo as run_demo
+
+    rows = []
+
+    def show(row: dict) -> None:
+        rows.append([row["scheduler"], str(row["threshold"]), f"{row['mean_ms']:.2f}", f"{row['p99_ms']:.2f}",
+                     f"{row['iops']:.1f}", f"{row['seek_ms']:.2f}", f"{row['rotation_ms']:.2f}"])
+        err_console.print(f"  {row['scheduler']:>5} threshold {row['threshold']:>2}: mean {row['mean_ms']:.2f} ms",
+                          highlight=False)
+
+    run_demo(out, requests, seed, show)
+    console.print(_table("Atlas 10K, OLTP (10 clients, 30 ms think, 2:1 reads, 8 KB mean): "
+                         "algorithm in the drive, FCFS host queue",
+                         ["scheduler", "threshold", "mean ms", "p99 ms", "IOPS", "seek ms", "rotation ms"], rows))
+    console.print(f"wrote {out / 'demo.json'}, {out / 'demo_mean_response.png'}, {out / 'demo_response_cdf.png'}")
+
+
+@app.command()
+def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list, one object per run."),
+          requests: int = typer.Option(1_000_000, min=1000, help="Requests per run.")) -> None:
+    """Simulation speed (requests per wall-clock second) and peak memory."""
+    from .bench import run_all
+
+    def show(r: dict) -> None:
+        if not json_out:
+            err_console.print(f"  {r['workload']:>9} {r['scheduler']:>5}: {r['requests_per_s']:,.0f} req/s, "
+                              f"peak RSS {r['peak_rss_mb']:.1f} MB", highlight=False)
+
+    results = run_all(requests, show)
+    if json_out:
+        print(json.dumps(results, indent=2))
+        return
+    console.print(_table(f"disksched bench ({requests:,} requests per run, Atlas 10K)",
+                         ["workload", "scheduler", "wall s", "requests/s", "peak RSS MB", "Rust heap MB"],
+                         [[r["workload"], r["scheduler"], f"{r['wall_s']:.2f}", f"{r['requests_per_s']:,.0f}",
+                           f"{r['peak_rss_mb']:.1f}", f"{r['heap_peak_mb']:.1f}"] for r in results]))
+
+
+def main() -> None:
+    try:
+        app()
+    except DiskschedError as e:
+        err_console.print(f"error: {e}", highlight=False, markup=False)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)

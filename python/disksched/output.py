@@ -1,0 +1,44 @@
+"""Writing results: atomically (never a half-written file) and as tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+
+def atomic_write(path: Path, write: Callable[[str], Any]) -> None:
+    """Call `write(tmp_path)` then move the file into place in one step."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, obj: Any) -> None:
+    atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, indent=2) + "\n"))
+
+
+def summary_rows(summary: dict) -> list[tuple[str, str]]:
+    """(metric, value) pairs for the terminal table."""
+    h, d = summary["host_response_ms"], summary["disk_response_ms"]
+    return [
+        ("requests", f"{summary['requests']:,} ({summary['reads']:,} reads, {summary['writes']:,} writes)"),
+        ("throughput", f"{summary['iops']:.1f} IOPS, {summary['mb_per_s']:.2f} MB/s"),
+        ("host response ms", f"mean {h['mean']:.3f}  p50 {h['p50']:.3f}  p90 {h['p90']:.3f}  "
+                             f"p99 {h['p99']:.3f}  p99.9 {h['p999']:.3f}  max {h['max']:.3f}"),
+        ("disk response ms", f"mean {d['mean']:.3f}  p50 {d['p50']:.3f}  p90 {d['p90']:.3f}  "
+                             f"p99 {d['p99']:.3f}  p99.9 {d['p999']:.3f}  max {d['max']:.3f}"),
+        ("service ms", f"seek {summary['mean_seek_ms']:.3f}  rotation {summary['mean_rotation_ms']:.3f}  "
+                       f"transfer {summary['mean_transfer_ms']:.3f}  overhead {summary['mean_overhead_ms']:.3f}"),
+        ("queues", f"host mean {summary['mean_host_queue']:.2f} (max {summary['max_host_queue']})  "
+                   f"disk mean {summary['mean_disk_queue']:.2f} (max {summary['max_disk_queue']})"),
+        ("simulated time", f"{summary['sim_time_ms'] / 1000:.3f} s"),
+    ]
