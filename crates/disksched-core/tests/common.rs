@@ -1,0 +1,48 @@
+//! Helpers shared by the integration tests. Expected values come from the
+//! DiskSim files themselves (read here independently), never from the code
+//! under test.
+#![allow(dead_code)]
+
+use disksched_core::disk::{builtin, DiskModel};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub fn atlas() -> Arc<DiskModel> {
+    Arc::new(DiskModel::new(builtin::resolve("atlas10k", None).unwrap()).unwrap())
+}
+
+pub fn shared(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim").join(file)
+}
+
+/// DiskSim's measured seek curve, parsed from the .seek file: (distance, ms).
+pub fn seek_points(file: &str) -> Vec<(f64, f64)> {
+    let text = std::fs::read_to_string(shared(file)).expect("shared DiskSim data beside the project");
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut f = l.split(',').map(|x| x.trim().parse::<f64>().unwrap());
+            (f.next().unwrap(), f.next().unwrap())
+        })
+        .collect()
+}
+
+/// Linear interpolation of a seek curve, from (0, 0), flat past the end.
+pub fn interp(points: &[(f64, f64)], d: f64) -> f64 {
+    if d == 0.0 {
+        return 0.0;
+    }
+    let mut prev = (0.0, 0.0);
+    for &(x, y) in points {
+        if d <= x {
+            return prev.1 + (y - prev.1) * (d - prev.0) / (x - prev.0);
+        }
+        prev = (x, y);
+    }
+    prev.1
+}
+
+pub fn config(toml: &str) -> disksched_core::SimConfig {
+    disksched_core::SimConfig::from_toml(toml, "test.toml").unwrap()
+}

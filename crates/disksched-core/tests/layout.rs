@@ -1,0 +1,93 @@
+//! Layout: LBN <-> physical mapping of the Atlas 10K.
+mod common;
+
+use disksched_core::disk::Pbn;
+use proptest::prelude::*;
+
+#[test]
+fn every_atlas_block_maps_to_a_distinct_sector_and_back() {
+    let m = common::atlas();
+    let l = &m.layout;
+    assert_eq!(l.capacity(), 17_938_986, "the .model file's Block count");
+    let mut prev: Option<Pbn> = None;
+    for lbn in 0..l.capacity() {
+        let p = l.lbn_to_pbn(lbn);
+        assert_eq!(l.pbn_to_lbn(p), Some(lbn), "lbn {lbn} -> {p:?}");
+        // LBNs never go back to a lower cylinder.
+        if let Some(q) = prev {
+            assert!(p.cylinder >= q.cylinder, "lbn {lbn}: cylinder went back");
+        }
+        prev = Some(p);
+    }
+}
+
+#[test]
+fn every_physical_sector_is_one_lbn_or_unmapped() {
+    let m = common::atlas();
+    let l = &m.layout;
+    let mut mapped = 0u64;
+    for cylinder in 0..l.cylinders() {
+        let spt = l.sectors_per_track(cylinder);
+        for head in 0..l.surfaces() {
+            for sector in 0..spt {
+                let p = Pbn { cylinder, head, sector };
+                if let Some(lbn) = l.pbn_to_lbn(p) {
+                    assert_eq!(l.lbn_to_pbn(lbn), p);
+                    mapped += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(mapped, l.capacity());
+}
+
+#[test]
+fn zone_geometry_follows_the_model_file() {
+    // Sectors per track at each zone's first cylinder, from atlas10k.model.
+    let text = std::fs::read_to_string(common::shared("atlas10k.model")).unwrap();
+    let grab = |key: &str| -> Vec<u32> {
+        text.lines().filter(|l| l.contains(key)).map(|l| l.split('=').nth(1).unwrap().trim().trim_end_matches(',').parse::<f64>().unwrap() as u32).collect()
+    };
+    let (firsts, spts) = (grab("First cylinder number"), grab("Blocks per track"));
+    assert_eq!(firsts.len(), 24);
+    let m = common::atlas();
+    for (c, s) in firsts.iter().zip(&spts) {
+        assert_eq!(m.layout.sectors_per_track(*c), *s);
+    }
+}
+
+#[test]
+fn pieces_cover_a_request_exactly_once() {
+    let m = common::atlas();
+    let mut pieces = Vec::new();
+    for &(lbn, blocks) in &[(0u64, 1u32), (333, 2), (0, 20_000), (17_938_986 - 500, 500), (5_000_000, 4096)] {
+        m.layout.pieces(lbn, blocks, &mut pieces);
+        let total: u32 = pieces.iter().map(|p| p.blocks).sum();
+        assert_eq!(total, blocks);
+        // Each piece's blocks are the LBNs of consecutive sectors on its track, in order.
+        let mut next = lbn;
+        for p in &pieces {
+            let mut got = vec![];
+            for k in 0..p.span_sectors {
+                let s = (p.first_sector + k) % p.sectors_per_track;
+                if let Some(x) = m.layout.pbn_to_lbn(Pbn { cylinder: p.cylinder, head: p.head, sector: s }) {
+                    got.push(x);
+                }
+            }
+            let want: Vec<u64> = (next..next + p.blocks as u64).collect();
+            assert_eq!(got, want);
+            next += p.blocks as u64;
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn lbn_pbn_roundtrip(lbn in 0u64..17_938_986) {
+        let m = common::atlas();
+        let p = m.layout.lbn_to_pbn(lbn);
+        prop_assert!(p.sector < m.layout.sectors_per_track(p.cylinder));
+        prop_assert!(p.head < 6);
+        prop_assert_eq!(m.layout.pbn_to_lbn(p), Some(lbn));
+    }
+}

@@ -1,0 +1,59 @@
+//! Mechanics and drive timing against independent arithmetic.
+mod common;
+
+use disksched_core::disk::spec::{DiskSpec, SeekSpec};
+use disksched_core::disk::{mechanics::REV, Mechanics};
+use disksched_core::time::SimTime;
+
+#[test]
+fn seek_table_reproduces_the_disksim_curve() {
+    let m = common::atlas();
+    let pts = common::seek_points("atlas10k.seek");
+    assert_eq!(pts.len(), 138);
+    for d in 1..m.layout.cylinders() {
+        let want_ns = common::interp(&pts, d as f64) * 1e6;
+        let got = m.mech.seek_ns(d) as f64;
+        assert!((got - want_ns).abs() <= 1.0, "distance {d}: {got} ns vs {want_ns} ns");
+    }
+    assert_eq!(m.mech.seek_ns(0), 0);
+}
+
+#[test]
+fn three_point_curve_hits_its_points_and_average() {
+    let mut spec: DiskSpec = (*common::atlas()).spec.clone();
+    spec.seek = SeekSpec {
+        table: None,
+        single_cylinder_ms: Some(1.0),
+        average_ms: Some(5.0),
+        full_stroke_ms: Some(11.0),
+        head_switch_ms: 0.2,
+        write_settle_ms: 0.0,
+    };
+    let mech = Mechanics::new(&spec).unwrap();
+    let n = spec.cylinders as u64;
+    assert!((mech.seek_ns(1) as f64 - 1e6).abs() <= 1.0);
+    assert!((mech.seek_ns(spec.cylinders - 1) as f64 - 11e6).abs() <= 1.0);
+    // Mean over uniformly random ordered pairs of distinct cylinders: distance d occurs 2(n-d) times.
+    let (mut sum, mut w) = (0.0, 0.0);
+    for d in 1..n {
+        sum += 2.0 * (n - d) as f64 * mech.seek_ns(d as u32) as f64;
+        w += 2.0 * (n - d) as f64;
+    }
+    assert!((sum / w / 1e6 - 5.0).abs() < 0.001, "average {}", sum / w / 1e6);
+}
+
+#[test]
+fn rotation_is_exact() {
+    let m = common::atlas();
+    let mech = &m.mech;
+    // 10025 RPM: one revolution is 60e9/10025 = 5,985,037.4 ns.
+    assert_eq!(mech.revolution_ns(), 5_985_038);
+    assert_eq!(mech.phase_at(SimTime(0)), 0);
+    // After 10025 revolutions (exactly one minute) the platter is back at phase 0.
+    assert_eq!(mech.phase_at(SimTime(60_000_000_000)), 0);
+    // Half a revolution later it is at half phase (to within one ns of rotation).
+    let half = mech.phase_at(SimTime(2_992_519));
+    assert!((half as i128 - (REV / 2) as i128).abs() < 10_025_000);
+    // Rotating a full track's worth of sectors takes one revolution.
+    assert_eq!(mech.sectors_ns(334, 334), 5_985_038);
+}
