@@ -1,0 +1,72 @@
+"""The command line: run, disks, schedulers, demo, bench, and user errors."""
+
+import json
+
+from conftest import ROOT, cli
+
+
+def test_run_prints_table_and_json(tmp_path):
+    p = cli("run", ROOT / "examples/oltp.toml", "--seed", "5", "--json")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["requests"] == 200000 and s["host_response_ms"]["p99"] >= s["host_response_ms"]["p50"]
+    p = cli("run", ROOT / "examples/oltp.toml", "--out", tmp_path / "o")
+    assert p.returncode == 0, p.stderr
+    assert "host response ms" in p.stdout
+    summary = json.loads((tmp_path / "o/summary.json").read_text())
+    assert summary["counters"]["completed"] == 200000
+    assert (tmp_path / "o/response_cdf.png").stat().st_size > 10_000
+    # No temporary files left behind.
+    assert sorted(f.name for f in (tmp_path / "o").iterdir()) == ["response_cdf.png", "summary.json"]
+
+
+def test_user_errors_are_one_line_without_traceback(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[disk]\nmodel = "atlas10k"\n[host]\nscheduler = "quantum-leap"\n[workload]\nkind = "oltp"\n')
+    syntax = tmp_path / "syntax.toml"
+    syntax.write_text('[disk]\nmodel = "atlas10k"\n[workload\nkind = "oltp"\n')
+    for args, want in [
+        (["run", bad], "unknown scheduler 'quantum-leap'"),
+        (["run", tmp_path / "missing.toml"], "no such config file"),
+        (["run", syntax], "syntax.toml"),
+        (["disks", "show", "floppy"], "unknown disk 'floppy'"),
+    ]:
+        p = cli(*args)
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert "Traceback" not in p.stderr
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and want in lines[0], p.stderr
+
+
+def test_disks_and_schedulers():
+    p = cli("disks", "list")
+    assert p.returncode == 0 and "atlas10k" in p.stdout
+    p = cli("disks", "show", "atlas10k")
+    assert p.returncode == 0 and "17938986" in p.stdout and "10042" in p.stdout
+    p = cli("disks", "show", "atlas10k", "--toml")
+    assert p.returncode == 0 and "rpm = 10025.0" in p.stdout
+    p = cli("schedulers")
+    assert p.returncode == 0 and all(n in p.stdout for n in ["fcfs", "sstf", "clook", "sptf"])
+
+
+def test_demo_writes_table_and_plots(tmp_path):
+    p = cli("demo", "--requests", "2000", "--out", tmp_path)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads((tmp_path / "demo.json").read_text())
+    assert {(r["scheduler"], r["threshold"]) for r in rows} == {(s, t) for s in ["fcfs", "clook", "sstf", "sptf"] for t in [1, 16]}
+    by = {(r["scheduler"], r["threshold"]): r["mean_ms"] for r in rows}
+    # Threshold 1 leaves the drive no choice; at 16 positional scheduling pays.
+    assert by[("sptf", 16)] < by[("fcfs", 16)]
+    assert by[("sptf", 1)] == by[("fcfs", 1)]
+    for f in ["demo_mean_response.png", "demo_response_cdf.png"]:
+        assert (tmp_path / f).stat().st_size > 10_000
+
+
+def test_bench_json_has_every_run():
+    p = cli("bench", "--json", "--requests", "2000")
+    assert p.returncode == 0, p.stderr
+    runs = json.loads(p.stdout)
+    assert [(r["workload"], r["scheduler"]) for r in runs] == [
+        ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("closed32", "sptf"), ("closed128", "sptf")]
+    for r in runs:
+        assert r["requests"] == 2000 and r["wall_s"] > 0 and r["requests_per_s"] > 0 and r["peak_rss_mb"] > 0
