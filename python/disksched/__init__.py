@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._core import DiskschedError
@@ -54,12 +54,31 @@ def load_config(config: Config) -> tuple[str, str]:
         raise DiskschedError(f"{path}: {e.strerror}") from None
 
 
+def parse_settings(items: Sequence[str]) -> list[tuple[str, float]]:
+    """`key=value` strings (CLI `--set`) as (key, number) pairs."""
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        try:
+            if not sep or not key:
+                raise ValueError
+            out.append((key.strip(), float(value)))
+        except ValueError:
+            raise DiskschedError(f"--set {item!r}: expected key=number, e.g. wait_ms=5") from None
+    return out
+
+
 def run(config: Config, *, seed: Optional[int] = None, records: Optional[bool] = None,
-        progress: Optional[Callable[[int, int], Any]] = None) -> Result:
+        progress: Optional[Callable[[int, int], Any]] = None,
+        sched: Optional[str] = None, settings: Sequence[tuple[str, float]] = (),
+        disk_sched: Optional[str] = None, disk_settings: Sequence[tuple[str, float]] = ()) -> Result:
     """Run a simulation. `config` is a path to a TOML file or a dict of the
-    same shape. `seed` and `records` override the config's values."""
+    same shape. `seed`, `records`, the host scheduler (`sched`, with tunable
+    `settings`) and the drive's (`disk_sched`, `disk_settings`) override the
+    config's values."""
     text, origin = load_config(config)
-    summary, counters, cols = _core.run(text, origin, seed, records, progress)
+    summary, counters, cols = _core.run(text, origin, seed, records, progress, sched, list(settings),
+                                        disk_sched, list(disk_settings))
     return Result(json.loads(summary), json.loads(counters), cols)
 
 

@@ -13,6 +13,10 @@ def run(
     seed: Optional[int] = ...,
     records: Optional[bool] = ...,
     progress: Optional[Callable[[int, int], object]] = ...,
+    host_sched: Optional[str] = ...,
+    host_set: Optional[list[tuple[str, float]]] = ...,
+    disk_sched: Optional[str] = ...,
+    disk_set: Optional[list[tuple[str, float]]] = ...,
 ) -> tuple[str, str, Optional[dict[str, np.ndarray]]]:
     """Run a simulation; returns (summary JSON, counters JSON, record columns or None)."""
 

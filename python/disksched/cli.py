@@ -59,13 +59,19 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
 def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
         seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
         out: Optional[Path] = typer.Option(None, help="Directory for summary.json and the response-time CDF plot."),
-        json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON.")) -> None:
+        json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        sched: Optional[str] = typer.Option(None, "--sched", help="Host scheduler (overrides the config)."),
+        set_: list[str] = typer.Option([], "--set", help="Host scheduler tunable, key=value (repeatable)."),
+        disk_sched: Optional[str] = typer.Option(None, "--disk-sched", help="The drive's scheduler."),
+        disk_set: list[str] = typer.Option([], "--disk-set", help="Drive scheduler tunable, key=value.")) -> None:
     """Run one simulation from a config file."""
+    from . import parse_settings
     from .output import summary_rows, write_json
 
     progress = Progress(f"running {config.name}")
     try:
-        result = run_sim(config, seed=seed, records=True if out else None, progress=progress)
+        result = run_sim(config, seed=seed, records=True if out else None, progress=progress, sched=sched,
+                         settings=parse_settings(set_), disk_sched=disk_sched, disk_settings=parse_settings(disk_set))
     finally:
         progress.close()
     if out is not None:

@@ -79,6 +79,8 @@ pub struct Simulation {
 pub struct RunResult {
     pub summary: Summary,
     pub counters: Counters,
+    /// Each scheduler's own counters: ("host" | "disk", name, value).
+    pub scheduler_counters: Vec<(&'static str, &'static str, u64)>,
     pub records: Option<Records>,
 }
 
@@ -156,7 +158,15 @@ impl Simulation {
         let end = self.engine.now();
         self.check_conservation()?;
         progress(self.counters.completed, self.limit);
-        Ok(RunResult { summary: self.metrics.summary(end), counters: self.counters, records: self.metrics.records.take() })
+        let scheduler_counters = self.host.counters().into_iter().map(|(n, v)| ("host", n, v))
+            .chain(self.drive_sched.counters().into_iter().map(|(n, v)| ("disk", n, v)))
+            .collect();
+        Ok(RunResult {
+            summary: self.metrics.summary(end),
+            counters: self.counters,
+            scheduler_counters,
+            records: self.metrics.records.take(),
+        })
     }
 
     fn ctx_head_for_host(&self, now: SimTime) -> HeadState {
@@ -188,6 +198,11 @@ impl Simulation {
         self.counters.arrived += 1;
         let id = self.reqs.insert(req);
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now) };
+        if self.host.bypass(id, &ctx) {
+            self.reqs.get_mut(id).bypassed = true;
+            self.issue(now, id);
+            return;
+        }
         self.host.insert(id, &ctx);
         self.metrics.host_queue(now, self.host.len());
         self.host_dispatch(now);
@@ -199,12 +214,15 @@ impl Simulation {
             let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now) };
             let Some(id) = self.host.dispatch(&ctx, false) else {
                 if let Some(t) = self.host.wake_at().filter(|&t| t > now) {
-                    self.host_wake = Some(t);
-                    self.engine.schedule(t, 1, Event::HostWake);
-                } else {
-                    // A scheduler that waits must say until when; never stall.
+                    if self.host_wake != Some(t) {
+                        self.host_wake = Some(t);
+                        self.engine.schedule(t, 1, Event::HostWake);
+                    }
+                } else if self.outstanding == 0 {
+                    // Nothing in flight will call us again: never stall.
                     let id = self.host.dispatch(&ctx, true).expect("forced dispatch from a non-empty queue");
                     self.issue(now, id);
+                    continue;
                 }
                 break;
             };
@@ -256,7 +274,9 @@ impl Simulation {
         let id = self.in_service.take().ok_or_else(|| Error::Invariant("completion with no command in service".into()))?;
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
         self.drive_sched.complete(id, &ctx);
-        self.host.complete(id, &ctx);
+        if !self.reqs.get(id).bypassed {
+            self.host.complete(id, &ctx);
+        }
         let req = self.reqs.remove(id);
         self.counters.completed += 1;
         self.outstanding -= 1;

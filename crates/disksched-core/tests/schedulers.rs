@@ -105,3 +105,125 @@ fn fcfs_keeps_arrival_order() {
     let order: Vec<_> = std::iter::from_fn(|| s.dispatch(&b.ctx(HeadState::default()), true)).collect();
     assert_eq!(order, ids);
 }
+
+fn add_full(b: &mut Bench, client: u32, lbn: u64, is_write: bool, arrival_ms: u64, deadline_ms: Option<u64>) -> ReqId {
+    b.seq += 1;
+    let target = b.pred.target(lbn);
+    b.reqs.insert(Request {
+        seq: b.seq, client, lbn, blocks: 8, is_write, target,
+        arrival: SimTime(arrival_ms * 1_000_000),
+        deadline: deadline_ms.map(|d| SimTime(d * 1_000_000)),
+        ..Default::default()
+    })
+}
+
+fn drain(b: &Bench, s: &mut Box<dyn sched::Scheduler>, now_ms: u64) -> Vec<u64> {
+    let head = HeadState { time: SimTime(now_ms * 1_000_000), ..Default::default() };
+    std::iter::from_fn(|| s.dispatch(&b.ctx(head), true)).map(|id| b.reqs.get(id).lbn).collect()
+}
+
+#[test]
+fn look_reverses_at_the_last_request() {
+    let mut b = Bench::new();
+    let mut s = sched::build("look", &[]).unwrap();
+    let first = b.add(5_000_000, false);
+    s.insert(first, &b.ctx(HeadState::default()));
+    assert_eq!(s.dispatch(&b.ctx(HeadState::default()), true), Some(first));
+    for l in [100u64, 9_000_000, 2_000_000, 7_000_000] {
+        let id = b.add(l, false);
+        s.insert(id, &b.ctx(HeadState::default()));
+    }
+    assert_eq!(drain(&b, &mut s, 0), vec![7_000_000, 9_000_000, 2_000_000, 100]);
+}
+
+#[test]
+fn edf_orders_by_deadline_and_defaults_the_rest() {
+    let mut b = Bench::new();
+    let mut s = sched::build("edf", &[("default_deadline_ms".into(), 50.0)]).unwrap();
+    for (lbn, arr, dl) in [(1u64, 0u64, Some(300u64)), (2, 0, None), (3, 10, Some(20)), (4, 100, None)] {
+        let id = add_full(&mut b, 0, lbn * 1000, false, arr, dl);
+        s.insert(id, &b.ctx(HeadState::default()));
+    }
+    // Deadlines: 300, 0+50, 20, 100+50.
+    assert_eq!(drain(&b, &mut s, 0), vec![3000, 2000, 4000, 1000]);
+}
+
+#[test]
+fn scan_edf_sweeps_within_a_deadline_window() {
+    let mut b = Bench::new();
+    let mut s = sched::build("scan_edf", &[("granularity_ms".into(), 100.0)]).unwrap();
+    // Window 0 (deadlines 10..90 ms): LBNs 900, 100, 500 -> swept ascending; window 1 after.
+    for (lbn, dl) in [(900u64, 10u64), (100, 90), (500, 50), (50, 150)] {
+        let id = add_full(&mut b, 0, lbn, false, 0, Some(dl));
+        s.insert(id, &b.ctx(HeadState::default()));
+    }
+    assert_eq!(drain(&b, &mut s, 0), vec![100, 500, 900, 50]);
+}
+
+#[test]
+fn vscan_zero_is_sstf_and_one_is_look() {
+    let lbns = [8_000_000u64, 8_150_000, 8_600_000, 7_900_000, 2_000_000];
+    let order = |r: f64| {
+        let mut b = Bench::new();
+        let mut s = sched::build("vscan", &[("r".into(), r)]).unwrap();
+        for &l in &lbns {
+            let id = b.add(l, false);
+            s.insert(id, &b.ctx(HeadState::default()));
+        }
+        let mut head = HeadState { cylinder: b.pred.target(8_030_000).cylinder, ..Default::default() };
+        let mut out = vec![];
+        while let Some(id) = s.dispatch(&b.ctx(head), true) {
+            out.push(b.reqs.get(id).lbn);
+            head.cylinder = b.reqs.get(id).target.cylinder;
+        }
+        out
+    };
+    // Sweeping upward from 8.03M: LOOK finishes the sweep before turning.
+    assert_eq!(order(1.0), vec![8_150_000, 8_600_000, 8_000_000, 7_900_000, 2_000_000]);
+    // SSTF always takes the nearest: 8.0M (30k away), 7.9M (100k), 8.15M (250k), 8.6M, 2.0M.
+    assert_eq!(order(0.0), vec![8_000_000, 7_900_000, 8_150_000, 8_600_000, 2_000_000]);
+}
+
+fn mq_next(b: &Bench, s: &mut Box<dyn sched::Scheduler>, ms: u64) -> (u64, bool) {
+    let t = SimTime(ms * 1_000_000);
+    let ctx = SchedCtx { now: t, reqs: &b.reqs, predictor: &b.pred, head: HeadState { time: t, ..Default::default() } };
+    let id = s.dispatch(&ctx, true).unwrap();
+    (b.reqs.get(id).lbn, b.reqs.get(id).is_write)
+}
+
+fn mq_insert(b: &mut Bench, s: &mut Box<dyn sched::Scheduler>, lbn: u64, is_write: bool, ms: u64) {
+    let id = add_full(b, 0, lbn, is_write, ms, None);
+    let t = SimTime(ms * 1_000_000);
+    s.insert(id, &SchedCtx { now: t, reqs: &b.reqs, predictor: &b.pred, head: HeadState { time: t, ..Default::default() } });
+}
+
+#[test]
+fn mq_deadline_batches_in_sector_order_and_lets_starved_writes_in() {
+    let mut b = Bench::new();
+    let mut s = sched::build("mq_deadline", &[("fifo_batch".into(), 2.0), ("writes_starved".into(), 1.0)]).unwrap();
+    for (l, w) in [(500u64, false), (100, false), (300, false), (900, false), (700, true), (200, true)] {
+        mq_insert(&mut b, &mut s, l, w, 0);
+    }
+    let order: Vec<_> = (0..6).map(|_| mq_next(&b, &mut s, 1)).collect();
+    // Read batch from the FIFO head (500) on in sector order (900); one read
+    // batch has passed the writes (writes_starved = 1), so a write batch from
+    // its FIFO head (700), which has nothing above it; then reads restart from
+    // their FIFO head (100, then 300); then the last write.
+    assert_eq!(order, vec![(500, false), (900, false), (700, true), (100, false), (300, false), (200, true)]);
+}
+
+#[test]
+fn mq_deadline_jumps_to_an_expired_fifo_head() {
+    for (now_ms, want) in [(3u64, 150u64), (600, 200)] {
+        let mut b = Bench::new();
+        let mut s = sched::build("mq_deadline", &[("fifo_batch".into(), 1.0), ("read_expire_ms".into(), 500.0)]).unwrap();
+        for l in [900u64, 100, 200] {
+            mq_insert(&mut b, &mut s, l, false, 0);
+        }
+        assert_eq!(mq_next(&b, &mut s, 1).0, 900);
+        assert_eq!(mq_next(&b, &mut s, 2).0, 100); // nothing above 908: FIFO head
+        mq_insert(&mut b, &mut s, 150, false, 2);
+        // 150 is next in sector order; but once 200 (arrived at 0) has expired at 500 ms, it goes first.
+        assert_eq!(mq_next(&b, &mut s, now_ms).0, want);
+    }
+}

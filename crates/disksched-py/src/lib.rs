@@ -52,7 +52,8 @@ fn json_err(e: serde_json::Error) -> PyErr {
 /// `.json`). `origin` names the file (for messages and relative paths).
 /// Returns (summary_json, counters_json, records or None).
 #[pyfunction]
-#[pyo3(signature = (config_toml, origin, seed=None, records=None, progress=None))]
+#[pyo3(signature = (config_toml, origin, seed=None, records=None, progress=None, host_sched=None, host_set=None, disk_sched=None, disk_set=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     config_toml: &str,
@@ -60,6 +61,10 @@ fn run<'py>(
     seed: Option<u64>,
     records: Option<bool>,
     progress: Option<PyObject>,
+    host_sched: Option<String>,
+    host_set: Option<Vec<(String, f64)>>,
+    disk_sched: Option<String>,
+    disk_set: Option<Vec<(String, f64)>>,
 ) -> PyResult<(String, String, Option<Bound<'py, PyDict>>)> {
     let mut cfg = if origin.ends_with(".json") {
         SimConfig::from_json(config_toml, origin)
@@ -73,6 +78,16 @@ fn run<'py>(
     if let Some(r) = records {
         cfg.run.records = r;
     }
+    if let Some(name) = host_sched {
+        cfg.host.scheduler = name;
+        cfg.host.set.clear();
+    }
+    cfg.host.set.extend(host_set.unwrap_or_default());
+    if let Some(name) = disk_sched {
+        cfg.disk.scheduler = name;
+        cfg.disk.set.clear();
+    }
+    cfg.disk.set.extend(disk_set.unwrap_or_default());
     let sim = Simulation::new(&cfg).map_err(err)?;
     let result = py.allow_threads(|| {
         let mut cb = |done: u64, total: u64| -> bool {
@@ -90,7 +105,11 @@ fn run<'py>(
     });
     let result = result.map_err(err)?;
     let summary = serde_json::to_string(&result.summary).map_err(json_err)?;
-    let counters = serde_json::to_string(&result.counters).map_err(json_err)?;
+    let mut counters = serde_json::to_value(&result.counters).map_err(json_err)?;
+    let sched: serde_json::Map<String, serde_json::Value> =
+        result.scheduler_counters.iter().map(|(level, name, v)| (format!("{level}.{name}"), (*v).into())).collect();
+    counters["scheduler"] = sched.into();
+    let counters = counters.to_string();
     let recs = match result.records {
         None => None,
         Some(r) => {

@@ -28,6 +28,8 @@ pub struct Request {
     pub blocks: u32,
     pub is_write: bool,
     pub deadline: Option<SimTime>,
+    /// The host scheduler let it bypass the queue.
+    pub bypassed: bool,
     /// Where the first sector is, as the predictor believes (computed on arrival).
     pub target: Target,
     pub arrival: SimTime,

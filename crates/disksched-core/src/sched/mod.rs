@@ -4,7 +4,10 @@
 //! queue, or the drive's own command queue. Modelled on FreeBSD's
 //! `gs_scheduler.h`. The queue's owner calls, in simulated-time order:
 //!
-//! - `insert(id, ctx)` when a request arrives at this queue. The scheduler
+//! - `bypass(id, ctx)` first, when a request arrives: `true` sends it straight
+//!   to the level below (ignoring the queuing threshold), and the scheduler
+//!   never sees it again.
+//! - `insert(id, ctx)` otherwise. The scheduler
 //!   takes ownership of the id until it returns it from `dispatch`. It may
 //!   read the request (`ctx.reqs`) but not change it.
 //! - `dispatch(ctx, force)` whenever the level below has room (the drive is
@@ -17,16 +20,30 @@
 //!   finished at the disk (the id is no longer valid afterwards).
 //! - `wake_at()` after a `dispatch` that returned `None`: the time at which
 //!   the owner should call `dispatch` again even if nothing else happens.
+//!   A `None` with no wake time is allowed only while requests this scheduler
+//!   dispatched are still in flight (their completion calls `dispatch` again);
+//!   otherwise the owner forces a dispatch.
+//! - `counters()` at the end of a run: the algorithm's own counters.
 //!
 //! `ctx.head` is the predictor's belief of where the heads will be when the
 //! next dispatched request starts; positional schedulers (SPTF and kin) ask
 //! `ctx.predictor`, never the simulated drive. Ties are broken by arrival
 //! order (`Request::seq`) so every run is deterministic.
 
+pub mod asptf;
+pub mod bsptf;
 pub mod clook;
+pub mod edf;
 pub mod fcfs;
+pub mod look;
+pub mod mq_deadline;
+pub mod rr;
+pub mod scan_edf;
 pub mod sptf;
+pub mod sptf_sw;
 pub mod sstf;
+pub mod sstf_lbn;
+pub mod vscan;
 
 use crate::disk::{HeadState, Predictor};
 use crate::error::{config_err, Result};
@@ -44,6 +61,9 @@ pub struct SchedCtx<'a> {
 pub trait Scheduler: Send {
     /// Registry name (= file name = CLI name).
     fn name(&self) -> &'static str;
+    fn bypass(&self, _id: ReqId, _ctx: &SchedCtx) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx);
     fn dispatch(&mut self, ctx: &SchedCtx, force: bool) -> Option<ReqId>;
     fn complete(&mut self, _id: ReqId, _ctx: &SchedCtx) {}
@@ -54,6 +74,9 @@ pub trait Scheduler: Send {
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
     }
 }
 
@@ -87,15 +110,61 @@ pub struct SchedInfo {
     build: fn(&Tunables) -> Box<dyn Scheduler>,
 }
 
+const fn tunable(name: &'static str, unit: &'static str, min: f64, default: f64, max: f64, help: &'static str) -> Tunable {
+    Tunable { name, unit, min, default, max, help }
+}
+
+const DEFAULT_DEADLINE: Tunable =
+    tunable("default_deadline_ms", "ms", 0.0, 1000.0, 3_600_000.0, "deadline given to requests that carry none, after arrival");
+
 pub const REGISTRY: &[SchedInfo] = &[
-    SchedInfo { name: "fcfs", aliases: &["fifo", "noop"], summary: "first come, first served",
+    SchedInfo { name: "fcfs", aliases: &["fifo", "noop", "none"], summary: "first come, first served",
         tunables: &[], build: |_| Box::new(fcfs::Fcfs::default()) },
-    SchedInfo { name: "sstf", aliases: &[], summary: "shortest seek (cylinder distance) first",
+    SchedInfo { name: "sstf", aliases: &["sstf_cyl", "sstf-cyl"], summary: "shortest seek first, by cylinder distance",
         tunables: &[], build: |_| Box::new(sstf::Sstf::default()) },
-    SchedInfo { name: "clook", aliases: &["c-look"], summary: "circular LOOK: ascending LBN sweeps, jump back to the lowest",
+    SchedInfo { name: "sstf_lbn", aliases: &["sstf-lbn"], summary: "shortest seek first, by LBN distance",
+        tunables: &[], build: |_| Box::new(sstf_lbn::SstfLbn::default()) },
+    SchedInfo { name: "look", aliases: &["elevator"], summary: "LOOK: sweep up and down in LBN order, turning at the last request",
+        tunables: &[], build: |_| Box::new(look::Look::default()) },
+    SchedInfo { name: "clook", aliases: &["c-look"], summary: "C-LOOK: ascending LBN sweeps, jump back to the lowest",
         tunables: &[], build: |_| Box::new(clook::CLook::default()) },
+    SchedInfo { name: "vscan", aliases: &["v-r", "vr"], summary: "V(R): cylinder distance plus R x cylinders to reverse direction",
+        tunables: &[tunable("r", "fraction", 0.0, 0.2, 1.0, "0 = SSTF, 1 = LOOK")],
+        build: |t| Box::new(vscan::VScan::new(t)) },
     SchedInfo { name: "sptf", aliases: &["satf", "spf"], summary: "shortest positioning (seek + rotation) time first, via the predictor",
         tunables: &[], build: |_| Box::new(sptf::Sptf::default()) },
+    SchedInfo { name: "sptf_sw", aliases: &["sptf-sw", "sptf_swn"], summary: "SPTF-SWn: smallest seek among requests within n% of the shortest positioning time",
+        tunables: &[tunable("window_pct", "%", 0.0, 60.0, 1000.0, "window above the shortest positioning time")],
+        build: |t| Box::new(sptf_sw::SptfSw::new(t)) },
+    SchedInfo { name: "asptf", aliases: &["aged_sptf", "asatf"], summary: "aged SPTF: positioning time minus weight x waiting time",
+        tunables: &[tunable("aging_weight", "ns per ns waited", 0.0, 0.01, 100.0, "0 = SPTF, large = FCFS; the default is a moderate choice, not a published value")],
+        build: |t| Box::new(asptf::Asptf::new(t)) },
+    SchedInfo { name: "bsptf", aliases: &["batched_sptf"], summary: "batched SPTF: SPTF within batches of the requests pending at batch start",
+        tunables: &[tunable("batch_size", "requests", 0.0, 0.0, 1_000_000.0, "largest batch; 0 = everything pending")],
+        build: |t| Box::new(bsptf::Bsptf::new(t)) },
+    SchedInfo { name: "edf", aliases: &[], summary: "earliest deadline first",
+        tunables: &[DEFAULT_DEADLINE], build: |t| Box::new(edf::Edf::new(t)) },
+    SchedInfo { name: "scan_edf", aliases: &["scan-edf"], summary: "SCAN-EDF: EDF, same-deadline-window requests in sweep order",
+        tunables: &[tunable("granularity_ms", "ms", 0.001, 10.0, 60_000.0, "deadlines in one window count as equal"), DEFAULT_DEADLINE],
+        build: |t| Box::new(scan_edf::ScanEdf::new(t)) },
+    SchedInfo { name: "mq_deadline", aliases: &["mq-deadline", "deadline"], summary: "Linux mq-deadline: sector-sorted batches, read/write expiry",
+        tunables: &[
+            tunable("read_expire_ms", "ms", 1.0, 500.0, 600_000.0, "a read's deadline after arrival"),
+            tunable("write_expire_ms", "ms", 1.0, 5000.0, 600_000.0, "a write's deadline after arrival"),
+            tunable("fifo_batch", "requests", 1.0, 16.0, 4096.0, "requests per sector-ordered batch"),
+            tunable("writes_starved", "batches", 0.0, 2.0, 1024.0, "read batches allowed ahead of waiting writes"),
+        ],
+        build: |t| Box::new(mq_deadline::MqDeadline::new(t)) },
+    SchedInfo { name: "rr", aliases: &["gsched_rr", "g_rr"], summary: "GEOM_SCHED round robin per client, C-SCAN within, with anticipation",
+        tunables: &[
+            tunable("queue_depth", "requests", 1.0, 1.0, 50.0, "most requests in flight"),
+            tunable("wait_ms", "ms", 0.0, 10.0, 30.0, "anticipation: idle this long for the client in service"),
+            tunable("quantum_ms", "ms", 1.0, 100.0, 500.0, "longest time slice of a client"),
+            tunable("quantum_kb", "KB", 16.0, 8192.0, 65536.0, "most data per slice"),
+            tunable("bypass", "bool", 0.0, 0.0, 1.0, "1 = pass every request straight through"),
+            tunable("w_anticipate", "bool", 0.0, 1.0, 1.0, "anticipate after writes too"),
+        ],
+        build: |t| Box::new(rr::Rr::new(t)) },
 ];
 
 pub fn lookup(name: &str) -> Result<&'static SchedInfo> {

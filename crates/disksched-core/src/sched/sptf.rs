@@ -9,43 +9,55 @@
 //! deep queues only a few cylinders around the heads are examined.
 
 use super::{SchedCtx, Scheduler};
-use crate::host::ReqId;
+use crate::disk::Positioning;
+use crate::host::{ReqId, Request};
 use std::collections::BTreeMap;
+
+/// Requests by (cylinder, seq): the index every SPTF-family scheduler keeps.
+pub(crate) type ByCylinder = BTreeMap<(u32, u64), ReqId>;
+
+/// Visit pending requests nearest-cylinder-first, predicting each one's
+/// positioning. `visit` returns the current bound: cylinders whose seek time
+/// alone exceeds it are not visited.
+pub(crate) fn scan_outward(by_cyl: &ByCylinder, ctx: &SchedCtx,
+                           mut visit: impl FnMut((u32, u64), &Request, Positioning) -> u64) {
+    let head = &ctx.head;
+    let phase = ctx.predictor.phase_at(head.time);
+    let c = head.cylinder;
+    let mut up = by_cyl.range((c, 0)..).peekable();
+    let mut down = by_cyl.range(..(c, 0)).rev().peekable();
+    let mut bound = u64::MAX;
+    loop {
+        let up_next = up.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(k.0 - c) <= bound);
+        let down_next = down.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(c - k.0) <= bound);
+        let take_up = match (up_next, down_next) {
+            (Some(u), Some(d)) => u.0 .0 - c <= c - d.0 .0,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        let (&key, &id) = if take_up { up.next().unwrap() } else { down.next().unwrap() };
+        let r = ctx.reqs.get(id);
+        bound = visit(key, r, ctx.predictor.positioning(head, phase, &r.target, r.is_write));
+    }
+}
+
+/// Key of the request with the least positioning time (ties: the older).
+pub(crate) fn best(by_cyl: &ByCylinder, ctx: &SchedCtx) -> Option<((u32, u64), u64)> {
+    let mut best: Option<(u64, u64, (u32, u64))> = None;
+    scan_outward(by_cyl, ctx, |key, r, p| {
+        let cost = p.total_ns();
+        if best.is_none_or(|(c, s, _)| (cost, r.seq) < (c, s)) {
+            best = Some((cost, r.seq, key));
+        }
+        best.map_or(u64::MAX, |b| b.0)
+    });
+    best.map(|b| (b.2, b.0))
+}
 
 #[derive(Default)]
 pub struct Sptf {
-    by_cyl: BTreeMap<(u32, u64), ReqId>,
-}
-
-impl Sptf {
-    /// Key of the request with the least positioning time (ties: the older).
-    pub(crate) fn best(by_cyl: &BTreeMap<(u32, u64), ReqId>, ctx: &SchedCtx) -> Option<(u32, u64)> {
-        let head = &ctx.head;
-        let phase = ctx.predictor.phase_at(head.time);
-        let mut best: Option<(u64, u64, (u32, u64))> = None;
-        let c = head.cylinder;
-        let mut up = by_cyl.range((c, 0)..).peekable();
-        let mut down = by_cyl.range(..(c, 0)).rev().peekable();
-        loop {
-            let bound = best.map_or(u64::MAX, |b| b.0);
-            let up_next = up.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(k.0 - c) <= bound);
-            let down_next = down.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(c - k.0) <= bound);
-            // Advance the side whose next cylinder is nearer.
-            let take_up = match (up_next, down_next) {
-                (Some(u), Some(d)) => u.0 .0 - c <= c - d.0 .0,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            let (&key, &id) = if take_up { up.next().unwrap() } else { down.next().unwrap() };
-            let r = ctx.reqs.get(id);
-            let cost = ctx.predictor.positioning(head, phase, &r.target, r.is_write).total_ns();
-            if best.is_none_or(|(c, s, _)| (cost, r.seq) < (c, s)) {
-                best = Some((cost, r.seq, key));
-            }
-        }
-        best.map(|b| b.2)
-    }
+    by_cyl: ByCylinder,
 }
 
 impl Scheduler for Sptf {
@@ -57,7 +69,7 @@ impl Scheduler for Sptf {
         self.by_cyl.insert((r.target.cylinder, r.seq), id);
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
-        let key = Self::best(&self.by_cyl, ctx)?;
+        let (key, _) = best(&self.by_cyl, ctx)?;
         self.by_cyl.remove(&key)
     }
     fn len(&self) -> usize {

@@ -1,0 +1,43 @@
+//! Batched SPTF: the requests pending when a batch starts are served in SPTF
+//! order; requests arriving meanwhile wait for the next batch. Bounds
+//! starvation to one batch while keeping positional ordering within it.
+
+use super::sptf::{best, ByCylinder};
+use super::{SchedCtx, Scheduler, Tunables};
+use crate::host::ReqId;
+use std::collections::VecDeque;
+
+pub struct Bsptf {
+    batch: ByCylinder,
+    waiting: VecDeque<(u32, u64, ReqId)>,
+    max_batch: usize,
+}
+
+impl Bsptf {
+    pub fn new(t: &Tunables) -> Bsptf {
+        Bsptf { batch: ByCylinder::new(), waiting: VecDeque::new(), max_batch: t.get("batch_size") as usize }
+    }
+}
+
+impl Scheduler for Bsptf {
+    fn name(&self) -> &'static str {
+        "bsptf"
+    }
+    fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
+        let r = ctx.reqs.get(id);
+        self.waiting.push_back((r.target.cylinder, r.seq, id));
+    }
+    fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
+        if self.batch.is_empty() {
+            let n = if self.max_batch == 0 { self.waiting.len() } else { self.max_batch.min(self.waiting.len()) };
+            for (cyl, seq, id) in self.waiting.drain(..n) {
+                self.batch.insert((cyl, seq), id);
+            }
+        }
+        let (key, _) = best(&self.batch, ctx)?;
+        self.batch.remove(&key)
+    }
+    fn len(&self) -> usize {
+        self.batch.len() + self.waiting.len()
+    }
+}
