@@ -10,7 +10,8 @@ def test_run_returns_summary_and_records(small_oltp):
     r = disksched.run(small_oltp, records=True)
     s = r.summary
     assert s["requests"] == 2000 == s["reads"] + s["writes"]
-    assert r.counters == {"arrived": 2000, "host_dispatched": 2000, "drive_dispatched": 2000, "completed": 2000}
+    assert {k: r.counters[k] for k in ["arrived", "host_dispatched", "drive_dispatched", "completed"]} == {
+        "arrived": 2000, "host_dispatched": 2000, "drive_dispatched": 2000, "completed": 2000}
     df = r.records()
     assert len(df) == 2000 and sorted(df.seq) == list(range(2000))
     host_ms = (df.done_ns - df.arrival_ns) / 1e6
@@ -54,6 +55,13 @@ def test_bad_config_raises_one_line_error(small_oltp, change, message):
 def test_missing_config_file():
     with pytest.raises(disksched.DiskschedError, match="no such config file"):
         disksched.run("/does/not/exist.toml")
+
+
+def test_scheduler_override_and_tunables(small_oltp):
+    r = disksched.run(small_oltp, sched="rr", settings=[("wait_ms", 5)], records=True)
+    assert "host.wait_hits" in r.counters["scheduler"]
+    with pytest.raises(disksched.DiskschedError, match=r"host.rr.wait_ms: 50 ms is out of range \[0, 30\]"):
+        disksched.run(small_oltp, sched="rr", settings=[("wait_ms", 50)])
 
 
 def test_registry_and_disks():

@@ -38,6 +38,17 @@ def test_user_errors_are_one_line_without_traceback(tmp_path):
         assert len(lines) == 1 and lines[0].startswith("error: ") and want in lines[0], p.stderr
 
 
+def test_sched_and_set_override_the_config():
+    p = cli("run", ROOT / "examples/oltp.toml", "--sched", "sptf_sw", "--set", "window_pct=30", "--json")
+    assert p.returncode == 0, p.stderr
+    fcfs = json.loads(cli("run", ROOT / "examples/oltp.toml", "--sched", "fcfs", "--json").stdout)
+    assert json.loads(p.stdout)["host_response_ms"]["mean"] < fcfs["host_response_ms"]["mean"]
+    p = cli("run", ROOT / "examples/oltp.toml", "--sched", "sptf_sw", "--set", "window_pct=5000")
+    assert p.returncode == 2 and "sptf_sw.window_pct: 5000 % is out of range [0, 1000]" in p.stderr
+    p = cli("run", ROOT / "examples/oltp.toml", "--set", "oops")
+    assert p.returncode == 2 and "expected key=number" in p.stderr
+
+
 def test_disks_and_schedulers():
     p = cli("disks", "list")
     assert p.returncode == 0 and "atlas10k" in p.stdout
@@ -46,7 +57,7 @@ def test_disks_and_schedulers():
     p = cli("disks", "show", "atlas10k", "--toml")
     assert p.returncode == 0 and "rpm = 10025.0" in p.stdout
     p = cli("schedulers")
-    assert p.returncode == 0 and all(n in p.stdout for n in ["fcfs", "sstf", "clook", "sptf"])
+    assert p.returncode == 0 and all(n in p.stdout for n in ["fcfs", "sstf", "clook", "sptf", "mq_deadline", "rr", "wait_ms"])
 
 
 def test_demo_writes_table_and_plots(tmp_path):

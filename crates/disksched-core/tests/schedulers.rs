@@ -227,3 +227,59 @@ fn mq_deadline_jumps_to_an_expired_fifo_head() {
         assert_eq!(mq_next(&b, &mut s, now_ms).0, want);
     }
 }
+
+#[test]
+fn sptf_sw_takes_the_smallest_seek_within_the_window() {
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(21);
+    for window_pct in [0.0, 20.0, 60.0, 200.0] {
+        let mut b = Bench::new();
+        let ids: Vec<ReqId> = (0..64).map(|_| b.add(rng.gen_range(0..17_000_000), false)).collect();
+        let mut s = sched::build("sptf_sw", &[("window_pct".into(), window_pct)]).unwrap();
+        let head = HeadState { cylinder: rng.gen_range(0..10042), head: 0, time: SimTime(rng.gen_range(0..1_000_000_000)) };
+        for &id in &ids {
+            s.insert(id, &b.ctx(head));
+        }
+        let id = s.dispatch(&b.ctx(head), true).unwrap();
+        let pos = |i: ReqId| b.pred.positioning_at(&head, &b.reqs.get(i).target, false);
+        let shortest = ids.iter().map(|&i| pos(i).total_ns()).min().unwrap();
+        let limit = (shortest as f64 * (1.0 + window_pct / 100.0)) as u64;
+        let best_seek = ids.iter().filter(|&&i| pos(i).total_ns() <= limit).map(|&i| pos(i).seek_ns).min().unwrap();
+        assert!(pos(id).total_ns() <= limit);
+        assert_eq!(pos(id).seek_ns, best_seek, "window {window_pct}%");
+    }
+}
+
+#[test]
+fn asptf_spans_sptf_to_fcfs() {
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+    let mut b = Bench::new();
+    let ids: Vec<ReqId> = (0..40).map(|i| add_full(&mut b, 0, rng.gen_range(0..17_000_000), false, i, None)).collect();
+    let head = HeadState { cylinder: 3000, head: 0, time: SimTime(100_000_000) };
+    let pick = |name: &str, w: f64| {
+        let mut s = sched::build(name, &[("aging_weight".into(), w)].into_iter().filter(|_| name == "asptf").collect::<Vec<_>>()).unwrap();
+        for &id in &ids {
+            s.insert(id, &b.ctx(head));
+        }
+        s.dispatch(&b.ctx(head), true).unwrap()
+    };
+    assert_eq!(pick("asptf", 0.0), pick("sptf", 0.0));
+    assert_eq!(pick("asptf", 100.0), ids[0], "huge aging weight: the oldest first");
+}
+
+#[test]
+fn bsptf_serves_a_batch_before_later_arrivals() {
+    let mut b = Bench::new();
+    let mut s = sched::build("bsptf", &[]).unwrap();
+    let head = HeadState { cylinder: 0, ..Default::default() };
+    let far: Vec<ReqId> = [16_000_000u64, 15_000_000].iter().map(|&l| b.add(l, false)).collect();
+    for &id in &far {
+        s.insert(id, &b.ctx(head));
+    }
+    let first = s.dispatch(&b.ctx(head), true).unwrap();
+    // A request right under the heads arrives after the batch started: it waits.
+    let near = b.add(0, false);
+    s.insert(near, &b.ctx(head));
+    let second = s.dispatch(&b.ctx(head), true).unwrap();
+    assert!(far.contains(&first) && far.contains(&second) && first != second);
+    assert_eq!(s.dispatch(&b.ctx(head), true), Some(near));
+}
