@@ -11,6 +11,9 @@ fn main() {
     match run(&cfg) {
         Ok(r) => {
             println!("{}", serde_json::to_string_pretty(&r.summary).unwrap());
+            if let Some(f) = &r.freeblock {
+                println!("{}", serde_json::to_string_pretty(f).unwrap());
+            }
             eprintln!("{} requests in {:.3} s wall", r.counters.completed, t.elapsed().as_secs_f64());
         }
         Err(e) => {

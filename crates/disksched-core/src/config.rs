@@ -31,6 +31,9 @@ pub struct SimConfig {
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub run: RunConfig,
+    /// Freeblock scheduling of background tasks (optional).
+    #[serde(default)]
+    pub freeblock: Option<crate::background::FreeblockConfig>,
     /// Directory that relative paths in the config are resolved against.
     #[serde(skip)]
     pub base_dir: Option<PathBuf>,
@@ -128,6 +131,9 @@ impl SimConfig {
         if !(1..=MAX_QUEUE_THRESHOLD).contains(&self.host.queue_threshold) {
             return Err(config_err("host.queue_threshold", format!(
                 "{} is out of range [1, {MAX_QUEUE_THRESHOLD}]", self.host.queue_threshold)));
+        }
+        if let Some(f) = &self.freeblock {
+            f.validate()?;
         }
         if self.run.requests == 0 {
             return Err(config_err("run.requests", "must be >= 1"));

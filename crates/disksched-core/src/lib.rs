@@ -6,6 +6,7 @@
 //! (requests), `sched` (the scheduler contract and one file per algorithm),
 //! `workload` (generators), `metrics`, `config` and `sim` (the wiring).
 
+pub mod background;
 pub mod config;
 pub mod disk;
 pub mod engine;

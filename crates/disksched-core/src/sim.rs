@@ -6,6 +6,8 @@
 //! disk -> drive scheduler `insert` -> drive `dispatch` when the mechanism is
 //! free -> `DiskDone` at the time the drive model computed -> completion.
 
+use crate::background::planner::{Planner, Visit};
+use crate::background::{FreeblockSummary, Tasks};
 use crate::config::SimConfig;
 use crate::disk::{builtin, DiskModel, Drive, DriveState, HeadState, Predictor};
 use crate::engine::Engine;
@@ -25,6 +27,8 @@ enum Event {
     DiskDone,
     /// A scheduler asked to be consulted again (`wake_at`).
     HostWake,
+    /// The drive finished a background (freeblock idle-time) transfer.
+    BackgroundDone,
     /// A client's next request is due.
     Arrived { client: u32 },
 }
@@ -34,7 +38,7 @@ impl Event {
     /// disk), then timers, then arrivals.
     fn priority(&self) -> u8 {
         match self {
-            Event::DiskDone => 0,
+            Event::DiskDone | Event::BackgroundDone => 0,
             Event::HostWake => 1,
             Event::Arrived { .. } => 2,
         }
@@ -48,6 +52,18 @@ pub struct Counters {
     pub host_dispatched: u64,
     pub drive_dispatched: u64,
     pub completed: u64,
+}
+
+/// Freeblock scheduling state: tasks, planner and what they achieved.
+struct Freeblock {
+    tasks: Tasks,
+    planner: Planner,
+    idle: bool,
+    bg_write: bool,
+    /// The idle-time visit in progress.
+    busy: Option<(Visit, SimTime)>,
+    summary: FreeblockSummary,
+    planner_ns: u128,
 }
 
 pub struct Simulation {
@@ -73,6 +89,7 @@ pub struct Simulation {
     limit: u64,
     stop_arrivals_at: Option<SimTime>,
     model: Arc<DiskModel>,
+    freeblock: Option<Freeblock>,
 }
 
 /// Result of a run.
@@ -81,6 +98,7 @@ pub struct RunResult {
     pub counters: Counters,
     /// Each scheduler's own counters: ("host" | "disk", name, value).
     pub scheduler_counters: Vec<(&'static str, &'static str, u64)>,
+    pub freeblock: Option<FreeblockSummary>,
     pub records: Option<Records>,
 }
 
@@ -104,7 +122,24 @@ impl Simulation {
         }
         let generator = cfg.workload.build(model.layout.capacity(), model.spec.sector_bytes)?;
         let sector_bytes = model.spec.sector_bytes;
+        let freeblock = match &cfg.freeblock {
+            None => None,
+            Some(f) => {
+                let tasks = Tasks::new(model.layout.capacity(), &f.tasks)?;
+                let planner = Planner::new(model.clone(), &tasks, f.search_tracks);
+                Some(Freeblock {
+                    tasks,
+                    planner,
+                    idle: f.idle,
+                    bg_write: f.tasks.iter().any(|t| t.write),
+                    busy: None,
+                    summary: FreeblockSummary::default(),
+                    planner_ns: 0,
+                })
+            }
+        };
         Ok(Simulation {
+            freeblock,
             engine: Engine::new(),
             reqs: RequestTable::default(),
             generator,
@@ -128,6 +163,13 @@ impl Simulation {
         })
     }
 
+    /// Receive every run of background blocks as it is transferred: (task, lo, hi, time).
+    pub fn on_background_transfer(&mut self, cb: crate::background::TransferCallback) {
+        if let Some(f) = &mut self.freeblock {
+            f.tasks.on_transfer = Some(cb);
+        }
+    }
+
     pub fn model(&self) -> &Arc<DiskModel> {
         &self.model
     }
@@ -143,6 +185,7 @@ impl Simulation {
             match ev {
                 Event::Arrived { client } => self.arrived(now, client),
                 Event::DiskDone => self.disk_done(now)?,
+                Event::BackgroundDone => self.background_done(now),
                 Event::HostWake => {
                     if self.host_wake == Some(now) {
                         self.host_wake = None;
@@ -161,8 +204,24 @@ impl Simulation {
         let scheduler_counters = self.host.counters().into_iter().map(|(n, v)| ("host", n, v))
             .chain(self.drive_sched.counters().into_iter().map(|(n, v)| ("disk", n, v)))
             .collect();
+        let summary = self.metrics.summary(end);
+        let freeblock = self.freeblock.take().map(|mut f| {
+            let s = &mut f.summary;
+            let span_s = summary.sim_time_ms / 1000.0;
+            let bytes = self.model.spec.sector_bytes as f64;
+            if span_s > 0.0 && summary.iops > 0.0 {
+                // Over the foreground's measured span (requests / IOPS).
+                let fg_span_s = summary.requests as f64 / summary.iops;
+                s.free_mb_per_s = (s.free_blocks + s.idle_blocks) as f64 * bytes / fg_span_s / 1e6;
+                s.latency_mb_per_s = s.free_blocks as f64 * bytes / fg_span_s / 1e6;
+            }
+            s.planner_us_per_opportunity = if s.opportunities > 0 { f.planner_ns as f64 / s.opportunities as f64 / 1e3 } else { 0.0 };
+            s.tasks = f.tasks.status().to_vec();
+            f.summary
+        });
         Ok(RunResult {
-            summary: self.metrics.summary(end),
+            freeblock,
+            summary,
             counters: self.counters,
             scheduler_counters,
             records: self.metrics.records.take(),
@@ -249,7 +308,11 @@ impl Simulation {
 
     /// If the mechanism is free, let the drive's scheduler pick the next command.
     fn drive_start(&mut self, now: SimTime) {
-        if self.in_service.is_some() || self.drive_sched.is_empty() {
+        if self.in_service.is_some() || self.freeblock.as_ref().is_some_and(|f| f.busy.is_some()) {
+            return;
+        }
+        if self.drive_sched.is_empty() {
+            self.background_idle(now);
             return;
         }
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
@@ -259,7 +322,23 @@ impl Simulation {
             let r = self.reqs.get(id);
             (r.lbn, r.blocks, r.is_write)
         };
+        let source = self.drive.state.head;
         let service = self.drive.serve(now, lbn, blocks, is_write);
+        if let Some(f) = &mut self.freeblock {
+            // In firmware the planner's model is the drive's: the plan ends
+            // with the heads over the request's first sector exactly when
+            // they would have been without it.
+            let target = self.reqs.get(id).target;
+            let media_start = SimTime(now.0 + service.overhead_ns + service.seek_ns + service.rotation_ns);
+            let clock = std::time::Instant::now();
+            let plan = f.planner.plan(now, (source.cylinder, source.head), (target.cylinder, target.head), media_start,
+                                      is_write, f.bg_write, &f.tasks);
+            f.planner_ns += clock.elapsed().as_nanos();
+            f.summary.opportunities += 1;
+            for v in &plan.visits {
+                f.summary.free_blocks += f.planner.credit(v, media_start, &mut f.tasks);
+            }
+        }
         // The host's belief follows its own model of the drive.
         self.belief.head.time = self.belief.head.time.max(now);
         self.predictor.model.serve(&mut self.belief, now, lbn, blocks, is_write, &mut self.belief_pieces);
@@ -268,6 +347,32 @@ impl Simulation {
         r.service = service;
         self.in_service = Some(id);
         self.engine.schedule(service.done, 0, Event::DiskDone);
+    }
+
+    /// Nothing to serve: let freeblock read the nearest wanted track, unless
+    /// foreground work is waiting at the host or no more will come.
+    fn background_idle(&mut self, now: SimTime) {
+        let more_foreground = self.counters.arrived < self.limit && self.stop_arrivals_at.is_none_or(|t| now <= t);
+        let Some(f) = &mut self.freeblock else { return };
+        if !f.idle || !self.host.is_empty() || !more_foreground {
+            return;
+        }
+        let at = self.drive.state.head;
+        if let Some((visit, end)) = f.planner.idle(now, (at.cylinder, at.head), f.bg_write, &f.tasks) {
+            self.drive.state.head = HeadState { cylinder: visit.cylinder, head: visit.head, time: end };
+            f.busy = Some((visit, end));
+            self.engine.schedule(end, 0, Event::BackgroundDone);
+        }
+    }
+
+    fn background_done(&mut self, now: SimTime) {
+        if let Some(f) = &mut self.freeblock {
+            if let Some((visit, _)) = f.busy.take() {
+                f.summary.idle_blocks += f.planner.credit(&visit, now, &mut f.tasks);
+            }
+        }
+        self.drive_start(now);
+        self.host_dispatch(now);
     }
 
     fn disk_done(&mut self, now: SimTime) -> Result<()> {

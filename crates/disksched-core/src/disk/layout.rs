@@ -257,3 +257,50 @@ impl Layout {
         }
     }
 }
+
+/// The LBNs of one physical track, for planners that work track by track.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrackSpan {
+    pub first_lbn: u64,
+    /// LBNs on the track.
+    pub blocks: u32,
+    /// Physical sector holding `first_lbn`; later LBNs follow it around the track.
+    pub first_sector: u32,
+    pub sectors_per_track: u32,
+    /// Slipped slots, as offsets from `first_sector` (sorted).
+    pub slips: Vec<u32>,
+}
+
+impl TrackSpan {
+    /// Index (0..blocks) of the LBNs held in slot offsets [k0, k1) from `first_sector`
+    /// (k1 <= sectors_per_track): the half-open index range.
+    pub fn index_range(&self, k0: u32, k1: u32) -> (u32, u32) {
+        let idx = |k: u32| (k - self.slips.iter().filter(|&&s| s < k).count() as u32).min(self.blocks);
+        (idx(k0), idx(k1))
+    }
+}
+
+impl Layout {
+    /// The LBNs on track (`cylinder`, `head`), or None if it holds none.
+    pub fn track_span(&self, cylinder: u32, head: u32) -> Option<TrackSpan> {
+        let z = self.zone_of_cyl(cylinder)?;
+        let t = self.head_of(cylinder, head);
+        let spt = z.spt as u64;
+        let j = (cylinder - z.first_cyl) as u64 * self.surfaces as u64 + t as u64;
+        let (start, end) = (j * spt, (j + 1) * spt);
+        let before = Self::blocks_before(z, start);
+        let blocks = (Self::blocks_before(z, end) - before).min((self.capacity - z.first_lbn).saturating_sub(before));
+        if blocks == 0 || z.first_lbn + before >= self.capacity {
+            return None;
+        }
+        let lo = z.slips.partition_point(|&s| s < start);
+        let hi = z.slips.partition_point(|&s| s < end);
+        Some(TrackSpan {
+            first_lbn: z.first_lbn + before,
+            blocks: blocks as u32,
+            first_sector: self.track_first_sector(z, j),
+            sectors_per_track: z.spt,
+            slips: z.slips[lo..hi].iter().map(|&s| (s - start) as u32).collect(),
+        })
+    }
+}

@@ -11,7 +11,7 @@ pub mod spec;
 use crate::error::Result;
 use crate::time::SimTime;
 pub use drive::{ControllerTiming, Drive, DriveState, Service};
-pub use layout::{Layout, Pbn, TrackPiece};
+pub use layout::{Layout, Pbn, TrackPiece, TrackSpan};
 pub use mechanics::Mechanics;
 pub use predictor::{Positioning, Predictor, Target};
 pub use spec::DiskSpec;

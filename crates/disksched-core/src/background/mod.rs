@@ -1,0 +1,303 @@
+//! Background work for freeblock scheduling (Lumb et al., FAST 2002):
+//! tasks that want a set of blocks transferred in no particular order, and
+//! the bookkeeping of which blocks are still wanted.
+//!
+//! A task is a set of blocks (a range, or the whole disk) with a priority.
+//! Tasks may be paused, resumed and aborted while the simulation runs; a
+//! block is credited to exactly one task, once.
+
+pub mod planner;
+
+use crate::error::{config_err, Result};
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// Blocks still wanted, one bit per LBN, plus per-cylinder counts so idle
+/// time can find the nearest work quickly.
+#[derive(Clone, Debug)]
+pub struct Wanted {
+    bits: Vec<u64>,
+    count: u64,
+}
+
+impl Wanted {
+    pub fn new(capacity: u64) -> Wanted {
+        Wanted { bits: vec![0; capacity.div_ceil(64) as usize], count: 0 }
+    }
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+    pub fn get(&self, lbn: u64) -> bool {
+        self.bits[(lbn / 64) as usize] >> (lbn % 64) & 1 == 1
+    }
+    /// Set bits in [lo, hi); returns how many changed.
+    pub fn set_range(&mut self, lo: u64, hi: u64) -> u64 {
+        self.update(lo, hi, true)
+    }
+    /// Clear bits in [lo, hi); returns how many were set.
+    pub fn clear_range(&mut self, lo: u64, hi: u64) -> u64 {
+        self.update(lo, hi, false)
+    }
+    fn update(&mut self, lo: u64, hi: u64, set: bool) -> u64 {
+        let mut changed = 0;
+        let mut i = lo;
+        while i < hi {
+            let w = (i / 64) as usize;
+            let start = i % 64;
+            let end = (hi - (i - start)).min(64);
+            let mask = if end - start == 64 { u64::MAX } else { ((1u64 << (end - start)) - 1) << start };
+            let before = self.bits[w];
+            self.bits[w] = if set { before | mask } else { before & !mask };
+            changed += (before ^ self.bits[w]).count_ones() as u64;
+            i += end - start;
+        }
+        if set { self.count += changed } else { self.count -= changed }
+        changed
+    }
+    /// Number of set bits in [lo, hi).
+    pub fn count_range(&self, lo: u64, hi: u64) -> u64 {
+        let mut n = 0;
+        let mut i = lo;
+        while i < hi {
+            let w = (i / 64) as usize;
+            let start = i % 64;
+            let end = (hi - (i - start)).min(64);
+            let mask = if end - start == 64 { u64::MAX } else { ((1u64 << (end - start)) - 1) << start };
+            n += (self.bits[w] & mask).count_ones() as u64;
+            i += end - start;
+        }
+        n
+    }
+}
+
+/// `[freeblock]` section of a run config.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FreeblockConfig {
+    /// `firmware`: the planner's model is the drive itself.
+    #[serde(default = "firmware")]
+    pub mode: String,
+    /// Tracks the planner examines per opportunity besides source and destination.
+    #[serde(default = "default_search_tracks")]
+    pub search_tracks: u32,
+    /// Also read background blocks when the drive is idle.
+    #[serde(default = "yes")]
+    pub idle: bool,
+    /// Background tasks; default: one scan of the whole disk.
+    #[serde(default = "default_tasks")]
+    pub tasks: Vec<TaskConfig>,
+}
+
+fn firmware() -> String {
+    "firmware".into()
+}
+fn default_search_tracks() -> u32 {
+    64
+}
+fn yes() -> bool {
+    true
+}
+fn default_tasks() -> Vec<TaskConfig> {
+    vec![TaskConfig { name: scan(), blocks: None, priority: 0, write: false }]
+}
+
+impl FreeblockConfig {
+    pub fn validate(&self) -> Result<()> {
+        if self.mode != "firmware" {
+            return Err(config_err("freeblock.mode", format!(
+                "'{}' is not available (expected: firmware; the external mode is not built yet)", self.mode)));
+        }
+        if !(1..=100_000).contains(&self.search_tracks) {
+            return Err(config_err("freeblock.search_tracks", format!("{} is out of range [1, 100000]", self.search_tracks)));
+        }
+        if self.tasks.is_empty() {
+            return Err(config_err("freeblock.tasks", "at least one task is required"));
+        }
+        Ok(())
+    }
+}
+
+/// Freeblock results of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FreeblockSummary {
+    /// Foreground requests whose rotational latency the planner looked at.
+    pub opportunities: u64,
+    /// Background blocks moved inside foreground positioning time.
+    pub free_blocks: u64,
+    /// Background blocks moved while the drive was otherwise idle.
+    pub idle_blocks: u64,
+    /// (free + idle) blocks over the foreground's span, MB/s.
+    pub free_mb_per_s: f64,
+    /// Of that, only what rotational latency gave.
+    pub latency_mb_per_s: f64,
+    /// Wall-clock CPU time of the planner per opportunity, us (not deterministic).
+    pub planner_us_per_opportunity: f64,
+    pub tasks: Vec<TaskStatus>,
+}
+
+/// A background task as configured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskConfig {
+    /// Task name (for reports).
+    #[serde(default = "scan")]
+    pub name: String,
+    /// First block and one past the last; absent = the whole disk.
+    #[serde(default)]
+    pub blocks: Option<(u64, u64)>,
+    /// Higher runs first when tasks want the same block (reported only; one owner per block).
+    #[serde(default)]
+    pub priority: u32,
+    /// Writes instead of reads (e.g. a cleaner writing segments).
+    #[serde(default)]
+    pub write: bool,
+}
+
+fn scan() -> String {
+    "scan".into()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskState {
+    Active,
+    Paused,
+    Aborted,
+    Done,
+}
+
+/// A task's progress, as reported at the end of a run (or queried during one).
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskStatus {
+    pub name: String,
+    pub state: TaskState,
+    pub blocks_total: u64,
+    pub blocks_done: u64,
+    pub completed_ms: Option<f64>,
+}
+
+/// Called with each run of blocks [lo, hi) newly transferred for a task, and when.
+pub type TransferCallback = Box<dyn FnMut(usize, u64, u64, SimTime) + Send>;
+
+/// The set of tasks and which block belongs to which.
+pub struct Tasks {
+    pub wanted: Wanted,
+    /// Receives every run of blocks as it is transferred: (task, lo, hi, time).
+    pub on_transfer: Option<TransferCallback>,
+    owner: Vec<(u64, u64, usize)>, // (lo, hi, task index), sorted, disjoint
+    status: Vec<TaskStatus>,
+    paused_bits: Vec<Option<Vec<(u64, u64)>>>,
+}
+
+impl Tasks {
+    pub fn new(capacity: u64, configs: &[TaskConfig]) -> Result<Tasks> {
+        let mut wanted = Wanted::new(capacity);
+        let mut owner = Vec::new();
+        let mut status = Vec::new();
+        for (i, c) in configs.iter().enumerate() {
+            let (lo, hi) = c.blocks.unwrap_or((0, capacity));
+            if !(lo < hi && hi <= capacity) {
+                return Err(config_err(format!("background.tasks[{i}].blocks"), format!(
+                    "[{lo}, {hi}) must be a non-empty range within the disk's {capacity} blocks")));
+            }
+            if owner.iter().any(|&(a, b, _)| lo < b && a < hi) {
+                return Err(config_err(format!("background.tasks[{i}].blocks"), "overlaps an earlier task's blocks"));
+            }
+            wanted.set_range(lo, hi);
+            owner.push((lo, hi, i));
+            status.push(TaskStatus { name: c.name.clone(), state: TaskState::Active, blocks_total: hi - lo, blocks_done: 0, completed_ms: None });
+        }
+        owner.sort_unstable();
+        Ok(Tasks { wanted, on_transfer: None, owner, paused_bits: vec![None; configs.len()], status })
+    }
+
+    /// Credit the wanted blocks in [lo, hi) as transferred at `now`; returns how many.
+    pub fn transferred(&mut self, lo: u64, hi: u64, now: SimTime) -> u64 {
+        let mut total = 0;
+        let first = self.owner.partition_point(|&(_, b, _)| b <= lo);
+        for k in first..self.owner.len() {
+            let (a, b, t) = self.owner[k];
+            if a >= hi {
+                break;
+            }
+            let (from, to) = (lo.max(a), hi.min(b));
+            if let Some(cb) = &mut self.on_transfer {
+                let mut i = from;
+                while i < to {
+                    if self.wanted.get(i) {
+                        let start = i;
+                        while i < to && self.wanted.get(i) {
+                            i += 1;
+                        }
+                        cb(t, start, i, now);
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            let n = self.wanted.clear_range(from, to);
+            let s = &mut self.status[t];
+            s.blocks_done += n;
+            total += n;
+            if n > 0 && s.blocks_done == s.blocks_total {
+                s.state = TaskState::Done;
+                s.completed_ms = Some(now.as_ms_f64());
+            }
+        }
+        total
+    }
+
+    /// Stop wanting a task's remaining blocks until `resume`.
+    pub fn pause(&mut self, task: usize) {
+        if self.status[task].state != TaskState::Active {
+            return;
+        }
+        let (lo, hi) = self.range(task);
+        let mut runs = Vec::new();
+        let mut i = lo;
+        while i < hi {
+            if self.wanted.get(i) {
+                let start = i;
+                while i < hi && self.wanted.get(i) {
+                    i += 1;
+                }
+                runs.push((start, i));
+            } else {
+                i += 1;
+            }
+        }
+        for &(a, b) in &runs {
+            self.wanted.clear_range(a, b);
+        }
+        self.paused_bits[task] = Some(runs);
+        self.status[task].state = TaskState::Paused;
+    }
+
+    pub fn resume(&mut self, task: usize) {
+        if let Some(runs) = self.paused_bits[task].take() {
+            for (a, b) in runs {
+                self.wanted.set_range(a, b);
+            }
+            self.status[task].state = TaskState::Active;
+        }
+    }
+
+    /// Give up a task: its remaining blocks are no longer wanted.
+    pub fn abort(&mut self, task: usize) {
+        let (lo, hi) = self.range(task);
+        self.paused_bits[task] = None;
+        self.wanted.clear_range(lo, hi);
+        if self.status[task].state != TaskState::Done {
+            self.status[task].state = TaskState::Aborted;
+        }
+    }
+
+    fn range(&self, task: usize) -> (u64, u64) {
+        let &(lo, hi, _) = self.owner.iter().find(|o| o.2 == task).expect("task exists");
+        (lo, hi)
+    }
+
+    pub fn status(&self) -> &[TaskStatus] {
+        &self.status
+    }
+}

@@ -1,0 +1,215 @@
+//! The freeblock planner: fill a foreground request's rotational latency
+//! with background transfers without delaying it (Lumb, Schindler, Ganger &
+//! Riedel, OSDI 2000; Lumb, Schindler & Ganger, FAST 2002).
+//!
+//! When the drive turns to foreground request F, the heads are on the source
+//! track and must be over F's first sector at `deadline` (the time F's media
+//! transfer starts without freeblock scheduling). Whatever time that leaves
+//! beyond the direct seek can be spent reading wanted blocks: on the source
+//! track before leaving, on the destination track before F's sector comes
+//! round, or on another track visited on the way, each detour paying its
+//! extra seeks. The planner predicts every option with the predictor's model,
+//! searches tracks progressively farther from the source and destination
+//! within a budget, and takes the option that moves the most wanted blocks.
+
+use super::Tasks;
+use crate::disk::mechanics::{sector_phase, REV};
+use crate::disk::{DiskModel, TrackSpan};
+use crate::time::SimTime;
+use std::sync::Arc;
+
+/// A track visit: read the slots [k0, k0 + n) counted from the track's first-LBN sector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Visit {
+    pub cylinder: u32,
+    pub head: u32,
+    /// LBNs covered (wanted or not), as half-open ranges.
+    pub lbns: Vec<(u64, u64)>,
+    pub wanted: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub visits: Vec<Visit>,
+    pub wanted: u64,
+}
+
+pub struct Planner {
+    model: Arc<DiskModel>,
+    /// Tracks examined besides source and destination, at most.
+    pub search_tracks: u32,
+    /// Added to every predicted head movement (external schedulers' margin).
+    pub seek_conservatism_ns: u64,
+    /// Wanted blocks per cylinder: lets idle time find the nearest work.
+    cyl_wanted: Vec<u32>,
+}
+
+impl Planner {
+    pub fn new(model: Arc<DiskModel>, tasks: &Tasks, search_tracks: u32) -> Planner {
+        let mut p = Planner { model, search_tracks, seek_conservatism_ns: 0, cyl_wanted: Vec::new() };
+        p.recount(tasks);
+        p
+    }
+
+    /// Rebuild the per-cylinder counts (after pause / resume / abort).
+    pub fn recount(&mut self, tasks: &Tasks) {
+        let l = &self.model.layout;
+        self.cyl_wanted = (0..l.cylinders())
+            .map(|c| (0..l.surfaces()).filter_map(|h| l.track_span(c, h))
+                .map(|s| tasks.wanted.count_range(s.first_lbn, s.first_lbn + s.blocks as u64) as u32).sum())
+            .collect();
+    }
+
+    fn move_ns(&self, c0: u32, h0: u32, c1: u32, h1: u32, is_write: bool) -> u64 {
+        let t = self.model.mech.reposition_ns(c0, h0, c1, h1, is_write);
+        if t > 0 { t + self.seek_conservatism_ns } else { 0 }
+    }
+
+    /// The slots of `span` whose whole sector passes under the head in [ta, tb].
+    fn window(&self, span: &TrackSpan, ta: u64, tb: u64) -> Option<(u32, u32)> {
+        if tb <= ta {
+            return None;
+        }
+        let m = &self.model.mech;
+        let spt = span.sectors_per_track as u64;
+        let phase = m.phase_at(SimTime(ta));
+        // First sector boundary at or after ta.
+        let s0 = ((phase as u128 * spt as u128).div_ceil(REV as u128) % spt as u128) as u32;
+        let t0 = ta + m.rotate_ns(phase, sector_phase(s0, span.sectors_per_track));
+        if t0 >= tb {
+            return None;
+        }
+        let n = (((tb - t0) as u128 * spt as u128 * m.rpm_milli as u128) / REV as u128).min(spt as u128) as u32;
+        (n > 0).then_some(((s0 + span.sectors_per_track - span.first_sector) % span.sectors_per_track, n))
+    }
+
+    /// LBN ranges covered by `n` slots from slot offset `k0`, and how many are wanted.
+    fn covered(span: &TrackSpan, k0: u32, n: u32, tasks: &Tasks) -> (Vec<(u64, u64)>, u64) {
+        let spt = span.sectors_per_track;
+        let parts = if k0 + n <= spt { vec![(k0, k0 + n)] } else { vec![(k0, spt), (0, k0 + n - spt)] };
+        let mut ranges = Vec::with_capacity(2);
+        let mut wanted = 0;
+        for (a, b) in parts {
+            let (i0, i1) = span.index_range(a, b);
+            if i1 > i0 {
+                let (lo, hi) = (span.first_lbn + i0 as u64, span.first_lbn + i1 as u64);
+                wanted += tasks.wanted.count_range(lo, hi);
+                ranges.push((lo, hi));
+            }
+        }
+        (ranges, wanted)
+    }
+
+    fn visit(&self, c: u32, h: u32, ta: u64, tb: u64, tasks: &Tasks) -> Option<Visit> {
+        let span = self.model.layout.track_span(c, h)?;
+        let (k0, n) = self.window(&span, ta, tb)?;
+        let (lbns, wanted) = Self::covered(&span, k0, n, tasks);
+        (wanted > 0).then_some(Visit { cylinder: c, head: h, lbns, wanted })
+    }
+
+    /// Best use of the time before `deadline`, when the heads are at
+    /// (`src_cyl`, `src_head`) from `now` and must then reach (`dst_cyl`,
+    /// `dst_head`) for a foreground request (`fg_write`: it needs write settle).
+    #[allow(clippy::too_many_arguments)]
+    pub fn plan(&self, now: SimTime, src: (u32, u32), dst: (u32, u32), deadline: SimTime, fg_write: bool,
+                bg_write: bool, tasks: &Tasks) -> Plan {
+        let mut best = Plan::default();
+        if tasks.wanted.count() == 0 {
+            return best;
+        }
+        let (t0, tf) = (now.0, deadline.0);
+        let direct = self.move_ns(src.0, src.1, dst.0, dst.1, fg_write);
+        if t0 + direct >= tf {
+            return best;
+        }
+        let same_track = src == dst;
+        // Source and destination: split the slack at a few points.
+        const SPLITS: u64 = 4;
+        for i in 0..=SPLITS {
+            let leave = t0 + (tf - direct - t0) * i / SPLITS;
+            let mut visits = Vec::new();
+            if same_track {
+                if i > 0 { break; }
+                visits.extend(self.visit(src.0, src.1, t0, tf, tasks));
+            } else {
+                visits.extend(self.visit(src.0, src.1, t0, leave, tasks));
+                visits.extend(self.visit(dst.0, dst.1, leave + direct, tf, tasks));
+            }
+            let wanted = visits.iter().map(|v| v.wanted).sum();
+            if wanted > best.wanted {
+                best = Plan { visits, wanted };
+            }
+        }
+        // Other tracks, nearest the source and destination cylinders first.
+        let l = &self.model.layout;
+        let mech = &self.model.mech;
+        let slack = tf - t0;
+        // Cylinders in order of distance from the path between source and
+        // destination: outward on both sides, and inward along the path.
+        // Outside the path the detour only grows with distance, so each side
+        // stops at its first unreachable cylinder.
+        let reachable = |c: u32| mech.seek_floor_ns(c.abs_diff(src.0)) + mech.seek_floor_ns(c.abs_diff(dst.0)) < slack;
+        let (lo, hi) = (src.0.min(dst.0), src.0.max(dst.0));
+        let mut examined = 0u32;
+        for d in 0u32.. {
+            let below = lo.checked_sub(d).filter(|&c| reachable(c));
+            let above = (hi + d < l.cylinders()).then_some(hi + d).filter(|&c| (d > 0 || hi != lo) && reachable(c));
+            let inward = lo + d + 1 <= hi.saturating_sub(d + 1);
+            if below.is_none() && above.is_none() && !inward {
+                break;
+            }
+            let inside = [lo + d + 1, hi.saturating_sub(d + 1)].into_iter().filter(|&c| c > lo && c < hi);
+            let mut cands: Vec<u32> = below.into_iter().chain(above).chain(inside.filter(|&c| reachable(c))).collect();
+            cands.dedup();
+            for c in cands {
+                for h in 0..l.surfaces() {
+                    if (c, h) == src || (c, h) == dst {
+                        continue;
+                    }
+                    examined += 1;
+                    if examined > self.search_tracks {
+                        return best;
+                    }
+                    let arrive = t0 + self.move_ns(src.0, src.1, c, h, bg_write);
+                    let leave_by = tf.saturating_sub(self.move_ns(c, h, dst.0, dst.1, fg_write));
+                    if let Some(v) = self.visit(c, h, arrive, leave_by, tasks) {
+                        if v.wanted > best.wanted {
+                            best = Plan { wanted: v.wanted, visits: vec![v] };
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Idle time: the nearest track with wanted blocks, read whole on arrival
+    /// (zero-latency). Returns the visit and when it ends.
+    pub fn idle(&self, now: SimTime, at: (u32, u32), bg_write: bool, tasks: &Tasks) -> Option<(Visit, SimTime)> {
+        if tasks.wanted.count() == 0 {
+            return None;
+        }
+        let n = self.cyl_wanted.len() as u32;
+        let c = (0..n).find_map(|d| {
+            [at.0.checked_sub(d), Some(at.0 + d).filter(|&c| c < n)].into_iter().flatten().find(|&c| self.cyl_wanted[c as usize] > 0)
+        })?;
+        let l = &self.model.layout;
+        // Prefer the current surface, then the others in order.
+        let h = std::iter::once(at.1).chain(0..l.surfaces()).find_map(|h| {
+            let s = l.track_span(c, h)?;
+            (tasks.wanted.count_range(s.first_lbn, s.first_lbn + s.blocks as u64) > 0).then_some((h, s))
+        });
+        let (h, span) = h?;
+        let lbns = vec![(span.first_lbn, span.first_lbn + span.blocks as u64)];
+        let wanted = tasks.wanted.count_range(lbns[0].0, lbns[0].1);
+        let end = now.0 + self.model.mech.reposition_ns(at.0, at.1, c, h, bg_write) + self.model.mech.revolution_ns();
+        Some((Visit { cylinder: c, head: h, lbns, wanted }, SimTime(end)))
+    }
+
+    /// Credit a visit's blocks to their tasks.
+    pub fn credit(&mut self, visit: &Visit, now: SimTime, tasks: &mut Tasks) -> u64 {
+        let n: u64 = visit.lbns.iter().map(|&(lo, hi)| tasks.transferred(lo, hi, now)).sum();
+        self.cyl_wanted[visit.cylinder as usize] -= n as u32;
+        n
+    }
+}
