@@ -81,3 +81,12 @@ def test_bench_json_has_every_run():
         ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("closed32", "sptf"), ("closed128", "sptf")]
     for r in runs:
         assert r["requests"] == 2000 and r["wall_s"] > 0 and r["requests_per_s"] > 0 and r["peak_rss_mb"] > 0
+
+
+def test_freeblock_run_reports_free_bandwidth():
+    p = cli("run", ROOT / "examples/freeblock.toml", "--json")
+    assert p.returncode == 0, p.stderr
+    f = json.loads(p.stdout)["freeblock"]
+    assert f["free_blocks"] > 0 and f["free_mb_per_s"] > 0 and f["tasks"][0]["name"] == "scan"
+    p = cli("run", ROOT / "examples/freeblock.toml")
+    assert "free bandwidth" in p.stdout and "task scan" in p.stdout

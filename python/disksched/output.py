@@ -41,4 +41,17 @@ def summary_rows(summary: dict) -> list[tuple[str, str]]:
         ("queues", f"host mean {summary['mean_host_queue']:.2f} (max {summary['max_host_queue']})  "
                    f"disk mean {summary['mean_disk_queue']:.2f} (max {summary['max_disk_queue']})"),
         ("simulated time", f"{summary['sim_time_ms'] / 1000:.3f} s"),
-    ]
+    ] + freeblock_rows(summary.get("freeblock"))
+
+
+def freeblock_rows(f: dict | None) -> list[tuple[str, str]]:
+    if not f:
+        return []
+    rows = [("free bandwidth", f"{f['free_mb_per_s']:.2f} MB/s ({f['latency_mb_per_s']:.2f} from rotational latency; "
+                               f"{f['free_blocks']:,} + {f['idle_blocks']:,} idle blocks)"),
+            ("planner", f"{f['planner_us_per_opportunity']:.1f} us CPU per opportunity, {f['opportunities']:,} opportunities")]
+    for t in f["tasks"]:
+        done = f" at {t['completed_ms'] / 1000:.1f} s" if t["completed_ms"] is not None else ""
+        rows.append((f"task {t['name']}", f"{t['state']}{done}: {t['blocks_done']:,} of {t['blocks_total']:,} blocks "
+                                          f"({100 * t['blocks_done'] / t['blocks_total']:.1f}%)"))
+    return rows

@@ -104,7 +104,11 @@ fn run<'py>(
         sim.run(&mut cb)
     });
     let result = result.map_err(err)?;
-    let summary = serde_json::to_string(&result.summary).map_err(json_err)?;
+    let mut summary = serde_json::to_value(&result.summary).map_err(json_err)?;
+    if let Some(f) = &result.freeblock {
+        summary["freeblock"] = serde_json::to_value(f).map_err(json_err)?;
+    }
+    let summary = summary.to_string();
     let mut counters = serde_json::to_value(&result.counters).map_err(json_err)?;
     let sched: serde_json::Map<String, serde_json::Value> =
         result.scheduler_counters.iter().map(|(level, name, v)| (format!("{level}.{name}"), (*v).into())).collect();
