@@ -77,10 +77,16 @@ def test_bench_json_has_every_run():
     p = cli("bench", "--json", "--requests", "2000")
     assert p.returncode == 0, p.stderr
     runs = json.loads(p.stdout)
-    assert [(r["workload"], r["scheduler"]) for r in runs] == [
-        ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("closed32", "sptf"), ("closed128", "sptf")]
-    for r in runs:
-        assert r["requests"] == 2000 and r["wall_s"] > 0 and r["requests_per_s"] > 0 and r["peak_rss_mb"] > 0
+    sims = [r for r in runs if r["workload"] != "dispatch"]
+    assert [(r["workload"], r["scheduler"]) for r in sims] == [
+        ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("closed32", "sptf"), ("closed128", "sptf"),
+        ("oltp+freeblock", "sptf")]
+    for r in sims:
+        assert r["requests"] >= 1000 and r["wall_s"] > 0 and r["requests_per_s"] > 0 and r["peak_rss_mb"] > 0
+    assert sims[-1]["planner_us_per_opportunity"] > 0
+    dispatch = [r for r in runs if r["workload"] == "dispatch"]
+    assert {(r["scheduler"], r["depth"]) for r in dispatch} >= {("sptf", 16), ("sptf", 256), ("sptf", 1024)}
+    assert all(r["decisions_per_s"] > 0 for r in dispatch)
 
 
 def test_freeblock_run_reports_free_bandwidth():

@@ -29,3 +29,6 @@ def schedulers() -> str:
 
 def heap_bytes(reset: bool = ...) -> tuple[int, int]:
     """(current, peak) bytes allocated by the Rust core."""
+
+def dispatch_rate(name: str, depth: int, decisions: int, disk: str) -> float:
+    """Dispatch decisions per second of a scheduler holding `depth` requests."""

@@ -39,7 +39,25 @@ def bench_configs(requests: int) -> list[tuple[str, str, dict]]:
                          "size_kb": 4.0, "size_dist": "constant", "read_fraction": 2 / 3},
             "run": {"requests": requests},
         }))
+    runs.append(("oltp+freeblock", "sptf", {
+        "seed": 1,
+        "disk": {"model": "atlas10k", "scheduler": "sptf"},
+        "host": {"scheduler": "fcfs", "queue_threshold": 16},
+        "workload": {"kind": "oltp"},
+        "run": {"requests": max(requests // 10, 1000)},
+        "freeblock": {"idle": False},
+    }))
     return runs
+
+
+DISPATCH_DEPTHS = [16, 256, 1024]
+DISPATCH_SCHEDULERS = ["sptf", "sptf_sw", "asptf"]
+
+
+def dispatch_rates(decisions: int) -> list[dict]:
+    """SPTF-family dispatch decisions per second at deep queues."""
+    return [{"scheduler": s, "depth": d, "decisions_per_s": _core.dispatch_rate(s, d, decisions, "atlas10k")}
+            for s in DISPATCH_SCHEDULERS for d in DISPATCH_DEPTHS]
 
 
 def measure(config: dict) -> dict:
@@ -49,7 +67,11 @@ def measure(config: dict) -> dict:
     summary, counters, _ = _core.run(json.dumps(config), "<bench>.json", None, False, None)
     wall = time.perf_counter() - t0
     completed = json.loads(counters)["completed"]
+    fb = json.loads(summary).get("freeblock")
+    extra = {"planner_us_per_opportunity": fb["planner_us_per_opportunity"],
+             "free_mb_per_s": fb["free_mb_per_s"]} if fb else {}
     return {
+        **extra,
         "requests": completed,
         "wall_s": wall,
         "requests_per_s": completed / wall,

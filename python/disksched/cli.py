@@ -150,7 +150,7 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="Directory for the tabl
 def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list, one object per run."),
           requests: int = typer.Option(1_000_000, min=1000, help="Requests per run.")) -> None:
     """Simulation speed (requests per wall-clock second) and peak memory."""
-    from .bench import run_all
+    from .bench import dispatch_rates, run_all
 
     def show(r: dict) -> None:
         if not json_out:
@@ -158,13 +158,20 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
                               f"peak RSS {r['peak_rss_mb']:.1f} MB", highlight=False)
 
     results = run_all(requests, show)
+    rates = dispatch_rates(max(requests // 10, 1000))
     if json_out:
-        print(json.dumps(results, indent=2))
+        print(json.dumps(results + [{"workload": "dispatch", **r} for r in rates], indent=2))
         return
     console.print(_table(f"disksched bench ({requests:,} requests per run, Atlas 10K)",
                          ["workload", "scheduler", "wall s", "requests/s", "peak RSS MB", "Rust heap MB"],
                          [[r["workload"], r["scheduler"], f"{r['wall_s']:.2f}", f"{r['requests_per_s']:,.0f}",
                            f"{r['peak_rss_mb']:.1f}", f"{r['heap_peak_mb']:.1f}"] for r in results]))
+    fb = [r for r in results if "planner_us_per_opportunity" in r]
+    for r in fb:
+        console.print(f"freeblock planner: {r['planner_us_per_opportunity']:.1f} us CPU per opportunity "
+                      f"({r['free_mb_per_s']:.2f} MB/s free bandwidth)")
+    console.print(_table("dispatch decisions per second (Atlas 10K)", ["scheduler", "queue depth", "decisions/s"],
+                         [[r["scheduler"], str(r["depth"]), f"{r['decisions_per_s']:,.0f}"] for r in rates]))
 
 
 def main() -> None:

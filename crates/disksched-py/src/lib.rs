@@ -187,6 +187,13 @@ fn schedulers() -> String {
     serde_json::to_string(&list).expect("registry serializes")
 }
 
+/// Dispatch decisions per second of scheduler `name` at queue depth `depth` on a built-in disk.
+#[pyfunction]
+fn dispatch_rate(py: Python<'_>, name: &str, depth: usize, decisions: u64, disk: &str) -> PyResult<f64> {
+    let model = std::sync::Arc::new(DiskModel::new(builtin::resolve(disk, None).map_err(err)?).map_err(err)?);
+    py.allow_threads(|| sched::dispatch_rate(name, depth, decisions, model)).map_err(err)
+}
+
 /// (current, peak) bytes of Rust heap; `reset` sets the peak to the current.
 #[pyfunction]
 #[pyo3(signature = (reset=false))]
@@ -206,5 +213,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(disk_show, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(dispatch_rate, m)?)?;
     Ok(())
 }

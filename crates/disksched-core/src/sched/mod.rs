@@ -193,3 +193,37 @@ pub fn build(name: &str, settings: &[(String, f64)]) -> Result<Box<dyn Scheduler
     }
     Ok((info.build)(&Tunables(values)))
 }
+
+/// Dispatch decisions per second of a scheduler holding `depth` requests on
+/// `model`: each decision dispatches one request and inserts a fresh random
+/// one, the heads moving to each dispatched request. For `disksched bench`.
+pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, model: std::sync::Arc<crate::disk::DiskModel>) -> Result<f64> {
+    use crate::host::Request;
+    use rand::{Rng, SeedableRng};
+    let mut s = build(name, &[])?;
+    let predictor = Predictor::exact(model.clone());
+    let mut reqs = RequestTable::default();
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+    let cap = model.layout.capacity() - 8;
+    let mut seq = 0u64;
+    let mut add = |reqs: &mut RequestTable, now: SimTime| {
+        seq += 1;
+        let lbn = rng.gen_range(0..cap);
+        reqs.insert(Request { seq, lbn, blocks: 8, target: predictor.target(lbn), arrival: now, ..Default::default() })
+    };
+    let mut head = HeadState::default();
+    for _ in 0..depth {
+        let id = add(&mut reqs, head.time);
+        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head });
+    }
+    let clock = std::time::Instant::now();
+    for _ in 0..decisions {
+        let ctx = SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head };
+        let id = s.dispatch(&ctx, true).expect("queue is never empty");
+        let r = reqs.remove(id);
+        head = HeadState { cylinder: r.target.cylinder, head: r.target.head, time: SimTime(head.time.0 + 5_000_000) };
+        let id = add(&mut reqs, head.time);
+        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head });
+    }
+    Ok(decisions as f64 / clock.elapsed().as_secs_f64())
+}
