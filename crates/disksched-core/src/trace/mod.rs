@@ -412,8 +412,8 @@ fn detect(src: &mut Box<dyn BufRead + Send>) -> std::result::Result<(TraceFormat
         return Ok((TraceFormat::Hpl, Vec::new()));
     }
     let mut prefix = Vec::new();
-    let mut starts = Vec::new();
-    while starts.len() < SNIFF_LINES && prefix.len() < SNIFF_MAX_BYTES {
+    let mut sampled = 0;
+    while sampled < SNIFF_LINES && prefix.len() < SNIFF_MAX_BYTES {
         let at = prefix.len();
         if src.read_until(b'\n', &mut prefix).map_err(DetectError::Io)? == 0 {
             break;
@@ -421,7 +421,7 @@ fn detect(src: &mut Box<dyn BufRead + Send>) -> std::result::Result<(TraceFormat
         let t = String::from_utf8_lossy(&prefix[at..]);
         let t = t.trim();
         if !t.is_empty() && !t.starts_with('#') {
-            starts.push(at);
+            sampled += 1;
         }
     }
     let text = String::from_utf8_lossy(&prefix);
@@ -450,12 +450,18 @@ fn detect(src: &mut Box<dyn BufRead + Send>) -> std::result::Result<(TraceFormat
         (TraceFormat::Tencent, tencent::sniff),
         (TraceFormat::Fio, fio::sniff),
     ];
+    // The format most lines fit wins (a bad line or blkparse's summary lines
+    // must not defeat detection); it needs a majority; ties go to the
+    // earlier, more specific format.
+    let mut best: Option<(TraceFormat, usize)> = None;
     for (f, sniff) in sniffers {
-        // blkparse interleaves non-I/O lines (summaries); most must fit.
         let fit = lines.iter().filter(|l| sniff(l)).count();
-        if fit == lines.len() || (f == TraceFormat::Blkparse && fit * 2 > lines.len()) {
-            return Ok((f, prefix));
+        if fit * 2 > lines.len() && best.is_none_or(|(_, b)| fit > b) {
+            best = Some((f, fit));
         }
+    }
+    if let Some((f, _)) = best {
+        return Ok((f, prefix));
     }
     let first: String = lines[0].chars().take(80).collect();
     Err(DetectError::Unknown(format!(
