@@ -639,3 +639,51 @@ fn parse_rates() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+// ---------------------------------------------------------------------------
+// Hostile input: errors, never panics, bounded memory.
+
+#[test]
+fn overlong_line_is_bad_and_reading_goes_on() {
+    let dir = scratch("overlong");
+    let path = dir.join("long.trace");
+    let mut text = String::from("0.5 0 10 8 1\n");
+    text += &"9".repeat(trace::MAX_LINE_BYTES * 3);
+    text += "\n1.5 0 20 8 0\n";
+    std::fs::write(&path, text).unwrap();
+    let e = trace::open(&path, Some(TraceFormat::DisksimAscii), false).unwrap().find_map(|r| r.err()).unwrap().to_string();
+    assert!(e.contains(":2: line longer than 65536 bytes"), "{e}");
+    let mut r = trace::open(&path, Some(TraceFormat::DisksimAscii), true).unwrap();
+    let got: Vec<_> = r.by_ref().map(|x| x.unwrap()).collect();
+    assert_eq!(got, [rec(500_000, 0, 10, 8, false), rec(1_500_000, 0, 20, 8, true)]);
+    assert_eq!((r.bad_lines_skipped(), r.lines_read()), (1, 3));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn corrupt_compressed_data_is_a_file_error() {
+    let dir = scratch("corrupt");
+    let raw = std::fs::read(fixture("spc.csv")).unwrap();
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(&raw).unwrap();
+    let gz = e.finish().unwrap();
+    let path = dir.join("cut.gz");
+    std::fs::write(&path, &gz[..gz.len() / 2]).unwrap();
+    let res = trace::open(&path, Some(TraceFormat::Spc), false).map(|r| r.collect::<Vec<_>>());
+    let err = match res {
+        Err(e) => e,
+        Ok(items) => items.into_iter().find_map(|r| r.err()).expect("truncated gzip must fail"),
+    };
+    assert!(matches!(err, Error::File { .. }), "{err:?}");
+    let path = dir.join("garbage.zst");
+    std::fs::write(&path, [0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    let res = trace::open(&path, Some(TraceFormat::Spc), false).map(|r| r.collect::<Vec<_>>());
+    assert!(res.is_err() || res.unwrap().iter().any(|r| r.is_err()));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn hpl_forced_on_text_is_a_header_error() {
+    let e = trace::open(fixture("spc.csv"), Some(TraceFormat::Hpl), false).err().unwrap().to_string();
+    assert!(e.contains("spc.csv: HPL header: missing `$$TR_IOREC` magic"), "{e}");
+}

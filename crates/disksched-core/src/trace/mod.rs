@@ -13,7 +13,9 @@
 //!   rounded up), so no byte the trace touched is lost;
 //! - a malformed line is `Error::Parse` naming the 1-based field, its value and
 //!   what was expected; with `skip_bad_lines` it is counted and skipped instead;
-//! - CSV formats accept one header line (a first line with no digits).
+//! - CSV formats accept one header line (a first line with no digits);
+//! - a line longer than `MAX_LINE_BYTES` is a bad line (memory stays bounded
+//!   even when a binary file is read as text).
 
 pub mod alibaba;
 pub mod blkparse;
@@ -40,8 +42,8 @@ pub const BLOCK_BYTES: u64 = 512;
 /// One I/O as a trace describes it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TraceRecord {
-    /// Arrival time in ns: since the trace start, or absolute (epoch) when the
-    /// format records absolute times (alibaba, tencent, blkparse's own clock).
+    /// Arrival time in ns: since the trace start, or since the Unix epoch when
+    /// the format records absolute times (alibaba, tencent).
     pub time_ns: u64,
     pub device: u32,
     /// First 512-byte block.
@@ -279,24 +281,28 @@ impl Iterator for TraceReader {
             let outcome = match &mut self.kind {
                 Kind::Lines(p) => {
                     self.buf.clear();
-                    match self.src.read_until(b'\n', &mut self.buf) {
+                    match read_line_bounded(&mut self.src, &mut self.buf) {
                         Err(e) => return Some(Err(self.io_err(e))),
-                        Ok(0) => {
+                        Ok(None) => {
                             p.finish(&mut self.out);
                             self.finished = true;
                             continue;
                         }
-                        Ok(_) => {}
+                        Ok(Some(_)) => {}
                     }
                     self.line_no += 1;
-                    match std::str::from_utf8(&self.buf) {
-                        Err(e) => Err(format!("not UTF-8 text (invalid byte at column {})", e.valid_up_to() + 1)),
-                        Ok(s) => {
-                            let line = s.trim();
-                            if line.is_empty() || line.starts_with('#') {
-                                continue;
+                    if self.buf.len() > MAX_LINE_BYTES {
+                        Err(format!("line longer than {MAX_LINE_BYTES} bytes: not a text trace of this format"))
+                    } else {
+                        match std::str::from_utf8(&self.buf) {
+                            Err(e) => Err(format!("not UTF-8 text (invalid byte at column {})", e.valid_up_to() + 1)),
+                            Ok(s) => {
+                                let line = s.trim();
+                                if line.is_empty() || line.starts_with('#') {
+                                    continue;
+                                }
+                                p.parse(line, &mut self.out)
                             }
-                            p.parse(line, &mut self.out)
                         }
                     }
                 }
@@ -329,6 +335,23 @@ impl Iterator for TraceReader {
             }
         }
     }
+}
+
+/// Longest text line kept; longer lines are bad (and skipped without being held).
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// Read one line into `buf` (cleared by the caller), keeping at most
+/// `MAX_LINE_BYTES` + 1 bytes of it; the rest of an overlong line is consumed
+/// and dropped. `None` at end of input.
+fn read_line_bounded(src: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<usize>> {
+    let n = src.take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.len() > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+        src.skip_until(b'\n')?;
+    }
+    Ok(Some(n))
 }
 
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
@@ -415,7 +438,7 @@ fn detect(src: &mut Box<dyn BufRead + Send>) -> std::result::Result<(TraceFormat
     let mut sampled = 0;
     while sampled < SNIFF_LINES && prefix.len() < SNIFF_MAX_BYTES {
         let at = prefix.len();
-        if src.read_until(b'\n', &mut prefix).map_err(DetectError::Io)? == 0 {
+        if src.by_ref().take(MAX_LINE_BYTES as u64).read_until(b'\n', &mut prefix).map_err(DetectError::Io)? == 0 {
             break;
         }
         let t = String::from_utf8_lossy(&prefix[at..]);
@@ -474,6 +497,16 @@ fn detect(src: &mut Box<dyn BufRead + Send>) -> std::result::Result<(TraceFormat
 // ---------------------------------------------------------------------------
 // Writing (for `trace convert`).
 
+fn unwritable(format: TraceFormat) -> Error {
+    Error::Config {
+        what: "trace output format".into(),
+        msg: format!(
+            "{format} cannot be written; writable: {}",
+            TraceFormat::ALL.iter().filter(|f| f.writable()).map(|f| f.name()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
 fn write_err(e: std::io::Error) -> Error {
     Error::File { path: "<output>".into(), msg: format!("write failed: {e}") }
 }
@@ -502,15 +535,7 @@ pub fn write_record(format: TraceFormat, r: &TraceRecord, w: &mut impl Write) ->
         TraceFormat::Fio => fio::write(r, w),
         TraceFormat::Alibaba => alibaba::write(r, w),
         TraceFormat::Tencent => tencent::write(r, w),
-        TraceFormat::Hpl | TraceFormat::Blkparse => {
-            return Err(Error::Config {
-                what: "trace output format".into(),
-                msg: format!(
-                    "{format} cannot be written; writable: {}",
-                    TraceFormat::ALL.iter().filter(|f| f.writable()).map(|f| f.name()).collect::<Vec<_>>().join(", ")
-                ),
-            })
-        }
+        TraceFormat::Hpl | TraceFormat::Blkparse => return Err(unwritable(format)),
     };
     res.map_err(write_err)
 }
@@ -527,8 +552,7 @@ pub struct TraceWriter<W: Write> {
 impl<W: Write> TraceWriter<W> {
     pub fn new(format: TraceFormat, w: W) -> Result<TraceWriter<W>> {
         if !format.writable() {
-            // Same message as write_record.
-            write_record(format, &TraceRecord::default(), &mut std::io::sink())?;
+            return Err(unwritable(format));
         }
         Ok(TraceWriter { format, w, started: false, fio_devices: Default::default() })
     }
@@ -551,8 +575,9 @@ impl<W: Write> TraceWriter<W> {
     }
 }
 
-/// Parse a whole file and time it: (lines read, seconds). A speed measure
-/// for tools and benchmarks; errors on the first bad line.
+/// Parse a whole file and time it: (lines read, seconds); for HPL, records
+/// instead of lines. A speed measure for tools and benchmarks (criterion-free);
+/// stops at the first bad line with its error.
 pub fn parse_rate(path: impl AsRef<Path>, format: Option<TraceFormat>) -> Result<(u64, f64)> {
     let t0 = Instant::now();
     let mut r = open(path, format, false)?;
