@@ -106,7 +106,7 @@ fn check_bad_line(name: &str, format: TraceFormat, at: usize, bad: &str, field_m
     assert_eq!(err.to_string(), format!("{path_s}:{at}: {}", match &err { Error::Parse { msg, .. } => msg, _ => unreachable!() }));
     assert!(!err.to_string().contains('\n'), "one line");
     // Reading goes on after the error: the rest is still there.
-    let after = r.map(|x| x.unwrap()).count();
+    let after = r.map(|x| x.unwrap()).collect::<Vec<_>>().len();
     assert_eq!(before + after, good.len(), "{name}: records around the bad line");
 
     let mut r = trace::open(&path, Some(format), true).unwrap();
@@ -594,7 +594,7 @@ fn parse_rates() {
         device: (i % 4) as u32,
         lbn: (i * 7919) % 100_000_000,
         blocks: 8 + (i % 16) as u32,
-        is_write: i % 3 == 0,
+        is_write: i.is_multiple_of(3),
         response_ns: Some(1_000_000 + i % 5000),
         think_ns: Some(2_000_000),
     };

@@ -428,7 +428,7 @@ enum DetectError {
 }
 
 /// Read up to `SNIFF_LINES` non-comment lines (returned as `prefix` so the
-/// reader can replay them) and pick the format all of them fit.
+/// reader can replay them) and pick the format most of them fit.
 fn detect(src: &mut Box<dyn BufRead + Send>) -> std::result::Result<(TraceFormat, Vec<u8>), DetectError> {
     let head = src.fill_buf().map_err(DetectError::Io)?;
     if head.starts_with(hpl::MAGIC) {
@@ -463,7 +463,8 @@ fn detect(src: &mut Box<dyn BufRead + Send>) -> std::result::Result<(TraceFormat
     if prefix.len() >= SNIFF_MAX_BYTES && lines.len() > 1 {
         lines.pop();
     }
-    let sniffers: [(TraceFormat, fn(&str) -> bool); 8] = [
+    type Sniff = fn(&str) -> bool;
+    let sniffers: [(TraceFormat, Sniff); 8] = [
         (TraceFormat::Blkparse, blkparse::sniff),
         (TraceFormat::DisksimValidate, disksim_validate::sniff),
         (TraceFormat::DisksimAscii, disksim_ascii::sniff),
