@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod sched;
 pub mod sim;
 pub mod time;
+pub mod trace;
 pub mod workload;
 
 pub use config::SimConfig;
