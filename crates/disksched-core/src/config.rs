@@ -73,9 +73,10 @@ impl Default for HostConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
-    /// Requests to generate (the run ends when all have completed).
-    #[serde(default = "default_requests")]
-    pub requests: u64,
+    /// Requests to generate (the run ends when all have completed); default
+    /// 10,000, or the whole trace for trace replay.
+    #[serde(default)]
+    pub requests: Option<u64>,
     /// Stop generating after this much simulated time, ms (optional).
     #[serde(default)]
     pub duration_ms: Option<f64>,
@@ -89,7 +90,7 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { requests: default_requests(), duration_ms: None, warmup_requests: 0, records: false }
+        RunConfig { requests: None, duration_ms: None, warmup_requests: 0, records: false }
     }
 }
 
@@ -98,9 +99,6 @@ fn fcfs() -> String {
 }
 fn one() -> u32 {
     1
-}
-fn default_requests() -> u64 {
-    10_000
 }
 
 pub const MAX_QUEUE_THRESHOLD: u32 = 1024;
@@ -135,7 +133,7 @@ impl SimConfig {
         if let Some(f) = &self.freeblock {
             f.validate()?;
         }
-        if self.run.requests == 0 {
+        if self.run.requests == Some(0) {
             return Err(config_err("run.requests", "must be >= 1"));
         }
         if let Some(d) = self.run.duration_ms {

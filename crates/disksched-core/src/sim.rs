@@ -120,7 +120,7 @@ impl Simulation {
             return Err(crate::error::config_err("host.queue_threshold", format!(
                 "{} exceeds the drive's command queue depth of {depth}", cfg.host.queue_threshold)));
         }
-        let generator = cfg.workload.build(model.layout.capacity(), model.spec.sector_bytes)?;
+        let generator = cfg.workload.build(model.layout.capacity(), model.spec.sector_bytes, cfg.base_dir.as_deref())?;
         let sector_bytes = model.spec.sector_bytes;
         let freeblock = match &cfg.freeblock {
             None => None,
@@ -157,7 +157,10 @@ impl Simulation {
             metrics: Metrics::new(cfg.run.warmup_requests, cfg.run.records, sector_bytes),
             counters: Counters::default(),
             done_bits: Vec::new(),
-            limit: cfg.run.requests,
+            limit: cfg.run.requests.unwrap_or(match cfg.workload {
+                crate::workload::WorkloadConfig::Trace(_) => u64::MAX, // the whole trace
+                _ => 10_000,
+            }),
             stop_arrivals_at: cfg.run.duration_ms.map(|ms| SimTime::ZERO + SimDuration::from_ms(ms)),
             model,
         })
@@ -199,6 +202,9 @@ impl Simulation {
             }
         }
         let end = self.engine.now();
+        if let Some(e) = self.generator.take_error() {
+            return Err(e);
+        }
         self.check_conservation()?;
         progress(self.counters.completed, self.limit);
         let scheduler_counters = self.host.counters().into_iter().map(|(n, v)| ("host", n, v))
@@ -238,7 +244,10 @@ impl Simulation {
         if self.counters.arrived >= self.limit || self.stop_arrivals_at.is_some_and(|t| now > t) {
             return;
         }
-        let (io, next) = self.generator.arrive(now, client, &mut self.rng);
+        let Some((io, next)) = self.generator.arrive(now, client, &mut self.rng) else {
+            self.limit = self.counters.arrived; // the workload is exhausted
+            return;
+        };
         if let Some(t) = next {
             self.engine.schedule(t, 2, Event::Arrived { client });
         }

@@ -57,8 +57,8 @@ impl Generator for Closed {
     fn start(&mut self, _rng: &mut SimRng) -> Vec<(SimTime, u32)> {
         (0..self.cfg.clients).map(|c| (SimTime::ZERO, c)).collect()
     }
-    fn arrive(&mut self, _now: SimTime, _client: u32, rng: &mut SimRng) -> (IoSpec, Option<SimTime>) {
-        (self.io.sample(rng), None)
+    fn arrive(&mut self, _now: SimTime, _client: u32, rng: &mut SimRng) -> Option<(IoSpec, Option<SimTime>)> {
+        Some((self.io.sample(rng), None))
     }
     fn completed(&mut self, now: SimTime, _client: u32, rng: &mut SimRng) -> Option<SimTime> {
         Some(now + draw_interval(self.cfg.think_time_ms, self.cfg.think_dist == IntervalDist::Exponential, rng))

@@ -8,6 +8,7 @@
 
 pub mod closed;
 pub mod open;
+pub mod replay;
 pub mod sequential;
 
 use crate::error::{config_err, Result};
@@ -34,11 +35,19 @@ pub trait Generator: Send {
     /// Initial arrivals as (time, client).
     fn start(&mut self, rng: &mut SimRng) -> Vec<(SimTime, u32)>;
     /// `client`'s request is due now: describe it, and give the client's next
-    /// arrival if it is open-loop.
-    fn arrive(&mut self, now: SimTime, client: u32, rng: &mut SimRng) -> (IoSpec, Option<SimTime>);
+    /// arrival if it is open-loop. `None`: the generator has no more requests.
+    fn arrive(&mut self, now: SimTime, client: u32, rng: &mut SimRng) -> Option<(IoSpec, Option<SimTime>)>;
     /// `client`'s request completed now: its next arrival if it is closed-loop.
     fn completed(&mut self, now: SimTime, client: u32, rng: &mut SimRng) -> Option<SimTime>;
     fn clients(&self) -> u32;
+    /// An error that stopped the generator (e.g. a malformed trace line).
+    fn take_error(&mut self) -> Option<crate::error::Error> {
+        None
+    }
+    /// Malformed input lines skipped (trace replay with skip_bad_lines).
+    fn bad_lines_skipped(&self) -> u64 {
+        0
+    }
 }
 
 /// Workload section of a run config.
@@ -48,17 +57,20 @@ pub enum WorkloadConfig {
     Open(open::OpenConfig),
     Closed(closed::ClosedConfig),
     Sequential(sequential::SequentialConfig),
+    /// Requests from a trace file.
+    Trace(replay::ReplayConfig),
     /// The freeblock paper's OLTP foreground: 10 clients, 30 ms think time,
     /// 2:1 reads, exponential sizes (mean 8 KB) in 4 KB multiples, uniform.
     Oltp,
 }
 
 impl WorkloadConfig {
-    pub fn build(&self, capacity_blocks: u64, sector_bytes: u32) -> Result<Box<dyn Generator>> {
+    pub fn build(&self, capacity_blocks: u64, sector_bytes: u32, base_dir: Option<&std::path::Path>) -> Result<Box<dyn Generator>> {
         Ok(match self {
             WorkloadConfig::Open(c) => Box::new(open::Open::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Closed(c) => Box::new(closed::Closed::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Sequential(c) => Box::new(sequential::Sequential::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Trace(c) => Box::new(replay::Replay::new(c.clone(), capacity_blocks, base_dir)?),
             WorkloadConfig::Oltp => Box::new(closed::Closed::new(closed::ClosedConfig::oltp(), capacity_blocks, sector_bytes)?),
         })
     }

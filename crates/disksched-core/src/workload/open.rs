@@ -40,10 +40,10 @@ impl Generator for Open {
     fn start(&mut self, rng: &mut SimRng) -> Vec<(SimTime, u32)> {
         vec![(SimTime::ZERO + draw_interval(self.cfg.interarrival_ms, self.cfg.arrivals == IntervalDist::Exponential, rng), 0)]
     }
-    fn arrive(&mut self, now: SimTime, _client: u32, rng: &mut SimRng) -> (IoSpec, Option<SimTime>) {
+    fn arrive(&mut self, now: SimTime, _client: u32, rng: &mut SimRng) -> Option<(IoSpec, Option<SimTime>)> {
         let io = self.io.sample(rng);
         let next = now + draw_interval(self.cfg.interarrival_ms, self.cfg.arrivals == IntervalDist::Exponential, rng);
-        (io, Some(next))
+        Some((io, Some(next)))
     }
     fn completed(&mut self, _now: SimTime, _client: u32, _rng: &mut SimRng) -> Option<SimTime> {
         None

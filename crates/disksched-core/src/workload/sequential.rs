@@ -71,14 +71,14 @@ impl Generator for Sequential {
             .collect();
         (0..self.cfg.streams).map(|c| (SimTime::ZERO, c)).collect()
     }
-    fn arrive(&mut self, _now: SimTime, client: u32, _rng: &mut SimRng) -> (IoSpec, Option<SimTime>) {
+    fn arrive(&mut self, _now: SimTime, client: u32, _rng: &mut SimRng) -> Option<(IoSpec, Option<SimTime>)> {
         let next = &mut self.next_lbn[client as usize];
         if *next + self.blocks > self.capacity {
             *next = 0;
         }
         let io = IoSpec { lbn: *next, blocks: self.blocks as u32, is_write: self.cfg.write, class: Class::BestEffort, deadline: None };
         *next += self.blocks;
-        (io, None)
+        Some((io, None))
     }
     fn completed(&mut self, now: SimTime, _client: u32, rng: &mut SimRng) -> Option<SimTime> {
         Some(now + draw_interval(self.cfg.think_time_ms, self.cfg.think_dist == IntervalDist::Exponential, rng))

@@ -1,0 +1,210 @@
+//! Trace replay: requests from a trace file, streamed (constant memory).
+//!
+//! Modes:
+//! - `open`: issue each request at its timestamp (relative to the first),
+//!   divided by `speed`;
+//! - `closed`: keep `outstanding` requests in the system, ignoring timestamps;
+//! - `validate`: DiskSim's validation replay: one request outstanding, each
+//!   issued the trace's recorded delay after the previous one completed.
+//!
+//! Addresses are mapped onto the simulated disk: `none` (a request beyond the
+//! disk is an error), `offset` (add `offset_blocks`), `modulo` (wrap around
+//! the disk), `scale` (stretch `source_blocks` onto the disk).
+
+use super::{Generator, IoSpec, SimRng};
+use crate::error::{config_err, Error, Result};
+use crate::host::Class;
+use crate::time::SimTime;
+use crate::trace::{self, TraceFormat, TraceReader, TraceRecord};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplayMode {
+    Open,
+    Closed,
+    Validate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AddressMap {
+    None,
+    Offset,
+    Modulo,
+    Scale,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// Trace file (relative paths: from the config file's directory).
+    pub path: String,
+    /// Format name; detected from the content if absent.
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default = "open_mode")]
+    pub mode: ReplayMode,
+    /// Open loop: 2 = twice as fast.
+    #[serde(default = "one")]
+    pub speed: f64,
+    /// Closed loop: requests kept in the system.
+    #[serde(default = "one_u32")]
+    pub outstanding: u32,
+    /// Replay only this trace device (disk / volume number).
+    #[serde(default)]
+    pub device: Option<u32>,
+    #[serde(default = "none_map")]
+    pub map: AddressMap,
+    #[serde(default)]
+    pub offset_blocks: u64,
+    /// `scale`: the trace's address space, blocks.
+    #[serde(default)]
+    pub source_blocks: Option<u64>,
+    /// Count and skip malformed lines instead of stopping.
+    #[serde(default)]
+    pub skip_bad_lines: bool,
+}
+
+fn open_mode() -> ReplayMode {
+    ReplayMode::Open
+}
+fn one() -> f64 {
+    1.0
+}
+fn one_u32() -> u32 {
+    1
+}
+fn none_map() -> AddressMap {
+    AddressMap::None
+}
+
+pub struct Replay {
+    cfg: ReplayConfig,
+    reader: TraceReader,
+    capacity: u64,
+    /// The next record to issue.
+    next: Option<TraceRecord>,
+    first_time_ns: Option<u64>,
+    /// Validate mode: the delay after the request in flight completes.
+    think_ns: u64,
+    error: Option<Error>,
+}
+
+impl Replay {
+    pub fn new(cfg: ReplayConfig, capacity: u64, base_dir: Option<&Path>) -> Result<Replay> {
+        let format = cfg.format.as_deref().map(str::parse::<TraceFormat>).transpose()?;
+        if !(cfg.speed > 0.0 && cfg.speed.is_finite()) {
+            return Err(config_err("workload.speed", format!("{} must be > 0", cfg.speed)));
+        }
+        if !(1..=1_000_000).contains(&cfg.outstanding) {
+            return Err(config_err("workload.outstanding", format!("{} is out of range [1, 1000000]", cfg.outstanding)));
+        }
+        if cfg.map == AddressMap::Scale && !cfg.source_blocks.is_some_and(|b| b > 0) {
+            return Err(config_err("workload.source_blocks", "map = \"scale\" needs the trace's address space in blocks"));
+        }
+        let mut path = Path::new(&cfg.path).to_path_buf();
+        if let (true, Some(base)) = (path.is_relative(), base_dir) {
+            path = base.join(path);
+        }
+        let reader = trace::open(&path, format, cfg.skip_bad_lines)?;
+        let mut r = Replay { cfg, reader, capacity, next: None, first_time_ns: None, think_ns: 0, error: None };
+        r.advance();
+        Ok(r)
+    }
+
+    /// Read the next record of the selected device into `self.next`.
+    fn advance(&mut self) {
+        self.next = None;
+        for item in self.reader.by_ref() {
+            match item {
+                Err(e) => {
+                    self.error = Some(e);
+                    return;
+                }
+                Ok(rec) if self.cfg.device.is_some_and(|d| d != rec.device) => continue,
+                Ok(rec) => {
+                    self.next = Some(rec);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn map(&mut self, rec: &TraceRecord) -> Option<u64> {
+        let blocks = rec.blocks as u64;
+        let room = self.capacity.saturating_sub(blocks);
+        let lbn = match self.cfg.map {
+            AddressMap::None => Some(rec.lbn).filter(|&l| l + blocks <= self.capacity),
+            AddressMap::Offset => Some(rec.lbn + self.cfg.offset_blocks).filter(|&l| l + blocks <= self.capacity),
+            AddressMap::Modulo => Some((rec.lbn + self.cfg.offset_blocks) % (room + 1)),
+            AddressMap::Scale => {
+                let src = self.cfg.source_blocks.unwrap() as u128;
+                Some(((rec.lbn as u128 * (room as u128 + 1) / src) as u64).min(room))
+            }
+        };
+        if lbn.is_none() || blocks == 0 || blocks > self.capacity {
+            self.error = Some(Error::Parse {
+                path: self.reader.path().to_string(),
+                line: self.reader.lines_read(),
+                msg: format!("request at block {} of {} blocks is beyond the simulated disk's {} blocks \
+                              (set workload.map to offset, modulo or scale)", rec.lbn, rec.blocks, self.capacity),
+            });
+        }
+        lbn
+    }
+
+    fn due(&self, rec: &TraceRecord) -> SimTime {
+        let t0 = self.first_time_ns.unwrap_or(rec.time_ns);
+        SimTime(((rec.time_ns.saturating_sub(t0)) as f64 / self.cfg.speed).round() as u64)
+    }
+}
+
+impl Generator for Replay {
+    fn start(&mut self, _rng: &mut SimRng) -> Vec<(SimTime, u32)> {
+        let Some(first) = &self.next else { return vec![] };
+        self.first_time_ns = Some(first.time_ns);
+        match self.cfg.mode {
+            ReplayMode::Open => vec![(SimTime::ZERO, 0)],
+            ReplayMode::Closed => (0..self.cfg.outstanding).map(|c| (SimTime::ZERO, c)).collect(),
+            ReplayMode::Validate => vec![(SimTime::ZERO, 0)],
+        }
+    }
+
+    fn arrive(&mut self, _now: SimTime, _client: u32, _rng: &mut SimRng) -> Option<(IoSpec, Option<SimTime>)> {
+        if self.error.is_some() {
+            return None;
+        }
+        let rec = self.next.take()?;
+        let lbn = self.map(&rec)?;
+        self.think_ns = rec.think_ns.unwrap_or(0);
+        self.advance();
+        let next = match (self.cfg.mode, &self.next) {
+            (ReplayMode::Open, Some(n)) => Some(self.due(n)),
+            _ => None,
+        };
+        let io = IoSpec { lbn, blocks: rec.blocks, is_write: rec.is_write, class: Class::BestEffort, deadline: None };
+        Some((io, next))
+    }
+
+    fn completed(&mut self, now: SimTime, _client: u32, _rng: &mut SimRng) -> Option<SimTime> {
+        match self.cfg.mode {
+            ReplayMode::Open => None,
+            ReplayMode::Closed => self.next.as_ref().map(|_| now),
+            ReplayMode::Validate => self.next.as_ref().map(|_| SimTime(now.0 + self.think_ns)),
+        }
+    }
+
+    fn clients(&self) -> u32 {
+        if self.cfg.mode == ReplayMode::Closed { self.cfg.outstanding } else { 1 }
+    }
+
+    fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
+    }
+
+    fn bad_lines_skipped(&self) -> u64 {
+        self.reader.bad_lines_skipped()
+    }
+}
