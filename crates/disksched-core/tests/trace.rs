@@ -640,6 +640,19 @@ fn parse_rates() {
         let (lines, secs) = trace::parse_rate(&path, Some(f)).unwrap();
         println!("{:17} {:9} lines  {:6.3} s  {:5.2} M lines/s", f.name(), lines, secs, lines as f64 / secs / 1e6);
     }
+    // Decompression cost, on the SPC file.
+    let raw = std::fs::read(dir.join("spc")).unwrap();
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(&raw).unwrap();
+    std::fs::write(dir.join("spc.gz"), e.finish().unwrap()).unwrap();
+    std::fs::write(dir.join("spc.zst"), zstd::encode_all(&raw[..], 3).unwrap()).unwrap();
+    let mut e = xz2::write::XzEncoder::new(Vec::new(), 1);
+    e.write_all(&raw).unwrap();
+    std::fs::write(dir.join("spc.xz"), e.finish().unwrap()).unwrap();
+    for name in ["spc.gz", "spc.zst", "spc.xz"] {
+        let (lines, secs) = trace::parse_rate(dir.join(name), None).unwrap();
+        println!("{:17} {:9} lines  {:6.3} s  {:5.2} M lines/s", name, lines, secs, lines as f64 / secs / 1e6);
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 
