@@ -329,17 +329,20 @@ fn fio_v2() {
 
 #[test]
 fn fio_v3() {
+    // The first lines are as fio 3.33 wrote them (timestamps in us).
     let expected = [
-        rec(1_000_000, 0, 0, 8, false),
-        rec(5_000_000, 0, 2048, 256, true), // 1 MiB / 512
-        rec(17_000_000, 0, 1, 1, false),
+        rec(258_000, 0, 120, 8, false),    // 61440 / 512; 4096 / 512
+        rec(523_000, 0, 1512, 8, true),    // 774144 / 512
+        rec(20_246_000, 0, 1720, 8, false), // 880640 / 512
+        rec(20_556_000, 0, 960, 8, true),  // 491520 / 512
+        rec(40_298_000, 0, 816, 8, false), // 417792 / 512; the trim is no record
         rec(1_000_000_000, 0, 7, 2, true), // bytes 4095..4097 -> blocks 7..9
     ];
     check_format("fio_v3.log", TraceFormat::Fio, &expected);
-    check_bad_line("fio_v3.log", TraceFormat::Fio, 4, "x /dev/nvme0n1 read 0 4096", "field 1 (timestamp) = \"x\": expected milliseconds");
-    check_bad_line("fio_v3.log", TraceFormat::Fio, 5, "7 /dev/nvme0n1 read 0", "found 4 fields");
+    check_bad_line("fio_v3.log", TraceFormat::Fio, 4, "x /tmp/fiotest.dat read 0 4096", "field 1 (timestamp) = \"x\": expected microseconds");
+    check_bad_line("fio_v3.log", TraceFormat::Fio, 5, "20300 /tmp/fiotest.dat read 0", "found 4 fields");
     // v3 has no wait action.
-    check_bad_line("fio_v3.log", TraceFormat::Fio, 5, "7 /dev/nvme0n1 wait 10 0", "field 3 (action) = \"wait\"");
+    check_bad_line("fio_v3.log", TraceFormat::Fio, 5, "20300 /tmp/fiotest.dat wait 10 0", "field 3 (action) = \"wait\"");
 }
 
 #[test]
@@ -520,7 +523,7 @@ fn write_record_lines() {
     assert_eq!(line(TraceFormat::DisksimAscii), "1.500250\t3\t10\t8\t1\n");
     assert_eq!(line(TraceFormat::Msr), "15002,disksched,3,Read,5120,4096,0\n");
     assert_eq!(line(TraceFormat::Spc), "3,10,4096,r,0.001500250\n");
-    assert_eq!(line(TraceFormat::Fio), "1 dev3 read 5120 4096\n");
+    assert_eq!(line(TraceFormat::Fio), "1500 dev3 read 5120 4096\n");
     assert_eq!(line(TraceFormat::Alibaba), "3,R,5120,4096,1500\n");
     assert_eq!(line(TraceFormat::Tencent), "0,10,8,0,3\n");
 }
@@ -636,6 +639,19 @@ fn parse_rates() {
         drop(out);
         let (lines, secs) = trace::parse_rate(&path, Some(f)).unwrap();
         println!("{:17} {:9} lines  {:6.3} s  {:5.2} M lines/s", f.name(), lines, secs, lines as f64 / secs / 1e6);
+    }
+    // Decompression cost, on the SPC file.
+    let raw = std::fs::read(dir.join("spc")).unwrap();
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(&raw).unwrap();
+    std::fs::write(dir.join("spc.gz"), e.finish().unwrap()).unwrap();
+    std::fs::write(dir.join("spc.zst"), zstd::encode_all(&raw[..], 3).unwrap()).unwrap();
+    let mut e = xz2::write::XzEncoder::new(Vec::new(), 1);
+    e.write_all(&raw).unwrap();
+    std::fs::write(dir.join("spc.xz"), e.finish().unwrap()).unwrap();
+    for name in ["spc.gz", "spc.zst", "spc.xz"] {
+        let (lines, secs) = trace::parse_rate(dir.join(name), None).unwrap();
+        println!("{:17} {:9} lines  {:6.3} s  {:5.2} M lines/s", name, lines, secs, lines as f64 / secs / 1e6);
     }
     std::fs::remove_dir_all(dir).unwrap();
 }

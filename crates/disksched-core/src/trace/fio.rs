@@ -7,7 +7,10 @@
 //!   pause of `usec` before the next I/O. A v2 log has no clock, so `time_ns`
 //!   is the sum of the waits so far (every wait counted, including the
 //!   < 100 us ones fio's replay ignores).
-//! - v3: the same lines each led by a timestamp in ms since the start.
+//! - v3: the same lines each led by a timestamp in microseconds since the
+//!   start of the run. fio's documentation gives no unit; logs written by
+//!   fio 3.33 (`write_iolog`, `rate_iops=50`) step by 20000 per I/O and end
+//!   near 10^6 after a 1 s run, so it is microseconds.
 //!
 //! offset and length are bytes. Devices are numbered 0, 1, ... by the order
 //! in which filenames first appear. Only reads and writes become records;
@@ -51,8 +54,8 @@ impl LineParser for Parser {
         let (f, n) = split_fields::<6>(line.split_ascii_whitespace());
         // Field numbers as the user sees them: v3 has the timestamp first.
         let (k, time_ns) = if self.version == 3 {
-            let ms = parse_u64(f[0], 1, "timestamp", "milliseconds since the start")?;
-            (1, ms.checked_mul(1_000_000).ok_or_else(|| field_err(1, "timestamp", f[0], "milliseconds since the start"))?)
+            let us = parse_u64(f[0], 1, "timestamp", "microseconds since the start")?;
+            (1, us.checked_mul(1000).ok_or_else(|| field_err(1, "timestamp", f[0], "microseconds since the start"))?)
         } else {
             (0, self.waited_ns)
         };
@@ -109,13 +112,13 @@ pub(crate) fn sniff(line: &str) -> bool {
     line.starts_with("fio version")
 }
 
-/// A version 3 I/O line, `timestamp_ms dev<N> read|write offset length`;
-/// sub-ms times are truncated. `TraceWriter` adds header and file lines.
+/// A version 3 I/O line, `timestamp_us dev<N> read|write offset length`;
+/// sub-us times are truncated. `TraceWriter` adds header and file lines.
 pub(crate) fn write(r: &TraceRecord, w: &mut impl Write) -> std::io::Result<()> {
     writeln!(
         w,
         "{} dev{} {} {} {}",
-        r.time_ns / 1_000_000,
+        r.time_ns / 1000,
         r.device,
         if r.is_write { "write" } else { "read" },
         r.lbn * BLOCK_BYTES,
@@ -125,7 +128,7 @@ pub(crate) fn write(r: &TraceRecord, w: &mut impl Write) -> std::io::Result<()> 
 
 /// `add` and `open` for a device's file before its first I/O.
 pub(crate) fn write_file_lines(r: &TraceRecord, w: &mut impl Write) -> std::io::Result<()> {
-    let ms = r.time_ns / 1_000_000;
-    writeln!(w, "{ms} dev{} add", r.device)?;
-    writeln!(w, "{ms} dev{} open", r.device)
+    let us = r.time_ns / 1000;
+    writeln!(w, "{us} dev{} add", r.device)?;
+    writeln!(w, "{us} dev{} open", r.device)
 }

@@ -517,8 +517,8 @@ fn write_err(e: std::io::Error) -> Error {
 /// (a version 3 I/O line; `TraceWriter` adds the header and file lines),
 /// alibaba, tencent. Not hpl (binary, with a header describing the disk) nor
 /// blkparse (a tool's output, one line per block-layer event). Times are
-/// written at each format's resolution, so converting can truncate: fio
-/// and tencent keep whole ms and s, msr 100 ns, alibaba us, disksim-ascii ns.
+/// written at each format's resolution, so converting can truncate: tencent
+/// keeps whole s, fio and alibaba us, msr 100 ns, disksim-ascii and spc ns.
 pub fn write_record(format: TraceFormat, r: &TraceRecord, w: &mut impl Write) -> Result<()> {
     let res = match format {
         TraceFormat::DisksimAscii => disksim_ascii::write(r, w),
