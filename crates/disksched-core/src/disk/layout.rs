@@ -69,6 +69,8 @@ pub struct Layout {
     mapping: Mapping,
     zones: Vec<Zone>,
     capacity: u64,
+    /// LBNs the zones can hold (>= capacity).
+    mapped: u64,
 }
 
 impl Layout {
@@ -169,11 +171,15 @@ impl Layout {
                 "the layout maps {next_lbn} blocks, fewer than the {} stated", spec.blocks)));
         }
         // A drive may export fewer LBNs than its zones could hold; the rest are unused.
-        Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, capacity: spec.blocks })
+        Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, capacity: spec.blocks, mapped: next_lbn })
     }
 
     pub fn capacity(&self) -> u64 {
         self.capacity
+    }
+    /// LBNs the zones could hold; those at or above `capacity()` are unused.
+    pub fn mapped_blocks(&self) -> u64 {
+        self.mapped
     }
     pub fn surfaces(&self) -> u32 {
         self.surfaces
