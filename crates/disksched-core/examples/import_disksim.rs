@@ -6,7 +6,7 @@
 //! Defaults: the shared DiskSim data beside the project, and this crate's `disks/`.
 //! Pass `--check` to compare instead of write (exit 1 on any difference).
 
-use disksched_core::disk::disksim::{import, CATALOGUE};
+use disksched_core::disk::disksim::{import_catalogue, CATALOGUE};
 use disksched_core::disk::builtin::catalogue_toml;
 use std::path::PathBuf;
 
@@ -18,8 +18,8 @@ fn main() {
     let src = args.first().map(PathBuf::from).unwrap_or_else(|| manifest.join("../../../shared/disksim"));
     let out = args.get(1).map(PathBuf::from).unwrap_or_else(|| manifest.join("disks"));
     let mut failed = false;
-    for (name, file) in CATALOGUE {
-        let spec = match import(&src.join(file), Some(name), None) {
+    for (name, _, _) in CATALOGUE {
+        let spec = match import_catalogue(&src, name) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("{name}: {e}");

@@ -10,8 +10,7 @@ use disksched_core::disk::{Layout, Mechanics, Pbn};
 use std::path::{Path, PathBuf};
 
 fn imported(name: &str) -> DiskSpec {
-    let file = CATALOGUE.iter().find(|(n, _)| *n == name).unwrap().1;
-    import(&common::shared(file), Some(name), None).unwrap()
+    disksim::import_catalogue(&common::shared(""), name).unwrap()
 }
 
 /// `key = value` numbers from a DiskSim file, in file order, read with plain
@@ -44,7 +43,7 @@ const MODELS: &[(&str, &str, Option<&str>)] = &[
 #[test]
 fn committed_catalogue_is_what_the_importer_produces() {
     assert_eq!(builtin::names().len(), CATALOGUE.len());
-    for (name, _) in CATALOGUE {
+    for (name, _, _) in CATALOGUE {
         let text = builtin::BUILTIN.iter().find(|(n, _)| n == name).unwrap().1;
         assert_eq!(catalogue_toml(&imported(name)), text, "{name}: re-run examples/import_disksim.rs");
     }
