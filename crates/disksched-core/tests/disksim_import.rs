@@ -451,6 +451,12 @@ fn synthetic_model_imports_with_fractional_skew_and_hpl() {
     let spec = import(&ds, Some("t"), None).unwrap();
     assert_eq!((spec.controller.max_queue_length, spec.controller.fast_write_level), (4, 2));
     assert_eq!(spec.name, "t");
+    // An error inside the sourced model names the model file and its line.
+    write(&d, "sub/bad.model", &MODEL.replace("Head switch time", "Head swap time"));
+    let ds = write(&d, "bad.diskspecs", "disksim_disk T {\n Model = source sub/bad.model\n}\n");
+    let e = import(&ds, None, None).unwrap_err().to_string();
+    let line = MODEL.lines().position(|l| l.contains("Head switch time")).unwrap() + 1;
+    assert!(e.starts_with(&format!("{}:{line}: unknown parameter `Head swap time`", d.join("sub/bad.model").display())), "{e}");
 }
 
 fn err_of(text: &str) -> (String, String) {
