@@ -497,3 +497,46 @@ fn malformed_files_give_file_and_line() {
     let e = import(&p, None, None).unwrap_err().to_string();
     assert!(e.starts_with(&format!("{}:3: ", d.join("s.seek").display())), "{e}");
 }
+
+/// Random requests on every catalogue drive: the track pieces cover exactly
+/// the requested LBNs in order, and the drive serves them without surprises.
+#[test]
+fn pieces_and_service_on_every_catalogue_drive() {
+    use disksched_core::disk::{DiskModel, Drive};
+    use disksched_core::time::SimTime;
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for name in builtin::names() {
+        let model = std::sync::Arc::new(DiskModel::new(builtin::resolve(name, None).unwrap()).unwrap());
+        let l = &model.layout;
+        let mut drive = Drive::new(model.clone());
+        let mut pieces = Vec::new();
+        let mut now = SimTime(0);
+        for k in 0..3000 {
+            let blocks = 1 + (rnd() % 600) as u32;
+            let lbn = rnd() % (l.capacity() - blocks as u64);
+            l.pieces(lbn, blocks, &mut pieces);
+            let mut next = lbn;
+            for p in &pieces {
+                let mut got = Vec::new();
+                for s in 0..p.span_sectors {
+                    let sector = (p.first_sector + s) % p.sectors_per_track;
+                    if let Some(b) = l.pbn_to_lbn(Pbn { cylinder: p.cylinder, head: p.head, sector }) {
+                        got.push(b);
+                    }
+                }
+                assert_eq!(got, (next..next + p.blocks as u64).collect::<Vec<_>>(), "{name}: lbn {lbn} x {blocks}");
+                next += p.blocks as u64;
+            }
+            assert_eq!(next, lbn + blocks as u64, "{name}");
+            let s = drive.serve(now, lbn, blocks, k % 3 == 0);
+            assert!(s.done > now, "{name}");
+            now = s.done;
+        }
+    }
+}
