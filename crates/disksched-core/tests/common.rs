@@ -46,3 +46,9 @@ pub fn interp(points: &[(f64, f64)], d: f64) -> f64 {
 pub fn config(toml: &str) -> disksched_core::SimConfig {
     disksched_core::SimConfig::from_toml(toml, "test.toml").unwrap()
 }
+
+/// The count a .seek file's `Seek distances measured: N` header states.
+pub fn seek_points_stated(file: &str) -> f64 {
+    let text = std::fs::read_to_string(shared(file)).unwrap();
+    text.lines().next().unwrap().rsplit(':').next().unwrap().trim().parse().unwrap()
+}

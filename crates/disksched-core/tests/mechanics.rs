@@ -28,6 +28,7 @@ fn three_point_curve_hits_its_points_and_average() {
         full_stroke_ms: Some(11.0),
         head_switch_ms: 0.2,
         write_settle_ms: 0.0,
+        ..Default::default()
     };
     let mech = Mechanics::new(&spec).unwrap();
     let n = spec.cylinders as u64;

@@ -7,7 +7,11 @@
 //! fixed number of slots at the end of each sparing *unit* (track, cylinder,
 //! range of cylinders, or the whole zone). A slipped slot is skipped by the
 //! numbering and pushes the rest of its unit into that unit's spare space, so
-//! every unit of a zone holds the same number of LBNs.
+//! every unit of a zone holds the same number of LBNs (except a shorter last
+//! range of cylinders, which reserves the same spares). The zone's first
+//! `empty_front_slots` LBN positions are left empty. A defect is served from
+//! the spare slot it is remapped to. Under `end-of-disk` sparing a zone has
+//! no spares and each slip lowers the zone's LBN count by one.
 
 use crate::disk::spec::{DiskSpec, Mapping, Sparing};
 use crate::error::{config_err, Result};
@@ -47,8 +51,15 @@ struct Zone {
     offset_sectors: f64,
     track_skew: f64,
     cyl_skew: f64,
+    /// LBN positions left empty at the zone's front.
+    empty: u64,
+    /// LBNs of the last sparing unit (fewer for a partial range).
+    last_unit_blocks: u64,
+    units: u64,
     /// Sorted zone-relative slip slots.
     slips: Vec<u64>,
+    /// Sorted (defective slot, spare slot) pairs; identity pairs dropped.
+    defects: Vec<(u64, u64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -58,6 +69,8 @@ pub struct Layout {
     mapping: Mapping,
     zones: Vec<Zone>,
     capacity: u64,
+    /// LBNs the zones can hold (>= capacity).
+    mapped: u64,
 }
 
 impl Layout {
@@ -72,6 +85,13 @@ impl Layout {
             let ncyl = (z.last_cylinder - z.first_cylinder + 1) as u64;
             let zone_slots = ncyl * surfaces * spt;
             let spares = z.spares as u64;
+            // A slipped track is a run of slipped sectors.
+            let mut slips = z.slips.clone();
+            for &t in &z.slipped_tracks {
+                slips.extend(t * spt..(t + 1) * spt);
+            }
+            slips.sort_unstable();
+            slips.dedup();
             let range = spec.layout.sparing_range_cylinders.max(1) as u64;
             let (unit_slots, reserved) = match spec.layout.sparing {
                 Sparing::None => (zone_slots, 0),
@@ -79,23 +99,34 @@ impl Layout {
                 Sparing::SectorsPerCylinder => (surfaces * spt, spares),
                 Sparing::SectorsPerRange => (range * surfaces * spt, spares),
                 Sparing::SectorsPerZone => (zone_slots, spares),
+                Sparing::EndOfDisk => (zone_slots, 0), // set below from the slips
                 Sparing::TracksPerZone => (zone_slots, spares * spt),
                 Sparing::CylindersPerZone => (zone_slots, spares * surfaces * spt),
             };
-            if reserved >= unit_slots || zone_slots % unit_slots != 0 {
+            let reserved = if spec.layout.sparing == Sparing::EndOfDisk { slips.len() as u64 } else { reserved };
+            // Only ranges of cylinders may leave a shorter last unit.
+            let partial = zone_slots % unit_slots;
+            let last_unit_slots = if partial == 0 { unit_slots } else { partial };
+            if reserved >= last_unit_slots || (partial != 0 && spec.layout.sparing != Sparing::SectorsPerRange) {
                 return Err(config_err(what, format!(
-                    "{spares} spares do not fit the {:?} sparing unit of {unit_slots} sectors", spec.layout.sparing)));
+                    "{spares} spares do not fit the {:?} sparing unit of {last_unit_slots} sectors", spec.layout.sparing)));
             }
-            let mut slips = z.slips.clone();
-            slips.sort_unstable();
-            slips.dedup();
             if let Some(&s) = slips.last() {
                 if s >= zone_slots {
                     return Err(config_err(what, format!("slip {s} is beyond the zone's {zone_slots} sectors")));
                 }
             }
             let unit_blocks = unit_slots - reserved;
-            let blocks = zone_slots / unit_slots * unit_blocks;
+            let units = zone_slots.div_ceil(unit_slots);
+            let last_unit_blocks = last_unit_slots - reserved;
+            let positions = (units - 1) * unit_blocks + last_unit_blocks;
+            if z.empty_front_slots >= positions {
+                return Err(config_err(what, format!(
+                    "empty_front_slots {} leaves no room in the zone's {positions} LBN positions", z.empty_front_slots)));
+            }
+            let blocks = positions - z.empty_front_slots;
+            let mut defects: Vec<(u64, u64)> = z.defects.iter().copied().filter(|(d, s)| d != s).collect();
+            defects.sort_unstable();
             zones.push(Zone {
                 first_cyl: z.first_cylinder,
                 last_cyl: z.last_cylinder,
@@ -107,17 +138,31 @@ impl Layout {
                 offset_sectors: z.first_block_offset_sectors,
                 track_skew: z.track_skew_sectors,
                 cyl_skew: z.cylinder_skew_sectors,
+                empty: z.empty_front_slots,
+                last_unit_blocks,
+                units,
                 slips,
+                defects,
             });
             next_lbn += blocks;
         }
         for (i, z) in zones.iter().enumerate() {
-            for u in 0..z.blocks / z.unit_blocks {
+            let what = || format!("{}: layout.zones[{i}]", spec.name);
+            for u in 0..z.units {
                 let lo = z.slips.partition_point(|&s| s < u * z.unit_slots);
                 let hi = z.slips.partition_point(|&s| s < (u + 1) * z.unit_slots);
                 if (hi - lo) as u64 > z.unit_slots - z.unit_blocks {
-                    return Err(config_err(format!("{}: layout.zones[{i}]", spec.name),
+                    return Err(config_err(what(),
                         format!("{} slips in sparing unit {u} exceed its {} spares", hi - lo, z.unit_slots - z.unit_blocks)));
+                }
+            }
+            let zone_slots = (z.last_cyl - z.first_cyl + 1) as u64 * surfaces * z.spt as u64;
+            for (k, &(d, sp)) in z.defects.iter().enumerate() {
+                let holds = |s: u64| s < zone_slots && Self::blocks_before(z, s + 1) > Self::blocks_before(z, s)
+                    && Self::blocks_before(z, s) >= z.empty;
+                if !holds(d) || sp >= zone_slots || holds(sp) || z.defects.iter().skip(k + 1).any(|q| q.1 == sp || q.0 == d) {
+                    return Err(config_err(what(), format!(
+                        "defect ({d}, {sp}): the defective slot must hold an LBN and the spare slot must be a distinct unused slot in the zone")));
                 }
             }
         }
@@ -126,11 +171,15 @@ impl Layout {
                 "the layout maps {next_lbn} blocks, fewer than the {} stated", spec.blocks)));
         }
         // A drive may export fewer LBNs than its zones could hold; the rest are unused.
-        Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, capacity: spec.blocks })
+        Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, capacity: spec.blocks, mapped: next_lbn })
     }
 
     pub fn capacity(&self) -> u64 {
         self.capacity
+    }
+    /// LBNs the zones could hold; those at or above `capacity()` are unused.
+    pub fn mapped_blocks(&self) -> u64 {
+        self.mapped
     }
     pub fn surfaces(&self) -> u32 {
         self.surfaces
@@ -154,7 +203,13 @@ impl Layout {
         self.zone_of_cyl(cyl).map_or(0, |z| z.spt)
     }
 
-    /// Zone-relative slot of the `i`-th LBN of the zone.
+    /// LBNs in sparing unit `u` of the zone.
+    fn unit_blocks_of(z: &Zone, u: u64) -> u64 {
+        if u + 1 >= z.units { z.last_unit_blocks } else { z.unit_blocks }
+    }
+
+    /// Zone-relative slot of LBN position `i` (empty front positions included),
+    /// before defect remapping.
     fn slot_of(z: &Zone, i: u64) -> u64 {
         let unit = i / z.unit_blocks;
         let base = unit * z.unit_slots;
@@ -168,12 +223,23 @@ impl Layout {
         slot
     }
 
-    /// Number of the zone's LBNs held in slots below `slot`.
+    /// Number of LBN positions (empty front positions included) in slots below `slot`.
     fn blocks_before(z: &Zone, slot: u64) -> u64 {
         let unit = slot / z.unit_slots;
+        if unit >= z.units {
+            return (z.units - 1) * z.unit_blocks + z.last_unit_blocks;
+        }
         let base = unit * z.unit_slots;
         let slipped = (z.slips.partition_point(|&s| s < slot) - z.slips.partition_point(|&s| s < base)) as u64;
-        unit * z.unit_blocks + (slot - base - slipped).min(z.unit_blocks)
+        unit * z.unit_blocks + (slot - base - slipped).min(Self::unit_blocks_of(z, unit))
+    }
+
+    /// Where the LBN in `slot` is actually stored.
+    fn remapped(z: &Zone, slot: u64) -> u64 {
+        match z.defects.binary_search_by_key(&slot, |d| d.0) {
+            Ok(k) => z.defects[k].1,
+            Err(_) => slot,
+        }
     }
 
     /// Physical sector of the first LBN on zone-relative track `j` (j = c_rel * surfaces + t).
@@ -207,7 +273,7 @@ impl Layout {
     pub fn lbn_to_pbn(&self, lbn: u64) -> Pbn {
         debug_assert!(lbn < self.capacity);
         let z = self.zone_of_lbn(lbn);
-        self.pbn_of_slot(z, Self::slot_of(z, lbn - z.first_lbn))
+        self.pbn_of_slot(z, Self::remapped(z, Self::slot_of(z, lbn - z.first_lbn + z.empty)))
     }
 
     /// LBN stored at a physical sector, or None for spare, slipped or unmapped sectors.
@@ -220,13 +286,22 @@ impl Layout {
         let j = (p.cylinder - z.first_cyl) as u64 * self.surfaces as u64 + t as u64;
         let first = self.track_first_sector(z, j);
         let k = (p.sector + z.spt - first) % z.spt;
-        let slot = j * z.spt as u64 + k as u64;
+        let mut slot = j * z.spt as u64 + k as u64;
+        if z.defects.iter().any(|d| d.0 == slot) {
+            return None; // served from its spare instead
+        }
+        if let Some(d) = z.defects.iter().find(|d| d.1 == slot) {
+            slot = d.0;
+        }
         let before = Self::blocks_before(z, slot);
         // A slot holds an LBN iff the count of LBNs grows across it (slips and spares do not).
         if Self::blocks_before(z, slot + 1) == before {
             return None;
         }
-        let lbn = z.first_lbn + before;
+        if before < z.empty {
+            return None;
+        }
+        let lbn = z.first_lbn + before - z.empty;
         (lbn < self.capacity).then_some(lbn)
     }
 
@@ -236,14 +311,21 @@ impl Layout {
         let (mut lbn, mut left) = (lbn, blocks as u64);
         while left > 0 {
             let z = self.zone_of_lbn(lbn);
-            let i = lbn - z.first_lbn;
+            let i = lbn - z.first_lbn + z.empty;
             let slot = Self::slot_of(z, i);
             let spt = z.spt as u64;
             let track_end = (slot / spt + 1) * spt;
             let on_track = (Self::blocks_before(z, track_end) - i).min(z.first_lbn + z.blocks - lbn);
-            let n = left.min(on_track);
+            let mut n = left.min(on_track);
+            // A remapped defect is a piece of its own, at its spare.
+            let lo = z.defects.partition_point(|d| d.0 < slot);
+            if lo < z.defects.len() && z.defects[lo].0 == slot {
+                n = 1;
+            } else if lo < z.defects.len() && z.defects[lo].0 < track_end {
+                n = n.min(Self::blocks_before(z, z.defects[lo].0) - i);
+            }
             let last_slot = Self::slot_of(z, i + n - 1);
-            let p = self.pbn_of_slot(z, slot);
+            let p = self.pbn_of_slot(z, Self::remapped(z, slot));
             out.push(TrackPiece {
                 cylinder: p.cylinder,
                 head: p.head,

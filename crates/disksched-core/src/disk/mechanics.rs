@@ -17,11 +17,14 @@ pub struct Mechanics {
     pub rpm_milli: u64,
     /// Seek time in ns for every cylinder distance 0..cylinders (index = distance).
     seek_ns: Vec<u32>,
+    /// Write seek times, when the spec has a separate write curve.
+    write_seek_ns: Option<Vec<u32>>,
     /// `seek_floor_ns[d]` = min over distances >= d of `seek_ns`: a monotone lower
     /// bound used to prune SPTF searches.
     seek_floor_ns: Vec<u32>,
     pub head_switch_ns: u64,
-    pub write_settle_ns: u64,
+    /// Signed: DiskSim files may shorten write seeks; the sum is floored at 0.
+    pub write_settle_ns: i64,
 }
 
 impl Mechanics {
@@ -31,17 +34,29 @@ impl Mechanics {
         }
         let cyls = spec.cylinders as usize;
         let seek_ms = seek_curve_ms(&spec.seek, cyls)?;
-        let seek_ns: Vec<u32> = seek_ms.iter().map(|ms| (ms * NS_PER_MS as f64).round() as u32).collect();
-        let mut seek_floor_ns = seek_ns.clone();
+        let to_ns = |v: Vec<f64>| -> Vec<u32> { v.iter().map(|ms| (ms * NS_PER_MS as f64).round() as u32).collect() };
+        let seek_ns = to_ns(seek_ms);
+        let write_seek_ns = match &spec.seek.write_table {
+            Some(t) => Some(to_ns(table_curve_ms(t, cyls, "seek.write_table")?)),
+            None => None,
+        };
+        // The floor must bound writes too (a write curve or a negative settle can be faster).
+        let settle_ns = (spec.seek.write_settle_ms * NS_PER_MS as f64).round() as i64;
+        let mut seek_floor_ns: Vec<u32> = (0..seek_ns.len()).map(|d| {
+            let w = write_seek_ns.as_ref().map_or(seek_ns[d], |w| w[d]) as u64;
+            let w = if d == 0 { 0 } else { w.saturating_add_signed(settle_ns) };
+            seek_ns[d].min(w.min(u32::MAX as u64) as u32)
+        }).collect();
         for d in (0..cyls.saturating_sub(1)).rev() {
             seek_floor_ns[d] = seek_floor_ns[d].min(seek_floor_ns[d + 1]);
         }
         Ok(Mechanics {
             rpm_milli: (spec.rpm * 1000.0).round() as u64,
             seek_ns,
+            write_seek_ns,
             seek_floor_ns,
             head_switch_ns: SimDuration::from_ms(spec.seek.head_switch_ms).ns(),
-            write_settle_ns: SimDuration::from_ms(spec.seek.write_settle_ms).ns(),
+            write_settle_ns: settle_ns,
         })
     }
 
@@ -56,6 +71,15 @@ impl Mechanics {
         self.seek_ns[distance as usize] as u64
     }
 
+    /// Seek time of a write (the write curve if there is one).
+    #[inline]
+    pub fn write_seek_ns(&self, distance: u32) -> u64 {
+        match &self.write_seek_ns {
+            Some(w) => w[distance as usize] as u64,
+            None => self.seek_ns(distance),
+        }
+    }
+
     /// Lower bound on the seek time of any distance >= `distance`.
     #[inline]
     pub fn seek_floor_ns(&self, distance: u32) -> u64 {
@@ -68,13 +92,13 @@ impl Mechanics {
     #[inline]
     pub fn reposition_ns(&self, c0: u32, h0: u32, c1: u32, h1: u32, is_write: bool) -> u64 {
         let t = if c0 != c1 {
-            self.seek_ns(c0.abs_diff(c1))
+            if is_write { self.write_seek_ns(c0.abs_diff(c1)) } else { self.seek_ns(c0.abs_diff(c1)) }
         } else if h0 != h1 {
             self.head_switch_ns
         } else {
             return 0;
         };
-        if is_write { t + self.write_settle_ns } else { t }
+        if is_write { t.saturating_add_signed(self.write_settle_ns) } else { t }
     }
 
     /// Angle of the platter at time `t`, in phase units [0, REV).
@@ -115,33 +139,27 @@ pub fn sector_phase(sector: u32, spt: u32) -> u64 {
 
 /// Seek time in ms for every distance 0..cylinders.
 fn seek_curve_ms(seek: &SeekSpec, cylinders: usize) -> Result<Vec<f64>> {
-    let mut out = vec![0.0; cylinders.max(1)];
     if let Some(table) = &seek.table {
-        // Measured (distance, ms) points; linear interpolation between them,
-        // from (0, 0); beyond the last point the curve stays flat.
-        let mut pts: Vec<(f64, f64)> = vec![(0.0, 0.0)];
-        for (i, &(d, ms)) in table.iter().enumerate() {
-            if !(ms >= 0.0) || d < 1.0 || d <= pts.last().unwrap().0 {
-                return Err(config_err(
-                    format!("seek.table[{i}]"),
-                    format!("({d}, {ms}): distances must increase from 1 and times be >= 0"),
-                ));
-            }
-            pts.push((d, ms));
+        return table_curve_ms(table, cylinders, "seek.table");
+    }
+    let mut out = vec![0.0; cylinders.max(1)];
+    if let Some(h) = &seek.hpl {
+        // DiskSim's HPL seek (Ruemmler & Wilkes' two-piece curve), ms.
+        if !(h.boundary_cylinders >= 1.0) || h.first_ten_ms.len() > 10 {
+            return Err(config_err("seek.hpl", "boundary_cylinders must be >= 1 and first_ten_ms hold at most 10 values"));
         }
-        let mut j = 0;
         for (d, slot) in out.iter_mut().enumerate().skip(1) {
-            let d = d as f64;
-            while j + 1 < pts.len() && pts[j + 1].0 < d {
-                j += 1;
+            let x = d as f64;
+            let mut t = if x < h.boundary_cylinders { h.short_const_ms + h.short_sqrt_ms * x.sqrt() } else { h.long_const_ms + h.long_linear_ms * x };
+            if d == 1 {
+                if let Some(s) = h.single_cylinder_ms {
+                    t = s;
+                }
             }
-            *slot = if j + 1 >= pts.len() {
-                pts[j].1
-            } else {
-                let (d0, t0) = pts[j];
-                let (d1, t1) = pts[j + 1];
-                t0 + (t1 - t0) * (d - d0) / (d1 - d0)
-            };
+            if let Some(&f) = h.first_ten_ms.get(d - 1) {
+                t = f;
+            }
+            *slot = t.max(0.0);
         }
         return Ok(out);
     }
@@ -171,6 +189,39 @@ fn seek_curve_ms(seek: &SeekSpec, cylinders: usize) -> Result<Vec<f64>> {
     let b = (e1 * (full - c) - (avg - c) * f1) / det;
     for (d, slot) in out.iter_mut().enumerate().skip(1) {
         *slot = (a * ((d - 1) as f64).sqrt() + b * (d - 1) as f64 + c).max(0.0);
+    }
+    Ok(out)
+}
+
+/// A measured (distance, ms) curve, linearly interpolated from (0, 0); flat
+/// past its last point.
+fn table_curve_ms(table: &[(f64, f64)], cylinders: usize, what: &str) -> Result<Vec<f64>> {
+    let mut out = vec![0.0; cylinders.max(1)];
+    // Measured (distance, ms) points; linear interpolation between them,
+    // from (0, 0); beyond the last point the curve stays flat.
+    let mut pts: Vec<(f64, f64)> = vec![(0.0, 0.0)];
+    for (i, &(d, ms)) in table.iter().enumerate() {
+        if !(ms >= 0.0) || d < 1.0 || d <= pts.last().unwrap().0 {
+            return Err(config_err(
+                format!("{what}[{i}]"),
+                format!("({d}, {ms}): distances must increase from 1 and times be >= 0"),
+            ));
+        }
+        pts.push((d, ms));
+    }
+    let mut j = 0;
+    for (d, slot) in out.iter_mut().enumerate().skip(1) {
+        let d = d as f64;
+        while j + 1 < pts.len() && pts[j + 1].0 < d {
+            j += 1;
+        }
+        *slot = if j + 1 >= pts.len() {
+            pts[j].1
+        } else {
+            let (d0, t0) = pts[j];
+            let (d1, t1) = pts[j + 1];
+            t0 + (t1 - t0) * (d - d0) / (d1 - d0)
+        };
     }
     Ok(out)
 }

@@ -18,11 +18,15 @@ pub struct DiskSpec {
     pub source: String,
     pub surfaces: u32,
     pub cylinders: u32,
-    /// Number of LBNs the drive exports; must equal what the layout maps.
+    /// Number of LBNs the drive exports; the layout must map at least this many
+    /// (DiskSim's `Block count`: sectors the layout maps beyond it are unused).
     pub blocks: u64,
     #[serde(default = "default_sector_bytes")]
     pub sector_bytes: u32,
     pub rpm: f64,
+    /// DiskSim's `Percent error in rpms` (stored, not modelled).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub rpm_error_percent: f64,
     pub layout: LayoutSpec,
     pub seek: SeekSpec,
     #[serde(default)]
@@ -42,7 +46,9 @@ pub struct LayoutSpec {
     /// Where spare sectors are reserved.
     #[serde(default)]
     pub sparing: Sparing,
-    /// For `sparing = "sectors-per-range"`: cylinders per range.
+    /// For `sparing = "sectors-per-range"`: cylinders per range. Ranges count
+    /// from each zone's first cylinder; a zone's last range may be shorter and
+    /// still reserves the full `spares`.
     #[serde(default = "one")]
     pub sparing_range_cylinders: u32,
     pub zones: Vec<ZoneSpec>,
@@ -77,6 +83,9 @@ pub enum Sparing {
     SectorsPerRange,
     /// `spares` sectors at the end of the zone.
     SectorsPerZone,
+    /// No spares inside zones (spare space lies past the exported blocks, at
+    /// the end of the disk); a slip lowers its zone's LBN count by one.
+    EndOfDisk,
     /// `spares` whole tracks at the end of the zone.
     TracksPerZone,
     /// `spares` whole cylinders at the end of the zone.
@@ -99,9 +108,29 @@ pub struct ZoneSpec {
     /// Spare space, in the unit set by the layout's `sparing` scheme.
     #[serde(default)]
     pub spares: u32,
-    /// Slipped sectors: zone-relative physical slot numbers skipped by the LBN numbering.
+    /// LBN positions left empty at the front of the zone (counted in slots that
+    /// would otherwise hold LBNs, i.e. spare slots are not counted).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub empty_front_slots: u64,
+    /// Slipped sectors: zone-relative physical slot numbers skipped by the LBN
+    /// numbering (slot = (relative cylinder x surfaces + track) x sectors + sector,
+    /// tracks in mapping order, sectors from the track's first-LBN sector).
     #[serde(default)]
     pub slips: Vec<u64>,
+    /// Slipped whole tracks (track sparing): zone-relative track numbers in mapping order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slipped_tracks: Vec<u64>,
+    /// Remapped sectors: (defective slot, spare slot it is served from), zone-relative slots.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defects: Vec<(u64, u64)>,
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -116,26 +145,87 @@ pub struct SeekSpec {
     pub average_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_stroke_ms: Option<f64>,
+    /// Write seek curve (DiskSim "dual seek": the 4th column of a .seek file);
+    /// writes use it instead of `table` when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_table: Option<Vec<(f64, f64)>>,
+    /// HPL seek formula (DiskSim seek types `hpl` / `hplplus10`); used when `table` is absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpl: Option<HplSeek>,
     #[serde(default)]
     pub head_switch_ms: f64,
-    /// Added to every write that moved the heads.
+    /// Added to every write that moved the heads (may be negative: DiskSim's
+    /// validated HP and DEC drives shorten write seeks; the sum is floored at 0).
     #[serde(default)]
     pub write_settle_ms: f64,
 }
 
-/// Drive controller: command overheads, bus transfer and the in-drive queue.
+/// DiskSim's HPL seek: t(d) = a + b*sqrt(d) for 1 <= d < boundary, else
+/// c + e*d (ms); `single_cylinder_ms` overrides d = 1; `first_ten_ms[k]`
+/// overrides d = k + 1 (seek type `hplplus10`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HplSeek {
+    pub boundary_cylinders: f64,
+    pub short_const_ms: f64,
+    pub short_sqrt_ms: f64,
+    pub long_const_ms: f64,
+    pub long_linear_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub single_cylinder_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub first_ten_ms: Vec<f64>,
+}
+
+/// Drive controller: command overheads, bus transfer, the in-drive queue and
+/// the buffer cache figures. The timing model uses the miss overheads,
+/// `bus_sector_ms` and `queue_depth`; the rest is parsed from DiskSim's
+/// `.diskspecs` and stored for the cache model (see docs/disksim-parameters.md).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ControllerSpec {
-    /// Command-processing overhead of a read (media access), after a read / after a write.
+    /// Command-processing overhead of a read that misses the cache, after a read / after a write.
     pub read_overhead_after_read_ms: f64,
     pub read_overhead_after_write_ms: f64,
+    /// Same for a write that misses (is not absorbed by) the cache.
     pub write_overhead_after_read_ms: f64,
     pub write_overhead_after_write_ms: f64,
+    /// Overheads of cache hits.
+    pub read_hit_overhead_after_read_ms: f64,
+    pub read_hit_overhead_after_write_ms: f64,
+    pub write_hit_overhead_after_read_ms: f64,
+    pub write_hit_overhead_after_write_ms: f64,
+    pub per_request_overhead_ms: f64,
+    /// DiskSim scales every overhead by this.
+    pub overhead_time_scale: f64,
+    pub read_completion_overhead_ms: f64,
+    pub write_completion_overhead_ms: f64,
+    pub data_preparation_overhead_ms: f64,
+    pub first_reselect_overhead_ms: f64,
+    pub other_reselect_overhead_ms: f64,
+    pub read_disconnect_after_read_ms: f64,
+    pub read_disconnect_after_write_ms: f64,
+    pub write_disconnect_overhead_ms: f64,
     /// Time to move one sector across the host bus.
     pub bus_sector_ms: f64,
-    /// Commands the drive can hold (tagged command queue depth).
+    /// Commands the drive can hold (tagged command queue depth) in simulation.
     pub queue_depth: u32,
+    /// DiskSim's `Max queue length` as the file states it (not used for timing).
+    pub max_queue_length: u32,
+    pub cache_segments: u32,
+    pub cache_write_segments: u32,
+    pub segment_size_blocks: u32,
+    pub separate_write_segment: bool,
+    pub caching_enabled: bool,
+    pub read_ahead_min_blocks: u32,
+    pub read_ahead_max_blocks: u32,
+    /// DiskSim `Buffer continuous read` (0 = off; other values select a read-ahead mode).
+    pub continuous_read: u32,
+    /// DiskSim `Fast write level`: 0 = write-through, 1 = write-back of sequential writes, 2 = write-back.
+    pub fast_write_level: u32,
+    /// Report completion as soon as data is in / out of the buffer.
+    pub immediate_buffer_read: bool,
+    pub immediate_buffer_write: bool,
 }
 
 impl Default for ControllerSpec {
@@ -145,8 +235,34 @@ impl Default for ControllerSpec {
             read_overhead_after_write_ms: 0.0,
             write_overhead_after_read_ms: 0.0,
             write_overhead_after_write_ms: 0.0,
+            read_hit_overhead_after_read_ms: 0.0,
+            read_hit_overhead_after_write_ms: 0.0,
+            write_hit_overhead_after_read_ms: 0.0,
+            write_hit_overhead_after_write_ms: 0.0,
+            per_request_overhead_ms: 0.0,
+            overhead_time_scale: 1.0,
+            read_completion_overhead_ms: 0.0,
+            write_completion_overhead_ms: 0.0,
+            data_preparation_overhead_ms: 0.0,
+            first_reselect_overhead_ms: 0.0,
+            other_reselect_overhead_ms: 0.0,
+            read_disconnect_after_read_ms: 0.0,
+            read_disconnect_after_write_ms: 0.0,
+            write_disconnect_overhead_ms: 0.0,
             bus_sector_ms: 0.0,
             queue_depth: 1024,
+            max_queue_length: 0,
+            cache_segments: 0,
+            cache_write_segments: 0,
+            segment_size_blocks: 0,
+            separate_write_segment: false,
+            caching_enabled: false,
+            read_ahead_min_blocks: 0,
+            read_ahead_max_blocks: 0,
+            continuous_read: 0,
+            fast_write_level: 0,
+            immediate_buffer_read: false,
+            immediate_buffer_write: false,
         }
     }
 }
