@@ -124,6 +124,9 @@ fn dual_seek_file_gives_a_write_curve() {
     assert_eq!(read.len(), 350);
     assert_eq!(read[0], (1.0, 0.5257));
     assert_eq!(write[0], (1.0, 0.6757));
+    // The 3-column (distance, ms, stdev) file without a header: no write curve.
+    let (r3, w3) = disksim::read_seek_file(&common::shared("dualseek_example/maxtor300g.seek"), &loc).unwrap();
+    assert_eq!((r3.len(), r3[0], w3), (350, (1.0, 0.5257), None));
     // Put it on a drive and check writes use column 4 at every table point.
     let mut spec = builtin::resolve("atlas10k", None).unwrap();
     spec.cylinders = 80_512;

@@ -83,7 +83,7 @@ enum Tok {
     RBrace,
 }
 
-struct Lexer {
+struct Parser {
     toks: Vec<(Tok, usize)>,
     pos: usize,
     file: Arc<str>,
@@ -144,23 +144,23 @@ fn read(path: &Path) -> Result<String> {
 
 fn parse_file_at(path: &Path, depth: usize) -> Result<ParamFile> {
     let text = read(path)?;
-    let mut lx = Lexer::new(&text, path, depth);
+    let mut p = Parser::new(&text, path, depth);
     let mut out = ParamFile::default();
-    lx.top(&mut out)?;
+    p.top(&mut out)?;
     Ok(out)
 }
 
 /// Parse text as if it were the file `path` (includes resolve relative to it).
 pub fn parse_str(text: &str, path: &Path) -> Result<ParamFile> {
-    let mut lx = Lexer::new(text, path, 0);
+    let mut p = Parser::new(text, path, 0);
     let mut out = ParamFile::default();
-    lx.top(&mut out)?;
+    p.top(&mut out)?;
     Ok(out)
 }
 
-impl Lexer {
-    fn new(text: &str, path: &Path, depth: usize) -> Lexer {
-        Lexer {
+impl Parser {
+    fn new(text: &str, path: &Path, depth: usize) -> Parser {
+        Parser {
             toks: lex(text),
             pos: 0,
             file: Arc::from(path.display().to_string()),
