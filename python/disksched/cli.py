@@ -178,7 +178,8 @@ def main() -> None:
     try:
         app()
     except DiskschedError as e:
-        err_console.print(f"error: {e}", highlight=False, markup=False)
+        # Plain write: one line, never wrapped to the terminal width.
+        sys.stderr.write(f"error: {e}\n")
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted")
