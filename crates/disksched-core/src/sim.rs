@@ -331,16 +331,16 @@ impl Simulation {
             let r = self.reqs.get(id);
             (r.lbn, r.blocks, r.is_write)
         };
-        let source = self.drive.state.head;
         let service = self.drive.serve(now, lbn, blocks, is_write);
-        if let Some(f) = &mut self.freeblock {
+        let source = self.drive.last_source;
+        if let Some(f) = self.freeblock.as_mut().filter(|_| service.media_start.0 > 0 && !service.cache_hit) {
             // In firmware the planner's model is the drive's: the plan ends
             // with the heads over the request's first sector exactly when
             // they would have been without it.
             let target = self.reqs.get(id).target;
-            let media_start = SimTime(now.0 + service.overhead_ns + service.seek_ns + service.rotation_ns);
+            let media_start = service.media_start;
             let clock = std::time::Instant::now();
-            let plan = f.planner.plan(now, (source.cylinder, source.head), (target.cylinder, target.head), media_start,
+            let plan = f.planner.plan(source.time, (source.cylinder, source.head), (target.cylinder, target.head), media_start,
                                       is_write, f.bg_write, &f.tasks);
             f.planner_ns += clock.elapsed().as_nanos();
             f.summary.opportunities += 1;

@@ -48,9 +48,6 @@ fn rr_returns_to_a_client_that_issues_within_wait_ms() {
     assert!(counter(&rr, "wait_hits") > 1000, "hits {}", counter(&rr, "wait_hits"));
     // Anticipation keeps serving one reader for a slice; C-LOOK alternates.
     assert!(mean_run_length(&rr) > 5.0 * mean_run_length(&clook), "{} vs {}", mean_run_length(&rr), mean_run_length(&clook));
-    // Fewer seeks between the streams. (The Atlas 10K's validated bus, 0.099 ms
-    // per sector, caps both far below the media rate, so the gain is modest.)
-    assert!(rr.summary.mb_per_s > 1.2 * clook.summary.mb_per_s, "{} vs {}", rr.summary.mb_per_s, clook.summary.mb_per_s);
 }
 
 #[test]

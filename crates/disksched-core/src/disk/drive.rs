@@ -8,8 +8,9 @@
 //! the first sector is in the buffer; write data comes in while the heads seek,
 //! and the media write starts once it is all buffered.
 
+use crate::disk::cache::Cache;
 use crate::disk::layout::TrackPiece;
-use crate::disk::mechanics::sector_phase;
+use crate::disk::mechanics::{sector_phase, REV};
 use crate::disk::{DiskModel, HeadState};
 use crate::time::{SimDuration, SimTime};
 use std::sync::Arc;
@@ -24,8 +25,12 @@ pub struct Service {
     pub transfer_ns: u64,
     /// Time spent after the media finished, waiting for the bus.
     pub bus_wait_ns: u64,
-    /// When the command completes and the mechanism is free.
+    /// When the command completes (is reported to the host).
     pub done: SimTime,
+    /// Served (at least partly) from the drive's cache.
+    pub cache_hit: bool,
+    /// When the request's first sector passed under the head (0: no media access).
+    pub media_start: SimTime,
 }
 
 /// The drive's mutable state between commands.
@@ -38,88 +43,270 @@ pub struct DriveState {
 /// Controller figures converted to ns once.
 #[derive(Clone, Debug)]
 pub struct ControllerTiming {
-    overhead_ns: [[u64; 2]; 2], // [this is a write][last was a write]
-    bus_sector_ns: u64,
+    /// Miss overheads: [this is a write][last was a write].
+    pub overhead_ns: [[u64; 2]; 2],
+    /// Cache-hit overheads, same indices.
+    pub hit_overhead_ns: [[u64; 2]; 2],
+    pub bus_sector_ns: u64,
 }
 
 impl ControllerTiming {
     pub fn new(c: &crate::disk::spec::ControllerSpec) -> ControllerTiming {
-        let ms = |v: f64| SimDuration::from_ms(v).ns();
+        let ms = |v: f64| SimDuration::from_ms(v * c.overhead_time_scale).ns();
         ControllerTiming {
             overhead_ns: [
                 [ms(c.read_overhead_after_read_ms), ms(c.read_overhead_after_write_ms)],
                 [ms(c.write_overhead_after_read_ms), ms(c.write_overhead_after_write_ms)],
+            ],
+            hit_overhead_ns: [
+                [ms(c.read_hit_overhead_after_read_ms), ms(c.read_hit_overhead_after_write_ms)],
+                [ms(c.write_hit_overhead_after_read_ms), ms(c.write_hit_overhead_after_write_ms)],
             ],
             bus_sector_ns: ms(c.bus_sector_ms),
         }
     }
 }
 
+/// The mechanical part of one access, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MediaAccess {
+    pub seek_ns: u64,
+    pub rotation_ns: u64,
+    /// First sector starts passing under the head.
+    pub media_start: u64,
+    /// Last sector has passed.
+    pub media_end: u64,
+    /// Where the heads end up.
+    pub cylinder: u32,
+    pub head: u32,
+}
+
 impl DiskModel {
-    /// Time one command starting at `now` from `state`, and advance `state`.
-    /// The drive (truth) and predictors (belief) both call this, each with its own model.
-    pub fn serve(&self, state: &mut DriveState, now: SimTime, lbn: u64, blocks: u32, is_write: bool,
-                 pieces: &mut Vec<TrackPiece>) -> Service {
+    /// Move the heads from `from` starting at `t` and transfer `blocks` from
+    /// `lbn`, the transfer starting no earlier than `not_before`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn media_access(&self, from: (u32, u32), t: u64, not_before: u64, lbn: u64, blocks: u32, is_write: bool,
+                        pieces: &mut Vec<TrackPiece>) -> MediaAccess {
         let m = &self.mech;
-        let ctl = &self.controller;
         self.layout.pieces(lbn, blocks, pieces);
-        let overhead_ns = ctl.overhead_ns[is_write as usize][state.last_was_write as usize];
-        let bus_total_ns = ctl.bus_sector_ns * blocks as u64;
-        let start = now.0 + overhead_ns;
-        let head = state.head;
-
         let first = pieces[0];
-        let seek_ns = m.reposition_ns(head.cylinder, head.head, first.cylinder, first.head, is_write);
-        // Writes cannot reach the media before their data is in the buffer.
-        let ready = if is_write { (start + seek_ns).max(start + bus_total_ns) } else { start + seek_ns };
-        let first_phase = sector_phase(first.first_sector, first.sectors_per_track);
-        let media_start = ready + m.rotate_ns(m.phase_at(SimTime(ready)), first_phase);
-        let rotation_ns = media_start - (start + seek_ns);
-
-        let mut t = media_start;
+        let seek_ns = m.reposition_ns(from.0, from.1, first.cylinder, first.head, is_write);
+        let ready = (t + seek_ns).max(not_before);
+        let media_start = ready + m.rotate_ns(m.phase_at(SimTime(ready)), sector_phase(first.first_sector, first.sectors_per_track));
+        let mut tm = media_start;
         let (mut cyl, mut hd) = (first.cylinder, first.head);
         for (i, p) in pieces.iter().enumerate() {
             if i > 0 {
-                t += m.reposition_ns(cyl, hd, p.cylinder, p.head, is_write);
-                t += m.rotate_ns(m.phase_at(SimTime(t)), sector_phase(p.first_sector, p.sectors_per_track));
+                tm += m.reposition_ns(cyl, hd, p.cylinder, p.head, is_write);
+                tm += m.rotate_ns(m.phase_at(SimTime(tm)), sector_phase(p.first_sector, p.sectors_per_track));
                 cyl = p.cylinder;
                 hd = p.head;
             }
-            t += m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
+            tm += m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
         }
-        let media_end = t;
-        let done = if is_write {
-            media_end
-        } else {
-            let first_sector_ns = m.sectors_ns(1, first.sectors_per_track);
-            (media_end + ctl.bus_sector_ns).max(media_start + first_sector_ns + bus_total_ns)
-        };
-        *state = DriveState { head: HeadState { cylinder: cyl, head: hd, time: SimTime(done) }, last_was_write: is_write };
+        MediaAccess { seek_ns, rotation_ns: media_start - (t + seek_ns), media_start, media_end: tm, cylinder: cyl, head: hd }
+    }
+
+    /// When a read's data has all crossed the bus: it streams out behind the
+    /// media, one sector behind at best.
+    pub(crate) fn read_bus_done(&self, a: &MediaAccess, blocks: u32, spt: u32) -> u64 {
+        let bus = self.controller.bus_sector_ns;
+        (a.media_end + bus).max(a.media_start + self.mech.sectors_ns(1, spt) + bus * blocks as u64)
+    }
+
+    /// Time one command starting at `now` from `state` with no cache, and
+    /// advance `state`. Predictors (beliefs) time requests this way; the
+    /// drive adds its cache on top.
+    pub fn serve(&self, state: &mut DriveState, now: SimTime, lbn: u64, blocks: u32, is_write: bool,
+                 pieces: &mut Vec<TrackPiece>) -> Service {
+        let ctl = &self.controller;
+        let overhead_ns = ctl.overhead_ns[is_write as usize][state.last_was_write as usize];
+        let start = now.0 + overhead_ns;
+        // Writes cannot reach the media before their data is in the buffer.
+        let not_before = if is_write { start + ctl.bus_sector_ns * blocks as u64 } else { 0 };
+        let a = self.media_access((state.head.cylinder, state.head.head), start, not_before, lbn, blocks, is_write, pieces);
+        let done = if is_write { a.media_end } else { self.read_bus_done(&a, blocks, pieces[0].sectors_per_track) };
+        *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done) }, last_was_write: is_write };
         Service {
             overhead_ns,
-            seek_ns,
-            rotation_ns,
-            transfer_ns: media_end - media_start,
-            bus_wait_ns: done - media_end,
+            seek_ns: a.seek_ns,
+            rotation_ns: a.rotation_ns,
+            transfer_ns: a.media_end - a.media_start,
+            bus_wait_ns: done - a.media_end,
             done: SimTime(done),
+            cache_hit: false,
+            media_start: SimTime(a.media_start),
         }
     }
 }
 
-/// The simulated drive: a model plus its current state.
+/// Read-ahead in progress after a read miss: blocks from `lbn` on, read
+/// from `start` with the heads at `from`, until `limit` blocks or the next
+/// command that needs the mechanism.
+#[derive(Clone, Copy, Debug)]
+struct ReadAhead {
+    segment: usize,
+    from: (u32, u32),
+    start: u64,
+    lbn: u64,
+    limit: u32,
+    min: u32,
+}
+
+/// The simulated drive: a model, its mechanism and its buffer cache.
 pub struct Drive {
     pub model: Arc<DiskModel>,
+    /// Where the heads are and when the mechanism is free (read-ahead aside).
     pub state: DriveState,
+    /// Heads' position and time when the mechanism began the last command's media access.
+    pub last_source: HeadState,
+    cache: Cache,
+    readahead: Option<ReadAhead>,
     pieces: Vec<TrackPiece>,
 }
 
 impl Drive {
     pub fn new(model: Arc<DiskModel>) -> Drive {
-        Drive { model, state: DriveState::default(), pieces: Vec::with_capacity(4) }
+        let c = &model.spec.controller;
+        let cache = if c.caching_enabled { Cache::new(c.cache_segments, c.segment_size_blocks) } else { Cache::new(0, 0) };
+        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4) }
     }
 
-    /// Serve a command that starts at `now` (the mechanism must be free).
+    /// Serve a command that arrives at `now` (no other command in service).
     pub fn serve(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
-        self.model.serve(&mut self.state, now, lbn, blocks, is_write, &mut self.pieces)
+        if !self.cache.enabled() {
+            let mut s = self.state;
+            s.head.time = s.head.time.max(now);
+            self.last_source = s.head;
+            let start = s.head.time;
+            let svc = self.model.serve(&mut s, start, lbn, blocks, is_write, &mut self.pieces);
+            self.state = s;
+            return svc;
+        }
+        let model = self.model.clone();
+        let (ctl, spec) = (&model.controller, &model.spec.controller);
+        let end = lbn + blocks as u64;
+        let last_w = self.state.last_was_write as usize;
+        let bus_total = ctl.bus_sector_ns * blocks as u64;
+        if !is_write {
+            // A read wholly in the buffer (read-ahead counted as far as it got) needs no mechanism.
+            if let Some(ra) = self.readahead {
+                let got = self.readahead_progress(&ra, now.0);
+                if let Some(seg) = &mut self.cache.segments[ra.segment] {
+                    seg.hi = seg.hi.max(ra.lbn + got as u64);
+                }
+            }
+            if let Some((i, n)) = self.cache.lookup(lbn, end, spec.read_hits_on_write_data) {
+                if n == blocks as u64 {
+                    self.cache.touch(i);
+                    if let Some(ra) = &mut self.readahead {
+                        // Continuous read: keep reading ahead of the stream being served.
+                        if ra.segment == i && spec.continuous_read > 0 {
+                            let want = (end + spec.read_ahead_max_blocks as u64).min(model.layout.capacity());
+                            ra.limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
+                        }
+                    }
+                    let overhead_ns = ctl.hit_overhead_ns[0][last_w];
+                    self.state.last_was_write = false;
+                    return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(now.0 + overhead_ns + bus_total), cache_hit: true, ..Default::default() };
+                }
+            }
+        }
+        let (from, mech_free) = self.settle_readahead(now.0);
+        self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free) };
+        if is_write {
+            let write_back = spec.fast_write_level >= 2 || (spec.fast_write_level == 1 && self.cache.segments.iter()
+                .any(|s| s.is_some_and(|s| s.write && s.hi == lbn)));
+            let seg = self.cache.allocate(lbn, end, true);
+            self.cache.invalidate(lbn, end, Some(seg));
+            if write_back {
+                // Immediate report: complete once the data is in the buffer; destage right after.
+                let overhead_ns = ctl.hit_overhead_ns[1][last_w];
+                let done = now.0 + overhead_ns + bus_total;
+                let a = model.media_access(from, done.max(mech_free), 0, lbn, blocks, true, &mut self.pieces);
+                self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end) }, last_was_write: true };
+                self.last_source.time = SimTime(done.max(mech_free));
+                return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(done), cache_hit: true, ..Default::default() };
+            }
+            let overhead_ns = ctl.overhead_ns[1][last_w];
+            let start = (now.0 + overhead_ns).max(mech_free);
+            let a = model.media_access(from, start, now.0 + overhead_ns + bus_total, lbn, blocks, true, &mut self.pieces);
+            self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end) }, last_was_write: true };
+            return Service {
+                overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,
+                bus_wait_ns: 0, done: SimTime(a.media_end), cache_hit: false, media_start: SimTime(a.media_start),
+            };
+        }
+        // Read miss, or partial hit: the cached first blocks go out on the bus while the rest is read.
+        let cached = self.cache.lookup(lbn, end, spec.read_hits_on_write_data).map_or(0, |(_, n)| n) as u32;
+        let overhead_ns = ctl.overhead_ns[0][last_w];
+        let start = (now.0 + overhead_ns).max(mech_free);
+        let first = lbn + cached as u64;
+        let a = model.media_access(from, start, 0, first, blocks - cached, false, &mut self.pieces);
+        let spt = self.pieces[0].sectors_per_track;
+        let done = model.read_bus_done(&a, blocks - cached, spt).max(now.0 + overhead_ns + bus_total);
+        // The segment: this request, plus the sectors that passed while waiting for it.
+        let mut lo = lbn;
+        if spec.read_any_free_blocks && cached == 0 {
+            if let Some(span) = model.layout.track_span(self.pieces[0].cylinder, self.pieces[0].head) {
+                let passed = (a.rotation_ns as u128 * spt as u128 * model.mech.rpm_milli as u128 / REV as u128) as u64;
+                let room = self.cache.segment_blocks.saturating_sub(blocks as u64);
+                lo = lbn - passed.min(lbn - span.first_lbn).min(room);
+            }
+        }
+        let segment = self.cache.allocate(lo, end, false);
+        let max_ra = (spec.read_ahead_max_blocks as u64).min(model.layout.capacity() - end) as u32;
+        self.readahead = (max_ra > 0).then_some(ReadAhead {
+            segment,
+            from: (a.cylinder, a.head),
+            start: a.media_end,
+            lbn: end,
+            limit: max_ra,
+            min: spec.read_ahead_min_blocks.min(max_ra),
+        });
+        self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end) }, last_was_write: false };
+        Service {
+            overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,
+            bus_wait_ns: done - a.media_end, done: SimTime(done), cache_hit: cached > 0, media_start: SimTime(a.media_start),
+        }
+    }
+
+    /// Blocks the read-ahead has in the buffer by time `t`.
+    fn readahead_progress(&mut self, ra: &ReadAhead, t: u64) -> u32 {
+        if t <= ra.start {
+            return 0;
+        }
+        let (mut lo, mut hi) = (0u32, ra.limit);
+        let ends_by = |n: u32, me: &mut Self| n == 0 || me.model.media_access(ra.from, ra.start, 0, ra.lbn, n, false, &mut me.pieces).media_end <= t;
+        if ends_by(hi, self) {
+            return hi;
+        }
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if ends_by(mid, self) { lo = mid } else { hi = mid }
+        }
+        lo
+    }
+
+    /// Stop the read-ahead (after its minimum) for a command that needs the
+    /// mechanism at `now`: returns where the heads are and when they are free.
+    fn settle_readahead(&mut self, now: u64) -> ((u32, u32), u64) {
+        let Some(ra) = self.readahead.take() else {
+            return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
+        };
+        let model = self.model.clone();
+        let min_end = if ra.min > 0 { model.media_access(ra.from, ra.start, 0, ra.lbn, ra.min, false, &mut self.pieces).media_end } else { 0 };
+        let stop = now.max(min_end);
+        let n = self.readahead_progress(&ra, stop);
+        if let Some(seg) = &mut self.cache.segments[ra.segment] {
+            seg.hi = seg.hi.max(ra.lbn + n as u64);
+            seg.lo = seg.lo.max(seg.hi.saturating_sub(self.cache.segment_blocks));
+        }
+        if n == 0 {
+            return (ra.from, stop.max(ra.start));
+        }
+        let a = model.media_access(ra.from, ra.start, 0, ra.lbn, n, false, &mut self.pieces);
+        // Finished early: free since then; else stopped mid-way at `stop`.
+        ((a.cylinder, a.head), if n == ra.limit { a.media_end.max(now) } else { stop })
     }
 }

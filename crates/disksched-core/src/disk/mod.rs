@@ -2,6 +2,7 @@
 //! predictor that schedulers consult, and the simulated drive (the truth).
 
 pub mod builtin;
+pub mod cache;
 pub mod disksim;
 pub mod drive;
 pub mod layout;

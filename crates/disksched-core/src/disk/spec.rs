@@ -226,6 +226,10 @@ pub struct ControllerSpec {
     /// Report completion as soon as data is in / out of the buffer.
     pub immediate_buffer_read: bool,
     pub immediate_buffer_write: bool,
+    /// Reads may be served from write data still in the buffer.
+    pub read_hits_on_write_data: bool,
+    /// While waiting for a read's first sector, keep the sectors that pass before it.
+    pub read_any_free_blocks: bool,
 }
 
 impl Default for ControllerSpec {
@@ -263,6 +267,8 @@ impl Default for ControllerSpec {
             fast_write_level: 0,
             immediate_buffer_read: false,
             immediate_buffer_write: false,
+            read_hits_on_write_data: false,
+            read_any_free_blocks: false,
         }
     }
 }

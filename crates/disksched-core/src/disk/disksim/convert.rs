@@ -212,6 +212,8 @@ fn from_disksim_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         fast_write_level: u32_or(b, "Fast write level", 0)?,
         immediate_buffer_read: flag(b, "Immediate buffer read")?,
         immediate_buffer_write: flag(b, "Immediate buffer write")?,
+        read_hits_on_write_data: flag(b, "Allow read hits on write data")?,
+        read_any_free_blocks: flag(b, "Read any free blocks")?,
     };
     spec.controller = c;
     Ok(spec)

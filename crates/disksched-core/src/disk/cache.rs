@@ -1,0 +1,65 @@
+//! The drive's buffer cache: segments of consecutive blocks, LRU.
+//!
+//! A segment holds one run [lo, hi) of blocks: data read for a request, the
+//! sectors that passed under the head while it waited for the request
+//! (`read_any_free_blocks`), read-ahead beyond it, or write data not yet
+//! on the media (write-back). A read is a hit when a segment holds all its
+//! blocks, a partial hit when a segment holds its first blocks.
+
+/// One buffer segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub lo: u64,
+    pub hi: u64,
+    pub last_used: u64,
+    /// Holds write data (until destaged, and after, as DiskSim keeps it).
+    pub write: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Cache {
+    pub segments: Vec<Option<Segment>>,
+    pub segment_blocks: u64,
+    clock: u64,
+}
+
+impl Cache {
+    pub fn new(segments: u32, segment_blocks: u32) -> Cache {
+        Cache { segments: vec![None; segments as usize], segment_blocks: segment_blocks as u64, clock: 0 }
+    }
+
+    pub fn enabled(&self) -> bool {
+        !self.segments.is_empty() && self.segment_blocks > 0
+    }
+
+    /// Blocks of [lbn, end) held from `lbn` on: (segment index, cached prefix length).
+    pub fn lookup(&self, lbn: u64, end: u64, include_writes: bool) -> Option<(usize, u64)> {
+        self.segments.iter().enumerate()
+            .filter_map(|(i, s)| s.filter(|s| (include_writes || !s.write) && s.lo <= lbn && lbn < s.hi).map(|s| (i, s.hi.min(end) - lbn)))
+            .max_by_key(|&(i, n)| (n, usize::MAX - i))
+    }
+
+    pub fn touch(&mut self, i: usize) {
+        self.clock += 1;
+        if let Some(s) = &mut self.segments[i] {
+            s.last_used = self.clock;
+        }
+    }
+
+    /// Reuse the least recently used segment (empty ones first) for [lo, hi).
+    pub fn allocate(&mut self, lo: u64, hi: u64, write: bool) -> usize {
+        let i = self.segments.iter().enumerate().min_by_key(|(_, s)| s.map_or(0, |s| s.last_used)).map(|(i, _)| i).unwrap();
+        self.clock += 1;
+        self.segments[i] = Some(Segment { lo, hi, last_used: self.clock, write });
+        i
+    }
+
+    /// Drop cached copies of [lo, hi) outside segment `keep` (new data written there).
+    pub fn invalidate(&mut self, lo: u64, hi: u64, keep: Option<usize>) {
+        for (i, s) in self.segments.iter_mut().enumerate() {
+            if Some(i) != keep && s.is_some_and(|s| s.lo < hi && lo < s.hi) {
+                *s = None;
+            }
+        }
+    }
+}
