@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod sched;
 pub mod sim;
 pub mod time;
+pub mod validate;
 pub mod trace;
 pub mod workload;
 
