@@ -48,6 +48,7 @@ pub struct ControllerTiming {
     /// Cache-hit overheads, same indices.
     pub hit_overhead_ns: [[u64; 2]; 2],
     pub bus_sector_ns: u64,
+    pub bus_write_sector_ns: u64,
 }
 
 impl ControllerTiming {
@@ -63,6 +64,7 @@ impl ControllerTiming {
                 [ms(c.write_hit_overhead_after_read_ms), ms(c.write_hit_overhead_after_write_ms)],
             ],
             bus_sector_ns: ms(c.bus_sector_ms),
+            bus_write_sector_ns: SimDuration::from_ms(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)).ns(),
         }
     }
 }
@@ -123,7 +125,7 @@ impl DiskModel {
         let overhead_ns = ctl.overhead_ns[is_write as usize][state.last_was_write as usize];
         let start = now.0 + overhead_ns;
         // Writes cannot reach the media before their data is in the buffer.
-        let not_before = if is_write { start + ctl.bus_sector_ns * blocks as u64 } else { 0 };
+        let not_before = if is_write { start + ctl.bus_write_sector_ns * blocks as u64 } else { 0 };
         let a = self.media_access((state.head.cylinder, state.head.head), start, not_before, lbn, blocks, is_write, pieces);
         let done = if is_write { a.media_end } else { self.read_bus_done(&a, blocks, pieces[0].sectors_per_track) };
         *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done) }, last_was_write: is_write };
@@ -187,7 +189,7 @@ impl Drive {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         let last_w = self.state.last_was_write as usize;
-        let bus_total = ctl.bus_sector_ns * blocks as u64;
+        let bus_total = if is_write { ctl.bus_write_sector_ns } else { ctl.bus_sector_ns } * blocks as u64;
         if !is_write {
             // A read wholly in the buffer (read-ahead counted as far as it got) needs no mechanism.
             if let Some(ra) = self.readahead {
@@ -215,14 +217,16 @@ impl Drive {
         let (from, mech_free) = self.settle_readahead(now.0);
         self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free) };
         if is_write {
-            let write_back = spec.fast_write_level >= 2 || (spec.fast_write_level == 1 && self.cache.segments.iter()
-                .any(|s| s.is_some_and(|s| s.write && s.hi == lbn)));
             let seg = self.cache.allocate(lbn, end, true);
             self.cache.invalidate(lbn, end, Some(seg));
-            if write_back {
-                // Immediate report: complete once the data is in the buffer; destage right after.
+            if spec.fast_write_level > 0 {
+                // Immediate report: complete once the data is in the buffer;
+                // destage as soon as the mechanism is free. At level 1 only
+                // one write may wait in the buffer, so a write arriving during
+                // a destage is reported when that destage ends.
                 let overhead_ns = ctl.hit_overhead_ns[1][last_w];
-                let done = now.0 + overhead_ns + bus_total;
+                let buffered = now.0 + overhead_ns + bus_total;
+                let done = if spec.fast_write_level == 1 && self.state.last_was_write { buffered.max(mech_free) } else { buffered };
                 let a = model.media_access(from, done.max(mech_free), 0, lbn, blocks, true, &mut self.pieces);
                 self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end) }, last_was_write: true };
                 self.last_source.time = SimTime(done.max(mech_free));

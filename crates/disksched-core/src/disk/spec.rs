@@ -206,8 +206,11 @@ pub struct ControllerSpec {
     pub read_disconnect_after_read_ms: f64,
     pub read_disconnect_after_write_ms: f64,
     pub write_disconnect_overhead_ms: f64,
-    /// Time to move one sector across the host bus.
+    /// Time to move one sector across the host bus (reads; writes too unless set below).
     pub bus_sector_ms: f64,
+    /// Time to move one sector of write data across the host bus, if different.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_write_sector_ms: Option<f64>,
     /// Commands the drive can hold (tagged command queue depth) in simulation.
     pub queue_depth: u32,
     /// DiskSim's `Max queue length` as the file states it (not used for timing).
@@ -254,6 +257,7 @@ impl Default for ControllerSpec {
             read_disconnect_after_write_ms: 0.0,
             write_disconnect_overhead_ms: 0.0,
             bus_sector_ms: 0.0,
+            bus_write_sector_ms: None,
             queue_depth: 1024,
             max_queue_length: 0,
             cache_segments: 0,

@@ -72,10 +72,26 @@ pub fn import(path: &Path, name: Option<&str>, disk: Option<&str>) -> Result<Dis
         s.description = chosen.name.clone().unwrap_or_default();
         s
     };
+    // A whole simulation (.parv) also says how fast its buses are: data moves
+    // at the slowest of the drive's interface and the buses on its path.
+    let buses: Vec<&Block> = file.blocks.iter().filter(|b| b.type_name == "disksim_bus").collect();
+    for b in &buses {
+        let c = &mut spec.controller;
+        c.bus_sector_ms = c.bus_sector_ms.max(f64_or(b, "Read block transfer time", 0.0)?);
+        c.bus_write_sector_ms = Some(c.bus_write_sector_ms.unwrap_or(0.0).max(f64_or(b, "Write block transfer time", 0.0)?));
+    }
+    if let Some(w) = &mut spec.controller.bus_write_sector_ms {
+        *w = w.max(f64_or(disks_bulk(&file), "Bulk sector transfer time", 0.0).unwrap_or(0.0));
+    }
     spec.source = format!("DiskSim 4.0 parameters: {}", sources(&file, path).join(", "));
     // Check the mapping now so a bad file fails here, naming the file.
     Layout::new(&spec).map_err(|e| at(e.to_string()))?;
     Ok(spec)
+}
+
+/// The first disksim_disk block (for its interface speed).
+fn disks_bulk(file: &ParamFile) -> &Block {
+    file.blocks.iter().find(|b| b.type_name == "disksim_disk").expect("a disk was imported")
 }
 
 fn choose_disk<'a>(file: &ParamFile, disks: &[&'a Block], want: Option<&str>) -> std::result::Result<&'a Block, String> {
@@ -197,6 +213,7 @@ fn from_disksim_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         read_disconnect_after_write_ms: f64_or(b, "Read disconnect afterwrite", 0.0)?,
         write_disconnect_overhead_ms: f64_or(b, "Write disconnect overhead", 0.0)?,
         bus_sector_ms: f64_or(b, "Bulk sector transfer time", 0.0)?,
+        bus_write_sector_ms: None,
         // DiskSim's queue length is a property of its validation set-up; the
         // simulator's command queue depth stays a simulation choice.
         queue_depth: ControllerSpec::default().queue_depth,

@@ -11,19 +11,21 @@ pub use parser::{parse_file, parse_str, Block, Loc, Node, Param, ParamFile, Valu
 /// The built-in catalogue: (name, DiskSim file it is imported from, relative
 /// to the DiskSim data directory, the drive). Where a drive has NAME.model and
 /// NAME_validate.model, the `.diskspecs` named here sources the validated one.
+/// Drives with a validation trace are imported from their validation `.parv`,
+/// which adds the bus speed of the set-up the trace was measured on.
 pub const CATALOGUE: &[(&str, &str, &str)] = &[
-    ("atlas10k", "atlas10k.diskspecs", "Quantum Atlas 10K"),
+    ("atlas10k", "atlas10k.parv", "Quantum Atlas 10K"),
     ("atlas3", "atlas_III.diskspecs", "Quantum Atlas III"),
     ("barracuda", "barracuda.diskspecs", "Seagate Barracuda ST32171W"),
-    ("cheetah4lp", "cheetah4LP.diskspecs", "Seagate Cheetah 4LP ST34501N"),
+    ("cheetah4lp", "cheetah4LP.parv", "Seagate Cheetah 4LP ST34501N"),
     ("cheetah9lp", "cheetah9LP.diskspecs", "Seagate Cheetah 9LP ST39102LW"),
     ("ibm18es", "ibm18es.diskspecs", "IBM Ultrastar 18ES DNES-309170W"),
-    ("hp_c2247a", "hp_c2247a.diskspecs", "HP C2247A"),
+    ("hp_c2247a", "hp_c2247a.parv", "HP C2247A"),
     ("hp_c2249a", "hp_c2249a.diskspecs", "HP C2249A"),
     ("hp_c2490a", "hp_c2490a.diskspecs", "HP C2490A"),
     ("hp_c3323a", "hp_c3323a_validate.diskspecs", "HP C3323A"),
-    ("dec_rz26", "dec_rz26.diskspecs", "DEC RZ26"),
-    ("st41601n", "st41601n.diskspecs", "Seagate ST41601N"),
+    ("dec_rz26", "dec_rz26.parv", "DEC RZ26"),
+    ("st41601n", "st41601n.parv", "Seagate ST41601N"),
 ];
 
 /// Import catalogue drive `name` from the DiskSim data directory `dir`.
