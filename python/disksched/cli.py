@@ -116,6 +116,13 @@ def disks_show(name: str = typer.Argument(..., help="Built-in disk name or spec 
                                                              for k, v in f.items()]))
 
 
+def _kb(kb: float) -> str:
+    for unit, size in (("GB", 1024 ** 2), ("MB", 1024)):
+        if kb >= size:
+            return f"{kb / size:,.1f} {unit}"
+    return f"{kb:,.1f} KB"
+
+
 def _dist_row(name: str, d: dict) -> list[str]:
     return [name] + [f"{d[k]:.4g}" for k in ("mean", "p50", "p90", "p99", "max")]
 
@@ -133,7 +140,7 @@ def trace_info(file: Path = typer.Argument(..., help="Trace file (gzip, zstd, xz
     devices = ", ".join(f"{d['device']} ({d['requests']:,})" for d in info["devices"][:20])
     if len(info["devices"]) > 20:
         devices += f", ... ({len(info['devices'])} devices)"
-    fp = f"{info['footprint_kb'] / 1024:,.1f} MB ({info['footprint_blocks']:,} blocks)"
+    fp = f"{_kb(info['footprint_kb'])} ({info['footprint_blocks']:,} blocks)"
     if not info["footprint_exact"]:
         fp += f", upper-bound estimate at {info['footprint_granularity_blocks']}-block regions"
     rows = [
@@ -142,7 +149,7 @@ def trace_info(file: Path = typer.Argument(..., help="Trace file (gzip, zstd, xz
         ["reads / writes", f"{info['reads']:,} / {info['writes']:,} ({100 * info['read_fraction']:.1f} % reads)"],
         ["devices", devices or "-"],
         ["duration", f"{info['duration_ms'] / 1000:,.3f} s"],
-        ["read / written", f"{info['read_kb'] / 1024:,.1f} MB / {info['written_kb'] / 1024:,.1f} MB"],
+        ["read / written", f"{_kb(info['read_kb'])} / {_kb(info['written_kb'])}"],
         ["footprint", fp],
         ["sequential", f"{100 * info['sequential_fraction']:.1f} % ({info['sequential_requests']:,} requests)"],
         ["out-of-order arrivals", f"{info['out_of_order']:,}"],
@@ -228,7 +235,8 @@ def main() -> None:
     try:
         app()
     except DiskschedError as e:
-        err_console.print(f"error: {e}", highlight=False, markup=False)
+        # soft_wrap: the message stays one line however narrow the terminal.
+        err_console.print(f"error: {e}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted")
