@@ -32,3 +32,10 @@ def heap_bytes(reset: bool = ...) -> tuple[int, int]:
 
 def dispatch_rate(name: str, depth: int, decisions: int, disk: str) -> float:
     """Dispatch decisions per second of a scheduler holding `depth` requests."""
+
+def trace_info(path: str, format: Optional[str] = ..., skip_bad_lines: bool = ...) -> str:
+    """JSON summary of a trace file: format, devices, duration, mix, sizes,
+    inter-arrival gaps, footprint, sequentiality, bad lines skipped."""
+
+def trace_convert(path: str, to: str, out: str, format: Optional[str] = ..., skip_bad_lines: bool = ...) -> int:
+    """Convert a trace to format `to` at `out` (all or nothing); returns records written."""

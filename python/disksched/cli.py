@@ -19,6 +19,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Disk I/O scheduling on a high-fidelity hard-disk simulator.")
 disks_app = typer.Typer(no_args_is_help=True, help="Built-in disk specs.")
 app.add_typer(disks_app, name="disks")
+trace_app = typer.Typer(no_args_is_help=True, help="Trace files: summarise, convert.")
+app.add_typer(trace_app, name="trace")
 console = Console()
 err_console = Console(stderr=True)
 
@@ -112,6 +114,61 @@ def disks_show(name: str = typer.Argument(..., help="Built-in disk name or spec 
     f = json.loads(facts)
     console.print(_table(f["name"], ["property", "value"], [[k, f"{v:.4g}" if isinstance(v, float) else str(v)]
                                                              for k, v in f.items()]))
+
+
+def _kb(kb: float) -> str:
+    for unit, size in (("GB", 1024 ** 2), ("MB", 1024)):
+        if kb >= size:
+            return f"{kb / size:,.1f} {unit}"
+    return f"{kb:,.1f} KB"
+
+
+def _dist_row(name: str, d: dict) -> list[str]:
+    return [name] + [f"{d[k]:.4g}" for k in ("mean", "p50", "p90", "p99", "max")]
+
+
+@trace_app.command("info")
+def trace_info(file: Path = typer.Argument(..., help="Trace file (gzip, zstd, xz are read transparently)."),
+               format: Optional[str] = typer.Option(None, "--format", help="Trace format (detected if absent)."),
+               skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Count and skip malformed lines."),
+               json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON.")) -> None:
+    """Summarise a trace in one pass: devices, duration, mix, sizes, gaps, footprint, sequentiality."""
+    info = json.loads(_core.trace_info(str(file), format, skip_bad_lines))
+    if json_out:
+        print(json.dumps(info, indent=2))
+        return
+    devices = ", ".join(f"{d['device']} ({d['requests']:,})" for d in info["devices"][:20])
+    if len(info["devices"]) > 20:
+        devices += f", ... ({len(info['devices'])} devices)"
+    fp = f"{_kb(info['footprint_kb'])} ({info['footprint_blocks']:,} blocks)"
+    if not info["footprint_exact"]:
+        fp += f", upper-bound estimate at {info['footprint_granularity_blocks']}-block regions"
+    rows = [
+        ["format", info["format"]],
+        ["requests", f"{info['requests']:,}"],
+        ["reads / writes", f"{info['reads']:,} / {info['writes']:,} ({100 * info['read_fraction']:.1f} % reads)"],
+        ["devices", devices or "-"],
+        ["duration", f"{info['duration_ms'] / 1000:,.3f} s"],
+        ["read / written", f"{_kb(info['read_kb'])} / {_kb(info['written_kb'])}"],
+        ["footprint", fp],
+        ["sequential", f"{100 * info['sequential_fraction']:.1f} % ({info['sequential_requests']:,} requests)"],
+        ["out-of-order arrivals", f"{info['out_of_order']:,}"],
+        ["bad lines skipped", f"{info['bad_lines_skipped']:,}"],
+    ]
+    console.print(_table(str(file), ["property", "value"], rows))
+    console.print(_table("distributions", ["", "mean", "p50", "p90", "p99", "max"],
+                         [_dist_row("size KB", info["size_kb"]), _dist_row("inter-arrival ms", info["interarrival_ms"])]))
+
+
+@trace_app.command("convert")
+def trace_convert(file: Path = typer.Argument(..., help="Trace file to read."),
+                  to: str = typer.Option(..., "--to", help="Output format."),
+                  out: Path = typer.Option(..., "-o", "--out", help="Output file (written whole or not at all)."),
+                  format: Optional[str] = typer.Option(None, "--format", help="Input format (detected if absent)."),
+                  skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Count and skip malformed lines.")) -> None:
+    """Convert a trace from any readable format to a writable one."""
+    n = _core.trace_convert(str(file), to, str(out), format, skip_bad_lines)
+    err_console.print(f"wrote {n:,} records to {out} ({to})", highlight=False)
 
 
 @app.command()

@@ -194,6 +194,28 @@ fn dispatch_rate(py: Python<'_>, name: &str, depth: usize, decisions: u64, disk:
     py.allow_threads(|| sched::dispatch_rate(name, depth, decisions, model)).map_err(err)
 }
 
+fn trace_format(name: Option<&str>) -> PyResult<Option<disksched_core::trace::TraceFormat>> {
+    name.map(str::parse).transpose().map_err(err)
+}
+
+/// Summary of a trace file (one streaming pass) as JSON.
+#[pyfunction]
+#[pyo3(signature = (path, format=None, skip_bad_lines=false))]
+fn trace_info(py: Python<'_>, path: &str, format: Option<&str>, skip_bad_lines: bool) -> PyResult<String> {
+    let format = trace_format(format)?;
+    let info = py.allow_threads(|| disksched_core::trace::info::info(path, format, skip_bad_lines)).map_err(err)?;
+    serde_json::to_string(&info).map_err(json_err)
+}
+
+/// Convert a trace to format `to` at `out` (written whole or not at all); returns the records written.
+#[pyfunction]
+#[pyo3(signature = (path, to, out, format=None, skip_bad_lines=false))]
+fn trace_convert(py: Python<'_>, path: &str, to: &str, out: &str, format: Option<&str>, skip_bad_lines: bool) -> PyResult<u64> {
+    let format = trace_format(format)?;
+    let to = to.parse().map_err(err)?;
+    py.allow_threads(|| disksched_core::trace::convert::convert(path, format, skip_bad_lines, to, out)).map_err(err)
+}
+
 /// (current, peak) bytes of Rust heap; `reset` sets the peak to the current.
 #[pyfunction]
 #[pyo3(signature = (reset=false))]
@@ -214,5 +236,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     Ok(())
 }

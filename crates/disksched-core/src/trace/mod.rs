@@ -19,10 +19,12 @@
 
 pub mod alibaba;
 pub mod blkparse;
+pub mod convert;
 pub mod disksim_ascii;
 pub mod disksim_validate;
 pub mod fio;
 pub mod hpl;
+pub mod info;
 pub mod msr;
 pub mod spc;
 pub mod tencent;

@@ -7,9 +7,16 @@
 //! clients answer with the time of their next request).
 
 pub mod closed;
+pub mod dd;
+pub mod hotcold;
+pub mod local;
+pub mod mix;
+pub mod onoff;
 pub mod open;
 pub mod replay;
+pub mod schedule;
 pub mod sequential;
+pub mod strided;
 
 use crate::error::{config_err, Result};
 use crate::host::Class;
@@ -62,6 +69,14 @@ pub enum WorkloadConfig {
     /// The freeblock paper's OLTP foreground: 10 clients, 30 ms think time,
     /// 2:1 reads, exponential sizes (mean 8 KB) in 4 KB multiples, uniform.
     Oltp,
+    Strided(strided::StridedConfig),
+    Local(local::LocalConfig),
+    Hotcold(hotcold::HotColdConfig),
+    Onoff(onoff::OnOffConfig),
+    Schedule(schedule::ScheduleConfig),
+    Dd(dd::DdConfig),
+    /// Several workloads at once, each with its own clients and class.
+    Mix(mix::MixConfig),
 }
 
 impl WorkloadConfig {
@@ -72,6 +87,13 @@ impl WorkloadConfig {
             WorkloadConfig::Sequential(c) => Box::new(sequential::Sequential::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Trace(c) => Box::new(replay::Replay::new(c.clone(), capacity_blocks, base_dir)?),
             WorkloadConfig::Oltp => Box::new(closed::Closed::new(closed::ClosedConfig::oltp(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Strided(c) => Box::new(strided::Strided::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Local(c) => Box::new(local::Local::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Hotcold(c) => Box::new(hotcold::HotCold::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Onoff(c) => Box::new(onoff::OnOff::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Schedule(c) => Box::new(schedule::Schedule::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Dd(c) => Box::new(dd::Dd::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Mix(c) => Box::new(mix::Mix::new(c, capacity_blocks, sector_bytes, base_dir)?),
         })
     }
 }
@@ -149,6 +171,38 @@ impl RandomIoSampler {
         })
     }
 
+    /// Size unit (and start alignment), blocks.
+    pub fn unit_blocks(&self) -> u64 {
+        self.unit_blocks
+    }
+
+    /// Like `sample`, but the start block is uniform over the aligned blocks
+    /// in `[lo, hi)` where the request still fits on the disk (the request
+    /// may extend past `hi`; if nothing fits, the aligned block nearest `lo`).
+    pub fn sample_in(&self, rng: &mut SimRng, lo: u64, hi: u64) -> IoSpec {
+        let blocks = self.draw_blocks(rng);
+        let u = self.unit_blocks;
+        let first = lo.div_ceil(u);
+        let last = (hi.saturating_sub(1).min(self.capacity - blocks)) / u;
+        let lbn = if last >= first { rng.gen_range(first..last + 1) * u } else { first.min((self.capacity - blocks) / u) * u };
+        let is_write = rng.gen::<f64>() >= self.read_fraction;
+        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None }
+    }
+
+    /// A size (blocks) and direction, for generators that choose addresses themselves.
+    pub fn sample_size(&self, rng: &mut SimRng) -> (u32, bool) {
+        let blocks = self.draw_blocks(rng);
+        (blocks as u32, rng.gen::<f64>() >= self.read_fraction)
+    }
+
+    fn draw_blocks(&self, rng: &mut SimRng) -> u64 {
+        let units = match &self.exp_units {
+            Some(e) => (e.sample(rng).ceil() as u64).max(1),
+            None => self.const_units,
+        };
+        (units * self.unit_blocks).min(self.capacity)
+    }
+
     pub fn sample(&self, rng: &mut SimRng) -> IoSpec {
         let units = match &self.exp_units {
             // Round up to a whole multiple: a draw of 0.3 units is one unit.
@@ -179,4 +233,50 @@ pub enum IntervalDist {
     Constant,
     #[serde(alias = "poisson")]
     Exponential,
+}
+
+/// `what` must be a finite number >= 0 (think times, means that may be zero).
+pub(crate) fn check_nonneg(what: &str, v: f64) -> Result<()> {
+    if v >= 0.0 && v.is_finite() {
+        Ok(())
+    } else {
+        Err(config_err(what, format!("{v} must be >= 0")))
+    }
+}
+
+/// `what` must be a finite number > 0.
+pub(crate) fn check_pos(what: &str, v: f64) -> Result<()> {
+    if v > 0.0 && v.is_finite() {
+        Ok(())
+    } else {
+        Err(config_err(what, format!("{v} must be > 0")))
+    }
+}
+
+/// `what` must lie in `[lo, hi]`.
+pub(crate) fn check_range(what: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(config_err(what, format!("{v} is out of range [{lo}, {hi}]")))
+    }
+}
+
+/// `what` must be a count in `[lo, hi]`.
+pub(crate) fn check_count(what: &str, v: u32, lo: u32, hi: u32) -> Result<()> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(config_err(what, format!("{v} is out of range [{lo}, {hi}]")))
+    }
+}
+
+/// A request size in KB as whole blocks, 1..=min(65536, capacity).
+pub(crate) fn kb_to_blocks(what: &str, kb: f64, sector_bytes: u32, capacity: u64) -> Result<u64> {
+    let blocks = kb * 1024.0 / sector_bytes as f64;
+    if blocks >= 1.0 && blocks.fract() == 0.0 && (blocks as u64) <= capacity.min(65536) {
+        Ok(blocks as u64)
+    } else {
+        Err(config_err(what, format!("{kb} KB is not a whole number of {sector_bytes}-byte blocks between 1 and {}", capacity.min(65536))))
+    }
 }

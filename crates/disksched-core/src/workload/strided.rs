@@ -1,0 +1,92 @@
+//! Strided streams: each client reads (or writes) `request_kb` every
+//! `stride_kb`, i.e. sequential with a gap of `stride_kb - request_kb` between
+//! requests (column scans of a row-major array, interleaved file layouts),
+//! closed-loop with a think time. Stream 0 starts at `start_lbn` if given,
+//! the others at random stride-aligned blocks; a stream wraps to block 0 at
+//! the end of the disk.
+
+use super::{check_count, check_nonneg, draw_interval, kb_to_blocks, Generator, IntervalDist, IoSpec, SimRng};
+use crate::error::{config_err, Result};
+use crate::host::Class;
+use crate::time::SimTime;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StridedConfig {
+    #[serde(default = "one")]
+    pub streams: u32,
+    pub request_kb: f64,
+    /// Distance from one request's start to the next one's, KB (>= request_kb).
+    pub stride_kb: f64,
+    #[serde(default)]
+    pub think_time_ms: f64,
+    #[serde(default = "constant")]
+    pub think_dist: IntervalDist,
+    #[serde(default)]
+    pub write: bool,
+    #[serde(default)]
+    pub start_lbn: Option<u64>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn constant() -> IntervalDist {
+    IntervalDist::Constant
+}
+
+pub struct Strided {
+    cfg: StridedConfig,
+    capacity: u64,
+    blocks: u64,
+    stride: u64,
+    next_lbn: Vec<u64>,
+}
+
+impl Strided {
+    pub fn new(cfg: StridedConfig, capacity: u64, sector_bytes: u32) -> Result<Strided> {
+        let blocks = kb_to_blocks("workload.request_kb", cfg.request_kb, sector_bytes, capacity)?;
+        let stride = cfg.stride_kb * 1024.0 / sector_bytes as f64;
+        if !(stride >= blocks as f64 && stride.fract() == 0.0 && stride <= capacity as f64) {
+            return Err(config_err("workload.stride_kb", format!(
+                "{} KB is not a whole number of {sector_bytes}-byte blocks in [request_kb = {}, disk capacity]",
+                cfg.stride_kb, cfg.request_kb)));
+        }
+        check_count("workload.streams", cfg.streams, 1, 100_000)?;
+        check_nonneg("workload.think_time_ms", cfg.think_time_ms)?;
+        if let Some(s) = cfg.start_lbn.filter(|&s| s + blocks > capacity) {
+            return Err(config_err("workload.start_lbn", format!("{s} is out of range [0, {}]", capacity - blocks)));
+        }
+        Ok(Strided { capacity, blocks, stride: stride as u64, next_lbn: vec![], cfg })
+    }
+}
+
+impl Generator for Strided {
+    fn start(&mut self, rng: &mut SimRng) -> Vec<(SimTime, u32)> {
+        let slots = (self.capacity - self.blocks) / self.stride + 1;
+        self.next_lbn = (0..self.cfg.streams)
+            .map(|s| match (s, self.cfg.start_lbn) {
+                (0, Some(l)) => l,
+                _ => rng.gen_range(0..slots) * self.stride,
+            })
+            .collect();
+        (0..self.cfg.streams).map(|c| (SimTime::ZERO, c)).collect()
+    }
+    fn arrive(&mut self, _now: SimTime, client: u32, _rng: &mut SimRng) -> Option<(IoSpec, Option<SimTime>)> {
+        let next = &mut self.next_lbn[client as usize];
+        if *next + self.blocks > self.capacity {
+            *next = 0;
+        }
+        let io = IoSpec { lbn: *next, blocks: self.blocks as u32, is_write: self.cfg.write, class: Class::BestEffort, deadline: None };
+        *next += self.stride;
+        Some((io, None))
+    }
+    fn completed(&mut self, now: SimTime, _client: u32, rng: &mut SimRng) -> Option<SimTime> {
+        Some(now + draw_interval(self.cfg.think_time_ms, self.cfg.think_dist == IntervalDist::Exponential, rng))
+    }
+    fn clients(&self) -> u32 {
+        self.cfg.streams
+    }
+}
