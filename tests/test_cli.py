@@ -96,3 +96,33 @@ def test_freeblock_run_reports_free_bandwidth():
     assert f["free_blocks"] > 0 and f["free_mb_per_s"] > 0 and f["tasks"][0]["name"] == "scan"
     p = cli("run", ROOT / "examples/freeblock.toml")
     assert "free bandwidth" in p.stdout and "task scan" in p.stdout
+
+
+def test_validate_prints_demerit_and_writes_plot(tmp_path):
+    from conftest import SHARED
+
+    p = cli("validate", "--disk", "atlas10k", "--trace", SHARED / "disksim/atlas10k.trace", "--json", "--out", tmp_path)
+    assert p.returncode == 0, p.stderr
+    v = json.loads(p.stdout)
+    assert v["requests"] == 10000 and 0 < v["rms_ms"] <= 0.268
+    assert abs(v["measured_mean_ms"] - 3.893) < 0.001  # the trace's own column 5
+    assert (tmp_path / "validation_cdf.png").stat().st_size > 10_000
+    p = cli("validate", "--disk", "atlas10k", "--trace", tmp_path / "nope.trace")
+    assert p.returncode == 2 and "no such trace file" in p.stderr
+
+
+def test_disks_import_writes_a_spec_that_runs(tmp_path):
+    from conftest import SHARED
+
+    out = tmp_path / "c9.toml"
+    p = cli("disks", "import", SHARED / "disksim/cheetah9LP.parv", "-o", out, "--name", "mycheetah")
+    assert p.returncode == 0, p.stderr
+    assert 'name = "mycheetah"' in out.read_text() and "cylinders = 6962" in out.read_text()
+    cfg = tmp_path / "run.toml"
+    cfg.write_text(f'[disk]\nmodel = "{out}"\n[workload]\nkind = "oltp"\n[run]\nrequests = 500\n')
+    p = cli("run", cfg, "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["requests"] == 500
+    bad = tmp_path / "bad.diskspecs"
+    bad.write_text("disksim_disk X {\n  Model = source nothere.model,\n}\n")
+    p = cli("disks", "import", bad, "-o", tmp_path / "x.toml")
+    assert p.returncode == 2 and "bad.diskspecs:2:" in p.stderr and not (tmp_path / "x.toml").exists()

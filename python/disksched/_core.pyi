@@ -39,3 +39,9 @@ def trace_info(path: str, format: Optional[str] = ..., skip_bad_lines: bool = ..
 
 def trace_convert(path: str, to: str, out: str, format: Optional[str] = ..., skip_bad_lines: bool = ...) -> int:
     """Convert a trace to format `to` at `out` (all or nothing); returns records written."""
+
+def validate(disk: str, trace: str) -> tuple[str, np.ndarray, np.ndarray]:
+    """Closed-loop replay of a DiskSim validate trace: (summary JSON with rms_ms etc., measured ms, simulated ms)."""
+
+def disk_import(path: str, name: Optional[str] = ...) -> str:
+    """A disk spec (DiskSim .parv/.diskspecs/.model, .toml, or built-in name) as the project's TOML."""

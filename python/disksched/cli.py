@@ -171,6 +171,47 @@ def trace_convert(file: Path = typer.Argument(..., help="Trace file to read."),
     err_console.print(f"wrote {n:,} records to {out} ({to})", highlight=False)
 
 
+@disks_app.command("import")
+def disks_import(path: Path = typer.Argument(..., help="DiskSim .parv / .diskspecs / .model file."),
+                 out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (.toml)."),
+                 name: Optional[str] = typer.Option(None, help="Name for the disk (default: the file's stem).")) -> None:
+    """Convert a DiskSim drive description into the project's disk spec."""
+    from .output import atomic_write
+
+    if not path.exists():
+        raise DiskschedError(f"{path}: no such file")
+    text = _core.disk_import(str(path), name)
+    atomic_write(out, lambda tmp: Path(tmp).write_text(text))
+    console.print(f"wrote {out}")
+
+
+@app.command()
+def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml or DiskSim file."),
+             trace: Path = typer.Option(..., help="DiskSim validate trace measured on the real drive."),
+             json_out: bool = typer.Option(False, "--json", help="Print a JSON object."),
+             out: Optional[Path] = typer.Option(None, help="Directory for validation.json and the CDF plot.")) -> None:
+    """Compare simulated with measured access times (DiskSim's demerit figure)."""
+    if not trace.exists():
+        raise DiskschedError(f"{trace}: no such trace file")
+    summary, measured, simulated = _core.validate(disk, str(trace))
+    v = json.loads(summary)
+    if out is not None:
+        from .output import write_json
+        from .plots import response_cdf
+
+        write_json(out / "validation.json", v)
+        response_cdf(out / "validation_cdf.png", {"measured": measured, "simulated": simulated},
+                     f"{disk} vs {trace.name}: demerit {v['rms_ms']:.3f} ms", xlabel="access time (ms)")
+    if json_out:
+        print(json.dumps(v, indent=2))
+        return
+    rows = [["demerit (RMS of CDF distance)", f"{v['rms_ms']:.3f} ms", ""],
+            ["requests", str(v["requests"]), ""],
+            ["mean", f"{v['measured_mean_ms']:.3f}", f"{v['simulated_mean_ms']:.3f}"]]
+    rows += [[f"p{100 * q:g}", f"{m:.3f}", f"{s:.3f}"] for q, m, s in v["percentiles"]]
+    console.print(_table(f"{disk} vs {trace}", ["", "measured ms", "simulated ms"], rows))
+
+
 @app.command()
 def schedulers() -> None:
     """List the scheduling algorithms and their tunables."""

@@ -170,6 +170,28 @@ fn disk_show(name: &str, base_dir: Option<&str>) -> PyResult<(String, String)> {
     Ok((model.spec.to_toml(), facts.to_string()))
 }
 
+/// Validate a disk against a DiskSim validate trace: (summary JSON, measured ms, simulated ms).
+#[pyfunction]
+fn validate<'py>(py: Python<'py>, disk: &str, trace: &str)
+    -> PyResult<(String, Bound<'py, numpy::PyArray1<f64>>, Bound<'py, numpy::PyArray1<f64>>)> {
+    let model = std::sync::Arc::new(DiskModel::new(builtin::resolve(disk, None).map_err(err)?).map_err(err)?);
+    let v = py.allow_threads(|| disksched_core::validate::validate(model, trace)).map_err(err)?;
+    let summary = serde_json::to_string(&v).map_err(json_err)?;
+    Ok((summary, v.measured_ms.into_pyarray(py), v.simulated_ms.into_pyarray(py)))
+}
+
+/// Import a disk (DiskSim file, or any resolvable disk) and return its spec as TOML.
+#[pyfunction]
+#[pyo3(signature = (path, name=None))]
+fn disk_import(path: &str, name: Option<&str>) -> PyResult<String> {
+    let mut spec = builtin::resolve(path, None).map_err(err)?;
+    if let Some(n) = name {
+        spec.name = n.to_string();
+    }
+    DiskModel::new(spec.clone()).map_err(err)?;
+    Ok(spec.to_toml())
+}
+
 /// The scheduler registry as JSON: name, aliases, summary, tunables.
 #[pyfunction]
 fn schedulers() -> String {
@@ -236,6 +258,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(disk_import, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     Ok(())
