@@ -45,28 +45,24 @@ fn validate_mode_issues_each_request_its_recorded_delay_after_the_last_completed
     assert_eq!(r.summary.max_disk_queue, 1);
 }
 
-fn ascii_trace(lines: &[&str]) -> tempfile_path::Path {
-    tempfile_path::write(lines)
+/// A trace file in the temp directory, removed when dropped.
+struct TempTrace(std::path::PathBuf);
+
+impl Drop for TempTrace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
-mod tempfile_path {
-    pub struct Path(pub std::path::PathBuf);
-    impl Drop for Path {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
+fn ascii_trace(lines: &[&str]) -> TempTrace {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let p = std::env::temp_dir().join(format!("disksched-replay-{}-{}.trace", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    let mut f = std::fs::File::create(&p).unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
     }
-    pub fn write(lines: &[&str]) -> Path {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static N: AtomicU32 = AtomicU32::new(0);
-        let p = std::env::temp_dir().join(format!("disksched-replay-{}-{}.trace", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
-        let mut f = std::fs::File::create(&p).unwrap();
-        for l in lines {
-            writeln!(f, "{l}").unwrap();
-        }
-        Path(p)
-    }
-    use std::io::Write;
+    TempTrace(p)
 }
 
 #[test]

@@ -40,34 +40,30 @@ impl Wanted {
     }
     fn update(&mut self, lo: u64, hi: u64, set: bool) -> u64 {
         let mut changed = 0;
-        let mut i = lo;
-        while i < hi {
-            let w = (i / 64) as usize;
-            let start = i % 64;
-            let end = (hi - (i - start)).min(64);
-            let mask = if end - start == 64 { u64::MAX } else { ((1u64 << (end - start)) - 1) << start };
+        for (w, mask) in word_masks(lo, hi) {
             let before = self.bits[w];
             self.bits[w] = if set { before | mask } else { before & !mask };
             changed += (before ^ self.bits[w]).count_ones() as u64;
-            i += end - start;
         }
         if set { self.count += changed } else { self.count -= changed }
         changed
     }
     /// Number of set bits in [lo, hi).
     pub fn count_range(&self, lo: u64, hi: u64) -> u64 {
-        let mut n = 0;
-        let mut i = lo;
-        while i < hi {
-            let w = (i / 64) as usize;
-            let start = i % 64;
-            let end = (hi - (i - start)).min(64);
-            let mask = if end - start == 64 { u64::MAX } else { ((1u64 << (end - start)) - 1) << start };
-            n += (self.bits[w] & mask).count_ones() as u64;
-            i += end - start;
-        }
-        n
+        word_masks(lo, hi).map(|(w, mask)| (self.bits[w] & mask).count_ones() as u64).sum()
     }
+}
+
+/// The 64-bit words covering bits [lo, hi), each with the mask of its bits in range.
+fn word_masks(lo: u64, hi: u64) -> impl Iterator<Item = (usize, u64)> {
+    let first = lo / 64;
+    let last = hi.div_ceil(64);
+    (first..last).map(move |w| {
+        let start = lo.max(w * 64) - w * 64;
+        let end = hi.min(w * 64 + 64) - w * 64;
+        let mask = if end - start == 64 { u64::MAX } else { ((1u64 << (end - start)) - 1) << start };
+        (w as usize, mask)
+    })
 }
 
 /// `[freeblock]` section of a run config.

@@ -50,6 +50,17 @@ use crate::error::{config_err, Result};
 use crate::host::{ReqId, RequestTable};
 use crate::time::SimTime;
 
+/// The nearest keys at or above and below `pos` in a map keyed by
+/// (position, seq): the oldest request at the nearest position on each side.
+pub(crate) fn nearest_each_side<P: Ord + Copy, V>(
+    map: &std::collections::BTreeMap<(P, u64), V>, pos: P,
+) -> (Option<(P, u64)>, Option<(P, u64)>) {
+    let up = map.range((pos, 0)..).next().map(|(k, _)| *k);
+    let down = map.range(..(pos, 0)).next_back().map(|(k, _)| k.0)
+        .and_then(|p| map.range((p, 0)..).next().map(|(k, _)| *k));
+    (up, down)
+}
+
 /// What a scheduler may look at when it decides.
 pub struct SchedCtx<'a> {
     pub now: SimTime,

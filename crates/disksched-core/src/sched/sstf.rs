@@ -21,10 +21,7 @@ impl Scheduler for Sstf {
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         let c = ctx.head.cylinder;
-        let up = self.by_cyl.range((c, 0)..).next().map(|(k, _)| *k);
-        // Below: the nearest lower cylinder, and its oldest request.
-        let down = self.by_cyl.range(..(c, 0)).next_back().map(|(k, _)| k.0)
-            .and_then(|cyl| self.by_cyl.range((cyl, 0)..).next().map(|(k, _)| *k));
+        let (up, down) = super::nearest_each_side(&self.by_cyl, c);
         let key = match (up, down) {
             (Some(u), Some(d)) => {
                 let (du, dd) = (u.0 - c, c - d.0);

@@ -22,9 +22,7 @@ impl Scheduler for SstfLbn {
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         let p = self.position;
-        let up = self.by_lbn.range((p, 0)..).next().map(|(k, _)| *k);
-        let down = self.by_lbn.range(..(p, 0)).next_back().map(|(k, _)| k.0)
-            .and_then(|l| self.by_lbn.range((l, 0)..).next().map(|(k, _)| *k));
+        let (up, down) = super::nearest_each_side(&self.by_lbn, p);
         let key = match (up, down) {
             (Some(u), Some(d)) => if (u.0 - p, u.1) <= (p - d.0, d.1) { u } else { d },
             (Some(k), None) | (None, Some(k)) => k,
