@@ -77,7 +77,7 @@ def test_bench_json_has_every_run():
     p = cli("bench", "--json", "--requests", "2000")
     assert p.returncode == 0, p.stderr
     runs = json.loads(p.stdout)
-    sims = [r for r in runs if r["workload"] != "dispatch"]
+    sims = [r for r in runs if r["workload"] not in ("dispatch", "parse", "hpl-replay")]
     assert [(r["workload"], r["scheduler"]) for r in sims] == [
         ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("closed32", "sptf"), ("closed128", "sptf"),
         ("oltp+freeblock", "sptf")]
@@ -87,6 +87,10 @@ def test_bench_json_has_every_run():
     dispatch = [r for r in runs if r["workload"] == "dispatch"]
     assert {(r["scheduler"], r["depth"]) for r in dispatch} >= {("sptf", 16), ("sptf", 256), ("sptf", 1024)}
     assert all(r["decisions_per_s"] > 0 for r in dispatch)
+    parse = {r["format"]: r["lines_per_s"] for r in runs if r["workload"] == "parse"}
+    assert set(parse) >= {"msr", "spc", "alibaba", "tencent"} and all(v > 0 for v in parse.values())
+    hpl = [r for r in runs if r["workload"] == "hpl-replay"]
+    assert len(hpl) == 1 and hpl[0]["requests"] == 44519
 
 
 def test_freeblock_run_reports_free_bandwidth():

@@ -45,3 +45,6 @@ def validate(disk: str, trace: str) -> tuple[str, np.ndarray, np.ndarray]:
 
 def disk_import(path: str, name: Optional[str] = ...) -> str:
     """A disk spec (DiskSim .parv/.diskspecs/.model, .toml, or built-in name) as the project's TOML."""
+
+def trace_parse_rate(format: str, lines: int) -> float:
+    """Lines per second parsing a generated trace of `lines` lines in `format`."""

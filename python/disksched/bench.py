@@ -60,6 +60,21 @@ def dispatch_rates(decisions: int) -> list[dict]:
             for s in DISPATCH_SCHEDULERS for d in DISPATCH_DEPTHS]
 
 
+PARSE_FORMATS = ["msr", "spc", "alibaba", "tencent", "disksim-ascii", "fio"]
+
+
+def parse_rates(lines: int) -> list[dict]:
+    """Trace parsing speed per format (generated files)."""
+    return [{"format": f, "lines": lines, "lines_per_s": _core.trace_parse_rate(f, lines)} for f in PARSE_FORMATS]
+
+
+def hpl_replay(trace: str) -> dict:
+    """Replay rate of the shared HP trace (open loop, Atlas 10K, SPTF in the drive)."""
+    cfg = {"disk": {"model": "atlas10k", "scheduler": "sptf"}, "host": {"queue_threshold": 16},
+           "workload": {"kind": "trace", "path": trace, "map": "modulo"}}
+    return {"workload": "hpl-replay", "scheduler": "sptf", **run_isolated(cfg)}
+
+
 def measure(config: dict) -> dict:
     """Run one config in this process and measure it."""
     _core.heap_bytes(reset=True)

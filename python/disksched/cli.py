@@ -248,7 +248,7 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="Directory for the tabl
 def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list, one object per run."),
           requests: int = typer.Option(1_000_000, min=1000, help="Requests per run.")) -> None:
     """Simulation speed (requests per wall-clock second) and peak memory."""
-    from .bench import dispatch_rates, run_all
+    from .bench import dispatch_rates, hpl_replay, parse_rates, run_all
 
     def show(r: dict) -> None:
         if not json_out:
@@ -257,8 +257,13 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
 
     results = run_all(requests, show)
     rates = dispatch_rates(max(requests // 10, 1000))
+    parsing = parse_rates(requests)
+    hpl = Path(__file__).resolve().parents[2].parent / "shared/disksim/ajw.1week.srt"
+    if hpl.exists():
+        results.append(hpl_replay(str(hpl)))
     if json_out:
-        print(json.dumps(results + [{"workload": "dispatch", **r} for r in rates], indent=2))
+        print(json.dumps(results + [{"workload": "dispatch", **r} for r in rates]
+                         + [{"workload": "parse", **r} for r in parsing], indent=2))
         return
     console.print(_table(f"disksched bench ({requests:,} requests per run, Atlas 10K)",
                          ["workload", "scheduler", "wall s", "requests/s", "peak RSS MB", "Rust heap MB"],
@@ -270,6 +275,8 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
                       f"({r['free_mb_per_s']:.2f} MB/s free bandwidth)")
     console.print(_table("dispatch decisions per second (Atlas 10K)", ["scheduler", "queue depth", "decisions/s"],
                          [[r["scheduler"], str(r["depth"]), f"{r['decisions_per_s']:,.0f}"] for r in rates]))
+    console.print(_table(f"trace parsing ({requests:,} generated lines per format)", ["format", "lines/s"],
+                         [[r["format"], f"{r['lines_per_s']:,.0f}"] for r in parsing]))
 
 
 def main() -> None:

@@ -238,6 +238,13 @@ fn trace_convert(py: Python<'_>, path: &str, to: &str, out: &str, format: Option
     py.allow_threads(|| disksched_core::trace::convert::convert(path, format, skip_bad_lines, to, out)).map_err(err)
 }
 
+/// Parsing speed of a trace format (generated file of `lines` lines), lines per second.
+#[pyfunction]
+fn trace_parse_rate(py: Python<'_>, format: &str, lines: u64) -> PyResult<f64> {
+    let f: disksched_core::trace::TraceFormat = format.parse().map_err(err)?;
+    py.allow_threads(|| disksched_core::trace::bench_parse(f, lines)).map_err(err)
+}
+
 /// (current, peak) bytes of Rust heap; `reset` sets the peak to the current.
 #[pyfunction]
 #[pyo3(signature = (reset=false))]
@@ -259,6 +266,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_rate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(disk_import, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;

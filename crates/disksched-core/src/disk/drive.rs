@@ -193,7 +193,7 @@ impl Drive {
         if !is_write {
             // A read wholly in the buffer (read-ahead counted as far as it got) needs no mechanism.
             if let Some(ra) = self.readahead {
-                let got = self.readahead_progress(&ra, now.0);
+                let (got, _, _) = self.readahead_progress(&ra, now.0);
                 if let Some(seg) = &mut self.cache.segments[ra.segment] {
                     seg.hi = seg.hi.max(ra.lbn + got as u64);
                 }
@@ -275,21 +275,34 @@ impl Drive {
         }
     }
 
-    /// Blocks the read-ahead has in the buffer by time `t`.
-    fn readahead_progress(&mut self, ra: &ReadAhead, t: u64) -> u32 {
+    /// How far the read-ahead has got by time `t`: blocks in the buffer,
+    /// where the heads are, and when it finished if it has. One walk over
+    /// its track pieces, timed exactly as `media_access` times them.
+    fn readahead_progress(&mut self, ra: &ReadAhead, t: u64) -> (u32, (u32, u32), Option<u64>) {
+        let model = self.model.clone();
+        let m = &model.mech;
         if t <= ra.start {
-            return 0;
+            return (0, ra.from, None);
         }
-        let (mut lo, mut hi) = (0u32, ra.limit);
-        let ends_by = |n: u32, me: &mut Self| n == 0 || me.model.media_access(ra.from, ra.start, 0, ra.lbn, n, false, &mut me.pieces).media_end <= t;
-        if ends_by(hi, self) {
-            return hi;
+        model.layout.pieces(ra.lbn, ra.limit, &mut self.pieces);
+        let (mut at, mut tm, mut done) = (ra.from, ra.start, 0u32);
+        for p in &self.pieces {
+            tm += m.reposition_ns(at.0, at.1, p.cylinder, p.head, false);
+            tm += m.rotate_ns(m.phase_at(SimTime(tm)), sector_phase(p.first_sector, p.sectors_per_track));
+            at = (p.cylinder, p.head);
+            if tm >= t {
+                return (done, at, None);
+            }
+            let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
+            if tm + piece_ns > t {
+                // Whole sectors passed by `t` (a slip inside the piece is not told apart here).
+                let sectors = ((t - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u32;
+                return (done + sectors.min(p.blocks), at, None);
+            }
+            tm += piece_ns;
+            done += p.blocks;
         }
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if ends_by(mid, self) { lo = mid } else { hi = mid }
-        }
-        lo
+        (done, at, Some(tm))
     }
 
     /// Stop the read-ahead (after its minimum) for a command that needs the
@@ -298,19 +311,18 @@ impl Drive {
         let Some(ra) = self.readahead.take() else {
             return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
         };
-        let model = self.model.clone();
-        let min_end = if ra.min > 0 { model.media_access(ra.from, ra.start, 0, ra.lbn, ra.min, false, &mut self.pieces).media_end } else { 0 };
+        let min_end = if ra.min > 0 {
+            self.model.clone().media_access(ra.from, ra.start, 0, ra.lbn, ra.min, false, &mut self.pieces).media_end
+        } else {
+            0
+        };
         let stop = now.max(min_end);
-        let n = self.readahead_progress(&ra, stop);
+        let (n, at, finished) = self.readahead_progress(&ra, stop);
         if let Some(seg) = &mut self.cache.segments[ra.segment] {
             seg.hi = seg.hi.max(ra.lbn + n as u64);
             seg.lo = seg.lo.max(seg.hi.saturating_sub(self.cache.segment_blocks));
         }
-        if n == 0 {
-            return (ra.from, stop.max(ra.start));
-        }
-        let a = model.media_access(ra.from, ra.start, 0, ra.lbn, n, false, &mut self.pieces);
         // Finished early: free since then; else stopped mid-way at `stop`.
-        ((a.cylinder, a.head), if n == ra.limit { a.media_end.max(now) } else { stop })
+        (at, finished.map_or(stop, |end| end.max(now)))
     }
 }

@@ -593,6 +593,35 @@ pub fn parse_rate(path: impl AsRef<Path>, format: Option<TraceFormat>) -> Result
     Ok((r.lines_read() as u64, t0.elapsed().as_secs_f64()))
 }
 
+/// Parsing speed of a writable format, lines per second: writes `lines`
+/// random records to a temporary file with `TraceWriter`, then parses it.
+/// For `disksched bench`.
+pub fn bench_parse(format: TraceFormat, lines: u64) -> Result<f64> {
+    use rand::{Rng, SeedableRng};
+    let path = std::env::temp_dir().join(format!("disksched-bench-{}-{}.trace", std::process::id(), format.name()));
+    let file = File::create(&path).map_err(|e| Error::File { path: path.display().to_string(), msg: e.to_string() })?;
+    let mut w = TraceWriter::new(format, std::io::BufWriter::new(file))?;
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let mut t = 0u64;
+    for _ in 0..lines {
+        t += rng.gen_range(0..20_000_000);
+        w.write(&TraceRecord {
+            time_ns: t,
+            device: 0,
+            lbn: rng.gen_range(0..17_000_000),
+            blocks: 8 * rng.gen_range(1..16),
+            is_write: rng.gen_bool(0.33),
+            response_ns: Some(rng.gen_range(100_000..20_000_000)),
+            think_ns: Some(rng.gen_range(0..50_000_000)),
+        })?;
+    }
+    std::io::Write::flush(&mut w.into_inner()).map_err(|e| Error::File { path: path.display().to_string(), msg: e.to_string() })?;
+    let result = parse_rate(&path, Some(format));
+    let _ = std::fs::remove_file(&path);
+    let (n, secs) = result?;
+    Ok(n as f64 / secs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
