@@ -70,7 +70,7 @@ impl Default for HostConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
     /// Requests to generate (the run ends when all have completed); default
@@ -88,11 +88,6 @@ pub struct RunConfig {
     pub records: bool,
 }
 
-impl Default for RunConfig {
-    fn default() -> Self {
-        RunConfig { requests: None, duration_ms: None, warmup_requests: 0, records: false }
-    }
-}
 
 fn fcfs() -> String {
     "fcfs".into()

@@ -428,7 +428,7 @@ impl Simulation {
         }
         let full_words = (c.arrived / 64) as usize;
         let all_done = self.done_bits[..full_words].iter().all(|&w| w == u64::MAX)
-            && (c.arrived % 64 == 0 || self.done_bits[full_words] == (1u64 << (c.arrived % 64)) - 1);
+            && (c.arrived.is_multiple_of(64) || self.done_bits[full_words] == (1u64 << (c.arrived % 64)) - 1);
         if !all_done {
             return Err(Error::Invariant("some request never completed".into()));
         }

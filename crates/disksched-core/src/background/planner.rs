@@ -154,7 +154,7 @@ impl Planner {
         for d in 0u32.. {
             let below = lo.checked_sub(d).filter(|&c| reachable(c));
             let above = (hi + d < l.cylinders()).then_some(hi + d).filter(|&c| (d > 0 || hi != lo) && reachable(c));
-            let inward = lo + d + 1 <= hi.saturating_sub(d + 1);
+            let inward = lo + d < hi.saturating_sub(d + 1);
             if below.is_none() && above.is_none() && !inward {
                 break;
             }

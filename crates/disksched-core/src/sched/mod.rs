@@ -52,13 +52,11 @@ use crate::time::SimTime;
 
 /// The nearest keys at or above and below `pos` in a map keyed by
 /// (position, seq): the oldest request at the nearest position on each side.
-pub(crate) fn nearest_each_side<P: Ord + Copy, V>(
-    map: &std::collections::BTreeMap<(P, u64), V>, pos: P,
-) -> (Option<(P, u64)>, Option<(P, u64)>) {
+pub(crate) fn nearest_each_side<P: Ord + Copy, V>(map: &std::collections::BTreeMap<(P, u64), V>, pos: P) -> [Option<(P, u64)>; 2] {
     let up = map.range((pos, 0)..).next().map(|(k, _)| *k);
     let down = map.range(..(pos, 0)).next_back().map(|(k, _)| k.0)
         .and_then(|p| map.range((p, 0)..).next().map(|(k, _)| *k));
-    (up, down)
+    [up, down]
 }
 
 /// What a scheduler may look at when it decides.

@@ -21,7 +21,7 @@ impl Scheduler for Sstf {
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         let c = ctx.head.cylinder;
-        let (up, down) = super::nearest_each_side(&self.by_cyl, c);
+        let [up, down] = super::nearest_each_side(&self.by_cyl, c);
         let key = match (up, down) {
             (Some(u), Some(d)) => {
                 let (du, dd) = (u.0 - c, c - d.0);

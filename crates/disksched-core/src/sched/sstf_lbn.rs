@@ -22,7 +22,7 @@ impl Scheduler for SstfLbn {
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         let p = self.position;
-        let (up, down) = super::nearest_each_side(&self.by_lbn, p);
+        let [up, down] = super::nearest_each_side(&self.by_lbn, p);
         let key = match (up, down) {
             (Some(u), Some(d)) => if (u.0 - p, u.1) <= (p - d.0, d.1) { u } else { d },
             (Some(k), None) | (None, Some(k)) => k,

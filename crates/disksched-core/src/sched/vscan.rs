@@ -31,7 +31,7 @@ impl Scheduler for VScan {
         let c = ctx.head.cylinder;
         let penalty = self.r * ctx.predictor.model.layout.cylinders() as f64;
         // The nearest request on each side is the only candidate there; same-cylinder requests count as ahead.
-        let (up, down) = super::nearest_each_side(&self.by_cyl, c);
+        let [up, down] = super::nearest_each_side(&self.by_cyl, c);
         let cost = |k: (u32, u64), is_down: bool| {
             let d = k.0.abs_diff(c) as f64;
             (if is_down != self.downward && k.0 != c { d + penalty } else { d }, k.1)

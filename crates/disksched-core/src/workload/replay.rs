@@ -101,7 +101,7 @@ impl Replay {
         if !(1..=1_000_000).contains(&cfg.outstanding) {
             return Err(config_err("workload.outstanding", format!("{} is out of range [1, 1000000]", cfg.outstanding)));
         }
-        if cfg.map == AddressMap::Scale && !cfg.source_blocks.is_some_and(|b| b > 0) {
+        if cfg.map == AddressMap::Scale && cfg.source_blocks.is_none_or(|b| b == 0) {
             return Err(config_err("workload.source_blocks", "map = \"scale\" needs the trace's address space in blocks"));
         }
         let mut path = Path::new(&cfg.path).to_path_buf();
