@@ -130,3 +130,18 @@ def test_disks_import_writes_a_spec_that_runs(tmp_path):
     bad.write_text("disksim_disk X {\n  Model = source nothere.model,\n}\n")
     p = cli("disks", "import", bad, "-o", tmp_path / "x.toml")
     assert p.returncode == 2 and "bad.diskspecs:2:" in p.stderr and not (tmp_path / "x.toml").exists()
+
+
+def test_datasheet_disk_runs(tmp_path):
+    out = tmp_path / "d.toml"
+    args = ["disks", "datasheet", "--name", "wu", "--capacity-gb", "18", "--rpm", "7200", "--outer-mb-s", "27.6",
+            "--inner-mb-s", "16", "--track-to-track-ms", "1", "--average-seek-ms", "8.5", "--full-stroke-ms", "17",
+            "--cache-kb", "2048", "-o", out]
+    p = cli(*args)
+    assert p.returncode == 0, p.stderr
+    p = cli("disks", "show", out)
+    assert p.returncode == 0 and "27.6" in p.stdout  # outer media rate, MB/s
+    bad = [a if a != "16" else "40" for a in args[:-1]] + [tmp_path / "bad.toml"]
+    p = cli(*bad)
+    assert p.returncode == 2 and "inner_mb_s: 40 must not exceed outer_mb_s (27.6)" in p.stderr
+    assert not (tmp_path / "bad.toml").exists()

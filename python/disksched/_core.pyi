@@ -48,3 +48,6 @@ def disk_import(path: str, name: Optional[str] = ...) -> str:
 
 def trace_parse_rate(format: str, lines: int) -> float:
     """Lines per second parsing a generated trace of `lines` lines in `format`."""
+
+def disk_datasheet(figures_json: str) -> str:
+    """A plausible disk spec (TOML) from datasheet figures (JSON object)."""

@@ -185,6 +185,25 @@ def disks_import(path: Path = typer.Argument(..., help="DiskSim .parv / .diskspe
     console.print(f"wrote {out}")
 
 
+@disks_app.command("datasheet")
+def disks_datasheet(name: str = typer.Option(...), capacity_gb: float = typer.Option(...), rpm: float = typer.Option(...),
+                    outer_mb_s: float = typer.Option(..., help="Sustained media rate, outer zone, MB/s."),
+                    inner_mb_s: float = typer.Option(..., help="Sustained media rate, inner zone, MB/s."),
+                    track_to_track_ms: float = typer.Option(...), average_seek_ms: float = typer.Option(...),
+                    full_stroke_ms: float = typer.Option(...), cache_kb: int = typer.Option(0),
+                    write_cache: bool = typer.Option(False), bus_mb_s: float = typer.Option(0.0),
+                    head_switch_ms: float = typer.Option(0.8), surfaces: int = typer.Option(4),
+                    zones: int = typer.Option(16),
+                    out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (.toml).")) -> None:
+    """Build a plausible disk spec from the figures a datasheet gives."""
+    figures = {k: v for k, v in locals().items() if k != "out"}
+    from .output import atomic_write
+
+    text = _core.disk_datasheet(json.dumps(figures))
+    atomic_write(out, lambda tmp: Path(tmp).write_text(text))
+    console.print(f"wrote {out}")
+
+
 @app.command()
 def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml or DiskSim file."),
              trace: Path = typer.Option(..., help="DiskSim validate trace measured on the real drive."),

@@ -192,6 +192,14 @@ fn disk_import(path: &str, name: Option<&str>) -> PyResult<String> {
     Ok(spec.to_toml())
 }
 
+/// A disk spec (TOML) from datasheet figures given as JSON.
+#[pyfunction]
+fn disk_datasheet(figures_json: &str) -> PyResult<String> {
+    let sheet: disksched_core::disk::datasheet::Datasheet = serde_json::from_str(figures_json)
+        .map_err(|e| DiskschedError::new_err(format!("datasheet: {e}")))?;
+    Ok(sheet.build().map_err(err)?.to_toml())
+}
+
 /// The scheduler registry as JSON: name, aliases, summary, tunables.
 #[pyfunction]
 fn schedulers() -> String {
@@ -268,6 +276,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(disk_import, m)?)?;
+    m.add_function(wrap_pyfunction!(disk_datasheet, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     Ok(())

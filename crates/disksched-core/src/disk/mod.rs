@@ -3,6 +3,7 @@
 
 pub mod builtin;
 pub mod cache;
+pub mod datasheet;
 pub mod disksim;
 pub mod drive;
 pub mod layout;
