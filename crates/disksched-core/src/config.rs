@@ -31,6 +31,9 @@ pub struct SimConfig {
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub run: RunConfig,
+    /// Run-time changes of a queue's scheduler or tunables.
+    #[serde(default)]
+    pub reconfigure: Vec<Reconfigure>,
     /// Freeblock scheduling of background tasks (optional).
     #[serde(default)]
     pub freeblock: Option<crate::background::FreeblockConfig>,
@@ -96,6 +99,18 @@ fn one() -> u32 {
     1
 }
 
+/// At `at_ms`, replace the scheduler of queue `queue` ("host" or "disk");
+/// its pending requests move to the new one.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reconfigure {
+    pub at_ms: f64,
+    pub queue: String,
+    pub scheduler: String,
+    #[serde(default)]
+    pub set: BTreeMap<String, f64>,
+}
+
 pub const MAX_QUEUE_THRESHOLD: u32 = 1024;
 
 impl SimConfig {
@@ -127,6 +142,14 @@ impl SimConfig {
         }
         if let Some(f) = &self.freeblock {
             f.validate()?;
+        }
+        for (i, r) in self.reconfigure.iter().enumerate() {
+            if !(r.at_ms >= 0.0 && r.at_ms.is_finite()) {
+                return Err(config_err(format!("reconfigure[{i}].at_ms"), format!("{} must be >= 0", r.at_ms)));
+            }
+            if r.queue != "host" && r.queue != "disk" {
+                return Err(config_err(format!("reconfigure[{i}].queue"), format!("'{}' (expected host or disk)", r.queue)));
+            }
         }
         if self.run.requests == Some(0) {
             return Err(config_err("run.requests", "must be >= 1"));

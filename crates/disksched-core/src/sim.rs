@@ -29,6 +29,8 @@ enum Event {
     HostWake,
     /// The drive finished a background (freeblock idle-time) transfer.
     BackgroundDone,
+    /// Run-time reconfiguration `i` of the config is due.
+    Reconfigure(usize),
     /// A client's next request is due.
     Arrived { client: u32 },
 }
@@ -39,7 +41,7 @@ impl Event {
     fn priority(&self) -> u8 {
         match self {
             Event::DiskDone | Event::BackgroundDone => 0,
-            Event::HostWake => 1,
+            Event::HostWake | Event::Reconfigure(_) => 1,
             Event::Arrived { .. } => 2,
         }
     }
@@ -90,6 +92,10 @@ pub struct Simulation {
     stop_arrivals_at: Option<SimTime>,
     model: Arc<DiskModel>,
     freeblock: Option<Freeblock>,
+    /// Schedulers to switch to, built (and so checked) up front: (at, queue is host, scheduler).
+    reconfigure: Vec<(SimTime, bool, Option<Box<dyn Scheduler>>)>,
+    host_gen: u32,
+    disk_gen: u32,
 }
 
 /// Result of a run.
@@ -138,7 +144,15 @@ impl Simulation {
                 })
             }
         };
+        let mut reconfigure = Vec::new();
+        for (i, r) in cfg.reconfigure.iter().enumerate() {
+            let s = sched::build(&r.scheduler, &settings(&r.set)).map_err(|e| prefix(e, &format!("reconfigure[{i}]")))?;
+            reconfigure.push((SimTime::ZERO + SimDuration::from_ms(r.at_ms), r.queue == "host", Some(s)));
+        }
         Ok(Simulation {
+            reconfigure,
+            host_gen: 0,
+            disk_gen: 0,
             freeblock,
             engine: Engine::new(),
             reqs: RequestTable::default(),
@@ -180,6 +194,9 @@ impl Simulation {
     /// Run to completion. `progress(completed, limit)` is called every so
     /// often; returning false aborts the run (an error).
     pub fn run(mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<RunResult> {
+        for (i, &(t, _, _)) in self.reconfigure.iter().enumerate() {
+            self.engine.schedule(t, 1, Event::Reconfigure(i));
+        }
         for (t, client) in self.generator.start(&mut self.rng) {
             self.engine.schedule(t, Event::Arrived { client }.priority(), Event::Arrived { client });
         }
@@ -189,6 +206,7 @@ impl Simulation {
                 Event::Arrived { client } => self.arrived(now, client),
                 Event::DiskDone => self.disk_done(now)?,
                 Event::BackgroundDone => self.background_done(now),
+                Event::Reconfigure(i) => self.reconfigure(now, i)?,
                 Event::HostWake => {
                     if self.host_wake == Some(now) {
                         self.host_wake = None;
@@ -301,7 +319,9 @@ impl Simulation {
 
     fn issue(&mut self, now: SimTime, id: ReqId) {
         self.counters.host_dispatched += 1;
-        self.reqs.get_mut(id).issued = now;
+        let r = self.reqs.get_mut(id);
+        r.issued = now;
+        r.host_gen = self.host_gen;
         self.outstanding += 1;
         self.metrics.disk_queue(now, self.outstanding);
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
@@ -354,6 +374,7 @@ impl Simulation {
         let r = self.reqs.get_mut(id);
         r.started = now;
         r.service = service;
+        r.disk_gen = self.disk_gen;
         self.in_service = Some(id);
         self.engine.schedule(service.done, 0, Event::DiskDone);
     }
@@ -374,6 +395,39 @@ impl Simulation {
         }
     }
 
+    /// Swap a queue's scheduler, moving its pending requests across in arrival order.
+    fn reconfigure(&mut self, now: SimTime, i: usize) -> Result<()> {
+        let (_, is_host, new) = &mut self.reconfigure[i];
+        let mut new = new.take().expect("each reconfiguration runs once");
+        let is_host = *is_host;
+        let head = if is_host { self.ctx_head_for_host(now) } else { self.drive_head(now) };
+        let old = if is_host { &mut self.host } else { &mut self.drive_sched };
+        let held = old.len();
+        let mut moved = old.drain();
+        if moved.len() != held || !old.is_empty() {
+            return Err(Error::Invariant(format!("reconfiguration: {} drained {} of {held} requests", old.name(), moved.len())));
+        }
+        moved.sort_by_key(|&id| self.reqs.get(id).seq);
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head };
+        for &id in &moved {
+            new.insert(id, &ctx);
+        }
+        if new.len() != held {
+            return Err(Error::Invariant(format!("reconfiguration: {} holds {} of {held} requests", new.name(), new.len())));
+        }
+        if is_host {
+            self.host = new;
+            self.host_gen += 1;
+            self.host_wake = None;
+        } else {
+            self.drive_sched = new;
+            self.disk_gen += 1;
+        }
+        self.drive_start(now);
+        self.host_dispatch(now);
+        Ok(())
+    }
+
     fn background_done(&mut self, now: SimTime) {
         if let Some(f) = &mut self.freeblock {
             if let Some((visit, _)) = f.busy.take() {
@@ -387,8 +441,12 @@ impl Simulation {
     fn disk_done(&mut self, now: SimTime) -> Result<()> {
         let id = self.in_service.take().ok_or_else(|| Error::Invariant("completion with no command in service".into()))?;
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
-        self.drive_sched.complete(id, &ctx);
-        if !self.reqs.get(id).bypassed {
+        // Only the scheduler instance that dispatched a request hears of its completion.
+        let r = self.reqs.get(id);
+        if r.disk_gen == self.disk_gen {
+            self.drive_sched.complete(id, &ctx);
+        }
+        if !r.bypassed && r.host_gen == self.host_gen {
             self.host.complete(id, &ctx);
         }
         let req = self.reqs.remove(id);

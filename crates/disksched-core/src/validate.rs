@@ -83,6 +83,7 @@ pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
             skip_bad_lines: false,
         }),
         run: RunConfig { records: true, ..Default::default() },
+        reconfigure: vec![],
         freeblock: None,
         base_dir: None,
     };

@@ -101,3 +101,55 @@ fn every_scheduler_conserves_requests_at_host_and_drive() {
         }
     }
 }
+
+fn with_switch(host: &str, queue: &str, to: &str, threshold: u32) -> String {
+    format!(r#"
+        seed = 12
+        [disk]
+        model = "atlas10k"
+        [host]
+        scheduler = "{host}"
+        queue_threshold = {threshold}
+        [workload]
+        kind = "closed"
+        clients = 32
+        [run]
+        requests = 20000
+        records = true
+        [[reconfigure]]
+        at_ms = 60000
+        queue = "{queue}"
+        scheduler = "{to}"
+    "#)
+}
+
+#[test]
+fn switching_schedulers_at_run_time_moves_every_pending_request() {
+    for (host, queue, to, threshold) in [("fcfs", "host", "sptf", 1), ("rr", "host", "clook", 1), ("sptf", "host", "rr", 1),
+                                         ("fcfs", "disk", "sptf", 16), ("mq_deadline", "host", "bsptf", 4)] {
+        let r = run(&with_switch(host, queue, to, threshold));
+        assert_eq!(r.counters.completed, 20_000, "{host} -> {to}");
+        let rec = r.records.unwrap();
+        let mut seqs = rec.seq.clone();
+        seqs.sort_unstable();
+        assert_eq!(seqs, (0..20_000).collect::<Vec<u64>>(), "{host} -> {to}: each request exactly once");
+    }
+    // FCFS -> SPTF at 60 s: disk response falls after the switch (32 requests to choose from).
+    let rec = run(&with_switch("fcfs", "host", "sptf", 1)).records.unwrap();
+    let mean = |after: bool| {
+        let v: Vec<f64> = (0..rec.len()).filter(|&i| (rec.issued_ns[i] >= 61_000_000_000) == after && rec.issued_ns[i] > 1_000_000_000)
+            .map(|i| (rec.done_ns[i] - rec.arrival_ns[i]) as f64).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    assert!(mean(true) < 0.8 * mean(false), "after {} before {}", mean(true), mean(false));
+}
+
+#[test]
+fn a_bad_reconfiguration_is_reported_before_the_run() {
+    let cfg = common::config(&with_switch("fcfs", "host", "warp", 1));
+    let e = Simulation::with_model(&cfg, common::atlas()).err().unwrap().to_string();
+    assert!(e.starts_with("reconfigure[0].scheduler: unknown scheduler 'warp'"), "{e}");
+    let cfg = common::config(&with_switch("fcfs", "controller", "sptf", 1));
+    let e = Simulation::with_model(&cfg, common::atlas()).err().unwrap().to_string();
+    assert!(e.contains("reconfigure[0].queue: 'controller' (expected host or disk)"), "{e}");
+}

@@ -30,6 +30,9 @@ pub struct Request {
     pub deadline: Option<SimTime>,
     /// The host scheduler let it bypass the queue.
     pub bypassed: bool,
+    /// Generation of the host / drive scheduler that dispatched it (see run-time reconfiguration).
+    pub host_gen: u32,
+    pub disk_gen: u32,
     /// Where the first sector is, as the predictor believes (computed on arrival).
     pub target: Target,
     pub arrival: SimTime,

@@ -35,6 +35,9 @@ impl Scheduler for Asptf {
         }).min_by(|a, b| a.1.partial_cmp(&b.1).unwrap())?;
         Some(self.pending.swap_remove(i))
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        std::mem::take(&mut self.pending)
+    }
     fn len(&self) -> usize {
         self.pending.len()
     }

@@ -37,6 +37,9 @@ impl Scheduler for Bsptf {
         let (key, _) = best(&self.batch, ctx)?;
         self.batch.remove(&key)
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        std::mem::take(&mut self.batch).into_values().chain(self.waiting.drain(..).map(|w| w.2)).collect()
+    }
     fn len(&self) -> usize {
         self.batch.len() + self.waiting.len()
     }

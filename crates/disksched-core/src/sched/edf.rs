@@ -33,6 +33,9 @@ impl Scheduler for Edf {
     fn dispatch(&mut self, _ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         self.by_deadline.pop_first().map(|(_, id)| id)
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        std::mem::take(&mut self.by_deadline).into_values().collect()
+    }
     fn len(&self) -> usize {
         self.by_deadline.len()
     }

@@ -19,6 +19,9 @@ impl Scheduler for Fcfs {
     fn dispatch(&mut self, _ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         self.queue.pop_front()
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        self.queue.drain(..).collect()
+    }
     fn len(&self) -> usize {
         self.queue.len()
     }

@@ -41,6 +41,9 @@ impl Scheduler for Look {
         self.position = if self.downward { r.lbn } else { r.end_lbn() };
         Some(id)
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        std::mem::take(&mut self.by_lbn).into_values().collect()
+    }
     fn len(&self) -> usize {
         self.by_lbn.len()
     }

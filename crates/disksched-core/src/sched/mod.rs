@@ -24,6 +24,10 @@
 //!   dispatched are still in flight (their completion calls `dispatch` again);
 //!   otherwise the owner forces a dispatch.
 //! - `counters()` at the end of a run: the algorithm's own counters.
+//! - `drain()` when the queue's algorithm is switched at run time: hand
+//!   back every request held; the new scheduler gets them through `insert`
+//!   (in arrival order), and completions of requests the old one dispatched
+//!   are not reported to the new one.
 //!
 //! `ctx.head` is the predictor's belief of where the heads will be when the
 //! next dispatched request starts; positional schedulers (SPTF and kin) ask
@@ -79,6 +83,9 @@ pub trait Scheduler: Send {
     fn wake_at(&self) -> Option<SimTime> {
         None
     }
+    /// Give up every request held (run-time reconfiguration moves them to
+    /// another scheduler); the scheduler is left empty.
+    fn drain(&mut self) -> Vec<ReqId>;
     /// Requests held.
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {

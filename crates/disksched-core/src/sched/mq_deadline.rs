@@ -101,6 +101,9 @@ impl Scheduler for MqDeadline {
         };
         self.take(dir, key, ctx)
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        self.dirs.iter_mut().flat_map(|d| { d.fifo.clear(); std::mem::take(&mut d.sorted).into_values() }).collect()
+    }
     fn len(&self) -> usize {
         self.dirs[0].sorted.len() + self.dirs[1].sorted.len()
     }

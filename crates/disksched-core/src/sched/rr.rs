@@ -179,6 +179,12 @@ impl Scheduler for Rr {
         let q = &self.queues[&self.active?];
         (q.status == Status::Idling).then_some(q.wait_end)
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        self.turns.clear();
+        self.active = None;
+        self.queued = 0;
+        self.queues.values_mut().flat_map(|q| std::mem::take(&mut q.sorted).into_values()).collect()
+    }
     fn len(&self) -> usize {
         self.queued
     }

@@ -45,6 +45,9 @@ impl Scheduler for ScanEdf {
         self.position = ctx.reqs.get(id).end_lbn();
         Some(id)
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        std::mem::take(&mut self.queue).into_values().collect()
+    }
     fn len(&self) -> usize {
         self.queue.len()
     }

@@ -72,6 +72,9 @@ impl Scheduler for Sptf {
         let (key, _) = best(&self.by_cyl, ctx)?;
         self.by_cyl.remove(&key)
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        std::mem::take(&mut self.by_cyl).into_values().collect()
+    }
     fn len(&self) -> usize {
         self.by_cyl.len()
     }

@@ -32,6 +32,9 @@ impl Scheduler for SstfLbn {
         self.position = ctx.reqs.get(id).end_lbn();
         Some(id)
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        std::mem::take(&mut self.by_lbn).into_values().collect()
+    }
     fn len(&self) -> usize {
         self.by_lbn.len()
     }

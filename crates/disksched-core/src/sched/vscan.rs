@@ -47,6 +47,9 @@ impl Scheduler for VScan {
         }
         self.by_cyl.remove(&key)
     }
+    fn drain(&mut self) -> Vec<ReqId> {
+        std::mem::take(&mut self.by_cyl).into_values().collect()
+    }
     fn len(&self) -> usize {
         self.by_cyl.len()
     }
