@@ -47,6 +47,38 @@ impl Event {
     }
 }
 
+/// A queue's counters, as GEOM_SCHED exports them: requests that entered,
+/// requests in flight below it (count, bytes, writes; the peak over the run,
+/// since all are done at the end) and requests done.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct QueueCounters {
+    pub requests: u64,
+    pub done: u64,
+    pub in_flight: u64,
+    pub in_flight_bytes: u64,
+    pub in_flight_writes: u64,
+    pub max_in_flight: u64,
+    pub max_in_flight_bytes: u64,
+    pub max_in_flight_writes: u64,
+}
+
+impl QueueCounters {
+    fn sent(&mut self, bytes: u64, write: bool) {
+        self.in_flight += 1;
+        self.in_flight_bytes += bytes;
+        self.in_flight_writes += write as u64;
+        self.max_in_flight = self.max_in_flight.max(self.in_flight);
+        self.max_in_flight_bytes = self.max_in_flight_bytes.max(self.in_flight_bytes);
+        self.max_in_flight_writes = self.max_in_flight_writes.max(self.in_flight_writes);
+    }
+    fn finished(&mut self, bytes: u64, write: bool) {
+        self.in_flight -= 1;
+        self.in_flight_bytes -= bytes;
+        self.in_flight_writes -= write as u64;
+        self.done += 1;
+    }
+}
+
 /// Request accounting, checked at the end of every run.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
@@ -54,6 +86,8 @@ pub struct Counters {
     pub host_dispatched: u64,
     pub drive_dispatched: u64,
     pub completed: u64,
+    pub host_queue: QueueCounters,
+    pub disk_queue: QueueCounters,
 }
 
 /// Freeblock scheduling state: tasks, planner and what they achieved.
@@ -282,6 +316,7 @@ impl Simulation {
             ..Default::default()
         };
         self.counters.arrived += 1;
+        self.counters.host_queue.requests += 1;
         let id = self.reqs.insert(req);
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now) };
         if self.host.bypass(id, &ctx) {
@@ -322,6 +357,9 @@ impl Simulation {
         let r = self.reqs.get_mut(id);
         r.issued = now;
         r.host_gen = self.host_gen;
+        let (bytes, write) = (r.blocks as u64 * self.model.spec.sector_bytes as u64, r.is_write);
+        self.counters.host_queue.sent(bytes, write);
+        self.counters.disk_queue.requests += 1;
         self.outstanding += 1;
         self.metrics.disk_queue(now, self.outstanding);
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
@@ -375,6 +413,7 @@ impl Simulation {
         r.started = now;
         r.service = service;
         r.disk_gen = self.disk_gen;
+        self.counters.disk_queue.sent(blocks as u64 * self.model.spec.sector_bytes as u64, is_write);
         self.in_service = Some(id);
         self.engine.schedule(service.done, 0, Event::DiskDone);
     }
@@ -451,6 +490,9 @@ impl Simulation {
         }
         let req = self.reqs.remove(id);
         self.counters.completed += 1;
+        let bytes = req.blocks as u64 * self.model.spec.sector_bytes as u64;
+        self.counters.host_queue.finished(bytes, req.is_write);
+        self.counters.disk_queue.finished(bytes, req.is_write);
         self.outstanding -= 1;
         let (word, bit) = ((req.seq / 64) as usize, req.seq % 64);
         if self.done_bits.len() <= word {
@@ -477,6 +519,10 @@ impl Simulation {
     fn check_conservation(&self) -> Result<()> {
         let c = &self.counters;
         let queued = (self.host.len() + self.drive_sched.len()) as u64;
+        let q_ok = |q: &QueueCounters| q.requests == c.arrived && q.done == c.arrived && q.in_flight == 0 && q.in_flight_bytes == 0;
+        if !q_ok(&c.host_queue) || !q_ok(&c.disk_queue) {
+            return Err(Error::Invariant(format!("queue counters: host {:?} disk {:?}", c.host_queue, c.disk_queue)));
+        }
         if c.arrived != c.completed || queued != 0 || self.reqs.live() != 0 || c.host_dispatched != c.arrived
             || c.drive_dispatched != c.arrived || self.metrics.completed != c.completed
         {

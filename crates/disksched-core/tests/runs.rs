@@ -52,6 +52,12 @@ fn every_request_completes_exactly_once() {
             let r = run(&oltp(sched, threshold, 5, 3_000)).unwrap();
             let c = &r.counters;
             assert_eq!((c.arrived, c.completed, c.host_dispatched, c.drive_dispatched), (3_000, 3_000, 3_000, 3_000));
+            // GEOM-style queue counters: at most `threshold` in flight below the host
+            // (10 OLTP clients reach min(threshold, 10)), one at a time in the mechanism.
+            assert_eq!((c.host_queue.requests, c.host_queue.done, c.disk_queue.done), (3_000, 3_000, 3_000));
+            assert_eq!(c.host_queue.max_in_flight, threshold.min(10) as u64, "{sched} {threshold}");
+            assert_eq!(c.disk_queue.max_in_flight, 1);
+            assert!(c.host_queue.max_in_flight_writes <= c.host_queue.max_in_flight);
             let mut seqs = r.records.unwrap().seq;
             seqs.sort_unstable();
             assert_eq!(seqs, (0..3_000).collect::<Vec<u64>>());
