@@ -153,3 +153,35 @@ fn a_bad_reconfiguration_is_reported_before_the_run() {
     let e = Simulation::with_model(&cfg, common::atlas()).err().unwrap().to_string();
     assert!(e.contains("reconfigure[0].queue: 'controller' (expected host or disk)"), "{e}");
 }
+
+/// Two synchronous sequential readers with 2 ms think time, plus random
+/// readers: anticipation keeps serving a sequential reader instead of seeking away.
+fn antic(expire_ms: f64) -> RunResult {
+    run(&format!(r#"
+        seed = 8
+        [disk]
+        model = "atlas10k"
+        [host]
+        scheduler = "anticipatory"
+        set = {{ antic_expire_ms = {expire_ms} }}
+        [workload]
+        kind = "mix"
+        clients = [
+          {{ kind = "sequential", streams = 2, request_kb = 4, think_time_ms = 2 }},
+          {{ kind = "closed", clients = 4, think_time_ms = 20, size_kb = 4, read_fraction = 1.0 }},
+        ]
+        [run]
+        requests = 6000
+        records = true
+    "#))
+}
+
+#[test]
+fn anticipatory_waits_for_a_quick_nearby_reader() {
+    let on = antic(6.0);
+    let off = antic(0.0);
+    assert!(counter(&on, "antic_hits") > 500, "hits {}", counter(&on, "antic_hits"));
+    assert_eq!(counter(&off, "antic_hits") + counter(&off, "antic_misses"), 0);
+    // Without anticipation the streams are interleaved with the random readers.
+    assert!(mean_run_length(&on) > 1.5 * mean_run_length(&off), "{} vs {}", mean_run_length(&on), mean_run_length(&off));
+}

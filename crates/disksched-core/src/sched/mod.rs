@@ -34,6 +34,7 @@
 //! `ctx.predictor`, never the simulated drive. Ties are broken by arrival
 //! order (`Request::seq`) so every run is deterministic.
 
+pub mod anticipatory;
 pub mod asptf;
 pub mod bsptf;
 pub mod clook;
@@ -181,6 +182,9 @@ pub const REGISTRY: &[SchedInfo] = &[
             tunable("w_anticipate", "bool", 0.0, 1.0, 1.0, "anticipate after writes too"),
         ],
         build: |t| Box::new(rr::Rr::new(t)) },
+    SchedInfo { name: "anticipatory", aliases: &["as"], summary: "C-LOOK that idles briefly after a read for the same client's next one",
+        tunables: &[tunable("antic_expire_ms", "ms", 0.0, 6.0, 100.0, "longest wait for the anticipated request; 0 = plain C-LOOK")],
+        build: |t| Box::new(anticipatory::Anticipatory::new(t)) },
 ];
 
 pub fn lookup(name: &str) -> Result<&'static SchedInfo> {
