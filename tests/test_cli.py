@@ -145,3 +145,19 @@ def test_datasheet_disk_runs(tmp_path):
     p = cli(*bad)
     assert p.returncode == 2 and "inner_mb_s: 40 must not exceed outer_mb_s (27.6)" in p.stderr
     assert not (tmp_path / "bad.toml").exists()
+
+
+def test_reproduce_riska2004_quick(tmp_path):
+    p = cli("reproduce", "riska2004", "--quick", "--out", tmp_path)
+    assert p.returncode == 0, p.stderr
+    res = json.loads((tmp_path / "riska2004.json").read_text())
+    fig3 = res["fig3_mean_response_ms"]
+    # Threshold 1 leaves the drive no choice; 2 (one in service, one queued) no more;
+    # deeper queues let SPTF help, and more than FCFS.
+    assert fig3["sptf"][0] == fig3["fcfs"][0] == fig3["sptf"][1]
+    assert fig3["sptf"][-1] < 0.8 * fig3["sptf"][0] and fig3["fcfs"][-1] == fig3["fcfs"][0]
+    assert res["overload_gain"] > 1.0
+    for f in ["riska2004_thresholds.png", "riska2004_tails.png", "riska2004_overload.png"]:
+        assert (tmp_path / f).stat().st_size > 10_000
+    p = cli("reproduce", "nobody2099")
+    assert p.returncode == 2 and "unknown experiment 'nobody2099'" in p.stderr

@@ -232,6 +232,24 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
 
 
 @app.command()
+def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004."),
+              out: Path = typer.Option(Path("out/reproduce"), help="Directory for tables and plots."),
+              quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs.")) -> None:
+    """Reproduce a seed paper's experiment, beside the paper's figures."""
+    from . import reproduce as rep
+
+    experiments = {"riska2004": rep.riska2004}
+    if name not in experiments:
+        raise DiskschedError(f"unknown experiment '{name}' (expected one of: {', '.join(experiments)})")
+    out.mkdir(parents=True, exist_ok=True)
+    res = experiments[name](out, quick, lambda m: err_console.print(m, highlight=False))
+    console.print(f"SPTF mean response, threshold 1 -> 16: {res['fig3_sptf_gain_1_to_16']:.2f}x better (paper: about 2x)")
+    console.print(f"overload, first burst, threshold 4 vs 1024: {res['overload_gain']:.1f}x (paper: about 20x)")
+    console.print(f"not reproduced: {res['not_reproduced']}")
+    console.print(f"wrote {out}/riska2004.json and plots")
+
+
+@app.command()
 def schedulers() -> None:
     """List the scheduling algorithms and their tunables."""
     rows = []

@@ -289,6 +289,7 @@ impl Simulation {
     fn ctx_head_for_host(&self, now: SimTime) -> HeadState {
         let mut h = self.belief.head;
         h.time = h.time.max(now);
+        h.last_was_write = self.belief.last_was_write;
         h
     }
 
@@ -370,6 +371,7 @@ impl Simulation {
     fn drive_head(&self, now: SimTime) -> HeadState {
         let mut h = self.drive.state.head;
         h.time = h.time.max(now);
+        h.last_was_write = self.drive.state.last_was_write;
         h
     }
 
@@ -428,7 +430,7 @@ impl Simulation {
         }
         let at = self.drive.state.head;
         if let Some((visit, end)) = f.planner.idle(now, (at.cylinder, at.head), f.bg_write, &f.tasks) {
-            self.drive.state.head = HeadState { cylinder: visit.cylinder, head: visit.head, time: end };
+            self.drive.state.head = HeadState { cylinder: visit.cylinder, head: visit.head, time: end, ..Default::default() };
             f.busy = Some((visit, end));
             self.engine.schedule(end, 0, Event::BackgroundDone);
         }

@@ -34,7 +34,7 @@ fn sptf_picks_the_least_positioning_time_of_all_pending() {
         let mut b = Bench::new();
         let ids: Vec<ReqId> = (0..depth).map(|_| b.add(rng.gen_range(0..17_000_000), rng.gen_bool(0.3))).collect();
         let mut s = sched::build("sptf", &[]).unwrap();
-        let head = HeadState { cylinder: rng.gen_range(0..10042), head: rng.gen_range(0..6), time: SimTime(rng.gen_range(0..1_000_000_000)) };
+        let head = HeadState { cylinder: rng.gen_range(0..10042), head: rng.gen_range(0..6), time: SimTime(rng.gen_range(0..1_000_000_000)), last_was_write: false };
         for &id in &ids {
             s.insert(id, &b.ctx(head));
         }
@@ -50,7 +50,7 @@ fn sptf_picks_the_least_positioning_time_of_all_pending() {
             assert_eq!(cost(&id), cost(&best), "depth {depth}");
             pending.retain(|&i| i != id);
             let r = b.reqs.get(id);
-            h = HeadState { cylinder: r.target.cylinder, head: r.target.head, time: SimTime(h.time.0 + 1_000_000) };
+            h = HeadState { cylinder: r.target.cylinder, head: r.target.head, time: SimTime(h.time.0 + 1_000_000), ..Default::default() };
         }
         assert!(pending.is_empty());
     }
@@ -235,7 +235,7 @@ fn sptf_sw_takes_the_smallest_seek_within_the_window() {
         let mut b = Bench::new();
         let ids: Vec<ReqId> = (0..64).map(|_| b.add(rng.gen_range(0..17_000_000), false)).collect();
         let mut s = sched::build("sptf_sw", &[("window_pct".into(), window_pct)]).unwrap();
-        let head = HeadState { cylinder: rng.gen_range(0..10042), head: 0, time: SimTime(rng.gen_range(0..1_000_000_000)) };
+        let head = HeadState { cylinder: rng.gen_range(0..10042), head: 0, time: SimTime(rng.gen_range(0..1_000_000_000)), last_was_write: false };
         for &id in &ids {
             s.insert(id, &b.ctx(head));
         }
@@ -254,7 +254,7 @@ fn asptf_spans_sptf_to_fcfs() {
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
     let mut b = Bench::new();
     let ids: Vec<ReqId> = (0..40).map(|i| add_full(&mut b, 0, rng.gen_range(0..17_000_000), false, i, None)).collect();
-    let head = HeadState { cylinder: 3000, head: 0, time: SimTime(100_000_000) };
+    let head = HeadState { cylinder: 3000, head: 0, time: SimTime(100_000_000), ..Default::default() };
     let pick = |name: &str, w: f64| {
         let mut s = sched::build(name, &[("aging_weight".into(), w)].into_iter().filter(|_| name == "asptf").collect::<Vec<_>>()).unwrap();
         for &id in &ids {

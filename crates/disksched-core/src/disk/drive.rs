@@ -128,7 +128,7 @@ impl DiskModel {
         let not_before = if is_write { start + ctl.bus_write_sector_ns * blocks as u64 } else { 0 };
         let a = self.media_access((state.head.cylinder, state.head.head), start, not_before, lbn, blocks, is_write, pieces);
         let done = if is_write { a.media_end } else { self.read_bus_done(&a, blocks, pieces[0].sectors_per_track) };
-        *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done) }, last_was_write: is_write };
+        *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), ..Default::default() }, last_was_write: is_write };
         Service {
             overhead_ns,
             seek_ns: a.seek_ns,
@@ -215,7 +215,7 @@ impl Drive {
             }
         }
         let (from, mech_free) = self.settle_readahead(now.0);
-        self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free) };
+        self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free), ..Default::default() };
         if is_write {
             let seg = self.cache.allocate(lbn, end, true);
             self.cache.invalidate(lbn, end, Some(seg));
@@ -228,14 +228,14 @@ impl Drive {
                 let buffered = now.0 + overhead_ns + bus_total;
                 let done = if spec.fast_write_level == 1 && self.state.last_was_write { buffered.max(mech_free) } else { buffered };
                 let a = model.media_access(from, done.max(mech_free), 0, lbn, blocks, true, &mut self.pieces);
-                self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end) }, last_was_write: true };
+                self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: true };
                 self.last_source.time = SimTime(done.max(mech_free));
                 return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(done), cache_hit: true, ..Default::default() };
             }
             let overhead_ns = ctl.overhead_ns[1][last_w];
             let start = (now.0 + overhead_ns).max(mech_free);
             let a = model.media_access(from, start, now.0 + overhead_ns + bus_total, lbn, blocks, true, &mut self.pieces);
-            self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end) }, last_was_write: true };
+            self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: true };
             return Service {
                 overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,
                 bus_wait_ns: 0, done: SimTime(a.media_end), cache_hit: false, media_start: SimTime(a.media_start),
@@ -268,7 +268,7 @@ impl Drive {
             limit: max_ra,
             min: spec.read_ahead_min_blocks.min(max_ra),
         });
-        self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end) }, last_was_write: false };
+        self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
         Service {
             overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,
             bus_wait_ns: done - a.media_end, done: SimTime(done), cache_hit: cached > 0, media_start: SimTime(a.media_start),

@@ -49,4 +49,6 @@ pub struct HeadState {
     pub head: u32,
     /// When the mechanism is (or becomes) free at that position.
     pub time: SimTime,
+    /// The last command was a write (command overheads depend on it).
+    pub last_was_write: bool,
 }

@@ -23,13 +23,16 @@ pub struct Target {
 /// Positioning time split into its parts, ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Positioning {
+    /// Command processing before the heads move.
+    pub overhead_ns: u64,
     pub seek_ns: u64,
     pub rotation_ns: u64,
 }
 
 impl Positioning {
+    /// Time from the command's start until its first sector passes under the head.
     pub fn total_ns(&self) -> u64 {
-        self.seek_ns + self.rotation_ns
+        self.overhead_ns + self.seek_ns + self.rotation_ns
     }
 }
 
@@ -62,12 +65,14 @@ impl Predictor {
     #[inline]
     pub fn positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool) -> Positioning {
         let m = &self.model.mech;
+        // The heads move only once the controller has processed the command.
+        let overhead_ns = self.model.controller.overhead_ns[is_write as usize][from.last_was_write as usize];
         let mut seek_ns = m.reposition_ns(from.cylinder, from.head, to.cylinder, to.head, is_write);
         if seek_ns > 0 {
             seek_ns += self.seek_conservatism_ns;
         }
-        let arrive = m.phase_after(from_phase, seek_ns);
-        Positioning { seek_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
+        let arrive = m.phase_after(from_phase, overhead_ns + seek_ns);
+        Positioning { overhead_ns, seek_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
     }
 
     /// Positioning time from a head state at a time: the convenient form.

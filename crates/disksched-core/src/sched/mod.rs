@@ -241,7 +241,7 @@ pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, model: std::sync:
         let ctx = SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head };
         let id = s.dispatch(&ctx, true).expect("queue is never empty");
         let r = reqs.remove(id);
-        head = HeadState { cylinder: r.target.cylinder, head: r.target.head, time: SimTime(head.time.0 + 5_000_000) };
+        head = HeadState { cylinder: r.target.cylinder, head: r.target.head, time: SimTime(head.time.0 + 5_000_000), ..Default::default() };
         let id = add(&mut reqs, head.time);
         s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head });
     }
