@@ -286,11 +286,9 @@ impl Simulation {
         })
     }
 
+    /// The host's view: its belief of the drive's state.
     fn ctx_head_for_host(&self, now: SimTime) -> HeadState {
-        let mut h = self.belief.head;
-        h.time = h.time.max(now);
-        h.last_was_write = self.belief.last_was_write;
-        h
+        head_at(&self.belief, now)
     }
 
     fn arrived(&mut self, now: SimTime, client: u32) {
@@ -368,11 +366,9 @@ impl Simulation {
         self.drive_start(now);
     }
 
+    /// The drive's own view (firmware knows where its heads are).
     fn drive_head(&self, now: SimTime) -> HeadState {
-        let mut h = self.drive.state.head;
-        h.time = h.time.max(now);
-        h.last_was_write = self.drive.state.last_was_write;
-        h
+        head_at(&self.drive.state, now)
     }
 
     /// If the mechanism is free, let the drive's scheduler pick the next command.
@@ -540,6 +536,11 @@ impl Simulation {
         }
         Ok(())
     }
+}
+
+/// Where a positioning prediction starts: the heads of `state`, free no earlier than `now`.
+fn head_at(state: &DriveState, now: SimTime) -> HeadState {
+    HeadState { time: state.head.time.max(now), last_was_write: state.last_was_write, ..state.head }
 }
 
 fn prefix(e: Error, level: &str) -> Error {
