@@ -283,3 +283,28 @@ fn bsptf_serves_a_batch_before_later_arrivals() {
     assert!(far.contains(&first) && far.contains(&second) && first != second);
     assert_eq!(s.dispatch(&b.ctx(head), true), Some(near));
 }
+
+#[test]
+fn asptf_pruned_search_matches_brute_force() {
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(44);
+    for (depth, weight) in [(64usize, 0.01), (512, 0.01), (512, 0.5), (256, 3.0)] {
+        let mut b = Bench::new();
+        let ids: Vec<ReqId> = (0..depth).map(|_| {
+            let arrival = rng.gen_range(0..400u64);
+            add_full(&mut b, 0, rng.gen_range(0..17_000_000), rng.gen_bool(0.3), arrival, None)
+        }).collect();
+        let head = HeadState { cylinder: rng.gen_range(0..10042), head: 1, time: SimTime(500_000_000), last_was_write: false };
+        let mut s = sched::build("asptf", &[("aging_weight".into(), weight)]).unwrap();
+        for &id in &ids {
+            s.insert(id, &b.ctx(head));
+        }
+        let got = s.dispatch(&b.ctx(head), true).unwrap();
+        let cost = |i: ReqId| {
+            let r = b.reqs.get(i);
+            let pos = b.pred.positioning_at(&head, &r.target, r.is_write).total_ns() as f64;
+            (pos - weight * (head.time.0 - r.arrival.0) as f64, r.seq)
+        };
+        let want = ids.iter().copied().min_by(|x, y| cost(*x).partial_cmp(&cost(*y)).unwrap()).unwrap();
+        assert_eq!(got, want, "depth {depth} weight {weight}");
+    }
+}
