@@ -84,7 +84,7 @@ impl WorkloadConfig {
         Ok(match self {
             WorkloadConfig::Open(c) => Box::new(open::Open::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Closed(c) => Box::new(closed::Closed::new(c.clone(), capacity_blocks, sector_bytes)?),
-            WorkloadConfig::Sequential(c) => Box::new(sequential::Sequential::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Sequential(c) => Box::new(sequential::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Trace(c) => Box::new(replay::Replay::new(c.clone(), capacity_blocks, base_dir)?),
             WorkloadConfig::Oltp => Box::new(closed::Closed::new(closed::ClosedConfig::oltp(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Strided(c) => Box::new(strided::Strided::new(c.clone(), capacity_blocks, sector_bytes)?),

@@ -59,7 +59,12 @@ impl Strided {
         if let Some(s) = cfg.start_lbn.filter(|&s| s + blocks > capacity) {
             return Err(config_err("workload.start_lbn", format!("{s} is out of range [0, {}]", capacity - blocks)));
         }
-        Ok(Strided { capacity, blocks, stride: stride as u64, next_lbn: vec![], cfg })
+        Ok(Strided::checked(cfg, capacity, blocks, stride as u64))
+    }
+
+    /// From figures already validated: request size and stride in blocks.
+    pub(crate) fn checked(cfg: StridedConfig, capacity: u64, blocks: u64, stride: u64) -> Strided {
+        Strided { capacity, blocks, stride, next_lbn: vec![], cfg }
     }
 }
 
