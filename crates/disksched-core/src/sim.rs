@@ -12,6 +12,7 @@ use crate::config::SimConfig;
 use crate::disk::{builtin, DiskModel, Drive, DriveState, HeadState, Predictor};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::host::range::{best_start, Claims, Targets};
 use crate::host::{ReqId, Request, RequestTable};
 use crate::metrics::{Metrics, Records, Summary};
 use crate::sched::{self, SchedCtx, Scheduler};
@@ -19,6 +20,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::workload::{Generator, SimRng};
 use rand::SeedableRng;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug)]
@@ -88,6 +90,10 @@ pub struct Counters {
     pub completed: u64,
     pub host_queue: QueueCounters,
     pub disk_queue: QueueCounters,
+    /// Range requests placed by the drive, and those that had to overlap a
+    /// concurrent range write's blocks (every acceptable start was claimed).
+    pub range_placed: u64,
+    pub range_overlaps: u64,
 }
 
 /// Freeblock scheduling state: tasks, planner and what they achieved.
@@ -130,6 +136,11 @@ pub struct Simulation {
     reconfigure: Vec<(SimTime, bool, Option<Box<dyn Scheduler>>)>,
     host_gen: u32,
     disk_gen: u32,
+    claims: Claims,
+    /// A broken invariant found deep in an event handler; the run stops with it.
+    failed: Option<Error>,
+    /// Live range requests: seq -> arrival (claims bind those that arrived before a release).
+    live_range: BTreeMap<u64, SimTime>,
 }
 
 /// Result of a run.
@@ -187,6 +198,9 @@ impl Simulation {
             reconfigure,
             host_gen: 0,
             disk_gen: 0,
+            claims: Claims::new(),
+            failed: None,
+            live_range: BTreeMap::new(),
             freeblock,
             engine: Engine::new(),
             reqs: RequestTable::default(),
@@ -237,7 +251,7 @@ impl Simulation {
         let mut steps: u64 = 0;
         while let Some((now, ev)) = self.engine.step() {
             match ev {
-                Event::Arrived { client } => self.arrived(now, client),
+                Event::Arrived { client } => self.arrived(now, client)?,
                 Event::DiskDone => self.disk_done(now)?,
                 Event::BackgroundDone => self.background_done(now),
                 Event::Reconfigure(i) => self.reconfigure(now, i)?,
@@ -247,6 +261,9 @@ impl Simulation {
                         self.host_dispatch(now);
                     }
                 }
+            }
+            if let Some(e) = self.failed.take() {
+                return Err(e);
             }
             steps += 1;
             if steps & 0xFFFF == 0 && !progress(self.counters.completed, self.limit) {
@@ -291,47 +308,61 @@ impl Simulation {
         head_at(&self.belief, now)
     }
 
-    fn arrived(&mut self, now: SimTime, client: u32) {
+    fn arrived(&mut self, now: SimTime, client: u32) -> Result<()> {
         if self.counters.arrived >= self.limit || self.stop_arrivals_at.is_some_and(|t| now > t) {
-            return;
+            return Ok(());
         }
         let Some((io, next)) = self.generator.arrive(now, client, &mut self.rng) else {
             self.limit = self.counters.arrived; // the workload is exhausted
-            return;
+            return Ok(());
         };
+        let seq = self.counters.arrived;
+        let range = match &io.range {
+            None => None,
+            Some(spec) => Some(Box::new(Targets::new(spec, io.blocks, &self.model.layout).ok_or_else(|| Error::Config {
+                what: "workload".into(),
+                msg: format!("range request {seq}: no start aligned to {} blocks fits {} blocks in {:?}", spec.align_blocks, io.blocks, spec.spans),
+            })?)),
+        };
+        let lbn = range.as_ref().map_or(io.lbn, |t| t.first());
+        if range.is_some() {
+            self.live_range.insert(seq, now);
+        }
         if let Some(t) = next {
             self.engine.schedule(t, 2, Event::Arrived { client });
         }
         let req = Request {
-            seq: self.counters.arrived,
+            seq,
             client,
             class: io.class,
-            lbn: io.lbn,
+            lbn,
             blocks: io.blocks,
             is_write: io.is_write,
             deadline: io.deadline,
-            target: self.predictor.target(io.lbn),
+            range,
+            target: self.predictor.target(lbn),
             arrival: now,
             ..Default::default()
         };
         self.counters.arrived += 1;
         self.counters.host_queue.requests += 1;
         let id = self.reqs.insert(req);
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now) };
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims };
         if self.host.bypass(id, &ctx) {
             self.reqs.get_mut(id).bypassed = true;
             self.issue(now, id);
-            return;
+            return Ok(());
         }
         self.host.insert(id, &ctx);
         self.metrics.host_queue(now, self.host.len());
         self.host_dispatch(now);
+        Ok(())
     }
 
     /// Move requests from the host queue to the disk while below the threshold.
     fn host_dispatch(&mut self, now: SimTime) {
         while self.outstanding < self.threshold && !self.host.is_empty() {
-            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now) };
+            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims };
             let Some(id) = self.host.dispatch(&ctx, false) else {
                 if let Some(t) = self.host.wake_at().filter(|&t| t > now) {
                     if self.host_wake != Some(t) {
@@ -361,7 +392,7 @@ impl Simulation {
         self.counters.disk_queue.requests += 1;
         self.outstanding += 1;
         self.metrics.disk_queue(now, self.outstanding);
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now), claims: &self.claims };
         self.drive_sched.insert(id, &ctx);
         self.drive_start(now);
     }
@@ -380,9 +411,12 @@ impl Simulation {
             self.background_idle(now);
             return;
         }
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now), claims: &self.claims };
         let id = self.drive_sched.dispatch(&ctx, true).expect("forced dispatch from a non-empty drive queue");
         self.counters.drive_dispatched += 1;
+        if let Err(e) = self.place(id, &ctx.head) {
+            self.failed.get_or_insert(e);
+        }
         let (lbn, blocks, is_write) = {
             let r = self.reqs.get(id);
             (r.lbn, r.blocks, r.is_write)
@@ -416,6 +450,27 @@ impl Simulation {
         self.engine.schedule(service.done, 0, Event::DiskDone);
     }
 
+    /// The drive puts a range request at its best start from `head` (the
+    /// start a range scheduler chose it for) and claims the blocks of a write.
+    fn place(&mut self, id: ReqId, head: &HeadState) -> Result<()> {
+        let r = self.reqs.get(id);
+        let Some(targets) = r.range.as_deref() else { return Ok(()) };
+        let phase = self.predictor.phase_at(head.time);
+        let c = best_start(r, targets, head, phase, &self.predictor, &self.claims, None)
+            .filter(|c| targets.contains(c.lbn))
+            .ok_or_else(|| Error::Invariant(format!("range request {} placed outside its targets", r.seq)))?;
+        self.counters.range_placed += 1;
+        self.counters.range_overlaps += c.claimed as u64;
+        if r.is_write {
+            self.claims.claim(r.seq, c.lbn, r.blocks);
+        }
+        let target = self.predictor.target(c.lbn);
+        let r = self.reqs.get_mut(id);
+        r.lbn = c.lbn;
+        r.target = target;
+        Ok(())
+    }
+
     /// Nothing to serve: let freeblock read the nearest wanted track, unless
     /// foreground work is waiting at the host or no more will come.
     fn background_idle(&mut self, now: SimTime) {
@@ -445,7 +500,7 @@ impl Simulation {
             return Err(Error::Invariant(format!("reconfiguration: {} drained {} of {held} requests", old.name(), moved.len())));
         }
         moved.sort_by_key(|&id| self.reqs.get(id).seq);
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head };
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims };
         for &id in &moved {
             new.insert(id, &ctx);
         }
@@ -477,7 +532,7 @@ impl Simulation {
 
     fn disk_done(&mut self, now: SimTime) -> Result<()> {
         let id = self.in_service.take().ok_or_else(|| Error::Invariant("completion with no command in service".into()))?;
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now) };
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now), claims: &self.claims };
         // Only the scheduler instance that dispatched a request hears of its completion.
         let r = self.reqs.get(id);
         if r.disk_gen == self.disk_gen {
@@ -487,6 +542,14 @@ impl Simulation {
             self.host.complete(id, &ctx);
         }
         let req = self.reqs.remove(id);
+        if req.range.is_some() {
+            // The host learns where it went; claims nobody can still violate go.
+            self.live_range.remove(&req.seq);
+            if req.is_write {
+                self.claims.release(req.seq, now, self.live_range.values().next().copied());
+            }
+            self.generator.placed(req.client, req.lbn, req.blocks);
+        }
         self.counters.completed += 1;
         let bytes = req.blocks as u64 * self.model.spec.sector_bytes as u64;
         self.counters.host_queue.finished(bytes, req.is_write);

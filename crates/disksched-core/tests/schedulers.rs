@@ -3,7 +3,7 @@ mod common;
 
 use disksched_core::disk::{HeadState, Predictor};
 use disksched_core::host::{ReqId, Request, RequestTable};
-use disksched_core::sched::{self, SchedCtx};
+use disksched_core::sched::{self, SchedCtx, NO_CLAIMS};
 use disksched_core::time::SimTime;
 use rand::{Rng, SeedableRng};
 
@@ -23,7 +23,7 @@ impl Bench {
         self.reqs.insert(Request { seq: self.seq, lbn, blocks: 8, is_write, target, ..Default::default() })
     }
     fn ctx(&self, head: HeadState) -> SchedCtx<'_> {
-        SchedCtx { now: head.time, reqs: &self.reqs, predictor: &self.pred, head }
+        SchedCtx { now: head.time, reqs: &self.reqs, predictor: &self.pred, head, claims: &NO_CLAIMS }
     }
 }
 
@@ -44,7 +44,7 @@ fn sptf_picks_the_least_positioning_time_of_all_pending() {
             // Brute force over everything still pending.
             let cost = |i: &ReqId| {
                 let r = b.reqs.get(*i);
-                (b.pred.positioning_at(&h, &r.target, r.is_write).total_ns(), r.seq)
+                (b.pred.positioning_at(&h, &r.target, r.is_write, r.blocks).total_ns(), r.seq)
             };
             let best = pending.iter().min_by_key(|i| cost(i)).copied().unwrap();
             assert_eq!(cost(&id), cost(&best), "depth {depth}");
@@ -186,7 +186,7 @@ fn vscan_zero_is_sstf_and_one_is_look() {
 
 fn mq_next(b: &Bench, s: &mut Box<dyn sched::Scheduler>, ms: u64) -> (u64, bool) {
     let t = SimTime(ms * 1_000_000);
-    let ctx = SchedCtx { now: t, reqs: &b.reqs, predictor: &b.pred, head: HeadState { time: t, ..Default::default() } };
+    let ctx = SchedCtx { now: t, reqs: &b.reqs, predictor: &b.pred, head: HeadState { time: t, ..Default::default() }, claims: &NO_CLAIMS };
     let id = s.dispatch(&ctx, true).unwrap();
     (b.reqs.get(id).lbn, b.reqs.get(id).is_write)
 }
@@ -194,7 +194,7 @@ fn mq_next(b: &Bench, s: &mut Box<dyn sched::Scheduler>, ms: u64) -> (u64, bool)
 fn mq_insert(b: &mut Bench, s: &mut Box<dyn sched::Scheduler>, lbn: u64, is_write: bool, ms: u64) {
     let id = add_full(b, 0, lbn, is_write, ms, None);
     let t = SimTime(ms * 1_000_000);
-    s.insert(id, &SchedCtx { now: t, reqs: &b.reqs, predictor: &b.pred, head: HeadState { time: t, ..Default::default() } });
+    s.insert(id, &SchedCtx { now: t, reqs: &b.reqs, predictor: &b.pred, head: HeadState { time: t, ..Default::default() }, claims: &NO_CLAIMS });
 }
 
 #[test]
@@ -240,7 +240,7 @@ fn sptf_sw_takes_the_smallest_seek_within_the_window() {
             s.insert(id, &b.ctx(head));
         }
         let id = s.dispatch(&b.ctx(head), true).unwrap();
-        let pos = |i: ReqId| b.pred.positioning_at(&head, &b.reqs.get(i).target, false);
+        let pos = |i: ReqId| b.pred.positioning_at(&head, &b.reqs.get(i).target, false, b.reqs.get(i).blocks);
         let shortest = ids.iter().map(|&i| pos(i).total_ns()).min().unwrap();
         let limit = (shortest as f64 * (1.0 + window_pct / 100.0)) as u64;
         let best_seek = ids.iter().filter(|&&i| pos(i).total_ns() <= limit).map(|&i| pos(i).seek_ns).min().unwrap();
@@ -301,7 +301,7 @@ fn asptf_pruned_search_matches_brute_force() {
         let got = s.dispatch(&b.ctx(head), true).unwrap();
         let cost = |i: ReqId| {
             let r = b.reqs.get(i);
-            let pos = b.pred.positioning_at(&head, &r.target, r.is_write).total_ns() as f64;
+            let pos = b.pred.positioning_at(&head, &r.target, r.is_write, r.blocks).total_ns() as f64;
             (pos - weight * (head.time.0 - r.arrival.0) as f64, r.seq)
         };
         let want = ids.iter().copied().min_by(|x, y| cost(*x).partial_cmp(&cost(*y)).unwrap()).unwrap();

@@ -26,13 +26,19 @@ pub struct Positioning {
     /// Command processing before the heads move.
     pub overhead_ns: u64,
     pub seek_ns: u64,
+    /// A write waiting, after the seek, for its data to cross the bus.
+    pub bus_wait_ns: u64,
     pub rotation_ns: u64,
 }
 
 impl Positioning {
     /// Time from the command's start until its first sector passes under the head.
     pub fn total_ns(&self) -> u64 {
-        self.overhead_ns + self.seek_ns + self.rotation_ns
+        self.ready_ns() + self.rotation_ns
+    }
+    /// Time from the command's start until the heads wait for the first sector.
+    pub fn ready_ns(&self) -> u64 {
+        self.overhead_ns + self.seek_ns + self.bus_wait_ns
     }
 }
 
@@ -58,26 +64,29 @@ impl Predictor {
         Target { cylinder: piece.cylinder, head: piece.head, phase: sector_phase(piece.first_sector, piece.sectors_per_track) }
     }
 
-    /// Seek and rotational latency to reach `to`, starting at `from.time` with
-    /// the heads at (`from.cylinder`, `from.head`). `from_phase` must be the
-    /// platter phase at `from.time` (callers predicting many requests from one
-    /// state compute it once).
+    /// Seek and rotational latency to reach `to` for a request of `blocks`,
+    /// starting at `from.time` with the heads at (`from.cylinder`,
+    /// `from.head`). `from_phase` must be the platter phase at `from.time`
+    /// (callers predicting many requests from one state compute it once).
     #[inline]
-    pub fn positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool) -> Positioning {
+    pub fn positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool, blocks: u32) -> Positioning {
         let m = &self.model.mech;
+        let ctl = &self.model.controller;
         // The heads move only once the controller has processed the command.
-        let overhead_ns = self.model.controller.overhead_ns[is_write as usize][from.last_was_write as usize];
+        let overhead_ns = ctl.overhead_ns[is_write as usize][from.last_was_write as usize];
         let mut seek_ns = m.reposition_ns(from.cylinder, from.head, to.cylinder, to.head, is_write);
         if seek_ns > 0 {
             seek_ns += self.seek_conservatism_ns;
         }
-        let arrive = m.phase_after(from_phase, overhead_ns + seek_ns);
-        Positioning { overhead_ns, seek_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
+        // A write reaches the media only once its data has crossed the bus.
+        let bus_wait_ns = if is_write { (ctl.bus_write_sector_ns * blocks as u64).saturating_sub(seek_ns) } else { 0 };
+        let arrive = m.phase_after(from_phase, overhead_ns + seek_ns + bus_wait_ns);
+        Positioning { overhead_ns, seek_ns, bus_wait_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
     }
 
     /// Positioning time from a head state at a time: the convenient form.
-    pub fn positioning_at(&self, from: &HeadState, to: &Target, is_write: bool) -> Positioning {
-        self.positioning(from, self.model.mech.phase_at(from.time), to, is_write)
+    pub fn positioning_at(&self, from: &HeadState, to: &Target, is_write: bool, blocks: u32) -> Positioning {
+        self.positioning(from, self.model.mech.phase_at(from.time), to, is_write, blocks)
     }
 
     /// A lower bound on the positioning time to any request `distance` or

@@ -1,5 +1,7 @@
 //! Requests and the table that owns them while they are in the system.
 
+pub mod range;
+
 use crate::disk::{Service, Target};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -28,6 +30,9 @@ pub struct Request {
     pub blocks: u32,
     pub is_write: bool,
     pub deadline: Option<SimTime>,
+    /// A range request: the starts it accepts. `lbn` is the first of them
+    /// until the drive places it, then where it went.
+    pub range: Option<Box<range::Targets>>,
     /// The host scheduler let it bypass the queue.
     pub bypassed: bool,
     /// Generation of the host / drive scheduler that dispatched it (see run-time reconfiguration).

@@ -38,7 +38,9 @@ pub mod anticipatory;
 pub mod asptf;
 pub mod bsptf;
 pub mod clook;
+pub mod ecs;
 pub mod edf;
+pub mod hrs;
 pub mod fcfs;
 pub mod look;
 pub mod mq_deadline;
@@ -52,6 +54,7 @@ pub mod vscan;
 
 use crate::disk::{HeadState, Predictor};
 use crate::error::{config_err, Result};
+use crate::host::range::Claims;
 use crate::host::{ReqId, RequestTable};
 use crate::time::SimTime;
 
@@ -70,7 +73,12 @@ pub struct SchedCtx<'a> {
     pub reqs: &'a RequestTable,
     pub predictor: &'a Predictor,
     pub head: HeadState,
+    /// Blocks of placed range writes that range requests must avoid (see `host::range`).
+    pub claims: &'a Claims,
 }
+
+/// No claims: for contexts outside a simulation.
+pub static NO_CLAIMS: Claims = Claims::new();
 
 pub trait Scheduler: Send {
     /// Registry name (= file name = CLI name).
@@ -159,6 +167,10 @@ pub const REGISTRY: &[SchedInfo] = &[
     SchedInfo { name: "bsptf", aliases: &["batched_sptf"], summary: "batched SPTF: SPTF within batches of the requests pending at batch start",
         tunables: &[tunable("batch_size", "requests", 0.0, 0.0, 1_000_000.0, "largest batch; 0 = everything pending")],
         build: |t| Box::new(bsptf::Bsptf::new(t)) },
+    SchedInfo { name: "hrs", aliases: &["range", "hierarchical_range"], summary: "range writes: SPTF where a range request counts its best start (hierarchical search)",
+        tunables: &[], build: |_| Box::new(hrs::Hrs::default()) },
+    SchedInfo { name: "ecs", aliases: &["expand_cancel"], summary: "range writes: one SPTF entry per acceptable start, the rest cancelled when one is chosen",
+        tunables: &[], build: |_| Box::new(ecs::Ecs::default()) },
     SchedInfo { name: "edf", aliases: &[], summary: "earliest deadline first",
         tunables: &[DEFAULT_DEADLINE], build: |t| Box::new(edf::Edf::new(t)) },
     SchedInfo { name: "scan_edf", aliases: &["scan-edf"], summary: "SCAN-EDF: EDF, same-deadline-window requests in sweep order",
@@ -234,16 +246,16 @@ pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, model: std::sync:
     let mut head = HeadState::default();
     for _ in 0..depth {
         let id = add(&mut reqs, head.time);
-        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head });
+        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS });
     }
     let clock = std::time::Instant::now();
     for _ in 0..decisions {
-        let ctx = SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head };
+        let ctx = SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS };
         let id = s.dispatch(&ctx, true).expect("queue is never empty");
         let r = reqs.remove(id);
         head = HeadState { cylinder: r.target.cylinder, head: r.target.head, time: SimTime(head.time.0 + 5_000_000), ..Default::default() };
         let id = add(&mut reqs, head.time);
-        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head });
+        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS });
     }
     Ok(decisions as f64 / clock.elapsed().as_secs_f64())
 }

@@ -38,7 +38,7 @@ pub(crate) fn scan_outward(by_cyl: &ByCylinder, ctx: &SchedCtx,
         };
         let (&key, &id) = if take_up { up.next().unwrap() } else { down.next().unwrap() };
         let r = ctx.reqs.get(id);
-        bound = visit(key, r, ctx.predictor.positioning(head, phase, &r.target, r.is_write));
+        bound = visit(key, r, ctx.predictor.positioning(head, phase, &r.target, r.is_write, r.blocks));
     }
 }
 

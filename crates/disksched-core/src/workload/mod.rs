@@ -13,12 +13,15 @@ pub mod local;
 pub mod mix;
 pub mod onoff;
 pub mod open;
+pub mod range_alloc;
+pub mod range_writes;
 pub mod replay;
 pub mod schedule;
 pub mod sequential;
 pub mod strided;
 
 use crate::error::{config_err, Result};
+use crate::host::range::RangeSpec;
 use crate::host::Class;
 use crate::time::{SimDuration, SimTime};
 use rand::Rng;
@@ -29,13 +32,15 @@ use serde::{Deserialize, Serialize};
 pub type SimRng = Pcg64Mcg;
 
 /// One request as a workload describes it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct IoSpec {
     pub lbn: u64,
     pub blocks: u32,
     pub is_write: bool,
     pub class: Class,
     pub deadline: Option<SimTime>,
+    /// A range request: where it may go (`lbn` is then ignored).
+    pub range: Option<RangeSpec>,
 }
 
 pub trait Generator: Send {
@@ -46,6 +51,9 @@ pub trait Generator: Send {
     fn arrive(&mut self, now: SimTime, client: u32, rng: &mut SimRng) -> Option<(IoSpec, Option<SimTime>)>;
     /// `client`'s request completed now: its next arrival if it is closed-loop.
     fn completed(&mut self, now: SimTime, client: u32, rng: &mut SimRng) -> Option<SimTime>;
+    /// `client`'s range request was placed at `lbn` (called at its
+    /// completion, before `completed`): where the drive put it.
+    fn placed(&mut self, _client: u32, _lbn: u64, _blocks: u32) {}
     fn clients(&self) -> u32;
     /// An error that stopped the generator (e.g. a malformed trace line).
     fn take_error(&mut self) -> Option<crate::error::Error> {
@@ -77,6 +85,10 @@ pub enum WorkloadConfig {
     Dd(dd::DdConfig),
     /// Several workloads at once, each with its own clients and class.
     Mix(mix::MixConfig),
+    /// Randomized range writes (Anand et al. 2008).
+    RangeWrites(range_writes::RangeWritesConfig),
+    /// A log-structured allocator that hands the drive every free slot of a group.
+    RangeAlloc(range_alloc::RangeAllocConfig),
 }
 
 impl WorkloadConfig {
@@ -94,6 +106,8 @@ impl WorkloadConfig {
             WorkloadConfig::Schedule(c) => Box::new(schedule::Schedule::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Dd(c) => Box::new(dd::Dd::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Mix(c) => Box::new(mix::Mix::new(c, capacity_blocks, sector_bytes, base_dir)?),
+            WorkloadConfig::RangeWrites(c) => Box::new(range_writes::RangeWrites::new(c.clone(), capacity_blocks)?),
+            WorkloadConfig::RangeAlloc(c) => Box::new(range_alloc::RangeAlloc::new(c.clone(), capacity_blocks)?),
         })
     }
 }
@@ -186,7 +200,7 @@ impl RandomIoSampler {
         let last = (hi.saturating_sub(1).min(self.capacity - blocks)) / u;
         let lbn = if last >= first { rng.gen_range(first..last + 1) * u } else { first.min((self.capacity - blocks) / u) * u };
         let is_write = rng.gen::<f64>() >= self.read_fraction;
-        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None }
+        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None, range: None }
     }
 
     /// A size (blocks) and direction, for generators that choose addresses themselves.
@@ -213,7 +227,7 @@ impl RandomIoSampler {
         let slots = (self.capacity - blocks) / self.unit_blocks + 1;
         let lbn = rng.gen_range(0..slots) * self.unit_blocks;
         let is_write = rng.gen::<f64>() >= self.read_fraction;
-        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None }
+        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None, range: None }
     }
 }
 

@@ -184,7 +184,7 @@ impl Generator for Replay {
             (ReplayMode::Open, Some(n)) => Some(self.due(n)),
             _ => None,
         };
-        let io = IoSpec { lbn, blocks: rec.blocks, is_write: rec.is_write, class: Class::BestEffort, deadline: None };
+        let io = IoSpec { lbn, blocks: rec.blocks, is_write: rec.is_write, class: Class::BestEffort, deadline: None, range: None };
         Some((io, next))
     }
 
