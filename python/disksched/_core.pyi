@@ -30,7 +30,7 @@ def schedulers() -> str:
 def heap_bytes(reset: bool = ...) -> tuple[int, int]:
     """(current, peak) bytes allocated by the Rust core."""
 
-def dispatch_rate(name: str, depth: int, decisions: int, disk: str) -> float:
+def dispatch_rate(name: str, depth: int, decisions: int, disk: str, range_blocks: int) -> float:
     """Dispatch decisions per second of a scheduler holding `depth` requests."""
 
 def trace_info(path: str, format: Optional[str] = ..., skip_bad_lines: bool = ...) -> str:

@@ -56,8 +56,18 @@ DISPATCH_SCHEDULERS = ["sptf", "sptf_sw", "asptf"]
 
 def dispatch_rates(decisions: int) -> list[dict]:
     """SPTF-family dispatch decisions per second at deep queues."""
-    return [{"scheduler": s, "depth": d, "decisions_per_s": _core.dispatch_rate(s, d, decisions, "atlas10k")}
+    return [{"scheduler": s, "depth": d, "decisions_per_s": _core.dispatch_rate(s, d, decisions, "atlas10k", 0)}
             for s in DISPATCH_SCHEDULERS for d in DISPATCH_DEPTHS]
+
+
+RANGE_SCHEDULERS = ["hrs", "ecs"]
+
+
+def range_dispatch_rates(decisions: int) -> list[dict]:
+    """Range-write scheduling decisions per second: 64 outstanding writes of 4096 targets each (Atlas 10K)."""
+    return [{"scheduler": s, "depth": 64, "targets": 4096,
+             "decisions_per_s": _core.dispatch_rate(s, 64, max(decisions // (1 if s == "hrs" else 50), 20), "atlas10k", 4096)}
+            for s in RANGE_SCHEDULERS]
 
 
 PARSE_FORMATS = ["msr", "spc", "alibaba", "tencent", "disksim-ascii", "fio"]

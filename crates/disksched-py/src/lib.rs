@@ -219,9 +219,9 @@ fn schedulers() -> String {
 
 /// Dispatch decisions per second of scheduler `name` at queue depth `depth` on a built-in disk.
 #[pyfunction]
-fn dispatch_rate(py: Python<'_>, name: &str, depth: usize, decisions: u64, disk: &str) -> PyResult<f64> {
+fn dispatch_rate(py: Python<'_>, name: &str, depth: usize, decisions: u64, disk: &str, range_blocks: u32) -> PyResult<f64> {
     let model = std::sync::Arc::new(DiskModel::new(builtin::resolve(disk, None).map_err(err)?).map_err(err)?);
-    py.allow_threads(|| sched::dispatch_rate(name, depth, decisions, model)).map_err(err)
+    py.allow_threads(|| sched::dispatch_rate(name, depth, decisions, range_blocks, model)).map_err(err)
 }
 
 fn trace_format(name: Option<&str>) -> PyResult<Option<disksched_core::trace::TraceFormat>> {

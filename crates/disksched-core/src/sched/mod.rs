@@ -228,20 +228,32 @@ pub fn build(name: &str, settings: &[(String, f64)]) -> Result<Box<dyn Scheduler
 
 /// Dispatch decisions per second of a scheduler holding `depth` requests on
 /// `model`: each decision dispatches one request and inserts a fresh random
-/// one, the heads moving to each dispatched request. For `disksched bench`.
-pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, model: std::sync::Arc<crate::disk::DiskModel>) -> Result<f64> {
+/// one, the heads moving to each dispatched request. Requests are 8-block
+/// reads, or with `range_blocks > 0` one-block range writes that accept any
+/// block of a random `range_blocks`-block range (placed as the drive would).
+/// For `disksched bench`.
+pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, range_blocks: u32,
+                     model: std::sync::Arc<crate::disk::DiskModel>) -> Result<f64> {
+    use crate::host::range::{best_start, RangeSpec, Targets};
     use crate::host::Request;
     use rand::{Rng, SeedableRng};
     let mut s = build(name, &[])?;
     let predictor = Predictor::exact(model.clone());
     let mut reqs = RequestTable::default();
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
-    let cap = model.layout.capacity() - 8;
+    let cap = model.layout.capacity() - 8.max(range_blocks as u64);
     let mut seq = 0u64;
     let mut add = |reqs: &mut RequestTable, now: SimTime| {
         seq += 1;
         let lbn = rng.gen_range(0..cap);
-        reqs.insert(Request { seq, lbn, blocks: 8, target: predictor.target(lbn), arrival: now, ..Default::default() })
+        let r = if range_blocks == 0 {
+            Request { seq, lbn, blocks: 8, target: predictor.target(lbn), arrival: now, ..Default::default() }
+        } else {
+            let spec = RangeSpec { spans: vec![(lbn, lbn + range_blocks as u64)], align_blocks: 1 };
+            let range = Targets::new(&spec, 1, &model.layout).map(Box::new);
+            Request { seq, lbn, blocks: 1, is_write: true, target: predictor.target(lbn), arrival: now, range, ..Default::default() }
+        };
+        reqs.insert(r)
     };
     let mut head = HeadState::default();
     for _ in 0..depth {
@@ -253,7 +265,14 @@ pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, model: std::sync:
         let ctx = SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS };
         let id = s.dispatch(&ctx, true).expect("queue is never empty");
         let r = reqs.remove(id);
-        head = HeadState { cylinder: r.target.cylinder, head: r.target.head, time: SimTime(head.time.0 + 5_000_000), ..Default::default() };
+        let target = match r.range.as_deref() {
+            Some(t) => {
+                let c = best_start(&r, t, &head, predictor.phase_at(head.time), &predictor, &NO_CLAIMS, None).expect("a start");
+                predictor.target(c.lbn)
+            }
+            None => r.target,
+        };
+        head = HeadState { cylinder: target.cylinder, head: target.head, time: SimTime(head.time.0 + 5_000_000), ..Default::default() };
         let id = add(&mut reqs, head.time);
         s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS });
     }
