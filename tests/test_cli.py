@@ -87,6 +87,7 @@ def test_bench_json_has_every_run():
     dispatch = [r for r in runs if r["workload"] == "dispatch"]
     assert {(r["scheduler"], r["depth"]) for r in dispatch} >= {("sptf", 16), ("sptf", 256), ("sptf", 1024)}
     assert all(r["decisions_per_s"] > 0 for r in dispatch)
+    assert {(r["scheduler"], r.get("targets")) for r in dispatch} >= {("hrs", 4096), ("ecs", 4096)}
     parse = {r["format"]: r["lines_per_s"] for r in runs if r["workload"] == "parse"}
     assert set(parse) >= {"msr", "spc", "alibaba", "tencent"} and all(v > 0 for v in parse.values())
     hpl = [r for r in runs if r["workload"] == "hpl-replay"]
@@ -161,3 +162,18 @@ def test_reproduce_riska2004_quick(tmp_path):
         assert (tmp_path / f).stat().st_size > 10_000
     p = cli("reproduce", "nobody2099")
     assert p.returncode == 2 and "unknown experiment 'nobody2099'" in p.stderr
+
+
+def test_reproduce_anand2008_quick(tmp_path):
+    p = cli("reproduce", "anand2008", "--quick", "--out", tmp_path)
+    assert p.returncode == 0, p.stderr
+    d = json.loads((tmp_path / "anand2008.json").read_text())["disks"]["hp_c2247a"]
+    pos = [r["seek_ms"] + r["rotation_ms"] for r in d["fig4_traditional"]["disk"]]
+    assert len(pos) == 7 and pos[1] == pos[0] and pos[-1] < pos[2] < pos[0]
+    # More targets per write never hurt much, and all of them beat one.
+    for v in d["fig7_targets"].values():
+        p_t = [r["seek_ms"] + r["rotation_ms"] for r in v["rows"]]
+        assert p_t[-1] < 0.5 * p_t[0]
+    assert d["fig5_track_range"]["disk"][0]["rotation_ms"] < 0.1 * d["fig4_traditional"]["disk"][0]["rotation_ms"]
+    for f in ["anand2008_hp_c2247a_depth.png", "anand2008_hp_c2247a_targets.png"]:
+        assert (tmp_path / f).stat().st_size > 10_000
