@@ -334,6 +334,7 @@ impl Simulation {
         let req = Request {
             seq,
             client,
+            flow: self.generator.flow(client),
             class: io.class,
             lbn,
             blocks: io.blocks,

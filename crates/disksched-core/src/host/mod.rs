@@ -25,6 +25,10 @@ pub struct Request {
     /// Arrival order (unique over the run): the FIFO key and tie-breaker everywhere.
     pub seq: u64,
     pub client: u32,
+    /// What a classifier sees (GEOM's flowid): the issuing process. Usually
+    /// the client; one asynchronous job with many requests outstanding is
+    /// many clients but one flow.
+    pub flow: u32,
     pub class: Class,
     pub lbn: u64,
     pub blocks: u32,
