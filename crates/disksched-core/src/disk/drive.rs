@@ -267,6 +267,12 @@ impl Drive {
         // Read miss, or partial hit: the cached first blocks go out on the bus while the rest is read.
         let cached = self.cache.lookup(lbn, end, spec.read_hits_on_write_data).map_or(0, |(_, n)| n) as u32;
         let overhead_ns = ctl.overhead_ns[0][last_w];
+        if cached == blocks {
+            // The read-ahead's minimum, finished before it stopped, brought it all in.
+            self.state.last_was_write = false;
+            let done = (now.0 + overhead_ns + bus_total).max(mech_free + ctl.bus_sector_ns);
+            return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(done), cache_hit: true, ..Default::default() };
+        }
         let start = (now.0 + overhead_ns).max(mech_free);
         let first = lbn + cached as u64;
         let a = model.media_access(from, start, 0, first, blocks - cached, false, &mut self.pieces);
