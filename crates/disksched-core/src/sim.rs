@@ -13,7 +13,7 @@ use crate::disk::{builtin, DiskModel, Drive, DriveState, HeadState, Predictor};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::host::{ReqId, Request, RequestTable};
-use crate::metrics::{Metrics, Records, Summary};
+use crate::metrics::{Metrics, Records, Series, Summary};
 use crate::sched::{self, SchedCtx, Scheduler};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Generator, SimRng};
@@ -140,6 +140,8 @@ pub struct RunResult {
     pub scheduler_counters: Vec<(&'static str, &'static str, u64)>,
     pub freeblock: Option<FreeblockSummary>,
     pub records: Option<Records>,
+    /// Time series, if `run.series_window_ms` was set.
+    pub series: Option<Series>,
 }
 
 impl Simulation {
@@ -153,7 +155,11 @@ impl Simulation {
     pub fn with_model(cfg: &SimConfig, model: Arc<DiskModel>) -> Result<Simulation> {
         cfg.validate()?;
         let settings = |m: &std::collections::BTreeMap<String, f64>| m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>();
-        let host = sched::build(&cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
+        let mut host = sched::build(&cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
+        let series_window = cfg.run.series_window_ms.map(SimDuration::from_ms);
+        if let Some(shaper) = &cfg.host.shaper {
+            host = Box::new(crate::qos::shaper::Shaper::new(shaper, host, series_window)?);
+        }
         let drive_sched = sched::build(&cfg.disk.scheduler, &settings(&cfg.disk.set)).map_err(|e| prefix(e, "disk"))?;
         let depth = model.spec.controller.queue_depth;
         if cfg.host.queue_threshold > depth {
@@ -202,7 +208,13 @@ impl Simulation {
             predictor: Predictor::exact(model.clone()),
             belief: DriveState::default(),
             belief_pieces: Vec::new(),
-            metrics: Metrics::new(cfg.run.warmup_requests, cfg.run.records, sector_bytes),
+            metrics: {
+                let mut m = Metrics::new(cfg.run.warmup_requests, cfg.run.records, sector_bytes);
+                if let Some(w) = series_window {
+                    m.keep_series(w.ns());
+                }
+                m
+            },
             counters: Counters::default(),
             done_bits: Vec::new(),
             limit: cfg.run.requests.unwrap_or(match cfg.workload {
@@ -277,12 +289,14 @@ impl Simulation {
             s.tasks = f.tasks.status().to_vec();
             f.summary
         });
+        let samples = self.host.timeline(end);
         Ok(RunResult {
             freeblock,
             summary,
             counters: self.counters,
             scheduler_counters,
             records: self.metrics.records.take(),
+            series: self.metrics.take_series(samples),
         })
     }
 

@@ -16,6 +16,7 @@ pub mod open;
 pub mod replay;
 pub mod schedule;
 pub mod sequential;
+pub mod stream;
 pub mod strided;
 
 use crate::error::{config_err, Result};
@@ -75,6 +76,8 @@ pub enum WorkloadConfig {
     Onoff(onoff::OnOffConfig),
     Schedule(schedule::ScheduleConfig),
     Dd(dd::DdConfig),
+    /// Constant-rate periodic readers with per-request deadlines (soft real time).
+    Stream(stream::StreamConfig),
     /// Several workloads at once, each with its own clients and class.
     Mix(mix::MixConfig),
 }
@@ -93,6 +96,7 @@ impl WorkloadConfig {
             WorkloadConfig::Onoff(c) => Box::new(onoff::OnOff::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Schedule(c) => Box::new(schedule::Schedule::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Dd(c) => Box::new(dd::Dd::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Stream(c) => Box::new(stream::Stream::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Mix(c) => Box::new(mix::Mix::new(c, capacity_blocks, sector_bytes, base_dir)?),
         })
     }
