@@ -1,8 +1,10 @@
 //! The shaper: a `Scheduler` that wraps the host's scheduler (see `qos`).
 //!
-//! Requests of a shaped class wait in their pipe; at every call (insert,
-//! dispatch, complete) the buckets are refilled and each pipe's head moves
-//! into the inner scheduler while its gates have tokens. `dispatch` passes
+//! Requests of a shaped class wait in their pipe, reads and writes in
+//! separate FIFOs (as blk-throttle keeps them, so a write waiting for `wiops`
+//! does not hold up reads); at every call (insert, dispatch, complete) the
+//! buckets are refilled and the pipe's heads move into the inner scheduler,
+//! the older first, while their gates have tokens. `dispatch` passes
 //! the inner scheduler's choice through; when the inner scheduler has nothing
 //! to send it returns `None` and `wake_at` says when the next token is due.
 //! A forced dispatch with only gated requests left sends the oldest pipe
@@ -34,9 +36,24 @@ struct Gate {
     bucket: Bucket,
 }
 
+impl Gate {
+    /// The rate in force when the policy runs shaped gates at `scale` of their configured rate.
+    fn rate(&self, scale: f64) -> f64 {
+        self.rate_per_s * if self.kind.scaled { scale } else { 1.0 }
+    }
+    fn applies(&self, is_write: bool) -> bool {
+        if is_write { self.kind.writes } else { self.kind.reads }
+    }
+    /// Tokens a request of `blocks` takes.
+    fn cost(&self, blocks: u32, sector_bytes: u32) -> f64 {
+        if self.kind.bytes { blocks as f64 * sector_bytes as f64 } else { 1.0 }
+    }
+}
+
 struct Pipe {
     class: Class,
-    queue: VecDeque<ReqId>,
+    /// Reads, writes.
+    queues: [VecDeque<ReqId>; 2],
     gates: Vec<Gate>,
 }
 
@@ -92,7 +109,7 @@ impl Shaper {
             let gates = wanted.into_iter().filter(|w| w.1 > 0.0)
                 .map(|(kind, rate_per_s, capacity)| Gate { kind, rate_per_s, bucket: Bucket::new(capacity) })
                 .collect();
-            pipes.push(Pipe { class, queue: VecDeque::new(), gates });
+            pipes.push(Pipe { class, queues: Default::default(), gates });
         }
         if policy != Policy::Fixed && !pipes.iter().any(|p| p.gates.iter().any(|g| g.kind.scaled)) {
             return Err(crate::error::config_err("host.shaper.policy", format!(
@@ -138,7 +155,7 @@ impl Shaper {
             for p in &self.pipes {
                 for g in p.gates.iter().filter(|g| matches!(g.kind.name, "rate_per_s" | "rate_kb_per_s")) {
                     let unit = if g.kind.bytes { 1024.0 } else { 1.0 };
-                    let rate = g.rate_per_s * if g.kind.scaled { scale } else { 1.0 } / unit;
+                    let rate = g.rate(scale) / unit;
                     self.samples.push((self.next_sample, format!("{}.{}", p.class.name(), g.kind.name), rate));
                 }
             }
@@ -151,11 +168,9 @@ impl Shaper {
         if now < self.last_advance {
             return;
         }
-        for p in &mut self.pipes {
-            for g in &mut p.gates {
-                let rate = g.rate_per_s * if g.kind.scaled { self.scale } else { 1.0 };
-                g.bucket.refill(now, rate);
-            }
+        let scale = self.scale;
+        for g in self.pipes.iter_mut().flat_map(|p| p.gates.iter_mut()) {
+            g.bucket.refill(now, g.rate(scale));
         }
         self.sample_until(now);
         self.scale = self.scale_at(now);
@@ -178,24 +193,25 @@ impl Shaper {
         }
     }
 
-    fn cost(kind: &GateKind, blocks: u32, sector_bytes: u32) -> f64 {
-        if kind.bytes { blocks as f64 * sector_bytes as f64 } else { 1.0 }
-    }
-
     /// Move pipe heads that have tokens into the inner scheduler.
     fn release(&mut self, ctx: &SchedCtx) {
         let sector_bytes = ctx.predictor.model.spec.sector_bytes;
         for p in &mut self.pipes {
-            while let Some(&id) = p.queue.front() {
+            loop {
+                let ready = |q: &VecDeque<ReqId>| q.front().map(|&id| ctx.reqs.get(id)).filter(|r| {
+                    p.gates.iter().filter(|g| g.applies(r.is_write)).all(|g| g.bucket.ready(g.cost(r.blocks, sector_bytes)))
+                });
+                let q = match (ready(&p.queues[0]), ready(&p.queues[1])) {
+                    (Some(r), Some(w)) => (w.seq < r.seq) as usize,
+                    (Some(_), None) => 0,
+                    (None, Some(_)) => 1,
+                    (None, None) => break,
+                };
+                let id = p.queues[q].pop_front().expect("a ready head");
                 let r = ctx.reqs.get(id);
-                let applies = |g: &&mut Gate| if r.is_write { g.kind.writes } else { g.kind.reads };
-                if !p.gates.iter_mut().filter(applies).all(|g| g.bucket.ready(Self::cost(&g.kind, r.blocks, sector_bytes))) {
-                    break;
+                for g in p.gates.iter_mut().filter(|g| g.applies(r.is_write)) {
+                    g.bucket.take(g.cost(r.blocks, sector_bytes));
                 }
-                for g in p.gates.iter_mut().filter(applies) {
-                    g.bucket.take(Self::cost(&g.kind, r.blocks, sector_bytes));
-                }
-                p.queue.pop_front();
                 self.held -= 1;
                 self.inner.insert(id, ctx);
             }
@@ -205,13 +221,14 @@ impl Shaper {
     /// The earliest time a pipe head will have all its tokens.
     fn next_token(&self, ctx: &SchedCtx) -> Option<SimTime> {
         let sector_bytes = ctx.predictor.model.spec.sector_bytes;
-        self.pipes.iter().filter_map(|p| {
-            let r = ctx.reqs.get(*p.queue.front()?);
-            p.gates.iter().filter(|g| if r.is_write { g.kind.writes } else { g.kind.reads })
-                .map(|g| g.bucket.ready_at(Self::cost(&g.kind, r.blocks, sector_bytes), g.rate_per_s * if g.kind.scaled { self.scale } else { 1.0 }))
+        self.pipes.iter().flat_map(|p| p.queues.iter().map(move |q| (p, q))).filter_map(|(p, q)| {
+            let r = ctx.reqs.get(*q.front()?);
+            p.gates.iter().filter(|g| g.applies(r.is_write))
+                .map(|g| g.bucket.ready_at(g.cost(r.blocks, sector_bytes), g.rate(self.scale)))
                 .max()
         }).min()
     }
+
 }
 
 impl Scheduler for Shaper {
@@ -229,11 +246,12 @@ impl Scheduler for Shaper {
             self.inner.insert(id, ctx);
             return;
         }
-        self.pipes[i].queue.push_back(id);
+        let q = r.is_write as usize;
+        self.pipes[i].queues[q].push_back(id);
         self.held += 1;
         self.release(ctx);
         // Pipes only release from the front: still at the back means it waits.
-        if self.pipes[i].queue.back() == Some(&id) {
+        if self.pipes[i].queues[q].back() == Some(&id) {
             self.delayed += 1;
         }
     }
@@ -243,9 +261,9 @@ impl Scheduler for Shaper {
         self.wake = None;
         if force && self.inner.is_empty() {
             // Work conservation when the owner insists: the oldest head goes without tokens.
-            let p = self.pipes.iter_mut().filter(|p| !p.queue.is_empty())
-                .min_by_key(|p| ctx.reqs.get(p.queue[0]).seq)?;
-            let id = p.queue.pop_front().expect("non-empty pipe");
+            let q = self.pipes.iter_mut().flat_map(|p| p.queues.iter_mut()).filter(|q| !q.is_empty())
+                .min_by_key(|q| ctx.reqs.get(q[0]).seq)?;
+            let id = q.pop_front().expect("non-empty queue");
             self.held -= 1;
             self.forced += 1;
             self.inner.insert(id, ctx);
@@ -281,7 +299,7 @@ impl Scheduler for Shaper {
     }
     fn drain(&mut self) -> Vec<ReqId> {
         self.held = 0;
-        let mut all: Vec<ReqId> = self.pipes.iter_mut().flat_map(|p| p.queue.drain(..)).collect();
+        let mut all: Vec<ReqId> = self.pipes.iter_mut().flat_map(|p| p.queues.iter_mut()).flat_map(|q| q.drain(..)).collect();
         all.extend(self.inner.drain());
         all
     }
