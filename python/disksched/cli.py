@@ -231,22 +231,44 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
     console.print(_table(f"{disk} vs {trace}", ["", "measured ms", "simulated ms"], rows))
 
 
+def _show_riska2004(res: dict, out: Path) -> None:
+    console.print(f"SPTF mean response, threshold 1 -> 16: {res['fig3_sptf_gain_1_to_16']:.2f}x better (paper: about 2x)")
+    console.print(f"overload, first burst, threshold 4 vs 1024: {res['overload_gain']:.1f}x (paper: about 20x)")
+    console.print(f"not reproduced: {res['not_reproduced']}")
+    console.print(f"wrote {out}/riska2004.json and plots")
+
+
+def _show_wu2004(res: dict, out: Path) -> None:
+    rows = []
+    for name, c in res["cases"].items():
+        rows.append([name] + [f"{x:.2f}" for x in c["per_stream_mb_per_s"]]
+                    + [f"{c['total_mb_per_s']:.2f}", f"{c['change_vs_no_boosting_pct']:+.1f}%",
+                       f"{c['paper_total_mb_per_s']:.2f}", f"{c['paper_change_pct']:+.1f}%",
+                       "yes" if c["stream1_held_8_mb_per_s"] else "no",
+                       f"{100 * c['deadline_misses'][0] / max(c['deadline_requests'][0], 1):.1f}%"])
+    d = res["disk_mb_per_s"]
+    console.print(_table(f"wu2004: four 8 MB/s streams of 128 KB reads, {res['seconds']:.0f} s, host {res['host_scheduler']}; "
+                         f"disk: long read {d['long_read']:.1f} MB/s, back-to-back 128 KB reads {d['sync_128kb']:.1f} MB/s",
+                         ["method", "stream 1", "stream 2", "stream 3", "stream 4", "total MB/s", "vs none",
+                          "paper total", "paper vs none", "stream 1 held 8?", "stream 1 misses"], rows))
+    for note in res["notes"]:
+        console.print(f"- {note}", highlight=False)
+    console.print(f"wrote {out}/wu2004.json, one JSON and one figure per method")
+
+
 @app.command()
-def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004."),
+def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004, wu2004."),
               out: Path = typer.Option(Path("out/reproduce"), help="Directory for tables and plots."),
               quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs.")) -> None:
     """Reproduce a seed paper's experiment, beside the paper's figures."""
     from . import reproduce as rep
 
-    experiments = {"riska2004": rep.riska2004}
+    experiments = {"riska2004": (rep.riska2004, _show_riska2004), "wu2004": (rep.wu2004, _show_wu2004)}
     if name not in experiments:
         raise DiskschedError(f"unknown experiment '{name}' (expected one of: {', '.join(experiments)})")
     out.mkdir(parents=True, exist_ok=True)
-    res = experiments[name](out, quick, lambda m: err_console.print(m, highlight=False))
-    console.print(f"SPTF mean response, threshold 1 -> 16: {res['fig3_sptf_gain_1_to_16']:.2f}x better (paper: about 2x)")
-    console.print(f"overload, first burst, threshold 4 vs 1024: {res['overload_gain']:.1f}x (paper: about 20x)")
-    console.print(f"not reproduced: {res['not_reproduced']}")
-    console.print(f"wrote {out}/riska2004.json and plots")
+    experiment, show = experiments[name]
+    show(experiment(out, quick, lambda m: err_console.print(m, highlight=False)), out)
 
 
 @app.command()
