@@ -68,7 +68,8 @@ class Result:
         import pandas as pd
 
         c = self._series()
-        return pd.DataFrame({"time_s": c["sample_ns"] / 1e9, "name": c["sample_name"], "value": c["sample_value"]})
+        return pd.DataFrame({"time_s": c["sample_ns"] / 1e9, "name": pd.Series(c["sample_name"], dtype=object),
+                             "value": c["sample_value"]})
 
 
 def load_config(config: Config) -> tuple[str, str]:

@@ -174,12 +174,8 @@ def wu2004(out: Path, quick: bool, log: Callable[[str], None] = print) -> dict:
     shaping of best-effort traffic lets a boosted 8 MB/s stream keep its rate."""
     import json
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from . import _core
+    from .plots import throughput
 
     seconds = 30.0 if quick else 180.0
     disk = out / "wu2004_disk.toml"
@@ -222,27 +218,9 @@ def wu2004(out: Path, quick: bool, log: Callable[[str], None] = print) -> dict:
         log(f"  {name}: " + ", ".join(f"{x:.2f}" for x in per) + f" MB/s, total {total:.2f} (paper {WU2004_PAPER[name]:.2f})")
         slug = name.replace(" ", "_").replace("/", "per")
         write_json(out / f"wu2004_{slug}.json", {"case": name, **case})
-        fig, ax = plt.subplots(figsize=(8, 4))
-        for c in range(4):
-            s = df[(df.client == c) & (df.window < int(seconds))]
-            label = f"CR stream {c + 1} (8 MB/s)" + (" SRT boosted" if boosted and c == 0 else "")
-            ax.plot(s.time_s + 0.5, s.mb_per_s, label=label)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("throughput (MB/s)")
-        ax.set_xlim(0, seconds)
-        ax.set_ylim(0, 14)
-        ax.set_title(f"wu2004, {name}: total {total:.2f} MB/s (paper {WU2004_PAPER[name]:.2f})")
-        if shaper is not None:
-            be = rates[rates.name == "best-effort.rate_per_s"]
-            ax2 = ax.twinx()
-            ax2.step(be.time_s, be.value, where="post", color="grey", ls=":", label="best-effort token rate")
-            ax2.set_ylabel("best-effort tokens per second")
-            ax2.set_ylim(0, max(100.0, float(be.value.max()) * 1.1))
-            ax2.legend(loc="upper right", fontsize=8)
-        ax.legend(loc="upper left", fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out / f"wu2004_{slug}.png", dpi=110)
-        plt.close(fig)
+        labels = {c: f"CR stream {c + 1} (8 MB/s)" + (" SRT boosted" if boosted and c == 0 else "") for c in range(4)}
+        throughput(out / f"wu2004_{slug}.png", df, rates, f"wu2004, {name}: total {total:.2f} MB/s "
+                   f"(paper {WU2004_PAPER[name]:.2f})", labels, seconds)
     normal = res["cases"]["no boosting"]["total_mb_per_s"]
     for name, case in res["cases"].items():
         case["change_vs_no_boosting_pct"] = 100 * (case["total_mb_per_s"] / normal - 1)

@@ -36,18 +36,20 @@ impl Bucket {
         cost.min(self.capacity) * (1.0 - EPS)
     }
 
-    pub fn ready(&self, cost: f64) -> bool {
-        self.tokens >= self.need(cost)
-    }
-
     pub fn take(&mut self, cost: f64) {
         self.tokens -= cost;
     }
 
-    /// When a request of `cost` may pass at `rate_per_s` (> 0), at least 1 ns from the last refill.
-    pub fn ready_at(&self, cost: f64, rate_per_s: f64) -> SimTime {
-        let wait_ns = ((self.need(cost) - self.tokens) / rate_per_s * NS_PER_S as f64).ceil();
-        SimTime(self.last.0 + (wait_ns.max(1.0) as u64))
+    /// The earliest time, no earlier than `from` nor the last refill, at which
+    /// a request of `cost` may pass with tokens accruing at `rate_per_s` (> 0).
+    pub fn available_at(&self, cost: f64, rate_per_s: f64, from: SimTime) -> SimTime {
+        let from = from.max(self.last);
+        let tokens = (self.tokens + rate_per_s * (from.0 - self.last.0) as f64 / NS_PER_S as f64).min(self.capacity);
+        if tokens >= self.need(cost) {
+            return from;
+        }
+        let wait_ns = ((self.need(cost) - tokens) / rate_per_s * NS_PER_S as f64).ceil();
+        SimTime(from.0.saturating_add(wait_ns.max(1.0) as u64))
     }
 }
 
@@ -59,25 +61,31 @@ mod tests {
     fn a_full_bucket_passes_its_capacity_then_the_rate() {
         let mut b = Bucket::new(3.0);
         let mut passed = 0;
-        while b.ready(1.0) {
+        while b.available_at(1.0, 10.0, SimTime::ZERO) == SimTime::ZERO {
             b.take(1.0);
             passed += 1;
         }
         assert_eq!(passed, 3);
-        // 10 tokens/s: the next token is 100 ms away.
-        assert_eq!(b.ready_at(1.0, 10.0), SimTime(100_000_000));
+        // 10 tokens/s: the next token is 100 ms away, from wherever one starts looking.
+        assert_eq!(b.available_at(1.0, 10.0, SimTime::ZERO), SimTime(100_000_000));
+        assert_eq!(b.available_at(1.0, 10.0, SimTime(60_000_000)), SimTime(100_000_000));
         b.refill(SimTime(99_999_999), 10.0);
-        assert!(!b.ready(1.0));
-        b.refill(SimTime(100_000_000), 10.0);
-        assert!(b.ready(1.0));
+        assert_eq!(b.available_at(1.0, 10.0, SimTime(99_999_999)), SimTime(100_000_000));
+        // Idle for a minute: the bucket holds its capacity, no more.
+        b.refill(SimTime(60_000_000_000), 10.0);
+        for _ in 0..3 {
+            assert_eq!(b.available_at(1.0, 10.0, SimTime(60_000_000_000)), SimTime(60_000_000_000));
+            b.take(1.0);
+        }
+        assert_eq!(b.available_at(1.0, 10.0, SimTime(60_000_000_000)), SimTime(60_100_000_000));
     }
 
     #[test]
     fn a_request_larger_than_the_bucket_passes_when_full_and_leaves_debt() {
         let mut b = Bucket::new(2.0);
-        assert!(b.ready(5.0));
+        assert_eq!(b.available_at(5.0, 1.0, SimTime::ZERO), SimTime::ZERO);
         b.take(5.0);
         // 3 tokens of debt plus 1 for the next unit request, at 1 token/s: 4 s (less the rounding slack).
-        assert!(b.ready_at(1.0, 1.0).0.abs_diff(4_000_000_000) <= 1);
+        assert!(b.available_at(1.0, 1.0, SimTime::ZERO).0.abs_diff(4_000_000_000) <= 1);
     }
 }

@@ -88,7 +88,7 @@ pub const PIPE_TUNABLES: &[Tunable] = &[
 ];
 
 /// `[host.shaper]`: the policy, its tunables and one pipe per class.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShaperConfig {
     #[serde(default = "fixed")]
@@ -105,6 +105,12 @@ pub struct ShaperConfig {
 
 fn fixed() -> String {
     "fixed".into()
+}
+
+impl Default for ShaperConfig {
+    fn default() -> Self {
+        ShaperConfig { policy: fixed(), set: BTreeMap::new(), real_time: BTreeMap::new(), best_effort: BTreeMap::new(), background: BTreeMap::new() }
+    }
 }
 
 impl ShaperConfig {

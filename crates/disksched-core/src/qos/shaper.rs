@@ -2,9 +2,12 @@
 //!
 //! Requests of a shaped class wait in their pipe, reads and writes in
 //! separate FIFOs (as blk-throttle keeps them, so a write waiting for `wiops`
-//! does not hold up reads); at every call (insert, dispatch, complete) the
-//! buckets are refilled and the pipe's heads move into the inner scheduler,
-//! the older first, while their gates have tokens. `dispatch` passes
+//! does not hold up reads). A pipe head leaves at the moment its gates have
+//! its tokens; the shaper does that bookkeeping whenever it is called
+//! (insert, dispatch, complete), taking each request's tokens as of the time
+//! they were there, so a bucket loses nothing while the disk is busy and no
+//! call comes (the moment the request reaches the inner scheduler is the
+//! call's). `dispatch` passes
 //! the inner scheduler's choice through; when the inner scheduler has nothing
 //! to send it returns `None` and `wake_at` says when the next token is due.
 //! A forced dispatch with only gated requests left sends the oldest pipe
@@ -163,8 +166,13 @@ impl Shaper {
         }
     }
 
-    /// Bring buckets, samples and the policy's rate up to `now`.
-    fn advance(&mut self, now: SimTime) {
+    /// Release what was due by `now`, then bring buckets, samples and the policy's rate up to `now`.
+    fn advance(&mut self, ctx: &SchedCtx) {
+        self.release(ctx);
+        self.settle(ctx.now);
+    }
+
+    fn settle(&mut self, now: SimTime) {
         if now < self.last_advance {
             return;
         }
@@ -193,23 +201,29 @@ impl Shaper {
         }
     }
 
-    /// Move pipe heads that have tokens into the inner scheduler.
-    fn release(&mut self, ctx: &SchedCtx) {
+    /// When the head of `q` may leave (all its gates have its tokens), and its seq.
+    fn head_due(p: &Pipe, q: &VecDeque<ReqId>, ctx: &SchedCtx, scale: f64) -> Option<(SimTime, u64)> {
+        let r = ctx.reqs.get(*q.front()?);
         let sector_bytes = ctx.predictor.model.spec.sector_bytes;
+        let due = p.gates.iter().filter(|g| g.applies(r.is_write))
+            .map(|g| g.bucket.available_at(g.cost(r.blocks, sector_bytes), g.rate(scale), r.arrival))
+            .max().unwrap_or(r.arrival);
+        Some((due, r.seq))
+    }
+
+    /// Move every pipe head due by now into the inner scheduler, earliest first,
+    /// each taking its tokens as of its due time.
+    fn release(&mut self, ctx: &SchedCtx) {
+        let (scale, sector_bytes) = (self.scale, ctx.predictor.model.spec.sector_bytes);
         for p in &mut self.pipes {
             loop {
-                let ready = |q: &VecDeque<ReqId>| q.front().map(|&id| ctx.reqs.get(id)).filter(|r| {
-                    p.gates.iter().filter(|g| g.applies(r.is_write)).all(|g| g.bucket.ready(g.cost(r.blocks, sector_bytes)))
-                });
-                let q = match (ready(&p.queues[0]), ready(&p.queues[1])) {
-                    (Some(r), Some(w)) => (w.seq < r.seq) as usize,
-                    (Some(_), None) => 0,
-                    (None, Some(_)) => 1,
-                    (None, None) => break,
-                };
-                let id = p.queues[q].pop_front().expect("a ready head");
+                let due = [0, 1].map(|q| Self::head_due(p, &p.queues[q], ctx, scale));
+                let Some((q, (at, _))) = due.into_iter().enumerate().filter_map(|(q, d)| Some((q, d?))).min_by_key(|&(_, d)| d)
+                    .filter(|&(_, (at, _))| at <= ctx.now) else { break };
+                let id = p.queues[q].pop_front().expect("a due head");
                 let r = ctx.reqs.get(id);
                 for g in p.gates.iter_mut().filter(|g| g.applies(r.is_write)) {
+                    g.bucket.refill(at, g.rate(scale));
                     g.bucket.take(g.cost(r.blocks, sector_bytes));
                 }
                 self.held -= 1;
@@ -220,13 +234,7 @@ impl Shaper {
 
     /// The earliest time a pipe head will have all its tokens.
     fn next_token(&self, ctx: &SchedCtx) -> Option<SimTime> {
-        let sector_bytes = ctx.predictor.model.spec.sector_bytes;
-        self.pipes.iter().flat_map(|p| p.queues.iter().map(move |q| (p, q))).filter_map(|(p, q)| {
-            let r = ctx.reqs.get(*q.front()?);
-            p.gates.iter().filter(|g| g.applies(r.is_write))
-                .map(|g| g.bucket.ready_at(g.cost(r.blocks, sector_bytes), g.rate(self.scale)))
-                .max()
-        }).min()
+        self.pipes.iter().flat_map(|p| p.queues.iter().filter_map(move |q| Self::head_due(p, q, ctx, self.scale))).map(|d| d.0).min()
     }
 
 }
@@ -236,7 +244,7 @@ impl Scheduler for Shaper {
         "shaper"
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
-        self.advance(ctx.now);
+        self.advance(ctx);
         let r = ctx.reqs.get(id);
         if self.policy == Policy::Pessimistic && r.class == Class::RealTime && self.rt_clients.insert(r.client, ctx.now).is_none() {
             self.demand_changed();
@@ -256,8 +264,7 @@ impl Scheduler for Shaper {
         }
     }
     fn dispatch(&mut self, ctx: &SchedCtx, force: bool) -> Option<ReqId> {
-        self.advance(ctx.now);
-        self.release(ctx);
+        self.advance(ctx);
         self.wake = None;
         if force && self.inner.is_empty() {
             // Work conservation when the owner insists: the oldest head goes without tokens.
@@ -280,7 +287,7 @@ impl Scheduler for Shaper {
         None
     }
     fn complete(&mut self, id: ReqId, ctx: &SchedCtx) {
-        self.advance(ctx.now);
+        self.advance(ctx);
         let r = ctx.reqs.get(id);
         if r.class == Class::RealTime && r.deadline.is_some_and(|d| ctx.now > d) {
             self.misses += 1;
@@ -313,7 +320,7 @@ impl Scheduler for Shaper {
         c
     }
     fn timeline(&mut self, end: SimTime) -> Vec<(SimTime, String, f64)> {
-        self.advance(end);
+        self.settle(end);
         let mut t = self.inner.timeline(end);
         t.append(&mut self.samples);
         t
