@@ -244,14 +244,13 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
     console.print(_table(f"{disk} vs {trace}", ["", "measured ms", "simulated ms"], rows))
 
 
-def _show_riska2004(res: dict, out: Path) -> None:
+def _report_riska2004(res: dict) -> None:
     console.print(f"SPTF mean response, threshold 1 -> 16: {res['fig3_sptf_gain_1_to_16']:.2f}x better (paper: about 2x)")
     console.print(f"overload, first burst, threshold 4 vs 1024: {res['overload_gain']:.1f}x (paper: about 20x)")
     console.print(f"not reproduced: {res['not_reproduced']}")
-    console.print(f"wrote {out}/riska2004.json and plots")
 
 
-def _show_wu2004(res: dict, out: Path) -> None:
+def _report_wu2004(res: dict) -> None:
     rows = []
     for name, c in res["cases"].items():
         rows.append([name] + [f"{x:.2f}" for x in c["per_stream_mb_per_s"]]
@@ -266,7 +265,6 @@ def _show_wu2004(res: dict, out: Path) -> None:
                           "paper total", "paper vs none", "stream 1 held 8?", "stream 1 misses"], rows))
     for note in res["notes"]:
         console.print(f"- {note}", highlight=False)
-    console.print(f"wrote {out}/wu2004.json, one JSON and one figure per method")
 
 
 @app.command()
@@ -276,12 +274,13 @@ def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004, wu200
     """Reproduce a seed paper's experiment, beside the paper's figures."""
     from . import reproduce as rep
 
-    experiments = {"riska2004": (rep.riska2004, _show_riska2004), "wu2004": (rep.wu2004, _show_wu2004)}
+    experiments = {"riska2004": (rep.riska2004, _report_riska2004), "wu2004": (rep.wu2004, _report_wu2004)}
     if name not in experiments:
         raise DiskschedError(f"unknown experiment '{name}' (expected one of: {', '.join(experiments)})")
     out.mkdir(parents=True, exist_ok=True)
-    experiment, show = experiments[name]
-    show(experiment(out, quick, lambda m: err_console.print(m, highlight=False)), out)
+    experiment, report = experiments[name]
+    report(experiment(out, quick, lambda m: err_console.print(m, highlight=False)))
+    console.print(f"wrote {out}/{name}.json and plots")
 
 
 @app.command()
