@@ -18,6 +18,9 @@
 //! `pessimistic`ally (back to the configured rate, only when the set of
 //! active real-time clients, i.e. their aggregate demand, changes).
 //!
+//! Every request goes through the shaper (the inner scheduler's `bypass` is
+//! not consulted), so every real-time completion can be checked for a miss.
+//!
 //! ```toml
 //! [host]
 //! scheduler = "anticipatory"     # the scheduler under the shaper

@@ -236,7 +236,6 @@ impl Shaper {
     fn next_token(&self, ctx: &SchedCtx) -> Option<SimTime> {
         self.pipes.iter().flat_map(|p| p.queues.iter().filter_map(move |q| Self::head_due(p, q, ctx, self.scale))).map(|d| d.0).min()
     }
-
 }
 
 impl Scheduler for Shaper {
