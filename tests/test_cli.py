@@ -158,6 +158,8 @@ def test_reproduce_riska2004_quick(tmp_path):
     assert fig3["sptf"][0] == fig3["fcfs"][0] == fig3["sptf"][1]
     assert fig3["sptf"][-1] < 0.8 * fig3["sptf"][0] and fig3["fcfs"][-1] == fig3["fcfs"][0]
     assert res["overload_gain"] > 1.0
+    # Behind one FIFO controller, threshold 1 also idles disks: the array gains more than one disk.
+    assert res["fig4_sptf_gain_1_to_16"] > res["fig3_sptf_gain_1_to_16"]
     for f in ["riska2004_thresholds.png", "riska2004_tails.png", "riska2004_overload.png"]:
         assert (tmp_path / f).stat().st_size > 10_000
     p = cli("reproduce", "nobody2099")
