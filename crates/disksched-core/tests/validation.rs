@@ -44,13 +44,13 @@ fn cheetah4lp_regression_gate() {
 #[test]
 fn hp_c2247a_regression_gate() {
     let d = demerit_of("hp_c2247a", "hp_c2247a.trace");
-    assert!(d <= 0.70, "demerit {d} ms (DiskSim: 0.090)");
+    assert!(d <= 0.55, "demerit {d} ms (DiskSim: 0.090)");
 }
 
 #[test]
 fn dec_rz26_regression_gate() {
     let d = demerit_of("dec_rz26", "dec_rz26.trace");
-    assert!(d <= 0.70, "demerit {d} ms (DiskSim: 0.340)");
+    assert!(d <= 0.65, "demerit {d} ms (DiskSim: 0.340)");
 }
 
 #[test]
