@@ -179,3 +179,18 @@ def test_reproduce_anand2008_quick(tmp_path):
     assert d["fig5_track_range"]["disk"][0]["rotation_ms"] < 0.1 * d["fig4_traditional"]["disk"][0]["rotation_ms"]
     for f in ["anand2008_hp_c2247a_depth.png", "anand2008_hp_c2247a_targets.png"]:
         assert (tmp_path / f).stat().st_size > 10_000
+
+
+def test_reproduce_rizzo2009_quick(tmp_path):
+    p = cli("reproduce", "rizzo2009", "--quick", "--out", tmp_path)
+    assert p.returncode == 0, p.stderr
+    cases = json.loads((tmp_path / "rizzo2009.json").read_text())["cases"]
+    assert set(cases) == {"two readers", "reader + writer", "two writers", "sequential + random reader"}
+    two = cases["two readers"]
+    # Anticipation keeps each reader streaming: far more than C-LOOK's alternation, and shared fairly.
+    assert sum(two["rr"]["ours"]) > 3 * sum(two["clook"]["ours"])
+    assert min(two["rr"]["ours"]) > 0.8 * max(two["rr"]["ours"])
+    # A greedy asynchronous writer captures a C-LOOK disk from a synchronous reader.
+    rw = cases["reader + writer"]["clook"]["ours"]
+    assert rw[0] < 0.05 * rw[1]
+    assert "paper" in p.stdout

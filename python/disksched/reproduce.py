@@ -307,6 +307,7 @@ def rizzo2009(out: Path, quick: bool, log: Callable[[str], None] = print) -> dic
         "give fio's block size or file size, so its absolute rate differs.",
     ]
     write_json(out / "rizzo2009.json", res)
+    return res
 
 
 # Wu & Brandt, ISW 2004: total throughput of four 8 MB/s streams (MB/s) per method, from the slides.
