@@ -301,8 +301,9 @@ def rizzo2009(out: Path, quick: bool, log: Callable[[str], None] = print) -> dic
         "Writers complete into the 8 MB write-back buffer at bus speed and are destaged behind it: a C-LOOK writer with 16 "
         "requests queued captures the disk (the paper: 0.234 MiB/s left for the reader); under rr the reader's slice "
         "still queues behind destages of the writer's buffered data, so it gets less than the paper's 12 MiB/s.",
-        "Two writers under C-LOOK: one captures the disk here; FreeBSD's buffer cache and syncer interleave the two "
-        "files' writes, which this workload does not model (the paper: 16 + 16).",
+        "Two writers under C-LOOK: whichever writer's 16 queued requests lie ahead of the sweep keeps the disk for "
+        "long stretches, so they share unevenly; FreeBSD's buffer cache and syncer interleave the two files' writes, "
+        "which this workload does not model (the paper: 16 + 16).",
         "The random reader reads 128 KB blocks anywhere in a 1 GiB file beside the sequential one; the paper does not "
         "give fio's block size or file size, so its absolute rate differs.",
     ]
