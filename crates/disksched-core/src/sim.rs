@@ -454,7 +454,7 @@ impl Simulation {
     fn enqueue(&mut self, now: SimTime, piece: Request) {
         self.counters.host_queue.requests += 1;
         let id = self.reqs.insert(piece);
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims };
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims, cache: None };
         if self.host.bypass(id, &ctx) {
             self.reqs.get_mut(id).bypassed = true;
             self.issue(now, id);
@@ -479,7 +479,7 @@ impl Simulation {
             self.issue(now, id);
         }
         while self.units.iter().any(|u| u.outstanding < self.threshold) && !self.host.is_empty() {
-            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims };
+            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims, cache: None };
             let id = match self.host.dispatch(&ctx, false) {
                 Some(id) => id,
                 None => {
@@ -517,7 +517,7 @@ impl Simulation {
         self.outstanding += 1;
         self.units[d].outstanding += 1;
         self.metrics.disk_queue(now, self.outstanding);
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims };
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims, cache: None };
         let unit = &mut self.units[d];
         unit.classes.enter(unit.sched.as_mut(), self.reqs.get(id).flow);
         unit.sched.insert(id, &ctx);
@@ -538,10 +538,12 @@ impl Simulation {
             self.background_idle(now);
             return;
         }
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims };
-        let id = self.units[d].sched.dispatch(&ctx, true).expect("forced dispatch from a non-empty drive queue");
+        let head = self.drive_head(d, now);
+        let unit = &mut self.units[d];
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims, cache: Some(unit.drive.cache()) };
+        let id = unit.sched.dispatch(&ctx, true).expect("forced dispatch from a non-empty drive queue");
         self.counters.drive_dispatched += 1;
-        if let Err(e) = self.place(id, &ctx.head) {
+        if let Err(e) = self.place(id, &head) {
             self.failed.get_or_insert(e);
         }
         let (lbn, blocks, is_write) = {
@@ -631,7 +633,7 @@ impl Simulation {
                 return Err(Error::Invariant(format!("reconfiguration: {} drained {} of {held} requests", old.name(), moved.len())));
             }
             moved.sort_by_key(|&id| self.reqs.get(id).seq);
-            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims };
+            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims, cache: None };
             // The new scheduler sets up the classes of the requests it takes over.
             let classes = if is_host { &mut self.host_classes } else { &mut self.units[d].classes };
             classes.reset();
@@ -673,7 +675,7 @@ impl Simulation {
 
     fn disk_done(&mut self, now: SimTime, d: usize) -> Result<()> {
         let id = self.units[d].in_service.take().ok_or_else(|| Error::Invariant(format!("disk {d}: completion with no command in service")))?;
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims };
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims, cache: None };
         // Only the scheduler instance that dispatched a request hears of its completion.
         let r = self.reqs.get(id);
         if r.disk_gen == self.disk_gen {

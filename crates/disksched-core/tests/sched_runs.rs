@@ -213,3 +213,30 @@ fn classes_are_set_up_for_new_flows_and_freed_once_idle_for_the_expiry() {
     let r = run(&toml(60_000.0));
     assert_eq!((counter(&r, "classes_created"), counter(&r, "classes_freed")), (5, 0));
 }
+
+#[test]
+fn cache_aware_sptf_serves_buffered_reads_first() {
+    // Sequential readers whose next blocks the drive has read ahead, among random readers.
+    let toml = |sched: &str| format!(r#"
+        seed = 4
+        [disk]
+        model = "atlas10k"
+        scheduler = "{sched}"
+        [host]
+        queue_threshold = 16
+        [workload]
+        kind = "mix"
+        clients = [
+          {{ kind = "dd", request_kb = 16, jobs = 4 }},
+          {{ kind = "closed", clients = 12, size_kb = 4, read_fraction = 1.0, flow = 100 }},
+        ]
+        [run]
+        requests = 20000
+        warmup_requests = 2000
+    "#);
+    let (plain, aware) = (run(&toml("sptf")), run(&toml("sptf_cache")));
+    let hits = aware.scheduler_counters.iter().find(|c| c.0 == "disk" && c.1 == "cache_hits_chosen").unwrap().2;
+    assert!(hits > 1000, "{hits} hits chosen");
+    assert!(aware.summary.host_response_ms.mean < plain.summary.host_response_ms.mean,
+            "cache-aware {} vs plain {}", aware.summary.host_response_ms.mean, plain.summary.host_response_ms.mean);
+}

@@ -183,6 +183,11 @@ impl Drive {
         Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), dirty: Default::default(), dirty_blocks: 0 }
     }
 
+    /// The buffer's segments (what a cache-aware scheduler in the firmware sees).
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
     /// Serve a command that arrives at `now` (no other command in service).
     /// The bus phases of a SCSI drive come on top of the access: a command
     /// that went to the media disconnected from the bus and reselects the

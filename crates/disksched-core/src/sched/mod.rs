@@ -55,6 +55,7 @@ pub mod mq_deadline;
 pub mod rr;
 pub mod scan_edf;
 pub mod sptf;
+pub mod sptf_cache;
 pub mod sptf_sw;
 pub mod sstf;
 pub mod sstf_lbn;
@@ -83,6 +84,9 @@ pub struct SchedCtx<'a> {
     pub head: HeadState,
     /// Blocks of placed range writes that range requests must avoid (see `host::range`).
     pub claims: &'a Claims,
+    /// The drive's buffer as of now: given to the drive's own scheduler at
+    /// `dispatch` (firmware knows its cache), `None` everywhere else.
+    pub cache: Option<&'a crate::disk::cache::Cache>,
 }
 
 /// No claims: for contexts outside a simulation.
@@ -227,6 +231,8 @@ pub const REGISTRY: &[SchedInfo] = &[
         build: |t| Box::new(vscan::VScan::new(t)) },
     SchedInfo { name: "sptf", aliases: &["satf", "spf"], summary: "shortest positioning (seek + rotation) time first, via the predictor",
         tunables: &[], build: |_| Box::new(sptf::Sptf::default()) },
+    SchedInfo { name: "sptf_cache", aliases: &["sptf-cache", "cache_aware_sptf"], summary: "cache-aware SPTF: in the drive, a read wholly in the buffer costs only the hit overhead",
+        tunables: &[], build: |_| Box::new(sptf_cache::SptfCache::default()) },
     SchedInfo { name: "sptf_sw", aliases: &["sptf-sw", "sptf_swn"], summary: "SPTF-SWn: smallest seek among requests within n% of the shortest positioning time",
         tunables: &[tunable("window_pct", "%", 0.0, 60.0, 1000.0, "window above the shortest positioning time")],
         build: |t| Box::new(sptf_sw::SptfSw::new(t)) },
@@ -333,11 +339,11 @@ pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, range_blocks: u32
     let mut head = HeadState::default();
     for _ in 0..depth {
         let id = add(&mut reqs, head.time);
-        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS });
+        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS, cache: None });
     }
     let clock = std::time::Instant::now();
     for _ in 0..decisions {
-        let ctx = SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS };
+        let ctx = SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS, cache: None };
         let id = s.dispatch(&ctx, true).expect("queue is never empty");
         let r = reqs.remove(id);
         let target = match r.range.as_deref() {
@@ -349,7 +355,7 @@ pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, range_blocks: u32
         };
         head = HeadState { cylinder: target.cylinder, head: target.head, time: SimTime(head.time.0 + 5_000_000), ..Default::default() };
         let id = add(&mut reqs, head.time);
-        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS });
+        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS, cache: None });
     }
     Ok(decisions as f64 / clock.elapsed().as_secs_f64())
 }
