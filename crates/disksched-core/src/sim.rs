@@ -6,6 +6,7 @@
 //! disk -> drive scheduler `insert` -> drive `dispatch` when the mechanism is
 //! free -> `DiskDone` at the time the drive model computed -> completion.
 
+use crate::background::external::{External, Foreground};
 use crate::background::planner::{Planner, Visit};
 use crate::background::{FreeblockSummary, Tasks};
 use crate::config::SimConfig;
@@ -106,6 +107,10 @@ struct Freeblock {
     busy: Option<(Visit, SimTime)>,
     summary: FreeblockSummary,
     planner_ns: u128,
+    /// External mode: the host-side scheduler and the drive as it sees it.
+    external: Option<External>,
+    /// False: no background work is planned (the baseline run).
+    plan: bool,
 }
 
 pub struct Simulation {
@@ -177,8 +182,11 @@ impl Simulation {
             None => None,
             Some(f) => {
                 let tasks = Tasks::new(model.layout.capacity(), &f.tasks)?;
-                let planner = Planner::new(model.clone(), &tasks, f.search_tracks);
+                let mut planner = Planner::new(model.clone(), &tasks, f.search_tracks);
+                planner.seek_conservatism_ns = SimDuration::from_ms(f.seek_conservatism_ms).ns();
                 Some(Freeblock {
+                    external: f.external().then(|| External::new(model.clone(), &f.noise, cfg.seed)),
+                    plan: f.plan,
                     tasks,
                     planner,
                     idle: f.idle,
@@ -213,7 +221,7 @@ impl Simulation {
             drive: Drive::new(model.clone()),
             drive_sched,
             in_service: None,
-            predictor: Predictor::exact(model.clone()),
+            predictor: Predictor { overlapped: cfg.freeblock.as_ref().is_some_and(|f| f.external()), ..Predictor::exact(model.clone()) },
             belief: DriveState::default(),
             belief_pieces: Vec::new(),
             metrics: Metrics::new(cfg.run.warmup_requests, cfg.run.records, sector_bytes),
@@ -292,6 +300,7 @@ impl Simulation {
             }
             s.planner_us_per_opportunity = if s.opportunities > 0 { f.planner_ns as f64 / s.opportunities as f64 / 1e3 } else { 0.0 };
             s.tasks = f.tasks.status().to_vec();
+            s.external = f.external.as_ref().map(External::summary);
             f.summary
         });
         Ok(RunResult {
@@ -421,9 +430,14 @@ impl Simulation {
             let r = self.reqs.get(id);
             (r.lbn, r.blocks, r.is_write)
         };
+        if self.freeblock.as_ref().is_some_and(|f| f.external.is_some()) {
+            let service = self.serve_external(id);
+            self.started(now, id, service);
+            return;
+        }
         let service = self.drive.serve(now, lbn, blocks, is_write);
         let source = self.drive.last_source;
-        if let Some(f) = self.freeblock.as_mut().filter(|_| service.media_start.0 > 0 && !service.cache_hit) {
+        if let Some(f) = self.freeblock.as_mut().filter(|f| f.plan && service.media_start.0 > 0 && !service.cache_hit) {
             // In firmware the planner's model is the drive's: the plan ends
             // with the heads over the request's first sector exactly when
             // they would have been without it.
@@ -441,7 +455,26 @@ impl Simulation {
         // The host's belief follows its own model of the drive.
         self.belief.head.time = self.belief.head.time.max(now);
         self.predictor.model.serve(&mut self.belief, now, lbn, blocks, is_write, &mut self.belief_pieces);
+        self.started(now, id, service);
+    }
+
+    /// External mode: the host plans background work for request `id` with
+    /// its model, and the drive (the noisy truth) serves both.
+    fn serve_external(&mut self, id: ReqId) -> crate::disk::Service {
+        let r = self.reqs.get(id);
+        let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder: r.target.cylinder, head: r.target.head, ready: r.issued };
+        let f = self.freeblock.as_mut().expect("external mode has freeblock state");
+        let ext = f.external.as_mut().expect("external mode");
+        let planner = f.plan.then_some(&mut f.planner);
+        let service = ext.serve(&mut self.drive, &fg, planner, &mut f.tasks, f.bg_write, &mut f.summary, &mut f.planner_ns);
+        self.belief = DriveState { head: ext.belief(), last_was_write: r.is_write };
+        service
+    }
+
+    /// The drive took request `id`: record it and wait for its completion.
+    fn started(&mut self, now: SimTime, id: ReqId, service: crate::disk::Service) {
         let r = self.reqs.get_mut(id);
+        let (blocks, is_write) = (r.blocks, r.is_write);
         r.started = now;
         r.service = service;
         r.disk_gen = self.disk_gen;
@@ -532,6 +565,10 @@ impl Simulation {
 
     fn disk_done(&mut self, now: SimTime) -> Result<()> {
         let id = self.in_service.take().ok_or_else(|| Error::Invariant("completion with no command in service".into()))?;
+        if let Some(ext) = self.freeblock.as_mut().and_then(|f| f.external.as_mut()) {
+            ext.observed(now);
+            self.belief.head = ext.belief();
+        }
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now), claims: &self.claims };
         // Only the scheduler instance that dispatched a request hears of its completion.
         let r = self.reqs.get(id);
