@@ -205,10 +205,14 @@ def test_reproduce_lumb2002_quick(tmp_path):
         assert (tmp_path / f).stat().st_size > 1_000
 
 
-def test_external_freeblock_example_runs():
+def test_external_freeblock_example_runs_and_bad_noise_is_one_line(tmp_path):
     p = cli("run", ROOT / "examples/freeblock_external.toml", "--json")
     assert p.returncode == 0, p.stderr
     e = json.loads(p.stdout)["freeblock"]["external"]
     assert e["background_commands"] + e["merged_reads"] > 0
-    p = cli("run", ROOT / "examples/freeblock_external.toml", "--set", "window_pct=500")
+    bad = tmp_path / "bad.toml"
+    bad.write_text((ROOT / "examples/freeblock_external.toml").read_text().replace("seek_jitter_us = 20", "seek_jitter_us = 5000"))
+    p = cli("run", bad)
     assert p.returncode == 2
+    assert "freeblock.noise.seek_jitter_us: 5000 is out of range [0, 1000] us" in p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1

@@ -260,14 +260,15 @@ def _report_anand2008(res: dict) -> None:
 def _report_lumb2002(res: dict) -> None:
     cons, paper, c = res["conservatism_ms"], res["paper"], res["checks"]
     label = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SPTF-SW60"}
+    short = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SW60"}
     rows = []
     for s, d in res["schedulers"].items():
         for mode in ("firmware", "external"):
-            rows.append([label[s], mode, f"{d[mode]['baseline']['response_ms']:.1f}"] + [
-                f"{p['free_mb_s']:.2f} / {100 * p['foreground_cost']:+.1f}%" for p in d[mode]["points"]])
-    console.print(_table(f"free bandwidth MB/s / foreground response cost, vs seek conservatism "
+            rows.append([f"{short[s]} {mode[:3]}", f"{d[mode]['baseline']['response_ms']:.1f}"] + [
+                f"{p['free_mb_s']:.2f} {100 * p['foreground_cost']:+.1f}%" for p in d[mode]["points"]])
+    console.print(_table(f"free bandwidth MB/s and foreground response cost vs seek conservatism "
                          f"({res['requests_per_point']:,} requests per point; {res['disk']})",
-                         ["foreground", "mode", "no-fb ms"] + [f"{x:g} ms" for x in cons], rows))
+                         ["", "no-fb ms"] + [f"{x:g} ms" for x in cons], rows))
     pct = lambda v: f"{100 * v:.1f}%"  # noqa: E731
     rows = []
     for s in ("sstf", "sptf", "sptf_sw"):

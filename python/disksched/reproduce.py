@@ -398,7 +398,8 @@ def lumb2002(out: Path, quick: bool, log: Callable[[str], None] = print) -> dict
             axes[1].plot(cons, [p["iops"] for p in pts], style, marker="o", color=colors[s], label=f"{label[s]} {mode}")
         axes[1].axhline(res["schedulers"][s]["external"]["baseline"]["iops"], color=colors[s], lw=0.8, ls=":")
     axes[0].set_ylabel("free bandwidth (MB/s)")
-    axes[1].set_ylabel("foreground requests/s (dotted: external, no freeblock)")
+    axes[1].set_ylabel("foreground requests/s")
+    axes[1].set_title("dotted: external without freeblock", fontsize=9)
     for ax in axes:
         ax.set_xlabel("seek conservatism (ms)")
         ax.grid(alpha=0.3)
