@@ -214,10 +214,12 @@ impl Planner {
     /// begins, to be prepended to it; elsewhere one LBN range per track (a
     /// window across a track's logical start keeps its larger part, by
     /// wanted blocks). The ranges are trimmed to their first and last wanted
-    /// block; blocks in between are read anyway.
+    /// block; blocks in between are read anyway. Behind a command of its own
+    /// the foreground command cannot move the heads before `fg_start_behind`
+    /// (it is issued later, and processed then).
     #[allow(clippy::too_many_arguments)]
     pub fn plan_external(&self, now: SimTime, src: (u32, u32), dst: (u32, u32), deadline: SimTime, fg: (u64, bool),
-                         bg_write: bool, tasks: &Tasks) -> Option<Background> {
+                         fg_start_behind: SimTime, bg_write: bool, tasks: &Tasks) -> Option<Background> {
         if tasks.wanted.count() == 0 {
             return None;
         }
@@ -245,6 +247,9 @@ impl Planner {
             }
         }
         self.other_tracks(t0, tf, src, dst, fg.1, bg_write, |c, h, arrive, leave_by| {
+            if fg_start_behind.0 + self.move_ns(c, h, dst.0, dst.1, fg.1) >= tf {
+                return;
+            }
             let Some(v) = self.visit(c, h, arrive, leave_by, tasks) else { return };
             let part = v.lbns.iter().map(|&(lo, hi)| (tasks.wanted.count_range(lo, hi), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
             if let Some((wanted, lo, hi)) = part.filter(|p| p.0 > 0) {
