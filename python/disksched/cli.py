@@ -302,15 +302,25 @@ def _report_lumb2002(res: dict) -> None:
     console.print(_table("ours vs the paper (Lumb, Schindler & Ganger, FAST 2002)", ["figure", "ours", "paper"], rows))
 
 
+def _report_rizzo2009(res: dict) -> None:
+    rows = []
+    for case, v in res["cases"].items():
+        for sched, r in v.items():
+            rows.append([case, sched, " + ".join(f"{x:.1f}" for x in r["ours"]), " + ".join(f"{x:g}" for x in r["paper"])])
+    console.print(_table("greedy clients, MiB/s (first + second client)", ["case", "scheduler", "disksched", "paper"], rows))
+    for note in res["notes"]:
+        console.print(f"  - {note}")
+
+
 @app.command()
-def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004, anand2008 or lumb2002."),
+def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004, anand2008, lumb2002 or rizzo2009."),
               out: Path = typer.Option(Path("out/reproduce"), help="Directory for tables and plots."),
               quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs.")) -> None:
     """Reproduce a seed paper's experiment, beside the paper's figures."""
     from . import reproduce as rep
 
     experiments = {"riska2004": (rep.riska2004, _report_riska2004), "anand2008": (rep.anand2008, _report_anand2008),
-                   "lumb2002": (rep.lumb2002, _report_lumb2002)}
+                   "lumb2002": (rep.lumb2002, _report_lumb2002), "rizzo2009": (rep.rizzo2009, _report_rizzo2009)}
     if name not in experiments:
         raise DiskschedError(f"unknown experiment '{name}' (expected one of: {', '.join(experiments)})")
     out.mkdir(parents=True, exist_ok=True)

@@ -53,6 +53,19 @@ pub struct DiskConfig {
     /// Tunables of the drive's scheduler.
     #[serde(default)]
     pub set: BTreeMap<String, f64>,
+    /// Identical disks behind the controller; each has its own queue,
+    /// scheduler and `host.queue_threshold`.
+    #[serde(default = "one")]
+    pub count: u32,
+    #[serde(default)]
+    pub array: crate::host::array::ArrayLayout,
+    /// Stripe unit with `array = "stripe"`, KB.
+    #[serde(default = "stripe_kb")]
+    pub stripe_kb: f64,
+}
+
+fn stripe_kb() -> f64 {
+    64.0
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

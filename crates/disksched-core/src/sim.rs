@@ -1,10 +1,18 @@
-//! The simulation: workload -> host queue -> (queuing threshold) -> drive
-//! queue -> drive, driven by the event engine.
+//! The simulation: workload -> host (or controller) queue -> (queuing
+//! threshold) -> drive queue -> drive, for one disk or an array of identical
+//! disks behind one controller, driven by the event engine.
 //!
-//! Request life cycle: `Arrived` (generator) -> host scheduler `insert` ->
-//! host `dispatch` while fewer than `queue_threshold` are outstanding at the
-//! disk -> drive scheduler `insert` -> drive `dispatch` when the mechanism is
-//! free -> `DiskDone` at the time the drive model computed -> completion.
+//! Request life cycle: `Arrived` (generator) -> split into one piece per disk
+//! (an array request crossing disks; usually one piece) -> host scheduler
+//! `insert` -> host `dispatch` while the piece's disk has fewer than
+//! `queue_threshold` outstanding -> drive scheduler `insert` -> drive
+//! `dispatch` when the mechanism is free -> `DiskDone` at the time the drive
+//! model computed -> completion, of the workload's request once its last
+//! piece is done.
+//!
+//! The host queue is one logical queue (Riska & Riedel's controller): when
+//! its scheduler hands out a piece whose disk is at its threshold, the piece
+//! waits at the head and nothing passes it until that disk has room.
 
 use crate::background::external::{External, Foreground};
 use crate::background::planner::{Planner, Visit};
@@ -13,6 +21,7 @@ use crate::config::SimConfig;
 use crate::disk::{builtin, DiskModel, Drive, DriveState, HeadState, Predictor};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::host::array::{Array, Piece};
 use crate::host::range::{best_start, Claims, Targets};
 use crate::host::{ReqId, Request, RequestTable};
 use crate::metrics::{Metrics, Records, Summary};
@@ -26,8 +35,8 @@ use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    /// The drive finished the command in service.
-    DiskDone,
+    /// Disk `.0` finished the command in service.
+    DiskDone(u32),
     /// A scheduler asked to be consulted again (`wake_at`).
     HostWake,
     /// The drive finished a background (freeblock idle-time) transfer.
@@ -43,7 +52,7 @@ impl Event {
     /// disk), then timers, then arrivals.
     fn priority(&self) -> u8 {
         match self {
-            Event::DiskDone | Event::BackgroundDone => 0,
+            Event::DiskDone(_) | Event::BackgroundDone => 0,
             Event::HostWake | Event::Reconfigure(_) => 1,
             Event::Arrived { .. } => 2,
         }
@@ -85,7 +94,10 @@ impl QueueCounters {
 /// Request accounting, checked at the end of every run.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
+    /// The workload's requests.
     pub arrived: u64,
+    /// Pieces they became (one per disk touched; = arrived on one disk).
+    pub pieces: u64,
     pub host_dispatched: u64,
     pub drive_dispatched: u64,
     pub completed: u64,
@@ -113,6 +125,16 @@ struct Freeblock {
     plan: bool,
 }
 
+/// One disk of the array with its own queue.
+struct Unit {
+    drive: Drive,
+    sched: Box<dyn Scheduler>,
+    in_service: Option<ReqId>,
+    outstanding: u32,
+    /// The host's belief of the drive's state after the last command it knows of.
+    belief: DriveState,
+}
+
 pub struct Simulation {
     engine: Engine<Event>,
     reqs: RequestTable,
@@ -120,14 +142,18 @@ pub struct Simulation {
     rng: SimRng,
     host: Box<dyn Scheduler>,
     host_wake: Option<SimTime>,
+    /// A piece the host scheduler handed out whose disk was full: it blocks the queue.
+    held: Option<ReqId>,
     threshold: u32,
+    /// Outstanding pieces over all disks.
     outstanding: u32,
-    drive: Drive,
-    drive_sched: Box<dyn Scheduler>,
-    in_service: Option<ReqId>,
+    units: Vec<Unit>,
+    array: Array,
+    /// Requests split across disks: the request as the workload sees it, and pieces left.
+    splits: Vec<Option<(Request, u32)>>,
+    free_splits: Vec<u32>,
+    pieces_buf: Vec<Piece>,
     predictor: Predictor,
-    /// The host's belief of the drive's state after the last command it knows of.
-    belief: DriveState,
     belief_pieces: Vec<crate::disk::TrackPiece>,
     metrics: Metrics,
     counters: Counters,
@@ -137,8 +163,9 @@ pub struct Simulation {
     stop_arrivals_at: Option<SimTime>,
     model: Arc<DiskModel>,
     freeblock: Option<Freeblock>,
-    /// Schedulers to switch to, built (and so checked) up front: (at, queue is host, scheduler).
-    reconfigure: Vec<(SimTime, bool, Option<Box<dyn Scheduler>>)>,
+    /// Schedulers to switch to, built (and so checked) up front: (at, queue is
+    /// host, one scheduler for the host or one per disk).
+    reconfigure: Vec<(SimTime, bool, Vec<Box<dyn Scheduler>>)>,
     host_gen: u32,
     disk_gen: u32,
     claims: Claims,
@@ -170,13 +197,34 @@ impl Simulation {
         cfg.validate()?;
         let settings = |m: &std::collections::BTreeMap<String, f64>| m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>();
         let host = sched::build(&cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
-        let drive_sched = sched::build(&cfg.disk.scheduler, &settings(&cfg.disk.set)).map_err(|e| prefix(e, "disk"))?;
+        let n = cfg.disk.count;
+        let array = Array::new(n, cfg.disk.array, cfg.disk.stripe_kb, model.layout.capacity(), model.spec.sector_bytes)?;
+        let mut units = Vec::new();
+        for _ in 0..n {
+            units.push(Unit {
+                drive: Drive::new(model.clone()),
+                sched: sched::build(&cfg.disk.scheduler, &settings(&cfg.disk.set)).map_err(|e| prefix(e, "disk"))?,
+                in_service: None,
+                outstanding: 0,
+                belief: DriveState::default(),
+            });
+        }
+        if n > 1 && cfg.freeblock.is_some() {
+            return Err(crate::error::config_err("freeblock", "freeblock scheduling needs a single disk (disk.count = 1)"));
+        }
         let depth = model.spec.controller.queue_depth;
         if cfg.host.queue_threshold > depth {
             return Err(crate::error::config_err("host.queue_threshold", format!(
                 "{} exceeds the drive's command queue depth of {depth}", cfg.host.queue_threshold)));
         }
-        let generator = cfg.workload.build(model.layout.capacity(), model.spec.sector_bytes, cfg.base_dir.as_deref())?;
+        let mut workload = cfg.workload.clone();
+        if let crate::workload::WorkloadConfig::Trace(t) = &mut workload {
+            if t.device_disks && (cfg.disk.array != crate::host::array::ArrayLayout::Concat) {
+                return Err(crate::error::config_err("workload.device_disks", "needs disk.array = \"concat\""));
+            }
+            t.array_disks = n;
+        }
+        let generator = workload.build(array.capacity(), model.spec.sector_bytes, cfg.base_dir.as_deref())?;
         let sector_bytes = model.spec.sector_bytes;
         let freeblock = match &cfg.freeblock {
             None => None,
@@ -199,8 +247,10 @@ impl Simulation {
         };
         let mut reconfigure = Vec::new();
         for (i, r) in cfg.reconfigure.iter().enumerate() {
-            let s = sched::build(&r.scheduler, &settings(&r.set)).map_err(|e| prefix(e, &format!("reconfigure[{i}]")))?;
-            reconfigure.push((SimTime::ZERO + SimDuration::from_ms(r.at_ms), r.queue == "host", Some(s)));
+            let copies = if r.queue == "host" { 1 } else { n };
+            let s = (0..copies).map(|_| sched::build(&r.scheduler, &settings(&r.set)).map_err(|e| prefix(e, &format!("reconfigure[{i}]"))))
+                .collect::<Result<Vec<_>>>()?;
+            reconfigure.push((SimTime::ZERO + SimDuration::from_ms(r.at_ms), r.queue == "host", s));
         }
         Ok(Simulation {
             reconfigure,
@@ -216,13 +266,15 @@ impl Simulation {
             rng: SimRng::seed_from_u64(cfg.seed),
             host,
             host_wake: None,
+            held: None,
             threshold: cfg.host.queue_threshold,
             outstanding: 0,
-            drive: Drive::new(model.clone()),
-            drive_sched,
-            in_service: None,
+            units,
+            array,
+            splits: Vec::new(),
+            free_splits: Vec::new(),
+            pieces_buf: Vec::new(),
             predictor: Predictor { overlapped: cfg.freeblock.as_ref().is_some_and(|f| f.external()), ..Predictor::exact(model.clone()) },
-            belief: DriveState::default(),
             belief_pieces: Vec::new(),
             metrics: Metrics::new(cfg.run.warmup_requests, cfg.run.records, sector_bytes),
             counters: Counters::default(),
@@ -260,7 +312,7 @@ impl Simulation {
         while let Some((now, ev)) = self.engine.step() {
             match ev {
                 Event::Arrived { client } => self.arrived(now, client)?,
-                Event::DiskDone => self.disk_done(now)?,
+                Event::DiskDone(d) => self.disk_done(now, d as usize)?,
                 Event::BackgroundDone => self.background_done(now),
                 Event::Reconfigure(i) => self.reconfigure(now, i)?,
                 Event::HostWake => {
@@ -285,7 +337,7 @@ impl Simulation {
         self.check_conservation()?;
         progress(self.counters.completed, self.limit);
         let scheduler_counters = self.host.counters().into_iter().map(|(n, v)| ("host", n, v))
-            .chain(self.drive_sched.counters().into_iter().map(|(n, v)| ("disk", n, v)))
+            .chain(self.units.iter().flat_map(|u| u.sched.counters()).map(|(n, v)| ("disk", n, v)))
             .collect();
         let summary = self.metrics.summary(end);
         let freeblock = self.freeblock.take().map(|mut f| {
@@ -312,9 +364,10 @@ impl Simulation {
         })
     }
 
-    /// The host's view: its belief of the drive's state.
+    /// The host's view: its belief of disk 0's state (a positional host
+    /// scheduler over an array sees the first disk's heads).
     fn ctx_head_for_host(&self, now: SimTime) -> HeadState {
-        head_at(&self.belief, now)
+        head_at(&self.units[0].belief, now)
     }
 
     fn arrived(&mut self, now: SimTime, client: u32) -> Result<()> {
@@ -325,70 +378,120 @@ impl Simulation {
             self.limit = self.counters.arrived; // the workload is exhausted
             return Ok(());
         };
-        let seq = self.counters.arrived;
+        let logical = self.counters.arrived;
         let range = match &io.range {
             None => None,
+            Some(_) if self.units.len() > 1 => {
+                return Err(crate::error::config_err("workload", "range requests need a single disk (disk.count = 1)"));
+            }
             Some(spec) => Some(Box::new(Targets::new(spec, io.blocks, &self.model.layout).ok_or_else(|| Error::Config {
                 what: "workload".into(),
-                msg: format!("range request {seq}: no start aligned to {} blocks fits {} blocks in {:?}", spec.align_blocks, io.blocks, spec.spans),
+                msg: format!("range request {logical}: no start aligned to {} blocks fits {} blocks in {:?}", spec.align_blocks, io.blocks, spec.spans),
             })?)),
         };
         let lbn = range.as_ref().map_or(io.lbn, |t| t.first());
         if range.is_some() {
-            self.live_range.insert(seq, now);
+            self.live_range.insert(self.counters.pieces, now);
         }
         if let Some(t) = next {
             self.engine.schedule(t, 2, Event::Arrived { client });
         }
-        let req = Request {
-            seq,
+        self.counters.arrived += 1;
+        let request = Request {
+            seq: self.counters.pieces,
+            logical,
             client,
+            flow: self.generator.flow(client),
             class: io.class,
             lbn,
             blocks: io.blocks,
             is_write: io.is_write,
             deadline: io.deadline,
             range,
-            target: self.predictor.target(lbn),
             arrival: now,
             ..Default::default()
         };
-        self.counters.arrived += 1;
-        self.counters.host_queue.requests += 1;
-        let id = self.reqs.insert(req);
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims };
-        if self.host.bypass(id, &ctx) {
-            self.reqs.get_mut(id).bypassed = true;
-            self.issue(now, id);
-            return Ok(());
+        let mut pieces = std::mem::take(&mut self.pieces_buf);
+        self.array.split(lbn, io.blocks, &mut pieces);
+        let split = (pieces.len() > 1).then(|| {
+            let whole = (request.clone(), pieces.len() as u32);
+            match self.free_splits.pop() {
+                Some(i) => { self.splits[i as usize] = Some(whole); i }
+                None => { self.splits.push(Some(whole)); self.splits.len() as u32 - 1 }
+            }
+        });
+        for &(disk, local, blocks) in &pieces {
+            let piece = Request {
+                seq: self.counters.pieces,
+                disk,
+                lbn: local,
+                blocks,
+                split,
+                target: self.predictor.target(local),
+                range: request.range.clone(),
+                ..request.clone()
+            };
+            self.counters.pieces += 1;
+            self.enqueue(now, piece);
         }
-        self.host.insert(id, &ctx);
-        self.metrics.host_queue(now, self.host.len());
+        self.pieces_buf = pieces;
         self.host_dispatch(now);
         Ok(())
     }
 
-    /// Move requests from the host queue to the disk while below the threshold.
+    /// A piece enters the host queue (or bypasses it).
+    fn enqueue(&mut self, now: SimTime, piece: Request) {
+        self.counters.host_queue.requests += 1;
+        let id = self.reqs.insert(piece);
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims };
+        if self.host.bypass(id, &ctx) {
+            self.reqs.get_mut(id).bypassed = true;
+            self.issue(now, id);
+            return;
+        }
+        self.host.insert(id, &ctx);
+        self.metrics.host_queue(now, self.host.len());
+    }
+
+    fn has_room(&self, id: ReqId) -> bool {
+        self.units[self.reqs.get(id).disk as usize].outstanding < self.threshold
+    }
+
+    /// Move pieces from the host queue to their disks while they have room.
     fn host_dispatch(&mut self, now: SimTime) {
-        while self.outstanding < self.threshold && !self.host.is_empty() {
-            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims };
-            let Some(id) = self.host.dispatch(&ctx, false) else {
-                if let Some(t) = self.host.wake_at().filter(|&t| t > now) {
-                    if self.host_wake != Some(t) {
-                        self.host_wake = Some(t);
-                        self.engine.schedule(t, 1, Event::HostWake);
-                    }
-                } else if self.outstanding == 0 {
-                    // Nothing in flight will call us again: never stall.
-                    let id = self.host.dispatch(&ctx, true).expect("forced dispatch from a non-empty queue");
-                    self.issue(now, id);
-                    continue;
-                }
-                break;
-            };
+        if let Some(id) = self.held {
+            if !self.has_room(id) {
+                return;
+            }
+            self.held = None;
             self.issue(now, id);
         }
-        self.metrics.host_queue(now, self.host.len());
+        while self.units.iter().any(|u| u.outstanding < self.threshold) && !self.host.is_empty() {
+            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims };
+            let id = match self.host.dispatch(&ctx, false) {
+                Some(id) => id,
+                None => {
+                    if let Some(t) = self.host.wake_at().filter(|&t| t > now) {
+                        if self.host_wake != Some(t) {
+                            self.host_wake = Some(t);
+                            self.engine.schedule(t, 1, Event::HostWake);
+                        }
+                        break;
+                    } else if self.outstanding == 0 {
+                        // Nothing in flight will call us again: never stall.
+                        self.host.dispatch(&ctx, true).expect("forced dispatch from a non-empty queue")
+                    } else {
+                        break;
+                    }
+                }
+            };
+            if !self.has_room(id) {
+                self.held = Some(id);
+                break;
+            }
+            self.issue(now, id);
+        }
+        self.metrics.host_queue(now, self.host.len() + self.held.is_some() as usize);
     }
 
     fn issue(&mut self, now: SimTime, id: ReqId) {
@@ -396,32 +499,33 @@ impl Simulation {
         let r = self.reqs.get_mut(id);
         r.issued = now;
         r.host_gen = self.host_gen;
-        let (bytes, write) = (r.blocks as u64 * self.model.spec.sector_bytes as u64, r.is_write);
+        let (bytes, write, d) = (r.blocks as u64 * self.model.spec.sector_bytes as u64, r.is_write, r.disk as usize);
         self.counters.host_queue.sent(bytes, write);
         self.counters.disk_queue.requests += 1;
         self.outstanding += 1;
+        self.units[d].outstanding += 1;
         self.metrics.disk_queue(now, self.outstanding);
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now), claims: &self.claims };
-        self.drive_sched.insert(id, &ctx);
-        self.drive_start(now);
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims };
+        self.units[d].sched.insert(id, &ctx);
+        self.drive_start(d, now);
     }
 
-    /// The drive's own view (firmware knows where its heads are).
-    fn drive_head(&self, now: SimTime) -> HeadState {
-        head_at(&self.drive.state, now)
+    /// Disk `d`'s own view (firmware knows where its heads are).
+    fn drive_head(&self, d: usize, now: SimTime) -> HeadState {
+        head_at(&self.units[d].drive.state, now)
     }
 
-    /// If the mechanism is free, let the drive's scheduler pick the next command.
-    fn drive_start(&mut self, now: SimTime) {
-        if self.in_service.is_some() || self.freeblock.as_ref().is_some_and(|f| f.busy.is_some()) {
+    /// If disk `d`'s mechanism is free, let its scheduler pick the next command.
+    fn drive_start(&mut self, d: usize, now: SimTime) {
+        if self.units[d].in_service.is_some() || self.freeblock.as_ref().is_some_and(|f| f.busy.is_some()) {
             return;
         }
-        if self.drive_sched.is_empty() {
+        if self.units[d].sched.is_empty() {
             self.background_idle(now);
             return;
         }
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now), claims: &self.claims };
-        let id = self.drive_sched.dispatch(&ctx, true).expect("forced dispatch from a non-empty drive queue");
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims };
+        let id = self.units[d].sched.dispatch(&ctx, true).expect("forced dispatch from a non-empty drive queue");
         self.counters.drive_dispatched += 1;
         if let Err(e) = self.place(id, &ctx.head) {
             self.failed.get_or_insert(e);
@@ -431,12 +535,13 @@ impl Simulation {
             (r.lbn, r.blocks, r.is_write)
         };
         if self.freeblock.as_ref().is_some_and(|f| f.external.is_some()) {
-            let service = self.serve_external(id);
-            self.started(now, id, service);
+            let service = self.serve_external(d, id);
+            self.started(d, now, id, service);
             return;
         }
-        let service = self.drive.serve(now, lbn, blocks, is_write);
-        let source = self.drive.last_source;
+        let unit = &mut self.units[d];
+        let service = unit.drive.serve(now, lbn, blocks, is_write);
+        let source = unit.drive.last_source;
         if let Some(f) = self.freeblock.as_mut().filter(|f| f.plan && service.media_start.0 > 0 && !service.cache_hit) {
             // In firmware the planner's model is the drive's: the plan ends
             // with the heads over the request's first sector exactly when
@@ -453,34 +558,36 @@ impl Simulation {
             }
         }
         // The host's belief follows its own model of the drive.
-        self.belief.head.time = self.belief.head.time.max(now);
-        self.predictor.model.serve(&mut self.belief, now, lbn, blocks, is_write, &mut self.belief_pieces);
-        self.started(now, id, service);
+        let unit = &mut self.units[d];
+        unit.belief.head.time = unit.belief.head.time.max(now);
+        self.predictor.model.serve(&mut unit.belief, now, lbn, blocks, is_write, &mut self.belief_pieces);
+        self.started(d, now, id, service);
     }
 
     /// External mode: the host plans background work for request `id` with
-    /// its model, and the drive (the noisy truth) serves both.
-    fn serve_external(&mut self, id: ReqId) -> crate::disk::Service {
+    /// its model, and disk `d` (the noisy truth) serves both.
+    fn serve_external(&mut self, d: usize, id: ReqId) -> crate::disk::Service {
         let r = self.reqs.get(id);
         let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder: r.target.cylinder, head: r.target.head, ready: r.issued };
         let f = self.freeblock.as_mut().expect("external mode has freeblock state");
         let ext = f.external.as_mut().expect("external mode");
         let planner = f.plan.then_some(&mut f.planner);
-        let service = ext.serve(&mut self.drive, &fg, planner, &mut f.tasks, f.bg_write, &mut f.summary, &mut f.planner_ns);
-        self.belief = DriveState { head: ext.belief(), last_was_write: r.is_write };
+        let unit = &mut self.units[d];
+        let service = ext.serve(&mut unit.drive, &fg, planner, &mut f.tasks, f.bg_write, &mut f.summary, &mut f.planner_ns);
+        unit.belief = DriveState { head: ext.belief(), last_was_write: r.is_write };
         service
     }
 
-    /// The drive took request `id`: record it and wait for its completion.
-    fn started(&mut self, now: SimTime, id: ReqId, service: crate::disk::Service) {
+    /// Disk `d` took request `id`: record it and wait for its completion.
+    fn started(&mut self, d: usize, now: SimTime, id: ReqId, service: crate::disk::Service) {
         let r = self.reqs.get_mut(id);
         let (blocks, is_write) = (r.blocks, r.is_write);
         r.started = now;
         r.service = service;
         r.disk_gen = self.disk_gen;
         self.counters.disk_queue.sent(blocks as u64 * self.model.spec.sector_bytes as u64, is_write);
-        self.in_service = Some(id);
-        self.engine.schedule(service.done, 0, Event::DiskDone);
+        self.units[d].in_service = Some(id);
+        self.engine.schedule(service.done, 0, Event::DiskDone(d as u32));
     }
 
     /// The drive puts a range request at its best start from `head` (the
@@ -512,45 +619,53 @@ impl Simulation {
         if !f.idle || !self.host.is_empty() || !more_foreground {
             return;
         }
-        let at = self.drive.state.head;
+        let drive = &mut self.units[0].drive;
+        let at = drive.state.head;
         if let Some((visit, end)) = f.planner.idle(now, (at.cylinder, at.head), f.bg_write, &f.tasks) {
-            self.drive.state.head = HeadState { cylinder: visit.cylinder, head: visit.head, time: end, ..Default::default() };
+            drive.state.head = HeadState { cylinder: visit.cylinder, head: visit.head, time: end, ..Default::default() };
             f.busy = Some((visit, end));
             self.engine.schedule(end, 0, Event::BackgroundDone);
         }
     }
 
-    /// Swap a queue's scheduler, moving its pending requests across in arrival order.
+    /// Swap a queue's scheduler (the host's, or every disk's), moving its
+    /// pending requests across in arrival order.
     fn reconfigure(&mut self, now: SimTime, i: usize) -> Result<()> {
         let (_, is_host, new) = &mut self.reconfigure[i];
-        let mut new = new.take().expect("each reconfiguration runs once");
-        let is_host = *is_host;
-        let head = if is_host { self.ctx_head_for_host(now) } else { self.drive_head(now) };
-        let old = if is_host { &mut self.host } else { &mut self.drive_sched };
-        let held = old.len();
-        let mut moved = old.drain();
-        if moved.len() != held || !old.is_empty() {
-            return Err(Error::Invariant(format!("reconfiguration: {} drained {} of {held} requests", old.name(), moved.len())));
+        let (is_host, new) = (*is_host, std::mem::take(new));
+        for (d, mut new) in new.into_iter().enumerate() {
+            let head = if is_host { self.ctx_head_for_host(now) } else { self.drive_head(d, now) };
+            let old = if is_host { &mut self.host } else { &mut self.units[d].sched };
+            let held = old.len();
+            let mut moved = old.drain();
+            if moved.len() != held || !old.is_empty() {
+                return Err(Error::Invariant(format!("reconfiguration: {} drained {} of {held} requests", old.name(), moved.len())));
+            }
+            moved.sort_by_key(|&id| self.reqs.get(id).seq);
+            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims };
+            for &id in &moved {
+                new.insert(id, &ctx);
+            }
+            if new.len() != held {
+                return Err(Error::Invariant(format!("reconfiguration: {} holds {} of {held} requests", new.name(), new.len())));
+            }
+            if is_host {
+                self.host = new;
+                self.host_wake = None;
+            } else {
+                self.units[d].sched = new;
+            }
         }
-        moved.sort_by_key(|&id| self.reqs.get(id).seq);
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims };
-        for &id in &moved {
-            new.insert(id, &ctx);
-        }
-        if new.len() != held {
-            return Err(Error::Invariant(format!("reconfiguration: {} holds {} of {held} requests", new.name(), new.len())));
-        }
-        if is_host {
-            self.host = new;
-            self.host_gen += 1;
-            self.host_wake = None;
-        } else {
-            self.drive_sched = new;
-            self.disk_gen += 1;
-        }
-        self.drive_start(now);
+        if is_host { self.host_gen += 1 } else { self.disk_gen += 1 }
+        self.start_all(now);
         self.host_dispatch(now);
         Ok(())
+    }
+
+    fn start_all(&mut self, now: SimTime) {
+        for d in 0..self.units.len() {
+            self.drive_start(d, now);
+        }
     }
 
     fn background_done(&mut self, now: SimTime) {
@@ -559,26 +674,26 @@ impl Simulation {
                 f.summary.idle_blocks += f.planner.credit(&visit, now, &mut f.tasks);
             }
         }
-        self.drive_start(now);
+        self.drive_start(0, now);
         self.host_dispatch(now);
     }
 
-    fn disk_done(&mut self, now: SimTime) -> Result<()> {
-        let id = self.in_service.take().ok_or_else(|| Error::Invariant("completion with no command in service".into()))?;
+    fn disk_done(&mut self, now: SimTime, d: usize) -> Result<()> {
+        let id = self.units[d].in_service.take().ok_or_else(|| Error::Invariant(format!("disk {d}: completion with no command in service")))?;
         if let Some(ext) = self.freeblock.as_mut().and_then(|f| f.external.as_mut()) {
             ext.observed(now);
-            self.belief.head = ext.belief();
+            self.units[d].belief.head = ext.belief();
         }
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(now), claims: &self.claims };
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims };
         // Only the scheduler instance that dispatched a request hears of its completion.
         let r = self.reqs.get(id);
         if r.disk_gen == self.disk_gen {
-            self.drive_sched.complete(id, &ctx);
+            self.units[d].sched.complete(id, &ctx);
         }
         if !r.bypassed && r.host_gen == self.host_gen {
             self.host.complete(id, &ctx);
         }
-        let req = self.reqs.remove(id);
+        let mut req = self.reqs.remove(id);
         if req.range.is_some() {
             // The host learns where it went; claims nobody can still violate go.
             self.live_range.remove(&req.seq);
@@ -587,11 +702,11 @@ impl Simulation {
             }
             self.generator.placed(req.client, req.lbn, req.blocks);
         }
-        self.counters.completed += 1;
         let bytes = req.blocks as u64 * self.model.spec.sector_bytes as u64;
         self.counters.host_queue.finished(bytes, req.is_write);
         self.counters.disk_queue.finished(bytes, req.is_write);
         self.outstanding -= 1;
+        self.units[d].outstanding -= 1;
         let (word, bit) = ((req.seq / 64) as usize, req.seq % 64);
         if self.done_bits.len() <= word {
             self.done_bits.resize(word + 1, 0);
@@ -600,37 +715,63 @@ impl Simulation {
             return Err(Error::Invariant(format!("request {} completed twice", req.seq)));
         }
         self.done_bits[word] |= 1 << bit;
-        self.metrics.completed(&req);
         self.metrics.disk_queue(now, self.outstanding);
-        if let Some(t) = self.generator.completed(now, req.client, &mut self.rng) {
-            self.engine.schedule(t, 2, Event::Arrived { client: req.client });
+        // The workload's request is done with its last piece, reported at its array address.
+        let whole = match req.split {
+            None => {
+                req.lbn = self.array.array_lbn(req.disk, req.lbn);
+                Some(req)
+            }
+            Some(i) => {
+                let (whole, left) = self.splits[i as usize].as_mut().ok_or_else(|| Error::Invariant("piece of a finished split".into()))?;
+                let first_done = whole.service.done == SimTime::ZERO;
+                whole.issued = if first_done { req.issued } else { whole.issued.min(req.issued) };
+                *left -= 1;
+                if whole.service.done <= req.service.done {
+                    (whole.service, whole.started, whole.disk) = (req.service, req.started, req.disk);
+                }
+                if *left == 0 {
+                    self.free_splits.push(i);
+                    self.splits[i as usize].take().map(|(w, _)| w)
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some(whole) = whole {
+            self.counters.completed += 1;
+            self.metrics.completed(&whole);
+            if let Some(t) = self.generator.completed(now, whole.client, &mut self.rng) {
+                self.engine.schedule(t, 2, Event::Arrived { client: whole.client });
+            }
         }
-        if self.in_service.is_none() && self.drive_sched.is_empty() {
+        let unit = &mut self.units[d];
+        if unit.in_service.is_none() && unit.sched.is_empty() {
             // The host observes the completion time; its believed position stays its own.
-            self.belief.head.time = now;
+            unit.belief.head.time = now;
         }
-        self.drive_start(now);
+        self.drive_start(d, now);
         self.host_dispatch(now);
         Ok(())
     }
 
     fn check_conservation(&self) -> Result<()> {
         let c = &self.counters;
-        let queued = (self.host.len() + self.drive_sched.len()) as u64;
-        let q_ok = |q: &QueueCounters| q.requests == c.arrived && q.done == c.arrived && q.in_flight == 0 && q.in_flight_bytes == 0;
+        let queued = (self.host.len() + self.held.is_some() as usize + self.units.iter().map(|u| u.sched.len()).sum::<usize>()) as u64;
+        let q_ok = |q: &QueueCounters| q.requests == c.pieces && q.done == c.pieces && q.in_flight == 0 && q.in_flight_bytes == 0;
         if !q_ok(&c.host_queue) || !q_ok(&c.disk_queue) {
             return Err(Error::Invariant(format!("queue counters: host {:?} disk {:?}", c.host_queue, c.disk_queue)));
         }
-        if c.arrived != c.completed || queued != 0 || self.reqs.live() != 0 || c.host_dispatched != c.arrived
-            || c.drive_dispatched != c.arrived || self.metrics.completed != c.completed
+        if c.arrived != c.completed || queued != 0 || self.reqs.live() != 0 || c.host_dispatched != c.pieces
+            || c.drive_dispatched != c.pieces || self.metrics.completed != c.completed || self.splits.iter().any(Option::is_some)
         {
             return Err(Error::Invariant(format!(
-                "request conservation: arrived {} host-dispatched {} drive-dispatched {} completed {} still queued {} live {}",
-                c.arrived, c.host_dispatched, c.drive_dispatched, c.completed, queued, self.reqs.live())));
+                "request conservation: arrived {} pieces {} host-dispatched {} drive-dispatched {} completed {} still queued {} live {}",
+                c.arrived, c.pieces, c.host_dispatched, c.drive_dispatched, c.completed, queued, self.reqs.live())));
         }
-        let full_words = (c.arrived / 64) as usize;
+        let full_words = (c.pieces / 64) as usize;
         let all_done = self.done_bits[..full_words].iter().all(|&w| w == u64::MAX)
-            && (c.arrived.is_multiple_of(64) || self.done_bits[full_words] == (1u64 << (c.arrived % 64)) - 1);
+            && (c.pieces.is_multiple_of(64) || self.done_bits[full_words] == (1u64 << (c.pieces % 64)) - 1);
         if !all_done {
             return Err(Error::Invariant("some request never completed".into()));
         }

@@ -68,7 +68,7 @@ pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
     }
     let cfg = SimConfig {
         seed: 0,
-        disk: DiskConfig { model: model.spec.name.clone(), scheduler: "fcfs".into(), set: Default::default() },
+        disk: DiskConfig { model: model.spec.name.clone(), scheduler: "fcfs".into(), set: Default::default(), count: 1, array: Default::default(), stripe_kb: 64.0 },
         host: HostConfig::default(),
         workload: WorkloadConfig::Trace(ReplayConfig {
             path: trace_path.into(),
@@ -81,6 +81,8 @@ pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
             offset_blocks: 0,
             source_blocks: None,
             skip_bad_lines: false,
+            device_disks: false,
+            array_disks: 1,
         }),
         run: RunConfig { records: true, ..Default::default() },
         reconfigure: vec![],

@@ -165,13 +165,16 @@ pub struct Drive {
     cache: Cache,
     readahead: Option<ReadAhead>,
     pieces: Vec<TrackPiece>,
+    /// Write-back data not yet on the media: (destage end, blocks), in destage order.
+    dirty: std::collections::VecDeque<(u64, u64)>,
+    dirty_blocks: u64,
 }
 
 impl Drive {
     pub fn new(model: Arc<DiskModel>) -> Drive {
         let c = &model.spec.controller;
         let cache = if c.caching_enabled { Cache::new(c.cache_segments, c.segment_size_blocks) } else { Cache::new(0, 0) };
-        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4) }
+        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), dirty: Default::default(), dirty_blocks: 0 }
     }
 
     /// Serve a command that arrives at `now` (no other command in service).
@@ -213,6 +216,9 @@ impl Drive {
                     return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(now.0 + overhead_ns + bus_total), cache_hit: true, ..Default::default() };
                 }
             }
+            if let Some(svc) = self.serve_from_readahead(now, lbn, blocks) {
+                return svc;
+            }
         }
         let (from, mech_free) = self.settle_readahead(now.0);
         self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free), ..Default::default() };
@@ -226,8 +232,25 @@ impl Drive {
                 // a destage is reported when that destage ends.
                 let overhead_ns = ctl.hit_overhead_ns[1][last_w];
                 let buffered = now.0 + overhead_ns + bus_total;
-                let done = if spec.fast_write_level == 1 && self.state.last_was_write { buffered.max(mech_free) } else { buffered };
+                let mut done = if spec.fast_write_level == 1 && self.state.last_was_write { buffered.max(mech_free) } else { buffered };
+                // The buffer holds only so much dirty data: a write that does
+                // not fit comes in as earlier destages free room.
+                while self.dirty.front().is_some_and(|&(end, _)| end <= now.0) {
+                    self.dirty_blocks -= self.dirty.pop_front().unwrap().1;
+                }
+                let room = self.cache.segment_blocks * spec.cache_segments as u64;
+                let (mut left, mut freed_at) = (self.dirty_blocks + blocks as u64, 0);
+                for &(end, n) in &self.dirty {
+                    if left <= room {
+                        break;
+                    }
+                    left -= n;
+                    freed_at = end;
+                }
+                done = done.max(freed_at + bus_total);
                 let a = model.media_access(from, done.max(mech_free), 0, lbn, blocks, true, &mut self.pieces);
+                self.dirty.push_back((a.media_end, blocks as u64));
+                self.dirty_blocks += blocks as u64;
                 self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: true };
                 self.last_source.time = SimTime(done.max(mech_free));
                 return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(done), cache_hit: true, ..Default::default() };
@@ -244,6 +267,12 @@ impl Drive {
         // Read miss, or partial hit: the cached first blocks go out on the bus while the rest is read.
         let cached = self.cache.lookup(lbn, end, spec.read_hits_on_write_data).map_or(0, |(_, n)| n) as u32;
         let overhead_ns = ctl.overhead_ns[0][last_w];
+        if cached == blocks {
+            // The read-ahead's minimum, finished before it stopped, brought it all in.
+            self.state.last_was_write = false;
+            let done = (now.0 + overhead_ns + bus_total).max(mech_free + ctl.bus_sector_ns);
+            return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(done), cache_hit: true, ..Default::default() };
+        }
         let start = (now.0 + overhead_ns).max(mech_free);
         let first = lbn + cached as u64;
         let a = model.media_access(from, start, 0, first, blocks - cached, false, &mut self.pieces);
@@ -292,6 +321,40 @@ impl Drive {
         if let Some(ra) = &mut self.readahead {
             ra.start = ra.start.saturating_add_signed(delta_ns);
         }
+    }
+
+    /// A read that starts inside the data the read-ahead has buffered, or
+    /// exactly where it is reading, waits for the read-ahead to reach its end
+    /// instead of stopping it (stopping would leave the heads just past the
+    /// next sector: a lost revolution per request of a sequential stream).
+    /// The read-ahead then goes on from the request's end. Only within the
+    /// read-ahead's limit: past it the heads stopped reading.
+    fn serve_from_readahead(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
+        let ra = self.readahead?;
+        let end = lbn + blocks as u64;
+        let seg = self.cache.segments[ra.segment]?;
+        if !(seg.lo <= lbn && lbn <= seg.hi.max(ra.lbn) && end > ra.lbn && end <= ra.lbn + ra.limit as u64) {
+            return None;
+        }
+        let model = self.model.clone();
+        let spec = &model.spec.controller;
+        let overhead_ns = model.controller.hit_overhead_ns[0][self.state.last_was_write as usize];
+        let a = model.media_access(ra.from, ra.start, 0, ra.lbn, (end - ra.lbn) as u32, false, &mut self.pieces);
+        let bus_ns = model.controller.bus_sector_ns;
+        let done = (a.media_end + bus_ns).max(now.0 + overhead_ns + bus_ns * blocks as u64);
+        // Blocks up to `end` count as buffered from now on (a request arriving
+        // before the media reaches them is rare with one command at a time).
+        let segment = self.cache.segments[ra.segment].as_mut().expect("read-ahead segment");
+        segment.hi = segment.hi.max(end);
+        segment.lo = segment.lo.max(segment.hi.saturating_sub(self.cache.segment_blocks));
+        self.cache.touch(ra.segment);
+        let max_ra = (spec.read_ahead_max_blocks as u64).min(model.layout.capacity() - end) as u32;
+        self.readahead = (max_ra > 0).then_some(ReadAhead {
+            segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0,
+        });
+        self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
+        let transfer_ns = a.media_end.saturating_sub(now.0.max(ra.start));
+        Some(Service { overhead_ns, transfer_ns, bus_wait_ns: done - a.media_end, done: SimTime(done), cache_hit: true, ..Default::default() })
     }
 
     /// How far the read-ahead has got by time `t`: blocks in the buffer,

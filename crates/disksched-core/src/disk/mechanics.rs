@@ -114,9 +114,15 @@ impl Mechanics {
     }
 
     /// Time to rotate forward from phase `from` to phase `to` (0 if equal), ns, rounded up.
+    /// Transfer times are rounded up to whole ns, so a head that arrives at
+    /// most 2 ns after `to` has not missed it (else every back-to-back
+    /// transfer on a track would lose a revolution).
     #[inline]
     pub fn rotate_ns(&self, from: u64, to: u64) -> u64 {
         let delta = if to >= from { to - from } else { REV - from + to };
+        if REV - delta <= 2 * self.rpm_milli {
+            return 0;
+        }
         delta.div_ceil(self.rpm_milli)
     }
 

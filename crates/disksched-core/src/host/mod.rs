@@ -1,5 +1,6 @@
 //! Requests and the table that owns them while they are in the system.
 
+pub mod array;
 pub mod range;
 
 use crate::disk::{Service, Target};
@@ -25,6 +26,10 @@ pub struct Request {
     /// Arrival order (unique over the run): the FIFO key and tie-breaker everywhere.
     pub seq: u64,
     pub client: u32,
+    /// What a classifier sees (GEOM's flowid): the issuing process. Usually
+    /// the client; one asynchronous job with many requests outstanding is
+    /// many clients but one flow.
+    pub flow: u32,
     pub class: Class,
     pub lbn: u64,
     pub blocks: u32,
@@ -33,6 +38,13 @@ pub struct Request {
     /// A range request: the starts it accepts. `lbn` is the first of them
     /// until the drive places it, then where it went.
     pub range: Option<Box<range::Targets>>,
+    /// The disk of the array that serves it; `lbn` is a block of that disk.
+    pub disk: u32,
+    /// The workload's request this is (a piece of): its arrival number. Equal
+    /// to `seq` unless the array split a request across disks.
+    pub logical: u64,
+    /// Index of the split this piece belongs to (see `sim`), if split.
+    pub split: Option<u32>,
     /// The host scheduler let it bypass the queue.
     pub bypassed: bool,
     /// Generation of the host / drive scheduler that dispatched it (see run-time reconfiguration).

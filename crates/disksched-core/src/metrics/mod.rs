@@ -39,8 +39,11 @@ impl Distribution {
 pub struct Records {
     pub seq: Vec<u64>,
     pub client: Vec<u32>,
+    /// Where the request went: its array address (for a range request, the start the drive chose).
     pub lbn: Vec<u64>,
     pub blocks: Vec<u32>,
+    /// The disk that served it (the last to finish, if split).
+    pub disk: Vec<u32>,
     pub is_write: Vec<bool>,
     pub arrival_ns: Vec<u64>,
     pub issued_ns: Vec<u64>,
@@ -53,10 +56,11 @@ pub struct Records {
 
 impl Records {
     fn push(&mut self, r: &Request) {
-        self.seq.push(r.seq);
+        self.seq.push(r.logical);
         self.client.push(r.client);
         self.lbn.push(r.lbn);
         self.blocks.push(r.blocks);
+        self.disk.push(r.disk);
         self.is_write.push(r.is_write);
         self.arrival_ns.push(r.arrival.0);
         self.issued_ns.push(r.issued.0);
@@ -177,7 +181,7 @@ impl Metrics {
         if let Some(rec) = &mut self.records {
             rec.push(r);
         }
-        if r.seq < self.warmup {
+        if r.logical < self.warmup {
             return;
         }
         let done = r.service.done;

@@ -62,7 +62,7 @@ impl Scheduler for Anticipatory {
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
         self.by_lbn.insert((r.lbn, r.seq), id);
-        let h = self.clients.entry(r.client).or_default();
+        let h = self.clients.entry(r.flow).or_default();
         if let Some(done) = h.last_done {
             let think = ctx.now.0.saturating_sub(done.0) as f64;
             let seek = r.lbn.abs_diff(h.last_end_lbn) as f64;
@@ -71,7 +71,7 @@ impl Scheduler for Anticipatory {
             h.samples += 1;
             h.last_done = None;
         }
-        if self.waiting.is_some_and(|(c, _)| c == r.client) {
+        if self.waiting.is_some_and(|(c, _)| c == r.flow) {
             self.hits += 1;
             self.waiting = None;
             self.position = r.lbn; // serve the anticipated request next
@@ -92,17 +92,17 @@ impl Scheduler for Anticipatory {
     }
     fn complete(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
-        let h = self.clients.entry(r.client).or_default();
+        let h = self.clients.entry(r.flow).or_default();
         h.last_done = Some(ctx.now);
         h.last_end_lbn = r.end_lbn();
-        if r.is_write || self.expire_ns == 0 || self.by_lbn.values().any(|&q| ctx.reqs.get(q).client == r.client) {
+        if r.is_write || self.expire_ns == 0 || self.by_lbn.values().any(|&q| ctx.reqs.get(q).flow == r.flow) {
             return;
         }
         // Worth waiting only if this client has been quick and close.
         let (quick, near) = (h.samples >= 2 && h.think_ns < self.expire_ns as f64, h.seek_blocks as u64);
         let best_other = self.next_key().map_or(u64::MAX, |k| k.0.abs_diff(r.end_lbn()));
         if quick && near < best_other {
-            self.waiting = Some((r.client, ctx.now + SimDuration(self.expire_ns)));
+            self.waiting = Some((r.flow, ctx.now + SimDuration(self.expire_ns)));
         }
     }
     fn wake_at(&self) -> Option<SimTime> {

@@ -2,7 +2,7 @@
 //! Checconi, "GEOM_SCHED: a framework for disk scheduling within GEOM",
 //! 2009; FreeBSD `sys/geom/sched/gs_rr.c`).
 //!
-//! Each client has its own queue, sorted in C-SCAN order. Queues with work
+//! Each client (flow: the issuing process) has its own queue, sorted in C-SCAN order. Queues with work
 //! take turns; the queue in service keeps the disk for a slice of
 //! `quantum_ms` or `quantum_kb`, whichever ends first. When the queue in
 //! service runs dry after a read (or a write, with `w_anticipate`), the
@@ -92,7 +92,7 @@ impl Scheduler for Rr {
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
-        let q = self.queues.entry(r.client).or_insert_with(|| ClientQueue {
+        let q = self.queues.entry(r.flow).or_insert_with(|| ClientQueue {
             sorted: BTreeMap::new(),
             position: 0,
             status: Status::Ready,
@@ -103,7 +103,7 @@ impl Scheduler for Rr {
         let was_empty = q.sorted.is_empty();
         q.sorted.insert((r.lbn, r.seq), id);
         self.queued += 1;
-        if self.active == Some(r.client) {
+        if self.active == Some(r.flow) {
             if q.status != Status::Ready {
                 // The bet paid off: the client came back while we waited for it.
                 if q.status == Status::Idling {
@@ -112,7 +112,7 @@ impl Scheduler for Rr {
                 q.status = Status::Ready;
             }
         } else if was_empty {
-            self.turns.push_back(r.client);
+            self.turns.push_back(r.flow);
         }
     }
     fn dispatch(&mut self, ctx: &SchedCtx, force: bool) -> Option<ReqId> {
@@ -166,7 +166,7 @@ impl Scheduler for Rr {
     }
     fn complete(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.in_flight -= 1;
-        let client = ctx.reqs.get(id).client;
+        let client = ctx.reqs.get(id).flow;
         if self.active == Some(client) {
             let q = self.queues.get_mut(&client).unwrap();
             if q.status == Status::Busy {

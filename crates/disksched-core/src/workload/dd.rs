@@ -53,6 +53,10 @@ impl Dd {
 }
 
 impl Generator for Dd {
+    /// A job's `depth` outstanding requests are one process: one flow.
+    fn flow(&self, client: u32) -> u32 {
+        client / self.cfg.depth * self.cfg.depth
+    }
     fn start(&mut self, rng: &mut SimRng) -> Vec<(SimTime, u32)> {
         let slots = self.capacity / self.blocks;
         self.next_lbn = (0..self.cfg.jobs)

@@ -146,6 +146,10 @@ impl Generator for Mix {
         let (i, local) = self.locate(client);
         self.members[i].gen.completed(now, local, rng)
     }
+    fn flow(&self, client: u32) -> u32 {
+        let (i, local) = self.locate(client);
+        self.members[i].base + self.members[i].gen.flow(local)
+    }
     fn placed(&mut self, client: u32, lbn: u64, blocks: u32) {
         let (i, local) = self.locate(client);
         self.members[i].gen.placed(local, lbn, blocks);

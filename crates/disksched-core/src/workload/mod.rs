@@ -55,6 +55,10 @@ pub trait Generator: Send {
     /// completion, before `completed`): where the drive put it.
     fn placed(&mut self, _client: u32, _lbn: u64, _blocks: u32) {}
     fn clients(&self) -> u32;
+    /// The flow (issuing process) of `client`; by default each client is one.
+    fn flow(&self, client: u32) -> u32 {
+        client
+    }
     /// An error that stopped the generator (e.g. a malformed trace line).
     fn take_error(&mut self) -> Option<crate::error::Error> {
         None

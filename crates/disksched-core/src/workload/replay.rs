@@ -9,7 +9,9 @@
 //!
 //! Addresses are mapped onto the simulated disk: `none` (a request beyond the
 //! disk is an error), `offset` (add `offset_blocks`), `modulo` (wrap around
-//! the disk), `scale` (stretch `source_blocks` onto the disk).
+//! the disk), `scale` (stretch `source_blocks` onto the disk). With
+//! `device_disks`, every trace device gets its own disk of a concatenated
+//! array (`disk.count`), in order of first appearance.
 
 use super::{Generator, IoSpec, SimRng};
 use crate::error::{config_err, Error, Result};
@@ -65,6 +67,13 @@ pub struct ReplayConfig {
     /// Count and skip malformed lines instead of stopping.
     #[serde(default)]
     pub skip_bad_lines: bool,
+    /// Each trace device onto its own disk of a concatenated array, in order
+    /// of first appearance (addresses mapped onto one disk by `map`).
+    #[serde(default)]
+    pub device_disks: bool,
+    /// Disks in the array (set by the simulation).
+    #[serde(skip, default = "one_u32")]
+    pub array_disks: u32,
 }
 
 fn open_mode() -> ReplayMode {
@@ -90,6 +99,8 @@ pub struct Replay {
     /// Validate mode: the delay after the request in flight completes.
     think_ns: u64,
     error: Option<Error>,
+    /// `device_disks`: trace devices in order of first appearance (index = disk).
+    devices: Vec<u32>,
 }
 
 impl Replay {
@@ -109,7 +120,12 @@ impl Replay {
             path = base.join(path);
         }
         let reader = trace::open(&path, format, cfg.skip_bad_lines)?;
-        let mut r = Replay { cfg, reader, capacity, next: None, first_time_ns: None, think_ns: 0, error: None };
+        if cfg.device_disks && cfg.device.is_some() {
+            return Err(config_err("workload.device_disks", "replays every device; drop workload.device"));
+        }
+        // With devices on disks, addresses map onto one disk.
+        let capacity = if cfg.device_disks { capacity / cfg.array_disks as u64 } else { capacity };
+        let mut r = Replay { cfg, reader, capacity, next: None, first_time_ns: None, think_ns: 0, error: None, devices: Vec::new() };
         r.advance();
         Ok(r)
     }
@@ -177,7 +193,26 @@ impl Generator for Replay {
             return None;
         }
         let rec = self.next.take()?;
-        let lbn = self.map(&rec)?;
+        let mut lbn = self.map(&rec)?;
+        if self.cfg.device_disks {
+            let disk = match self.devices.iter().position(|&d| d == rec.device) {
+                Some(i) => i,
+                None => {
+                    self.devices.push(rec.device);
+                    self.devices.len() - 1
+                }
+            };
+            if disk as u32 >= self.cfg.array_disks {
+                self.error = Some(Error::Parse {
+                    path: self.reader.path().to_string(),
+                    line: self.reader.lines_read(),
+                    msg: format!("device {} is the trace's device number {} but the array has {} disks (disk.count)",
+                                 rec.device, disk + 1, self.cfg.array_disks),
+                });
+                return None;
+            }
+            lbn += disk as u64 * self.capacity;
+        }
         self.think_ns = rec.think_ns.unwrap_or(0);
         self.advance();
         let next = match (self.cfg.mode, &self.next) {
