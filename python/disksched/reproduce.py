@@ -424,6 +424,7 @@ def lumb2002(out: Path, quick: bool, log: Callable[[str], None] = print) -> dict
     plt.close(fig)
 
     write_json(out / "lumb2002.json", res)
+    return res
 
 
 # A 250 GB SATA desktop drive of 2009 as its datasheet would describe it
