@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from . import _core
 from ._core import DiskschedError
 
-__all__ = ["run", "Result", "DiskschedError", "load_config", "disks", "schedulers"]
+__all__ = ["run", "Result", "DiskschedError", "load_config", "disks", "schedulers", "shaper_info"]
 __version__ = "0.1.0"
 
 Config = Union[str, Path, Mapping[str, Any]]
@@ -26,11 +26,13 @@ Config = Union[str, Path, Mapping[str, Any]]
 @dataclass
 class Result:
     """Outcome of one run: `summary` (dict, times in ms), `counters` (request
-    accounting) and, if records were requested, per-request columns."""
+    accounting) and, if requested, per-request columns (`records=True`) and
+    time series (`run.series_window_ms` in the config)."""
 
     summary: dict
     counters: dict
     columns: Optional[dict] = field(default=None, repr=False)
+    series_columns: Optional[dict] = field(default=None, repr=False)
 
     def records(self):
         """Per-request records as a pandas DataFrame (times in ns)."""
@@ -39,6 +41,35 @@ class Result:
         if self.columns is None:
             raise DiskschedError("this run kept no per-request records (run with records=True)")
         return pd.DataFrame(self.columns)
+
+    def _series(self) -> dict:
+        if self.series_columns is None:
+            raise DiskschedError("this run kept no time series (set run.series_window_ms in the config)")
+        return self.series_columns
+
+    def series(self):
+        """Per client and window (`run.series_window_ms`): a pandas DataFrame with
+        client, class, window, time_s (window start), mb_per_s (10^6 bytes/s
+        completed), requests, deadline_requests and missed (completed after
+        their deadline)."""
+        import pandas as pd
+
+        c = self._series()
+        w_s = c["window_ms"] / 1000
+        df = pd.DataFrame({k: c[k] for k in ("client", "class", "window", "requests", "deadline_requests", "missed")})
+        df.insert(3, "time_s", c["window"] * w_s)
+        df.insert(4, "mb_per_s", c["bytes"] / w_s / 1e6)
+        return df
+
+    def rates(self):
+        """The host scheduler's own samples at each window start (a shaper's token
+        rates, `<class>.rate_per_s` in requests/s or `<class>.rate_kb_per_s` in KB/s):
+        a pandas DataFrame with time_s, name, value."""
+        import pandas as pd
+
+        c = self._series()
+        return pd.DataFrame({"time_s": c["sample_ns"] / 1e9, "name": pd.Series(c["sample_name"], dtype=object),
+                             "value": c["sample_value"]})
 
 
 def load_config(config: Config) -> tuple[str, str]:
@@ -71,15 +102,17 @@ def parse_settings(items: Sequence[str]) -> list[tuple[str, float]]:
 def run(config: Config, *, seed: Optional[int] = None, records: Optional[bool] = None,
         progress: Optional[Callable[[int, int], Any]] = None,
         sched: Optional[str] = None, settings: Sequence[tuple[str, float]] = (),
-        disk_sched: Optional[str] = None, disk_settings: Sequence[tuple[str, float]] = ()) -> Result:
+        disk_sched: Optional[str] = None, disk_settings: Sequence[tuple[str, float]] = (),
+        shaper: Optional[str] = None, shaper_settings: Sequence[tuple[str, float]] = ()) -> Result:
     """Run a simulation. `config` is a path to a TOML file or a dict of the
     same shape. `seed`, `records`, the host scheduler (`sched`, with tunable
-    `settings`) and the drive's (`disk_sched`, `disk_settings`) override the
-    config's values."""
+    `settings`), the drive's (`disk_sched`, `disk_settings`) and the traffic
+    shaper's policy (`shaper`) and settings (`shaper_settings`: `cut_factor`,
+    `best-effort.rate_per_s`, ...) override the config's values."""
     text, origin = load_config(config)
-    summary, counters, cols = _core.run(text, origin, seed, records, progress, sched, list(settings),
-                                        disk_sched, list(disk_settings))
-    return Result(json.loads(summary), json.loads(counters), cols)
+    summary, counters, cols, series = _core.run(text, origin, seed, records, progress, sched, list(settings),
+                                                disk_sched, list(disk_settings), shaper, list(shaper_settings))
+    return Result(json.loads(summary), json.loads(counters), cols, series)
 
 
 def disks() -> list[str]:
@@ -90,3 +123,8 @@ def disks() -> list[str]:
 def schedulers() -> list[dict]:
     """The scheduler registry: name, aliases, summary, tunables."""
     return json.loads(_core.schedulers())
+
+
+def shaper_info() -> dict:
+    """The traffic shaper: policies, policy tunables, per-class pipe tunables."""
+    return json.loads(_core.shaper_info())

@@ -17,8 +17,12 @@ def run(
     host_set: Optional[list[tuple[str, float]]] = ...,
     disk_sched: Optional[str] = ...,
     disk_set: Optional[list[tuple[str, float]]] = ...,
-) -> tuple[str, str, Optional[dict[str, np.ndarray]]]:
-    """Run a simulation; returns (summary JSON, counters JSON, record columns or None)."""
+    shaper_policy: Optional[str] = ...,
+    shaper_set: Optional[list[tuple[str, float]]] = ...,
+) -> tuple[str, str, Optional[dict[str, np.ndarray]], Optional[dict]]:
+    """Run a simulation; returns (summary JSON, counters JSON, record columns or None,
+    time series or None: window_ms, per client-window columns client, class, window,
+    bytes, requests, deadline_requests, missed, and samples sample_ns, sample_name, sample_value)."""
 
 def disk_names() -> list[str]: ...
 def disk_show(name: str, base_dir: Optional[str] = ...) -> tuple[str, str]:
@@ -26,6 +30,9 @@ def disk_show(name: str, base_dir: Optional[str] = ...) -> tuple[str, str]:
 
 def schedulers() -> str:
     """JSON list of registered schedulers with their tunables."""
+
+def shaper_info() -> str:
+    """JSON: the shaper's policies, policy tunables and pipe tunables."""
 
 def heap_bytes(reset: bool = ...) -> tuple[int, int]:
     """(current, peak) bytes allocated by the Rust core."""

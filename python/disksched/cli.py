@@ -65,7 +65,10 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
         sched: Optional[str] = typer.Option(None, "--sched", help="Host scheduler (overrides the config)."),
         set_: list[str] = typer.Option([], "--set", help="Host scheduler tunable, key=value (repeatable)."),
         disk_sched: Optional[str] = typer.Option(None, "--disk-sched", help="The drive's scheduler."),
-        disk_set: list[str] = typer.Option([], "--disk-set", help="Drive scheduler tunable, key=value.")) -> None:
+        disk_set: list[str] = typer.Option([], "--disk-set", help="Drive scheduler tunable, key=value."),
+        shaper: Optional[str] = typer.Option(None, "--shaper", help="Traffic-shaper policy: fixed, optimistic, pessimistic."),
+        shape: list[str] = typer.Option([], "--shape", help="Shaper tunable, key=value: cut_factor=0.5, "
+                                                            "best-effort.rate_per_s=90, background.wbps=1e6 (repeatable).")) -> None:
     """Run one simulation from a config file."""
     from . import parse_settings
     from .output import summary_rows, write_json
@@ -73,7 +76,8 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
     progress = Progress(f"running {config.name}")
     try:
         result = run_sim(config, seed=seed, records=True if out else None, progress=progress, sched=sched,
-                         settings=parse_settings(set_), disk_sched=disk_sched, disk_settings=parse_settings(disk_set))
+                         settings=parse_settings(set_), disk_sched=disk_sched, disk_settings=parse_settings(disk_set),
+                         shaper=shaper, shaper_settings=parse_settings(shape))
     finally:
         progress.close()
     if out is not None:
@@ -84,12 +88,21 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
         response_cdf(out / "response_cdf.png", {"host": (df.done_ns - df.arrival_ns) / 1e6,
                                                 "disk": (df.done_ns - df.issued_ns) / 1e6},
                      f"{config.name}: response time")
+        if result.series_columns is not None:
+            from .output import atomic_write
+            from .plots import throughput
+
+            series, rates = result.series(), result.rates()
+            atomic_write(out / "series.csv", lambda tmp: series.to_csv(tmp, index=False))
+            atomic_write(out / "rates.csv", lambda tmp: rates.to_csv(tmp, index=False))
+            throughput(out / "throughput.png", series, rates, f"{config.name}: throughput per client")
     if json_out:
         print(json.dumps(result.summary, indent=2))
     else:
         console.print(_table(str(config), ["metric", "value"], [list(r) for r in summary_rows(result.summary)]))
         if out is not None:
-            console.print(f"wrote {out / 'summary.json'} and {out / 'response_cdf.png'}")
+            extra = ", series.csv, rates.csv, throughput.png" if result.series_columns is not None else ""
+            console.print(f"wrote {out / 'summary.json'}, {out / 'response_cdf.png'}{extra}")
 
 
 @disks_app.command("list")
@@ -313,15 +326,33 @@ def _report_rizzo2009(res: dict) -> None:
         console.print(f"  - {note}")
 
 
+def _report_wu2004(res: dict) -> None:
+    rows = []
+    for name, c in res["cases"].items():
+        rows.append([name] + [f"{x:.2f}" for x in c["per_stream_mb_per_s"]]
+                    + [f"{c['total_mb_per_s']:.2f}", f"{c['change_vs_no_boosting_pct']:+.1f}%",
+                       f"{c['paper_total_mb_per_s']:.2f}", f"{c['paper_change_pct']:+.1f}%",
+                       "yes" if c["stream1_held_8_mb_per_s"] else "no",
+                       f"{100 * c['deadline_misses'][0] / max(c['deadline_requests'][0], 1):.1f}%"])
+    d = res["disk_mb_per_s"]
+    console.print(_table(f"wu2004: four 8 MB/s streams of 128 KB reads, {res['seconds']:.0f} s, host {res['host_scheduler']}; "
+                         f"disk: long read {d['long_read']:.1f} MB/s, back-to-back 128 KB reads {d['sync_128kb']:.1f} MB/s",
+                         ["method", "stream 1", "stream 2", "stream 3", "stream 4", "total MB/s", "vs none",
+                          "paper total", "paper vs none", "stream 1 held 8?", "stream 1 misses"], rows))
+    for note in res["notes"]:
+        console.print(f"- {note}", highlight=False)
+
+
 @app.command()
-def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004, anand2008, lumb2002 or rizzo2009."),
+def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004, anand2008, lumb2002, rizzo2009 or wu2004."),
               out: Path = typer.Option(Path("out/reproduce"), help="Directory for tables and plots."),
               quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs.")) -> None:
     """Reproduce a seed paper's experiment, beside the paper's figures."""
     from . import reproduce as rep
 
     experiments = {"riska2004": (rep.riska2004, _report_riska2004), "anand2008": (rep.anand2008, _report_anand2008),
-                   "lumb2002": (rep.lumb2002, _report_lumb2002), "rizzo2009": (rep.rizzo2009, _report_rizzo2009)}
+                   "lumb2002": (rep.lumb2002, _report_lumb2002), "rizzo2009": (rep.rizzo2009, _report_rizzo2009),
+                   "wu2004": (rep.wu2004, _report_wu2004)}
     if name not in experiments:
         raise DiskschedError(f"unknown experiment '{name}' (expected one of: {', '.join(experiments)})")
     out.mkdir(parents=True, exist_ok=True)
@@ -338,6 +369,16 @@ def schedulers() -> None:
         tun = ", ".join(f"{t['name']}={t['default']:g} {t['unit']} [{t['min']:g}, {t['max']:g}]" for t in s["tunables"])
         rows.append([s["name"], ", ".join(s["aliases"]), s["summary"], tun or "-"])
     console.print(_table("schedulers", ["name", "aliases", "summary", "tunables"], rows))
+    info = json.loads(_core.shaper_info())
+
+    def tunable_rows(ts: list[dict], prefix: str) -> list[list[str]]:
+        return [[prefix + t["name"], t["unit"], f"{t['default']:g}", f"[{t['min']:g}, {t['max']:g}]", t["help"]] for t in ts]
+
+    console.print(_table("traffic shaper ([host.shaper] above the host scheduler; run --shaper/--shape): policies",
+                         ["policy", "summary"], [[p["name"], p["summary"]] for p in info["policies"]]))
+    console.print(_table("shaper tunables", ["name", "unit", "default", "range", "meaning"],
+                         tunable_rows(info["policy_tunables"], "set.")
+                         + tunable_rows(info["pipe_tunables"], "<class>.")))
 
 
 @app.command()

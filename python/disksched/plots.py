@@ -58,3 +58,34 @@ def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequenc
     fig.tight_layout()
     atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".")))
     plt.close(fig)
+
+
+def throughput(path: Path, series, rates, title: str, labels: Mapping[int, str] | None = None,
+               seconds: float | None = None) -> None:
+    """Throughput of each client per window over time (`Result.series()`), as
+    in Wu & Brandt's figures, with the shaper's token rates (`Result.rates()`,
+    requests/s) on a second axis."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4))
+    if seconds is not None:
+        series = series[series.time_s < seconds]
+    half = float(series.time_s.diff().max() or 1.0) / 2 if len(series) > 1 else 0.5
+    for client, s in series.groupby("client"):
+        ax.plot(s.time_s + half, s.mb_per_s, label=(labels or {}).get(client, f"client {client}"))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("throughput (MB/s)")
+    ax.set_xlim(0, seconds or float(series.time_s.max() + 2 * half))
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    per_s = rates[rates.name.str.endswith(".rate_per_s")]
+    if len(per_s):
+        ax2 = ax.twinx()
+        for name, r in per_s.groupby("name"):
+            ax2.step(r.time_s, r.value, where="post", color="grey", ls=":", label=f"{name.split('.')[0]} token rate")
+        ax2.set_ylabel("tokens per second")
+        ax2.set_ylim(0, float(per_s.value.max()) * 1.1)
+        ax2.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".")))
+    plt.close(fig)

@@ -78,11 +78,14 @@ pub struct HostConfig {
     /// Maximum requests outstanding at the disk; the rest wait in the host queue.
     #[serde(default = "one")]
     pub queue_threshold: u32,
+    /// Traffic shaping above the scheduler (optional; see `qos`).
+    #[serde(default)]
+    pub shaper: Option<crate::qos::ShaperConfig>,
 }
 
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1 }
+        HostConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1, shaper: None }
     }
 }
 
@@ -102,6 +105,10 @@ pub struct RunConfig {
     /// Keep a record of every request (columns for NumPy / pandas).
     #[serde(default)]
     pub records: bool,
+    /// Keep time series in windows of this length, ms: per-client throughput
+    /// and deadline misses, and the host scheduler's own samples.
+    #[serde(default)]
+    pub series_window_ms: Option<f64>,
 }
 
 
@@ -166,6 +173,14 @@ impl SimConfig {
         }
         if self.run.requests == Some(0) {
             return Err(config_err("run.requests", "must be >= 1"));
+        }
+        if let Some(w) = self.run.series_window_ms.filter(|w| !(*w >= 1.0 && *w <= 3_600_000.0)) {
+            return Err(config_err("run.series_window_ms", format!("{w} is out of range [1, 3600000]")));
+        }
+        if self.host.shaper.is_some() {
+            if let Some(i) = self.reconfigure.iter().position(|r| r.queue == "host") {
+                return Err(config_err(format!("reconfigure[{i}].queue"), "the host scheduler cannot be switched under a shaper"));
+            }
         }
         if let Some(d) = self.run.duration_ms {
             if !(d > 0.0 && d.is_finite()) {

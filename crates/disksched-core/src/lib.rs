@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod host;
 pub mod metrics;
+pub mod qos;
 pub mod sched;
 pub mod sim;
 pub mod time;

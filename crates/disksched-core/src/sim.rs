@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::host::array::{Array, Piece};
 use crate::host::range::{best_start, Claims, Targets};
 use crate::host::{ReqId, Request, RequestTable};
-use crate::metrics::{Metrics, Records, Summary};
+use crate::metrics::{Metrics, Records, Series, Summary};
 use crate::sched::{self, SchedCtx, Scheduler};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Generator, SimRng};
@@ -183,6 +183,8 @@ pub struct RunResult {
     pub scheduler_counters: Vec<(&'static str, &'static str, u64)>,
     pub freeblock: Option<FreeblockSummary>,
     pub records: Option<Records>,
+    /// Time series, if `run.series_window_ms` was set.
+    pub series: Option<Series>,
 }
 
 impl Simulation {
@@ -196,7 +198,11 @@ impl Simulation {
     pub fn with_model(cfg: &SimConfig, model: Arc<DiskModel>) -> Result<Simulation> {
         cfg.validate()?;
         let settings = |m: &std::collections::BTreeMap<String, f64>| m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>();
-        let host = sched::build(&cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
+        let mut host = sched::build(&cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
+        let series_window = cfg.run.series_window_ms.map(SimDuration::from_ms);
+        if let Some(shaper) = &cfg.host.shaper {
+            host = Box::new(crate::qos::shaper::Shaper::new(shaper, host, series_window)?);
+        }
         let n = cfg.disk.count;
         let array = Array::new(n, cfg.disk.array, cfg.disk.stripe_kb, model.layout.capacity(), model.spec.sector_bytes)?;
         let mut units = Vec::new();
@@ -276,7 +282,13 @@ impl Simulation {
             pieces_buf: Vec::new(),
             predictor: Predictor { overlapped: cfg.freeblock.as_ref().is_some_and(|f| f.external()), ..Predictor::exact(model.clone()) },
             belief_pieces: Vec::new(),
-            metrics: Metrics::new(cfg.run.warmup_requests, cfg.run.records, sector_bytes),
+            metrics: {
+                let mut m = Metrics::new(cfg.run.warmup_requests, cfg.run.records, sector_bytes);
+                if let Some(w) = series_window {
+                    m.keep_series(w.ns());
+                }
+                m
+            },
             counters: Counters::default(),
             done_bits: Vec::new(),
             limit: cfg.run.requests.unwrap_or(match cfg.workload {
@@ -355,12 +367,14 @@ impl Simulation {
             s.external = f.external.as_ref().map(External::summary);
             f.summary
         });
+        let samples = self.host.timeline(end);
         Ok(RunResult {
             freeblock,
             summary,
             counters: self.counters,
             scheduler_counters,
             records: self.metrics.records.take(),
+            series: self.metrics.take_series(samples),
         })
     }
 

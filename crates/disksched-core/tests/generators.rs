@@ -50,6 +50,7 @@ fn sorted_by_seq(r: Records) -> Records {
         client: idx.iter().map(|&i| r.client[i]).collect(),
         lbn: pick(&r.lbn),
         blocks: idx.iter().map(|&i| r.blocks[i]).collect(),
+        disk: idx.iter().map(|&i| r.disk[i]).collect(),
         is_write: idx.iter().map(|&i| r.is_write[i]).collect(),
         arrival_ns: pick(&r.arrival_ns),
         issued_ns: pick(&r.issued_ns),

@@ -50,9 +50,10 @@ fn json_err(e: serde_json::Error) -> PyErr {
 
 /// Run a simulation from config text (TOML, or JSON if `origin` ends in
 /// `.json`). `origin` names the file (for messages and relative paths).
-/// Returns (summary_json, counters_json, records or None).
+/// `shaper_policy` / `shaper_set` override `[host.shaper]` (creating it).
+/// Returns (summary_json, counters_json, records or None, series or None).
 #[pyfunction]
-#[pyo3(signature = (config_toml, origin, seed=None, records=None, progress=None, host_sched=None, host_set=None, disk_sched=None, disk_set=None))]
+#[pyo3(signature = (config_toml, origin, seed=None, records=None, progress=None, host_sched=None, host_set=None, disk_sched=None, disk_set=None, shaper_policy=None, shaper_set=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -65,7 +66,9 @@ fn run<'py>(
     host_set: Option<Vec<(String, f64)>>,
     disk_sched: Option<String>,
     disk_set: Option<Vec<(String, f64)>>,
-) -> PyResult<(String, String, Option<Bound<'py, PyDict>>)> {
+    shaper_policy: Option<String>,
+    shaper_set: Option<Vec<(String, f64)>>,
+) -> PyResult<(String, String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>)> {
     let mut cfg = if origin.ends_with(".json") {
         SimConfig::from_json(config_toml, origin)
     } else {
@@ -88,6 +91,15 @@ fn run<'py>(
         cfg.disk.set.clear();
     }
     cfg.disk.set.extend(disk_set.unwrap_or_default());
+    if shaper_policy.is_some() || shaper_set.as_ref().is_some_and(|s| !s.is_empty()) {
+        let shaper = cfg.host.shaper.get_or_insert_with(Default::default);
+        if let Some(p) = shaper_policy {
+            shaper.policy = p;
+        }
+        for (k, v) in shaper_set.unwrap_or_default() {
+            shaper.apply(&k, v).map_err(err)?;
+        }
+    }
     let sim = Simulation::new(&cfg).map_err(err)?;
     let result = py.allow_threads(|| {
         let mut cb = |done: u64, total: u64| -> bool {
@@ -134,7 +146,25 @@ fn run<'py>(
             Some(d)
         }
     };
-    Ok((summary, counters, recs))
+    let series = match result.series {
+        None => None,
+        Some(s) => {
+            let d = PyDict::new(py);
+            d.set_item("window_ms", s.window_ms)?;
+            d.set_item("client", s.client.into_pyarray(py))?;
+            d.set_item("class", s.class)?;
+            d.set_item("window", s.window.into_pyarray(py))?;
+            d.set_item("bytes", s.bytes.into_pyarray(py))?;
+            d.set_item("requests", s.requests.into_pyarray(py))?;
+            d.set_item("deadline_requests", s.deadline_requests.into_pyarray(py))?;
+            d.set_item("missed", s.missed.into_pyarray(py))?;
+            d.set_item("sample_ns", s.sample_ns.into_pyarray(py))?;
+            d.set_item("sample_name", s.sample_name)?;
+            d.set_item("sample_value", s.sample_value.into_pyarray(py))?;
+            Some(d)
+        }
+    };
+    Ok((summary, counters, recs, series))
 }
 
 /// Names of the built-in disks.
@@ -201,21 +231,31 @@ fn disk_datasheet(figures_json: &str) -> PyResult<String> {
     Ok(sheet.build().map_err(err)?.to_toml())
 }
 
+fn tunables_json(ts: &[sched::Tunable]) -> Vec<serde_json::Value> {
+    ts.iter().map(|t| serde_json::json!({
+        "name": t.name, "unit": t.unit, "min": t.min, "default": t.default, "max": t.max, "help": t.help,
+    })).collect()
+}
+
 /// The scheduler registry as JSON: name, aliases, summary, tunables.
 #[pyfunction]
 fn schedulers() -> String {
     let list: Vec<_> = sched::REGISTRY
         .iter()
-        .map(|s| {
-            serde_json::json!({
-                "name": s.name, "aliases": s.aliases, "summary": s.summary,
-                "tunables": s.tunables.iter().map(|t| serde_json::json!({
-                    "name": t.name, "unit": t.unit, "min": t.min, "default": t.default, "max": t.max, "help": t.help,
-                })).collect::<Vec<_>>(),
-            })
-        })
+        .map(|s| serde_json::json!({ "name": s.name, "aliases": s.aliases, "summary": s.summary, "tunables": tunables_json(s.tunables) }))
         .collect();
     serde_json::to_string(&list).expect("registry serializes")
+}
+
+/// The shaper's policies and tunables as JSON: {policies: [{name, summary}], policy_tunables, pipe_tunables}.
+#[pyfunction]
+fn shaper_info() -> String {
+    use disksched_core::qos;
+    serde_json::json!({
+        "policies": qos::POLICIES.iter().map(|(n, s)| serde_json::json!({"name": n, "summary": s})).collect::<Vec<_>>(),
+        "policy_tunables": tunables_json(qos::POLICY_TUNABLES),
+        "pipe_tunables": tunables_json(qos::PIPE_TUNABLES),
+    }).to_string()
 }
 
 /// Dispatch decisions per second of scheduler `name` at queue depth `depth` on a built-in disk.
@@ -272,6 +312,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(disk_names, m)?)?;
     m.add_function(wrap_pyfunction!(disk_show, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    m.add_function(wrap_pyfunction!(shaper_info, m)?)?;
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_rate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

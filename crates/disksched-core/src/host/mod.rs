@@ -21,6 +21,18 @@ pub enum Class {
     Background,
 }
 
+impl Class {
+    pub const ALL: [Class; 3] = [Class::RealTime, Class::BestEffort, Class::Background];
+    /// The config name (as in `class = "real-time"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::BestEffort => "best-effort",
+            Class::RealTime => "real-time",
+            Class::Background => "background",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Request {
     /// Arrival order (unique over the run): the FIFO key and tie-breaker everywhere.

@@ -1,7 +1,7 @@
 //! Run metrics: response-time histograms (HDR), service-time breakdown,
 //! queue lengths, and optional per-request records.
 
-use crate::host::Request;
+use crate::host::{Class, Request};
 use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -78,6 +78,67 @@ impl Records {
     }
 }
 
+/// Time series in fixed windows: per client, throughput and deadline misses
+/// (one row per client and window, dense from window 0 to the last window
+/// with a completion; the client's class is that of its first request), and
+/// the host scheduler's own samples (`Scheduler::timeline`).
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    pub window_ms: f64,
+    pub client: Vec<u32>,
+    pub class: Vec<&'static str>,
+    /// Window index: the window starts at `window x window_ms`.
+    pub window: Vec<u64>,
+    pub bytes: Vec<u64>,
+    pub requests: Vec<u64>,
+    /// Requests that carried a deadline, and those that completed after it.
+    pub deadline_requests: Vec<u64>,
+    pub missed: Vec<u64>,
+    pub sample_ns: Vec<u64>,
+    pub sample_name: Vec<String>,
+    pub sample_value: Vec<f64>,
+}
+
+/// Per client: class and, per window, [bytes, requests, deadline requests, missed].
+struct SeriesAcc {
+    window_ns: u64,
+    clients: std::collections::BTreeMap<u32, (Class, Vec<[u64; 4]>)>,
+}
+
+impl SeriesAcc {
+    fn add(&mut self, r: &Request, bytes: u64) {
+        let w = (r.service.done.0 / self.window_ns) as usize;
+        let (_, windows) = self.clients.entry(r.client).or_insert((r.class, Vec::new()));
+        if windows.len() <= w {
+            windows.resize(w + 1, [0; 4]);
+        }
+        let missed = r.deadline.is_some_and(|d| r.service.done > d);
+        let cell = &mut windows[w];
+        cell[0] += bytes;
+        cell[1] += 1;
+        cell[2] += r.deadline.is_some() as u64;
+        cell[3] += missed as u64;
+    }
+
+    fn finish(self) -> Series {
+        let n = self.clients.values().map(|(_, w)| w.len()).max().unwrap_or(0);
+        let mut s = Series { window_ms: self.window_ns as f64 / NS_PER_MS as f64, ..Default::default() };
+        for (client, (class, windows)) in self.clients {
+            for w in 0..n {
+                let cell = windows.get(w).copied().unwrap_or([0; 4]);
+                s.client.push(client);
+                s.class.push(class.name());
+                s.window.push(w as u64);
+                s.bytes.push(cell[0]);
+                s.requests.push(cell[1]);
+                s.deadline_requests.push(cell[2]);
+                s.missed.push(cell[3]);
+            }
+        }
+        s
+    }
+}
+
 /// Time-weighted queue length.
 #[derive(Clone, Debug, Default)]
 struct QueueGauge {
@@ -119,6 +180,9 @@ pub struct Metrics {
     disk_queue: QueueGauge,
     pub records: Option<Records>,
     sector_bytes: u64,
+    series: Option<SeriesAcc>,
+    deadline_requests: u64,
+    deadline_misses: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -142,6 +206,9 @@ pub struct Summary {
     pub max_host_queue: u64,
     pub mean_disk_queue: f64,
     pub max_disk_queue: u64,
+    /// Requests that carried a deadline, and those that completed after it.
+    pub deadline_requests: u64,
+    pub deadline_misses: u64,
 }
 
 impl Metrics {
@@ -166,7 +233,26 @@ impl Metrics {
             disk_queue: QueueGauge::default(),
             records: records.then(Records::default),
             sector_bytes: sector_bytes as u64,
+            series: None,
+            deadline_requests: 0,
+            deadline_misses: 0,
         }
+    }
+
+    /// Keep time series in windows of `window_ns` (see `Series`).
+    pub fn keep_series(&mut self, window_ns: u64) {
+        self.series = Some(SeriesAcc { window_ns: window_ns.max(1), clients: Default::default() });
+    }
+
+    /// The time series kept, with the host scheduler's `samples`.
+    pub fn take_series(&mut self, samples: Vec<(SimTime, String, f64)>) -> Option<Series> {
+        let mut s = self.series.take()?.finish();
+        for (t, name, v) in samples {
+            s.sample_ns.push(t.0);
+            s.sample_name.push(name);
+            s.sample_value.push(v);
+        }
+        Some(s)
     }
 
     pub fn host_queue(&mut self, now: SimTime, len: usize) {
@@ -181,8 +267,15 @@ impl Metrics {
         if let Some(rec) = &mut self.records {
             rec.push(r);
         }
+        if let Some(s) = &mut self.series {
+            s.add(r, r.blocks as u64 * self.sector_bytes);
+        }
         if r.logical < self.warmup {
             return;
+        }
+        if let Some(d) = r.deadline {
+            self.deadline_requests += 1;
+            self.deadline_misses += (r.service.done > d) as u64;
         }
         let done = r.service.done;
         self.measured += 1;
@@ -221,6 +314,8 @@ impl Metrics {
             max_host_queue: self.host_queue.max,
             mean_disk_queue: self.disk_queue.mean(end),
             max_disk_queue: self.disk_queue.max,
+            deadline_requests: self.deadline_requests,
+            deadline_misses: self.deadline_misses,
         }
     }
 }

@@ -23,7 +23,8 @@
 //!   A `None` with no wake time is allowed only while requests this scheduler
 //!   dispatched are still in flight (their completion calls `dispatch` again);
 //!   otherwise the owner forces a dispatch.
-//! - `counters()` at the end of a run: the algorithm's own counters.
+//! - `counters()` and `timeline(end)` at the end of a run: the algorithm's own
+//!   counters, and samples of its state over time (a shaper's token rates).
 //! - `drain()` when the queue's algorithm is switched at run time: hand
 //!   back every request held; the new scheduler gets them through `insert`
 //!   (in arrival order), and completions of requests the old one dispatched
@@ -103,6 +104,11 @@ pub trait Scheduler: Send {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Samples of the scheduler's own time-varying state up to `end`, as
+    /// (time, name, value): a shaper's token rates.
+    fn timeline(&mut self, _end: SimTime) -> Vec<(SimTime, String, f64)> {
+        Vec::new()
+    }
 }
 
 /// A tunable parameter: name with its unit, bounds and default (GEOM_SCHED's {min, cur, max}).
@@ -135,7 +141,7 @@ pub struct SchedInfo {
     build: fn(&Tunables) -> Box<dyn Scheduler>,
 }
 
-const fn tunable(name: &'static str, unit: &'static str, min: f64, default: f64, max: f64, help: &'static str) -> Tunable {
+pub(crate) const fn tunable(name: &'static str, unit: &'static str, min: f64, default: f64, max: f64, help: &'static str) -> Tunable {
     Tunable { name, unit, min, default, max, help }
 }
 
@@ -210,20 +216,26 @@ pub fn lookup(name: &str) -> Result<&'static SchedInfo> {
 /// Build a scheduler by name with `key=value` settings checked against its tunables.
 pub fn build(name: &str, settings: &[(String, f64)]) -> Result<Box<dyn Scheduler>> {
     let info = lookup(name)?;
-    let mut values: Vec<(&'static str, f64)> = info.tunables.iter().map(|t| (t.name, t.default)).collect();
+    Ok((info.build)(&check_tunables(info.name, info.tunables, settings)?))
+}
+
+/// `key=value` settings checked against `decls` (defaults for the rest);
+/// errors name `what.key`, the value and the allowed range.
+pub fn check_tunables(what: &str, decls: &'static [Tunable], settings: &[(String, f64)]) -> Result<Tunables> {
+    let mut values: Vec<(&'static str, f64)> = decls.iter().map(|t| (t.name, t.default)).collect();
     for (key, value) in settings {
-        let Some(t) = info.tunables.iter().find(|t| t.name == key) else {
-            let names: Vec<_> = info.tunables.iter().map(|t| t.name).collect();
-            return Err(config_err(format!("{}.{key}", info.name), format!(
+        let Some(t) = decls.iter().find(|t| t.name == key) else {
+            let names: Vec<_> = decls.iter().map(|t| t.name).collect();
+            return Err(config_err(format!("{what}.{key}"), format!(
                 "unknown tunable (expected one of: {})", if names.is_empty() { "none".into() } else { names.join(", ") })));
         };
         if !(value >= &t.min && value <= &t.max) {
-            return Err(config_err(format!("{}.{key}", info.name), format!(
+            return Err(config_err(format!("{what}.{key}"), format!(
                 "{value} {} is out of range [{}, {}]", t.unit, t.min, t.max)));
         }
         values.iter_mut().find(|(n, _)| *n == t.name).unwrap().1 = *value;
     }
-    Ok((info.build)(&Tunables(values)))
+    Ok(Tunables(values))
 }
 
 /// Dispatch decisions per second of a scheduler holding `depth` requests on

@@ -18,6 +18,7 @@ pub mod range_writes;
 pub mod replay;
 pub mod schedule;
 pub mod sequential;
+pub mod stream;
 pub mod strided;
 
 use crate::error::{config_err, Result};
@@ -87,6 +88,8 @@ pub enum WorkloadConfig {
     Onoff(onoff::OnOffConfig),
     Schedule(schedule::ScheduleConfig),
     Dd(dd::DdConfig),
+    /// Constant-rate periodic readers with per-request deadlines (soft real time).
+    Stream(stream::StreamConfig),
     /// Several workloads at once, each with its own clients and class.
     Mix(mix::MixConfig),
     /// Randomized range writes (Anand et al. 2008).
@@ -109,6 +112,7 @@ impl WorkloadConfig {
             WorkloadConfig::Onoff(c) => Box::new(onoff::OnOff::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Schedule(c) => Box::new(schedule::Schedule::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Dd(c) => Box::new(dd::Dd::new(c.clone(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Stream(c) => Box::new(stream::Stream::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Mix(c) => Box::new(mix::Mix::new(c, capacity_blocks, sector_bytes, base_dir)?),
             WorkloadConfig::RangeWrites(c) => Box::new(range_writes::RangeWrites::new(c.clone(), capacity_blocks)?),
             WorkloadConfig::RangeAlloc(c) => Box::new(range_alloc::RangeAlloc::new(c.clone(), capacity_blocks)?),

@@ -1,0 +1,122 @@
+//! Constant-rate streams (soft-real-time readers: video playback, a
+//! continuous-media server): each stream wants `mb_per_s` (10^6 bytes/s) in
+//! `request_kb` requests, one per period (period = request size / rate), read
+//! sequentially. Request k is due at `start_ms` + k x period and is issued
+//! then, or when request k-1 completes if that is later: one request in
+//! flight, and a stream that has fallen behind reads back to back to catch
+//! up. Each request's deadline is the end of its period, `start_ms` + (k+1) x
+//! period, so a stream behind its schedule misses until it has caught up.
+//! No request is due at or after `stop_ms`. Stream 0 starts at `start_lbn` if
+//! given, the others at random request-aligned blocks; a stream wraps to
+//! block 0 at the end of the disk.
+
+use super::{check_count, check_nonneg, check_pos, kb_to_blocks, Generator, IoSpec, SimRng};
+use crate::error::{config_err, Result};
+use crate::host::Class;
+use crate::time::{SimDuration, SimTime, NS_PER_S};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamConfig {
+    #[serde(default = "one")]
+    pub streams: u32,
+    /// Rate each stream needs, MB/s (10^6 bytes).
+    pub mb_per_s: f64,
+    pub request_kb: f64,
+    #[serde(default)]
+    pub write: bool,
+    #[serde(default)]
+    pub start_lbn: Option<u64>,
+    /// When the streams start, ms.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// When they stop (no request is due at or after it), ms; never if absent.
+    #[serde(default)]
+    pub stop_ms: Option<f64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+pub struct Stream {
+    cfg: StreamConfig,
+    capacity: u64,
+    blocks: u64,
+    period_ns: u64,
+    start: SimTime,
+    stop: Option<SimTime>,
+    next_lbn: Vec<u64>,
+    /// Index of each stream's next request.
+    next_k: Vec<u64>,
+}
+
+impl Stream {
+    pub fn new(cfg: StreamConfig, capacity: u64, sector_bytes: u32) -> Result<Stream> {
+        let blocks = kb_to_blocks("workload.request_kb", cfg.request_kb, sector_bytes, capacity)?;
+        check_count("workload.streams", cfg.streams, 1, 100_000)?;
+        check_pos("workload.mb_per_s", cfg.mb_per_s)?;
+        check_nonneg("workload.start_ms", cfg.start_ms)?;
+        if let Some(s) = cfg.stop_ms.filter(|&s| !(s > cfg.start_ms && s.is_finite())) {
+            return Err(config_err("workload.stop_ms", format!("{s} must be after start_ms ({})", cfg.start_ms)));
+        }
+        if let Some(s) = cfg.start_lbn.filter(|&s| s + blocks > capacity) {
+            return Err(config_err("workload.start_lbn", format!("{s} is out of range [0, {}]", capacity - blocks)));
+        }
+        let period_ns = (blocks * sector_bytes as u64) as f64 / (cfg.mb_per_s * 1e6) * NS_PER_S as f64;
+        if period_ns < 1.0 {
+            return Err(config_err("workload.mb_per_s", format!("{} leaves less than 1 ns per request", cfg.mb_per_s)));
+        }
+        Ok(Stream {
+            capacity,
+            blocks,
+            period_ns: period_ns.round() as u64,
+            start: SimTime::ZERO + SimDuration::from_ms(cfg.start_ms),
+            stop: cfg.stop_ms.map(|s| SimTime::ZERO + SimDuration::from_ms(s)),
+            next_lbn: vec![],
+            next_k: vec![],
+            cfg,
+        })
+    }
+
+    fn due(&self, k: u64) -> SimTime {
+        SimTime(self.start.0 + k * self.period_ns)
+    }
+}
+
+impl Generator for Stream {
+    fn start(&mut self, rng: &mut SimRng) -> Vec<(SimTime, u32)> {
+        let slots = self.capacity / self.blocks;
+        self.next_lbn = (0..self.cfg.streams)
+            .map(|s| match (s, self.cfg.start_lbn) {
+                (0, Some(l)) => l,
+                _ => rng.gen_range(0..slots) * self.blocks,
+            })
+            .collect();
+        self.next_k = vec![0; self.cfg.streams as usize];
+        (0..self.cfg.streams).map(|c| (self.start, c)).collect()
+    }
+    fn arrive(&mut self, _now: SimTime, client: u32, _rng: &mut SimRng) -> Option<(IoSpec, Option<SimTime>)> {
+        let c = client as usize;
+        if self.next_lbn[c] + self.blocks > self.capacity {
+            self.next_lbn[c] = 0;
+        }
+        self.next_k[c] += 1;
+        let deadline = Some(self.due(self.next_k[c]));
+        let io = IoSpec { lbn: self.next_lbn[c], blocks: self.blocks as u32, is_write: self.cfg.write, class: Class::BestEffort, deadline, range: None };
+        self.next_lbn[c] += self.blocks;
+        Some((io, None))
+    }
+    fn completed(&mut self, now: SimTime, client: u32, _rng: &mut SimRng) -> Option<SimTime> {
+        let due = self.due(self.next_k[client as usize]);
+        if self.stop.is_some_and(|s| due >= s) {
+            return None;
+        }
+        Some(due.max(now))
+    }
+    fn clients(&self) -> u32 {
+        self.cfg.streams
+    }
+}
