@@ -77,11 +77,6 @@ impl Default for NoiseConfig {
 }
 
 impl NoiseConfig {
-    /// No noise at all: the truth is the host's model (tests, ablations).
-    pub fn none() -> NoiseConfig {
-        NoiseConfig { seek_jitter_us: 0.0, rotation_drift_ppm: 0.0, surprise_hit_pct: 0.0, internal_activity_interval_s: 0.0, internal_activity_ms: 0.0 }
-    }
-
     pub fn validate(&self) -> Result<()> {
         let checks = [
             ("seek_jitter_us", self.seek_jitter_us, 0.0, 1000.0, "us"),
