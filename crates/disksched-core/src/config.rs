@@ -64,6 +64,9 @@ pub struct DiskConfig {
     pub stripe_kb: f64,
 }
 
+fn class_expire_ms() -> f64 {
+    10_000.0
+}
 fn stripe_kb() -> f64 {
     64.0
 }
@@ -78,6 +81,9 @@ pub struct HostConfig {
     /// Maximum requests outstanding at the disk; the rest wait in the host queue.
     #[serde(default = "one")]
     pub queue_threshold: u32,
+    /// A flow idle this long at a queue has its class freed (`fini_class`), ms.
+    #[serde(default = "class_expire_ms")]
+    pub class_expire_ms: f64,
     /// Traffic shaping above the scheduler (optional; see `qos`).
     #[serde(default)]
     pub shaper: Option<crate::qos::ShaperConfig>,
@@ -85,7 +91,7 @@ pub struct HostConfig {
 
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1, shaper: None }
+        HostConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1, shaper: None, class_expire_ms: class_expire_ms() }
     }
 }
 
@@ -156,6 +162,9 @@ impl SimConfig {
 
     /// Checks that do not need the disk; `Simulation::new` does the rest.
     pub fn validate(&self) -> Result<()> {
+        if !(self.host.class_expire_ms >= 0.0 && self.host.class_expire_ms <= 86_400_000.0) {
+            return Err(config_err("host.class_expire_ms", format!("{} is out of range [0, 86400000]", self.host.class_expire_ms)));
+        }
         if !(1..=MAX_QUEUE_THRESHOLD).contains(&self.host.queue_threshold) {
             return Err(config_err("host.queue_threshold", format!(
                 "{} is out of range [1, {MAX_QUEUE_THRESHOLD}]", self.host.queue_threshold)));

@@ -25,7 +25,7 @@ use crate::host::array::{Array, Piece};
 use crate::host::range::{best_start, Claims, Targets};
 use crate::host::{ReqId, Request, RequestTable};
 use crate::metrics::{Metrics, Records, Series, Summary};
-use crate::sched::{self, SchedCtx, Scheduler};
+use crate::sched::{self, Classes, SchedCtx, Scheduler};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Generator, SimRng};
 use rand::SeedableRng;
@@ -131,6 +131,7 @@ struct Unit {
     sched: Box<dyn Scheduler>,
     in_service: Option<ReqId>,
     outstanding: u32,
+    classes: Classes,
     /// The host's belief of the drive's state after the last command it knows of.
     belief: DriveState,
 }
@@ -142,6 +143,8 @@ pub struct Simulation {
     rng: SimRng,
     host: Box<dyn Scheduler>,
     host_wake: Option<SimTime>,
+    /// Flows with requests at the host queue (for `init_class` / `fini_class`).
+    host_classes: Classes,
     /// A piece the host scheduler handed out whose disk was full: it blocks the queue.
     held: Option<ReqId>,
     threshold: u32,
@@ -204,6 +207,7 @@ impl Simulation {
             host = Box::new(crate::qos::shaper::Shaper::new(shaper, host, series_window)?);
         }
         let n = cfg.disk.count;
+        let class_expire = SimDuration::from_ms(cfg.host.class_expire_ms);
         let array = Array::new(n, cfg.disk.array, cfg.disk.stripe_kb, model.layout.capacity(), model.spec.sector_bytes)?;
         let mut units = Vec::new();
         for _ in 0..n {
@@ -212,6 +216,7 @@ impl Simulation {
                 sched: sched::build(&cfg.disk.scheduler, &settings(&cfg.disk.set)).map_err(|e| prefix(e, "disk"))?,
                 in_service: None,
                 outstanding: 0,
+                classes: Classes::new(class_expire),
                 belief: DriveState::default(),
             });
         }
@@ -272,6 +277,7 @@ impl Simulation {
             rng: SimRng::seed_from_u64(cfg.seed),
             host,
             host_wake: None,
+            host_classes: Classes::new(class_expire),
             held: None,
             threshold: cfg.host.queue_threshold,
             outstanding: 0,
@@ -463,6 +469,7 @@ impl Simulation {
             self.issue(now, id);
             return;
         }
+        self.host_classes.enter(self.host.as_mut(), self.reqs.get(id).flow);
         self.host.insert(id, &ctx);
         self.metrics.host_queue(now, self.host.len());
     }
@@ -520,7 +527,9 @@ impl Simulation {
         self.units[d].outstanding += 1;
         self.metrics.disk_queue(now, self.outstanding);
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims };
-        self.units[d].sched.insert(id, &ctx);
+        let unit = &mut self.units[d];
+        unit.classes.enter(unit.sched.as_mut(), self.reqs.get(id).flow);
+        unit.sched.insert(id, &ctx);
         self.drive_start(d, now);
     }
 
@@ -657,7 +666,11 @@ impl Simulation {
             }
             moved.sort_by_key(|&id| self.reqs.get(id).seq);
             let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims };
+            // The new scheduler sets up the classes of the requests it takes over.
+            let classes = if is_host { &mut self.host_classes } else { &mut self.units[d].classes };
+            classes.reset();
             for &id in &moved {
+                classes.enter(new.as_mut(), self.reqs.get(id).flow);
                 new.insert(id, &ctx);
             }
             if new.len() != held {
@@ -703,10 +716,15 @@ impl Simulation {
         let r = self.reqs.get(id);
         if r.disk_gen == self.disk_gen {
             self.units[d].sched.complete(id, &ctx);
+            self.units[d].classes.leave(r.flow, now);
         }
         if !r.bypassed && r.host_gen == self.host_gen {
             self.host.complete(id, &ctx);
+            self.host_classes.leave(r.flow, now);
         }
+        self.host_classes.expire(self.host.as_mut(), now);
+        let unit = &mut self.units[d];
+        unit.classes.expire(unit.sched.as_mut(), now);
         let mut req = self.reqs.remove(id);
         if req.range.is_some() {
             // The host learns where it went; claims nobody can still violate go.

@@ -185,3 +185,31 @@ fn anticipatory_waits_for_a_quick_nearby_reader() {
     // Without anticipation the streams are interleaved with the random readers.
     assert!(mean_run_length(&on) > 1.5 * mean_run_length(&off), "{} vs {}", mean_run_length(&on), mean_run_length(&off));
 }
+
+#[test]
+fn classes_are_set_up_for_new_flows_and_freed_once_idle_for_the_expiry() {
+    // Four streams stop after 1 s; a fifth runs on. rr keeps one queue per flow.
+    let toml = |expire_ms: f64| format!(r#"
+        seed = 2
+        [disk]
+        model = "atlas10k"
+        [host]
+        scheduler = "rr"
+        class_expire_ms = {expire_ms}
+        [workload]
+        kind = "mix"
+        clients = [
+          {{ kind = "stream", streams = 4, mb_per_s = 1.0, request_kb = 64, stop_ms = 1000 }},
+          {{ kind = "stream", streams = 1, mb_per_s = 1.0, request_kb = 64, flow = 100 }},
+        ]
+        [run]
+        requests = 1000000
+        duration_ms = 20000
+    "#);
+    let r = run(&toml(2000.0));
+    assert_eq!(counter(&r, "classes_created"), 5);
+    assert_eq!(counter(&r, "classes_freed"), 4, "the four stopped streams, not the live one");
+    // Longer than the run: nothing expires.
+    let r = run(&toml(60_000.0));
+    assert_eq!((counter(&r, "classes_created"), counter(&r, "classes_freed")), (5, 0));
+}

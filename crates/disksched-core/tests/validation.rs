@@ -44,18 +44,18 @@ fn cheetah4lp_regression_gate() {
 #[test]
 fn hp_c2247a_regression_gate() {
     let d = demerit_of("hp_c2247a", "hp_c2247a.trace");
-    assert!(d <= 0.75, "demerit {d} ms (DiskSim: 0.090)");
+    assert!(d <= 0.55, "demerit {d} ms (DiskSim: 0.090)");
 }
 
 #[test]
 fn dec_rz26_regression_gate() {
     let d = demerit_of("dec_rz26", "dec_rz26.trace");
-    assert!(d <= 0.80, "demerit {d} ms (DiskSim: 0.340)");
+    assert!(d <= 0.65, "demerit {d} ms (DiskSim: 0.340)");
 }
 
 #[test]
 fn st41601n_finishes_with_a_figure() {
     // DiskSim does not finish on this trace.
     let d = demerit_of("st41601n", "st41601n.trace");
-    assert!(d <= 0.90, "demerit {d} ms");
+    assert!(d <= 0.30, "demerit {d} ms");
 }

@@ -49,6 +49,10 @@ pub struct ControllerTiming {
     pub hit_overhead_ns: [[u64; 2]; 2],
     pub bus_sector_ns: u64,
     pub bus_write_sector_ns: u64,
+    /// Status phase at the end of every command: [read, write].
+    pub completion_ns: [u64; 2],
+    /// Reconnecting to the host after a disconnected media access.
+    pub reselect_ns: u64,
 }
 
 impl ControllerTiming {
@@ -65,6 +69,8 @@ impl ControllerTiming {
             ],
             bus_sector_ns: ms(c.bus_sector_ms),
             bus_write_sector_ns: SimDuration::from_ms(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)).ns(),
+            completion_ns: [ms(c.read_completion_overhead_ms), ms(c.write_completion_overhead_ms)],
+            reselect_ns: ms(c.first_reselect_overhead_ms),
         }
     }
 }
@@ -178,7 +184,20 @@ impl Drive {
     }
 
     /// Serve a command that arrives at `now` (no other command in service).
+    /// The bus phases of a SCSI drive come on top of the access: a command
+    /// that went to the media disconnected from the bus and reselects the
+    /// host before its data or status, and every command ends with the
+    /// completion (status) overhead.
     pub fn serve(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
+        let mut svc = self.serve_access(now, lbn, blocks, is_write);
+        let ctl = &self.model.controller;
+        let extra = ctl.completion_ns[is_write as usize] + if svc.media_start.0 > 0 { ctl.reselect_ns } else { 0 };
+        svc.done.0 += extra;
+        svc.bus_wait_ns += extra;
+        svc
+    }
+
+    fn serve_access(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
         if !self.cache.enabled() {
             let mut s = self.state;
             s.head.time = s.head.time.max(now);

@@ -312,6 +312,12 @@ impl Scheduler for Shaper {
     fn len(&self) -> usize {
         self.held + self.inner.len()
     }
+    fn init_class(&mut self, flow: u32) {
+        self.inner.init_class(flow);
+    }
+    fn fini_class(&mut self, flow: u32) {
+        self.inner.fini_class(flow);
+    }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut c = self.inner.counters();
         c.extend([("shaper_delayed", self.delayed), ("shaper_rt_misses", self.misses), ("shaper_rate_cuts", self.cuts),

@@ -115,6 +115,10 @@ impl Scheduler for Anticipatory {
     fn len(&self) -> usize {
         self.by_lbn.len()
     }
+    /// The flow is gone: forget its history.
+    fn fini_class(&mut self, flow: u32) {
+        self.clients.remove(&flow);
+    }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("antic_hits", self.hits), ("antic_misses", self.misses)]
     }

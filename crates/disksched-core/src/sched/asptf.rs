@@ -3,24 +3,31 @@
 //! `aging_weight` times how long it has waited, bounding starvation.
 //! Weight 0 is SPTF; large weights approach FCFS.
 //!
-//! The SPTF search's seek-time pruning still applies, loosened by the most
-//! any request can be credited: `aging_weight` x the oldest request's wait.
+//! Branch and bound over bands of cylinders: a band's requests cost at
+//! least the seek to the band's nearest cylinder minus the credit of the
+//! band's oldest request. Bands are visited cheapest bound first and the
+//! search stops when no band can beat the best request found, so deep queues
+//! of old requests (where credit, not position, decides) and young ones
+//! (where the nearest cylinders decide) are both searched in a few bands.
 
-use super::sptf::{scan_outward, ByCylinder};
+use super::sptf::ByCylinder;
 use super::{SchedCtx, Scheduler, Tunables};
 use crate::host::ReqId;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Cylinders per band.
+const BAND: u32 = 64;
 
 pub struct Asptf {
     by_cyl: ByCylinder,
-    /// (arrival ns, seq): the oldest request bounds the aging credit.
-    arrivals: BTreeSet<(u64, u64)>,
+    /// Per band: (arrival ns, seq) of its requests, oldest first.
+    bands: BTreeMap<u32, BTreeSet<(u64, u64)>>,
     weight: f64,
 }
 
 impl Asptf {
     pub fn new(t: &Tunables) -> Asptf {
-        Asptf { by_cyl: ByCylinder::new(), arrivals: BTreeSet::new(), weight: t.get("aging_weight") }
+        Asptf { by_cyl: ByCylinder::new(), bands: BTreeMap::new(), weight: t.get("aging_weight") }
     }
 }
 
@@ -31,28 +38,46 @@ impl Scheduler for Asptf {
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
         self.by_cyl.insert((r.target.cylinder, r.seq), id);
-        self.arrivals.insert((r.arrival.0, r.seq));
+        self.bands.entry(r.target.cylinder / BAND).or_default().insert((r.arrival.0, r.seq));
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
-        let oldest = self.arrivals.first()?.0;
-        let max_credit = self.weight * ctx.now.0.saturating_sub(oldest) as f64;
+        let (head, now) = (&ctx.head, ctx.now.0);
+        let c = head.cylinder;
+        // Each band's lower bound on cost.
+        let mut order: Vec<(f64, u32)> = self.bands.iter().map(|(&b, arrivals)| {
+            let (lo, hi) = (b * BAND, b * BAND + BAND - 1);
+            let distance = if c < lo { lo - c } else { c.saturating_sub(hi) };
+            let oldest = arrivals.first().expect("bands are never empty").0;
+            (ctx.predictor.seek_floor_ns(distance) as f64 - self.weight * now.saturating_sub(oldest) as f64, b)
+        }).collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let phase = ctx.predictor.phase_at(head.time);
         let mut best: Option<(f64, u64, (u32, u64))> = None;
-        scan_outward(&self.by_cyl, ctx, |key, r, p| {
-            let waited = ctx.now.0.saturating_sub(r.arrival.0) as f64;
-            let cost = p.total_ns() as f64 - self.weight * waited;
-            if best.is_none_or(|(c, s, _)| (cost, r.seq) < (c, s)) {
-                best = Some((cost, r.seq, key));
+        for (bound, b) in order {
+            if best.is_some_and(|(cost, _, _)| bound > cost) {
+                break;
             }
-            // No request can cost less than its seek minus the largest credit.
-            best.map_or(u64::MAX, |b| (b.0 + max_credit).max(0.0).ceil() as u64)
-        });
+            for (&key, &id) in self.by_cyl.range((b * BAND, 0)..((b + 1) * BAND, 0)) {
+                let r = ctx.reqs.get(id);
+                let p = ctx.predictor.positioning(head, phase, &r.target, r.is_write, r.blocks);
+                let cost = p.total_ns() as f64 - self.weight * now.saturating_sub(r.arrival.0) as f64;
+                if best.is_none_or(|(bc, bs, _)| (cost, r.seq) < (bc, bs)) {
+                    best = Some((cost, r.seq, key));
+                }
+            }
+        }
         let key = best?.2;
         let id = self.by_cyl.remove(&key)?;
-        self.arrivals.remove(&(ctx.reqs.get(id).arrival.0, key.1));
+        let band = key.0 / BAND;
+        let arrivals = self.bands.get_mut(&band).expect("band of a queued request");
+        arrivals.remove(&(ctx.reqs.get(id).arrival.0, key.1));
+        if arrivals.is_empty() {
+            self.bands.remove(&band);
+        }
         Some(id)
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        self.arrivals.clear();
+        self.bands.clear();
         std::mem::take(&mut self.by_cyl).into_values().collect()
     }
     fn len(&self) -> usize {

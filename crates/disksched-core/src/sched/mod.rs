@@ -23,6 +23,13 @@
 //!   A `None` with no wake time is allowed only while requests this scheduler
 //!   dispatched are still in flight (their completion calls `dispatch` again);
 //!   otherwise the owner forces a dispatch.
+//! - `init_class(flow)` before the first `insert` of a flow (GEOM's
+//!   `gs_init_class`), and again if the flow comes back after `fini_class`:
+//!   set up per-flow state.
+//! - `fini_class(flow)` once the flow has had nothing queued here and
+//!   nothing in flight from here for `host.class_expire_ms` (GEOM's
+//!   classifier expiry, `kern.geom.sched.expire_secs`): free its state. Not
+//!   called for flows still live at the end of the run.
 //! - `counters()` and `timeline(end)` at the end of a run: the algorithm's own
 //!   counters, and samples of its state over time (a shaper's token rates).
 //! - `drain()` when the queue's algorithm is switched at run time: hand
@@ -108,6 +115,62 @@ pub trait Scheduler: Send {
     /// (time, name, value): a shaper's token rates.
     fn timeline(&mut self, _end: SimTime) -> Vec<(SimTime, String, f64)> {
         Vec::new()
+    }
+    fn init_class(&mut self, _flow: u32) {}
+    fn fini_class(&mut self, _flow: u32) {}
+}
+
+/// The owner's side of `init_class` / `fini_class`: which flows a queue holds
+/// requests of (queued or in flight from it), and since when the others
+/// have been idle.
+#[derive(Default)]
+pub struct Classes {
+    live: std::collections::HashMap<u32, u32>,
+    idle_since: std::collections::HashMap<u32, SimTime>,
+    /// (idle since, flow), oldest first.
+    idle: std::collections::BTreeSet<(SimTime, u32)>,
+    expire: crate::time::SimDuration,
+}
+
+impl Classes {
+    pub fn new(expire: crate::time::SimDuration) -> Classes {
+        Classes { expire, ..Default::default() }
+    }
+    /// A request of `flow` is about to be inserted into `s`.
+    pub fn enter(&mut self, s: &mut dyn Scheduler, flow: u32) {
+        let n = self.live.entry(flow).or_insert(0);
+        if *n == 0 {
+            match self.idle_since.remove(&flow) {
+                Some(t) => {
+                    self.idle.remove(&(t, flow));
+                }
+                None => s.init_class(flow),
+            }
+        }
+        *n += 1;
+    }
+    /// A request of `flow` that `s` held completed (or left) at `now`.
+    pub fn leave(&mut self, flow: u32, now: SimTime) {
+        let Some(n) = self.live.get_mut(&flow) else { return };
+        *n -= 1;
+        if *n == 0 {
+            self.live.remove(&flow);
+            self.idle_since.insert(flow, now);
+            self.idle.insert((now, flow));
+        }
+    }
+    /// Free the flows idle for the expiry time.
+    pub fn expire(&mut self, s: &mut dyn Scheduler, now: SimTime) {
+        while let Some(&(t, flow)) = self.idle.first().filter(|(t, _)| *t + self.expire <= now) {
+            self.idle.remove(&(t, flow));
+            self.idle_since.remove(&flow);
+            s.fini_class(flow);
+        }
+    }
+    /// Forget every flow (the queue's scheduler was replaced: classes are
+    /// set up again in the new one as requests come in).
+    pub fn reset(&mut self) {
+        *self = Classes::new(self.expire);
     }
 }
 

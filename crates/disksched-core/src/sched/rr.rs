@@ -50,6 +50,8 @@ pub struct Rr {
     w_anticipate: bool,
     wait_hits: u64,
     wait_misses: u64,
+    classes_created: u64,
+    classes_freed: u64,
 }
 
 impl Rr {
@@ -68,6 +70,8 @@ impl Rr {
             w_anticipate: t.get("w_anticipate") != 0.0,
             wait_hits: 0,
             wait_misses: 0,
+            classes_created: 0,
+            classes_freed: 0,
         }
     }
 
@@ -92,14 +96,10 @@ impl Scheduler for Rr {
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
-        let q = self.queues.entry(r.flow).or_insert_with(|| ClientQueue {
-            sorted: BTreeMap::new(),
-            position: 0,
-            status: Status::Ready,
-            service_bytes: 0,
-            slice_end: SimTime::ZERO,
-            wait_end: SimTime::ZERO,
-        });
+        if !self.queues.contains_key(&r.flow) {
+            self.init_class(r.flow); // an owner that does not track classes
+        }
+        let q = self.queues.get_mut(&r.flow).expect("class set up");
         let was_empty = q.sorted.is_empty();
         q.sorted.insert((r.lbn, r.seq), id);
         self.queued += 1;
@@ -189,6 +189,29 @@ impl Scheduler for Rr {
         self.queued
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("wait_hits", self.wait_hits), ("wait_misses", self.wait_misses)]
+        vec![("wait_hits", self.wait_hits), ("wait_misses", self.wait_misses),
+             ("classes_created", self.classes_created), ("classes_freed", self.classes_freed)]
+    }
+    /// gs_rr's `g_rr_init_class`: the flow's queue.
+    fn init_class(&mut self, flow: u32) {
+        self.classes_created += 1;
+        self.queues.insert(flow, ClientQueue {
+            sorted: BTreeMap::new(),
+            position: 0,
+            status: Status::Ready,
+            service_bytes: 0,
+            slice_end: SimTime::ZERO,
+            wait_end: SimTime::ZERO,
+        });
+    }
+    /// `g_rr_fini_class`: the flow is gone; its (empty) queue goes too.
+    fn fini_class(&mut self, flow: u32) {
+        if self.queues.get(&flow).is_some_and(|q| q.sorted.is_empty()) {
+            if self.active == Some(flow) {
+                self.active = None;
+            }
+            self.queues.remove(&flow);
+            self.classes_freed += 1;
+        }
     }
 }
