@@ -277,9 +277,10 @@ def _report_lumb2002(res: dict) -> None:
     short = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SW60"}
     for title, cell in [("free bandwidth, MB/s", lambda p: f"{p['free_mb_s']:.2f}"),
                         ("foreground mean response vs no freeblock, %", lambda p: f"{100 * p['foreground_cost']:+.1f}")]:
-        rows = [[f"{short[s]} {mode}"] + [cell(p) for p in d[mode]["points"]]
+        rows = [[f"{short[s]} {'fw' if mode == 'firmware' else 'ext'}"] + [cell(p) for p in d[mode]["points"]]
                 for s, d in res["schedulers"].items() for mode in ("firmware", "external")]
-        console.print(_table(f"{title} vs seek conservatism ({res['requests_per_point']:,} requests per point)",
+        console.print(_table(f"{title} vs seek conservatism (fw: firmware, ext: external; "
+                             f"{res['requests_per_point']:,} requests per point)",
                              [""] + [f"{x:g} ms" for x in cons], rows))
     console.print(f"disk: {res['disk']}")
     pct = lambda v: f"{100 * v:.1f}%"  # noqa: E731
