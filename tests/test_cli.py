@@ -181,6 +181,45 @@ def test_reproduce_anand2008_quick(tmp_path):
         assert (tmp_path / f).stat().st_size > 10_000
 
 
+def test_reproduce_lumb2002_quick(tmp_path):
+    p = cli("reproduce", "lumb2002", "--quick", "--out", tmp_path)
+    assert p.returncode == 0, p.stderr
+    res = json.loads((tmp_path / "lumb2002.json").read_text())
+    assert set(res["schedulers"]) == {"sstf", "sptf", "sptf_sw"}
+    n = len(res["conservatism_ms"])
+    for s, d in res["schedulers"].items():
+        fw, ext = d["firmware"]["points"], d["external"]["points"]
+        assert len(fw) == len(ext) == n
+        # In firmware background work costs the foreground nothing; outside it
+        # yields less free bandwidth than inside at the same conservatism.
+        assert all(p["foreground_cost"] == 0 for p in fw)
+        assert all(e["free_mb_s"] < f["free_mb_s"] for e, f in zip(ext, fw)), s
+        # No margin: background work makes foreground requests late; 1 ms: hardly ever.
+        assert ext[0]["late_fraction_after_background"] > 0.2
+        assert ext[-1]["late_fraction_after_background"] < 0.02
+        assert ext[0]["foreground_cost"] > ext[-1]["foreground_cost"]
+    # Seek-reducing SSTF leaves more rotational latency, hence more free bandwidth, than SPTF.
+    r = res["rotational_share"]
+    assert r["sstf"] > r["sptf"]
+    assert res["checks"]["sstf_over_sptf_free_bw_0.3ms"] > 1
+    assert res["prediction_error"]["random_4kb_reads"]["error_within_50us"] > 0.9
+    for f in ["lumb2002_conservatism.png", "lumb2002_prediction_error.png", "atlas10k_ultra2.toml"]:
+        assert (tmp_path / f).stat().st_size > 1_000
+
+
+def test_external_freeblock_example_runs_and_bad_noise_is_one_line(tmp_path):
+    p = cli("run", ROOT / "examples/freeblock_external.toml", "--json")
+    assert p.returncode == 0, p.stderr
+    e = json.loads(p.stdout)["freeblock"]["external"]
+    assert e["background_commands"] + e["merged_reads"] > 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text((ROOT / "examples/freeblock_external.toml").read_text().replace("seek_jitter_us = 20", "seek_jitter_us = 5000"))
+    p = cli("run", bad)
+    assert p.returncode == 2
+    assert "freeblock.noise.seek_jitter_us: 5000 is out of range [0, 1000] us" in p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
 def test_reproduce_rizzo2009_quick(tmp_path):
     p = cli("reproduce", "rizzo2009", "--quick", "--out", tmp_path)
     assert p.returncode == 0, p.stderr

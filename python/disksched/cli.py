@@ -271,6 +271,53 @@ def _report_anand2008(res: dict) -> None:
                       f"in-group seek (paper: most seek removed)")
 
 
+def _report_lumb2002(res: dict) -> None:
+    cons, paper, c = res["conservatism_ms"], res["paper"], res["checks"]
+    label = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SPTF-SW60"}
+    short = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SW60"}
+    for title, cell in [("free bandwidth, MB/s", lambda p: f"{p['free_mb_s']:.2f}"),
+                        ("foreground mean response vs no freeblock, %", lambda p: f"{100 * p['foreground_cost']:+.1f}")]:
+        rows = [[f"{short[s]} {'fw' if mode == 'firmware' else 'ext'}"] + [cell(p) for p in d[mode]["points"]]
+                for s, d in res["schedulers"].items() for mode in ("firmware", "external")]
+        console.print(_table(f"{title} vs seek conservatism (fw: firmware, ext: external; "
+                             f"{res['requests_per_point']:,} requests per point)",
+                             [""] + [f"{x:g} ms" for x in cons], rows))
+    console.print(f"disk: {res['disk']}")
+    pct = lambda v: f"{100 * v:.1f}%"  # noqa: E731
+    rows = []
+    for s in ("sstf", "sptf", "sptf_sw"):
+        v = c[s]
+        rows.append([f"{label[s]} external free bandwidth at 0.3 ms",
+                     f"{v['external_free_mb_s_0.3ms']:.2f} MB/s ({pct(v['external_share_of_media_0.3ms'])} of media)",
+                     paper["external_free_mb_s"]])
+        rows.append([f"{label[s]} foreground cost at 0.3 / 0.4 ms",
+                     f"{pct(v['foreground_cost_0.3ms'])} / " + (pct(v["foreground_cost_0.4ms"]) if "foreground_cost_0.4ms" in v else "-"),
+                     f"{paper['foreground_cost_at_0.3ms']} / {paper['foreground_cost_at_0.4ms']}"])
+        rows.append([f"{label[s]} external / firmware free bandwidth (0.3 ms; firmware at 0.3 / at 0)",
+                     f"{v['external_over_firmware_same_conservatism_0.3ms']:.2f} / {v['external_0.3ms_over_firmware_0ms']:.2f}",
+                     paper["external_over_firmware"]])
+    rows.append(["SSTF / SPTF free bandwidth (external, 0.3 ms)", f"{c['sstf_over_sptf_free_bw_0.3ms']:.2f}x", paper["sstf_over_sptf_free_bw"]])
+    rows.append(["SSTF foreground throughput below SPTF (response +)", f"{pct(c['sstf_foreground_below_sptf'])} "
+                 f"(+{pct(c['sstf_response_over_sptf'])})", paper["sstf_foreground_below_sptf"]])
+    rows.append(["SPTF-SW60 share of SSTF's free bandwidth", pct(c["sw60_share_of_sstf_free_bw_0.3ms"]), paper["sw60_share_of_sstf_free_bw"]])
+    rows.append(["SPTF-SW60 foreground throughput below SPTF (response +)", f"{pct(c['sw60_foreground_below_sptf'])} "
+                 f"(+{pct(c['sw60_response_over_sptf'])})", paper["sw60_foreground_below_sptf"]])
+    r = res["rotational_share"]
+    rows.append(["rotational latency share of head time: random / SSTF / SPTF",
+                 f"{pct(r['random'])} / {pct(r['sstf'])} / {pct(r['sptf'])}", "33% / 50% / 20%"])
+    e = res["prediction_error"]["random_4kb_reads"]
+    pe = paper["prediction_error_random_4kb"]
+    rows.append(["random 4 KB reads: within 50 us / +1 rev / -1 rev",
+                 f"{pct(e['error_within_50us'])} / {pct(e['error_one_rev_longer'])} / {pct(e['error_one_rev_shorter'])}",
+                 f"{pct(pe['within_50us'])} / {pct(pe['one_rev_longer'])} / {pct(pe['one_rev_shorter'])}"])
+    v = res["validated_bus_sw60_0.3ms"]
+    rows.append(["SPTF-SW60 0.3 ms on the built-in validated 5 MB/s bus", f"{v['free_mb_s']:.2f} MB/s, "
+                 f"foreground {pct(v['foreground_cost'])}", "(not in the paper)"])
+    console.print(_table("ours vs the paper (Lumb, Schindler & Ganger, FAST 2002)", ["figure", "ours", "paper"], rows))
+    for note in res["notes"]:
+        console.print(f"  - {note}")
+
+
 def _report_rizzo2009(res: dict) -> None:
     rows = []
     for case, v in res["cases"].items():
@@ -299,14 +346,15 @@ def _report_wu2004(res: dict) -> None:
 
 
 @app.command()
-def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004, anand2008, rizzo2009 or wu2004."),
+def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004, anand2008, lumb2002, rizzo2009 or wu2004."),
               out: Path = typer.Option(Path("out/reproduce"), help="Directory for tables and plots."),
               quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs.")) -> None:
     """Reproduce a seed paper's experiment, beside the paper's figures."""
     from . import reproduce as rep
 
     experiments = {"riska2004": (rep.riska2004, _report_riska2004), "anand2008": (rep.anand2008, _report_anand2008),
-                   "rizzo2009": (rep.rizzo2009, _report_rizzo2009), "wu2004": (rep.wu2004, _report_wu2004)}
+                   "lumb2002": (rep.lumb2002, _report_lumb2002), "rizzo2009": (rep.rizzo2009, _report_rizzo2009),
+                   "wu2004": (rep.wu2004, _report_wu2004)}
     if name not in experiments:
         raise DiskschedError(f"unknown experiment '{name}' (expected one of: {', '.join(experiments)})")
     out.mkdir(parents=True, exist_ok=True)

@@ -50,6 +50,14 @@ def freeblock_rows(f: dict | None) -> list[tuple[str, str]]:
     rows = [("free bandwidth", f"{f['free_mb_per_s']:.2f} MB/s ({f['latency_mb_per_s']:.2f} from rotational latency; "
                                f"{f['free_blocks']:,} + {f['idle_blocks']:,} idle blocks)"),
             ("planner", f"{f['planner_us_per_opportunity']:.1f} us CPU per opportunity, {f['opportunities']:,} opportunities")]
+    e = f.get("external")
+    if e:
+        rows.append(("external", f"{e['background_commands']:,} background commands, {e['merged_reads']:,} merged reads; "
+                                 f"late foreground {100 * e['late_fraction_after_background']:.2f}% after background work, "
+                                 f"{100 * e['late_fraction_direct']:.2f}% without"))
+        rows.append(("prediction error", f"{100 * e['error_within_50us']:.1f}% within 50 us, "
+                                         f"{100 * e['error_one_rev_longer']:.1f}% one revolution longer, "
+                                         f"{100 * e['error_one_rev_shorter']:.1f}% shorter"))
     for t in f["tasks"]:
         done = f" at {t['completed_ms'] / 1000:.1f} s" if t["completed_ms"] is not None else ""
         rows.append((f"task {t['name']}", f"{t['state']}{done}: {t['blocks_done']:,} of {t['blocks_total']:,} blocks "

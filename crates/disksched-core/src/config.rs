@@ -170,7 +170,7 @@ impl SimConfig {
                 "{} is out of range [1, {MAX_QUEUE_THRESHOLD}]", self.host.queue_threshold)));
         }
         if let Some(f) = &self.freeblock {
-            f.validate()?;
+            f.validate(self.host.queue_threshold)?;
         }
         for (i, r) in self.reconfigure.iter().enumerate() {
             if !(r.at_ms >= 0.0 && r.at_ms.is_finite()) {

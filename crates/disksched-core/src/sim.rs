@@ -14,6 +14,7 @@
 //! its scheduler hands out a piece whose disk is at its threshold, the piece
 //! waits at the head and nothing passes it until that disk has room.
 
+use crate::background::external::{External, Foreground};
 use crate::background::planner::{Planner, Visit};
 use crate::background::{FreeblockSummary, Tasks};
 use crate::config::SimConfig;
@@ -118,6 +119,10 @@ struct Freeblock {
     busy: Option<(Visit, SimTime)>,
     summary: FreeblockSummary,
     planner_ns: u128,
+    /// External mode: the host-side scheduler and the drive as it sees it.
+    external: Option<External>,
+    /// False: no background work is planned (the baseline run).
+    plan: bool,
 }
 
 /// One disk of the array with its own queue.
@@ -236,8 +241,11 @@ impl Simulation {
             None => None,
             Some(f) => {
                 let tasks = Tasks::new(model.layout.capacity(), &f.tasks)?;
-                let planner = Planner::new(model.clone(), &tasks, f.search_tracks);
+                let mut planner = Planner::new(model.clone(), &tasks, f.search_tracks);
+                planner.seek_conservatism_ns = SimDuration::from_ms(f.seek_conservatism_ms).ns();
                 Some(Freeblock {
+                    external: f.external().then(|| External::new(model.clone(), &f.noise, cfg.seed)),
+                    plan: f.plan,
                     tasks,
                     planner,
                     idle: f.idle,
@@ -278,7 +286,7 @@ impl Simulation {
             splits: Vec::new(),
             free_splits: Vec::new(),
             pieces_buf: Vec::new(),
-            predictor: Predictor::exact(model.clone()),
+            predictor: Predictor { overlapped: cfg.freeblock.as_ref().is_some_and(|f| f.external()), ..Predictor::exact(model.clone()) },
             belief_pieces: Vec::new(),
             metrics: {
                 let mut m = Metrics::new(cfg.run.warmup_requests, cfg.run.records, sector_bytes);
@@ -362,6 +370,7 @@ impl Simulation {
             }
             s.planner_us_per_opportunity = if s.opportunities > 0 { f.planner_ns as f64 / s.opportunities as f64 / 1e3 } else { 0.0 };
             s.tasks = f.tasks.status().to_vec();
+            s.external = f.external.as_ref().map(External::summary);
             f.summary
         });
         let samples = self.host.timeline(end);
@@ -550,10 +559,15 @@ impl Simulation {
             let r = self.reqs.get(id);
             (r.lbn, r.blocks, r.is_write)
         };
+        if self.freeblock.as_ref().is_some_and(|f| f.external.is_some()) {
+            let service = self.serve_external(d, id);
+            self.started(d, now, id, service);
+            return;
+        }
         let unit = &mut self.units[d];
         let service = unit.drive.serve(now, lbn, blocks, is_write);
         let source = unit.drive.last_source;
-        if let Some(f) = self.freeblock.as_mut().filter(|_| service.media_start.0 > 0 && !service.cache_hit) {
+        if let Some(f) = self.freeblock.as_mut().filter(|f| f.plan && service.media_start.0 > 0 && !service.cache_hit) {
             // In firmware the planner's model is the drive's: the plan ends
             // with the heads over the request's first sector exactly when
             // they would have been without it.
@@ -572,12 +586,32 @@ impl Simulation {
         let unit = &mut self.units[d];
         unit.belief.head.time = unit.belief.head.time.max(now);
         self.predictor.model.serve(&mut unit.belief, now, lbn, blocks, is_write, &mut self.belief_pieces);
+        self.started(d, now, id, service);
+    }
+
+    /// External mode: the host plans background work for request `id` with
+    /// its model, and disk `d` (the noisy truth) serves both.
+    fn serve_external(&mut self, d: usize, id: ReqId) -> crate::disk::Service {
+        let r = self.reqs.get(id);
+        let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder: r.target.cylinder, head: r.target.head, ready: r.issued };
+        let f = self.freeblock.as_mut().expect("external mode has freeblock state");
+        let ext = f.external.as_mut().expect("external mode");
+        let planner = f.plan.then_some(&mut f.planner);
+        let unit = &mut self.units[d];
+        let service = ext.serve(&mut unit.drive, &fg, planner, &mut f.tasks, f.bg_write, &mut f.summary, &mut f.planner_ns);
+        unit.belief = DriveState { head: ext.belief(), last_was_write: r.is_write };
+        service
+    }
+
+    /// Disk `d` took request `id`: record it and wait for its completion.
+    fn started(&mut self, d: usize, now: SimTime, id: ReqId, service: crate::disk::Service) {
         let r = self.reqs.get_mut(id);
+        let (blocks, is_write) = (r.blocks, r.is_write);
         r.started = now;
         r.service = service;
         r.disk_gen = self.disk_gen;
         self.counters.disk_queue.sent(blocks as u64 * self.model.spec.sector_bytes as u64, is_write);
-        unit.in_service = Some(id);
+        self.units[d].in_service = Some(id);
         self.engine.schedule(service.done, 0, Event::DiskDone(d as u32));
     }
 
@@ -675,6 +709,10 @@ impl Simulation {
 
     fn disk_done(&mut self, now: SimTime, d: usize) -> Result<()> {
         let id = self.units[d].in_service.take().ok_or_else(|| Error::Invariant(format!("disk {d}: completion with no command in service")))?;
+        if let Some(ext) = self.freeblock.as_mut().and_then(|f| f.external.as_mut()) {
+            ext.observed(now);
+            self.units[d].belief.head = ext.belief();
+        }
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.drive_head(d, now), claims: &self.claims, cache: None };
         // Only the scheduler instance that dispatched a request hears of its completion.
         let r = self.reqs.get(id);

@@ -6,6 +6,7 @@
 //! Tasks may be paused, resumed and aborted while the simulation runs; a
 //! block is credited to exactly one task, once.
 
+pub mod external;
 pub mod planner;
 
 use crate::error::{config_err, Result};
@@ -70,9 +71,23 @@ fn word_masks(lo: u64, hi: u64) -> impl Iterator<Item = (usize, u64)> {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FreeblockConfig {
-    /// `firmware`: the planner's model is the drive itself.
+    /// `firmware`: the planner's model is the drive itself. `external`: a
+    /// host-side scheduler (Lumb et al. 2002): its model differs from the
+    /// drive (`noise`), it keeps two commands at the drive, and it sends
+    /// background work as commands of its own or merged into the next
+    /// foreground read.
     #[serde(default = "firmware")]
     pub mode: String,
+    /// Added to every head movement the planner predicts, ms.
+    #[serde(default)]
+    pub seek_conservatism_ms: f64,
+    /// False: plan no background work, everything else as configured (the
+    /// run a foreground's slowdown is measured against).
+    #[serde(default = "yes")]
+    pub plan: bool,
+    /// External mode: how the drive differs from the host's model.
+    #[serde(default)]
+    pub noise: crate::disk::noisy::NoiseConfig,
     /// Tracks the planner examines per opportunity besides source and destination.
     #[serde(default = "default_search_tracks")]
     pub search_tracks: u32,
@@ -98,10 +113,27 @@ fn default_tasks() -> Vec<TaskConfig> {
 }
 
 impl FreeblockConfig {
-    pub fn validate(&self) -> Result<()> {
-        if self.mode != "firmware" {
-            return Err(config_err("freeblock.mode", format!(
-                "'{}' is not available (expected: firmware; the external mode is not built yet)", self.mode)));
+    pub fn external(&self) -> bool {
+        self.mode == "external"
+    }
+
+    /// `queue_threshold`: the host's; external mode keeps exactly two commands at the drive.
+    pub fn validate(&self, queue_threshold: u32) -> Result<()> {
+        if self.mode != "firmware" && self.mode != "external" {
+            return Err(config_err("freeblock.mode", format!("'{}' (expected firmware or external)", self.mode)));
+        }
+        if !(0.0..=10.0).contains(&self.seek_conservatism_ms) {
+            return Err(config_err("freeblock.seek_conservatism_ms", format!("{} is out of range [0, 10] ms", self.seek_conservatism_ms)));
+        }
+        self.noise.validate()?;
+        if self.external() {
+            if queue_threshold != 2 {
+                return Err(config_err("host.queue_threshold", format!(
+                    "{queue_threshold}: freeblock mode external keeps exactly two commands at the drive (set 2)")));
+            }
+            if self.idle {
+                return Err(config_err("freeblock.idle", "idle-time reads are modelled in firmware mode only (set false)"));
+            }
         }
         if !(1..=100_000).contains(&self.search_tracks) {
             return Err(config_err("freeblock.search_tracks", format!("{} is out of range [1, 100000]", self.search_tracks)));
@@ -129,6 +161,9 @@ pub struct FreeblockSummary {
     /// Wall-clock CPU time of the planner per opportunity, us (not deterministic).
     pub planner_us_per_opportunity: f64,
     pub tasks: Vec<TaskStatus>,
+    /// External mode only: commands, lateness, prediction error, noise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external: Option<external::ExternalSummary>,
 }
 
 /// A background task as configured.

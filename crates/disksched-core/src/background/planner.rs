@@ -28,6 +28,18 @@ pub struct Visit {
     pub wanted: u64,
 }
 
+/// One background command an external scheduler sends: LBNs [lbn, lbn +
+/// blocks), prepended to the next foreground read (`merged`) or on its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Background {
+    pub lbn: u64,
+    pub blocks: u32,
+    pub wanted: u64,
+    pub merged: bool,
+    pub cylinder: u32,
+    pub head: u32,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
     pub visits: Vec<Visit>,
@@ -141,6 +153,22 @@ impl Planner {
             }
         }
         // Other tracks, nearest the source and destination cylinders first.
+        self.other_tracks(t0, tf, src, dst, fg_write, bg_write, |c, h, arrive, leave_by| {
+            if let Some(v) = self.visit(c, h, arrive, leave_by, tasks) {
+                if v.wanted > best.wanted {
+                    best = Plan { wanted: v.wanted, visits: vec![v] };
+                }
+            }
+        });
+        best
+    }
+
+    /// Call `f(cylinder, head, arrive, leave_by)` for every track other than
+    /// source and destination the search examines, within the budget: when
+    /// the heads could be there and when they must leave for the destination.
+    #[allow(clippy::too_many_arguments)]
+    fn other_tracks(&self, t0: u64, tf: u64, src: (u32, u32), dst: (u32, u32), fg_write: bool, bg_write: bool,
+                    mut f: impl FnMut(u32, u32, u64, u64)) {
         let l = &self.model.layout;
         let mech = &self.model.mech;
         let slack = tf - t0;
@@ -168,18 +196,68 @@ impl Planner {
                     }
                     examined += 1;
                     if examined > self.search_tracks {
-                        return best;
+                        return;
                     }
                     let arrive = t0 + self.move_ns(src.0, src.1, c, h, bg_write);
                     let leave_by = tf.saturating_sub(self.move_ns(c, h, dst.0, dst.1, fg_write));
-                    if let Some(v) = self.visit(c, h, arrive, leave_by, tasks) {
-                        if v.wanted > best.wanted {
-                            best = Plan { wanted: v.wanted, visits: vec![v] };
-                        }
+                    f(c, h, arrive, leave_by);
+                }
+            }
+        }
+    }
+
+    /// The external scheduler's choice (Lumb et al. 2002, section 4.3): one
+    /// background command per opportunity, which the drive's LBN interface
+    /// and its prefetcher constrain. Nothing on the source track (the
+    /// request there is already at the drive); on the destination track only
+    /// blocks that end where the foreground read `fg` = (lbn, is_write)
+    /// begins, to be prepended to it; elsewhere one LBN range per track (a
+    /// window across a track's logical start keeps its larger part, by
+    /// wanted blocks). The ranges are trimmed to their first and last wanted
+    /// block; blocks in between are read anyway. Behind a command of its own
+    /// the foreground command cannot move the heads before `fg_start_behind`
+    /// (it is issued later, and processed then).
+    #[allow(clippy::too_many_arguments)]
+    pub fn plan_external(&self, now: SimTime, src: (u32, u32), dst: (u32, u32), deadline: SimTime, fg: (u64, bool),
+                         fg_start_behind: SimTime, bg_write: bool, tasks: &Tasks) -> Option<Background> {
+        if tasks.wanted.count() == 0 {
+            return None;
+        }
+        let (t0, tf) = (now.0, deadline.0);
+        let direct = self.move_ns(src.0, src.1, dst.0, dst.1, fg.1);
+        if t0 + direct >= tf {
+            return None;
+        }
+        let mut best: Option<Background> = None;
+        let mut consider = |b: Background| {
+            if b.wanted > best.as_ref().map_or(0, |x| x.wanted) {
+                best = Some(b);
+            }
+        };
+        if !fg.1 && !bg_write && src != dst {
+            if let Some(v) = self.visit(dst.0, dst.1, t0 + direct, tf, tasks) {
+                // The window ends as the foreground's first sector comes round (give or take the
+                // rounding of one sector); only where it starts matters to the merged read.
+                if let Some(&(lo, _)) = v.lbns.iter().find(|r| r.0 < fg.0 && r.1 <= fg.0 && r.1 + 1 >= fg.0) {
+                    if let Some(first) = (lo..fg.0).find(|&b| tasks.wanted.get(b)) {
+                        let wanted = tasks.wanted.count_range(first, fg.0);
+                        consider(Background { lbn: first, blocks: (fg.0 - first) as u32, wanted, merged: true, cylinder: dst.0, head: dst.1 });
                     }
                 }
             }
         }
+        self.other_tracks(t0, tf, src, dst, fg.1, bg_write, |c, h, arrive, leave_by| {
+            if fg_start_behind.0 + self.move_ns(c, h, dst.0, dst.1, fg.1) >= tf {
+                return;
+            }
+            let Some(v) = self.visit(c, h, arrive, leave_by, tasks) else { return };
+            let part = v.lbns.iter().map(|&(lo, hi)| (tasks.wanted.count_range(lo, hi), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
+            if let Some((wanted, lo, hi)) = part.filter(|p| p.0 > 0) {
+                let first = (lo..hi).find(|&b| tasks.wanted.get(b)).expect("a wanted block");
+                let last = (lo..hi).rev().find(|&b| tasks.wanted.get(b)).expect("a wanted block");
+                consider(Background { lbn: first, blocks: (last + 1 - first) as u32, wanted, merged: false, cylinder: c, head: h });
+            }
+        });
         best
     }
 

@@ -328,6 +328,25 @@ impl Drive {
         }
     }
 
+    /// Serve a read from the buffer without the mechanism: a hit an external
+    /// scheduler did not expect (the firmware had prefetched the blocks).
+    pub fn serve_from_buffer(&mut self, now: SimTime, blocks: u32) -> Service {
+        let ctl = &self.model.controller;
+        let overhead_ns = ctl.hit_overhead_ns[0][self.state.last_was_write as usize];
+        let bus = ctl.bus_sector_ns * blocks as u64;
+        self.state.last_was_write = false;
+        Service { overhead_ns, bus_wait_ns: bus, done: SimTime(now.0 + overhead_ns + bus), cache_hit: true, ..Default::default() }
+    }
+
+    /// Move the last command's media access by `delta_ns` (the noise of an
+    /// external view: a seek's variation, a revolution missed or gained).
+    pub fn shift_last(&mut self, delta_ns: i64) {
+        self.state.head.time = SimTime(self.state.head.time.0.saturating_add_signed(delta_ns));
+        if let Some(ra) = &mut self.readahead {
+            ra.start = ra.start.saturating_add_signed(delta_ns);
+        }
+    }
+
     /// A read that starts inside the data the read-ahead has buffered, or
     /// exactly where it is reading, waits for the read-ahead to reach its end
     /// instead of stopping it (stopping would leave the heads just past the
@@ -409,7 +428,8 @@ impl Drive {
             seg.hi = seg.hi.max(ra.lbn + n as u64);
             seg.lo = seg.lo.max(seg.hi.saturating_sub(self.cache.segment_blocks));
         }
-        // Finished early: free since then; else stopped mid-way at `stop`.
-        (at, finished.map_or(stop, |end| end.max(now)))
+        // Finished early: free since then; else stopped mid-way at `stop`, or
+        // (a command queued behind the read) where the read itself ended.
+        (at, finished.map_or(stop.max(ra.start), |end| end.max(now)))
     }
 }

@@ -8,6 +8,7 @@ pub mod disksim;
 pub mod drive;
 pub mod layout;
 pub mod mechanics;
+pub mod noisy;
 pub mod predictor;
 pub mod spec;
 

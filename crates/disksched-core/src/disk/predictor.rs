@@ -47,11 +47,15 @@ pub struct Predictor {
     pub model: Arc<DiskModel>,
     /// Added to every predicted head movement (an external scheduler's safety margin).
     pub seek_conservatism_ns: u64,
+    /// Commands wait in the drive's queue behind the one in service (an
+    /// external scheduler's two-deep queueing), so their processing overhead
+    /// and write data transfer overlap it: positioning counts neither.
+    pub overlapped: bool,
 }
 
 impl Predictor {
     pub fn exact(model: Arc<DiskModel>) -> Predictor {
-        Predictor { model, seek_conservatism_ns: 0 }
+        Predictor { model, seek_conservatism_ns: 0, overlapped: false }
     }
 
     pub fn target(&self, lbn: u64) -> Target {
@@ -73,13 +77,13 @@ impl Predictor {
         let m = &self.model.mech;
         let ctl = &self.model.controller;
         // The heads move only once the controller has processed the command.
-        let overhead_ns = ctl.overhead_ns[is_write as usize][from.last_was_write as usize];
+        let overhead_ns = if self.overlapped { 0 } else { ctl.overhead_ns[is_write as usize][from.last_was_write as usize] };
         let mut seek_ns = m.reposition_ns(from.cylinder, from.head, to.cylinder, to.head, is_write);
         if seek_ns > 0 {
             seek_ns += self.seek_conservatism_ns;
         }
         // A write reaches the media only once its data has crossed the bus.
-        let bus_wait_ns = if is_write { (ctl.bus_write_sector_ns * blocks as u64).saturating_sub(seek_ns) } else { 0 };
+        let bus_wait_ns = if is_write && !self.overlapped { (ctl.bus_write_sector_ns * blocks as u64).saturating_sub(seek_ns) } else { 0 };
         let arrive = m.phase_after(from_phase, overhead_ns + seek_ns + bus_wait_ns);
         Positioning { overhead_ns, seek_ns, bus_wait_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
     }

@@ -1,0 +1,285 @@
+//! Freeblock scheduling outside the drive (Lumb, Schindler & Ganger, FAST
+//! 2002, sections 3-4): the host's foreground scheduler and the freeblock
+//! planner work from a model of the drive (the belief), the drive is the
+//! truth with the noise of `disk::noisy`, and the host keeps two commands at
+//! the drive, one in service and one queued, so that the queued command's
+//! processing and bus transfer overlap the other's media access and the
+//! drive never reorders them.
+//!
+//! With two commands at the drive, a command is issued when the command two
+//! places ahead of it completes; its mechanical work starts when the
+//! mechanism frees or once it is processed, whichever is later. A
+//! background command rides just ahead of the foreground request it was
+//! planned for: it is issued in that request's place and the request follows
+//! when the command before it completes, exactly the order of the paper's
+//! dispatch queue (fb1, fore1, fb2, fore2 ...). Blocks are credited when
+//! their command completes at the drive.
+//!
+//! Honest accounting: the truth decides whether the foreground request still
+//! meets its sector. A foreground request whose media access ends a
+//! half-revolution or more later (relative to when its command could start)
+//! than the host predicted was late; late requests are counted separately
+//! for those that had background work ahead of them and those that had none
+//! (noise alone). The distribution of head-time prediction errors (actual
+//! minus predicted, as in the paper's Figure 7) is kept for the latter.
+
+use super::planner::{Background, Planner, Visit};
+use super::Tasks;
+use crate::disk::noisy::{NoiseConfig, NoiseStats, NoisyTruth};
+use crate::disk::{DiskModel, Drive, HeadState, Service, TrackPiece};
+use crate::time::SimTime;
+use serde::Serialize;
+
+/// Width and extent of the prediction-error histogram.
+const ERR_BIN_US: f64 = 50.0;
+const ERR_FIRST_US: f64 = -10_000.0;
+const ERR_BINS: usize = 400;
+
+/// External-mode results of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ExternalSummary {
+    /// Background commands of their own, and background reads prepended to a foreground read.
+    pub background_commands: u64,
+    pub merged_reads: u64,
+    /// Wanted blocks each kind delivered.
+    pub command_blocks: u64,
+    pub merged_blocks: u64,
+    /// Plans the host's exact model rejected (the foreground command, issued
+    /// behind the background one, would start too late) before sending them.
+    pub plans_rejected: u64,
+    /// Foreground requests with background work ahead of them, and those late.
+    pub requests_after_background: u64,
+    pub late_after_background: u64,
+    pub late_fraction_after_background: f64,
+    /// Foreground requests with nothing ahead, and those late (noise alone).
+    pub requests_direct: u64,
+    pub late_direct: u64,
+    pub late_fraction_direct: f64,
+    /// Head-time prediction error (actual - predicted) of the direct
+    /// requests: shares within 50 us, one revolution longer / shorter (+-150 us).
+    pub error_within_50us: f64,
+    pub error_one_rev_longer: f64,
+    pub error_one_rev_shorter: f64,
+    /// Histogram: `error_counts[i]` counts errors in [first + i*bin, first + (i+1)*bin) us; the end bins take the tails.
+    pub error_bin_us: f64,
+    pub error_first_us: f64,
+    pub error_counts: Vec<u64>,
+    pub noise: NoiseStats,
+}
+
+/// The foreground request the drive is about to serve.
+#[derive(Clone, Copy, Debug)]
+pub struct Foreground {
+    pub lbn: u64,
+    pub blocks: u32,
+    pub is_write: bool,
+    pub cylinder: u32,
+    pub head: u32,
+    /// When the host dispatched it (it had it ready from then).
+    pub ready: SimTime,
+}
+
+/// A predicted command: when its mechanical work starts, its media access,
+/// its completion, and where the heads end.
+#[derive(Clone, Copy, Debug)]
+struct Predicted {
+    start: u64,
+    media_start: u64,
+    media_end: u64,
+    done: u64,
+    end: HeadState,
+}
+
+pub struct External {
+    truth: NoisyTruth,
+    model: std::sync::Arc<DiskModel>,
+    /// Completion times of the last two commands served, oldest first.
+    done: [u64; 2],
+    /// The host's belief: heads and mechanism-free time after the last
+    /// command served, and when it is predicted to complete.
+    belief: HeadState,
+    belief_done: u64,
+    /// The last completion the host observed (its rotational re-synchronisation).
+    synced: SimTime,
+    rev_ns: u64,
+    sum: ExternalSummary,
+    pieces: Vec<TrackPiece>,
+}
+
+impl External {
+    pub fn new(model: std::sync::Arc<DiskModel>, noise: &NoiseConfig, seed: u64) -> External {
+        let rev_ns = model.mech.revolution_ns();
+        External {
+            truth: NoisyTruth::new(noise, seed, rev_ns),
+            model,
+            done: [0; 2],
+            belief: HeadState::default(),
+            belief_done: 0,
+            synced: SimTime::ZERO,
+            rev_ns,
+            sum: ExternalSummary { error_counts: vec![0; ERR_BINS], error_bin_us: ERR_BIN_US, error_first_us: ERR_FIRST_US, ..Default::default() },
+            pieces: Vec::with_capacity(4),
+        }
+    }
+
+    /// The host's belief of the heads after the last command it sent.
+    pub fn belief(&self) -> HeadState {
+        self.belief
+    }
+
+    /// The host saw the last command served complete at `now`: it moves its
+    /// belief by the difference, keeping the rotational offset the drive
+    /// showed (the paper's re-synchronisation after each request).
+    pub fn observed(&mut self, now: SimTime) {
+        let c = now.0 as i64 - self.belief_done as i64;
+        self.belief.time = SimTime(self.belief.time.0.saturating_add_signed(c));
+        self.belief_done = now.0;
+        self.synced = now;
+    }
+
+    /// The host's prediction of one command issued at `issue` from `from`
+    /// (its model has no buffer cache: every command is a media access).
+    fn predict(&mut self, from: &HeadState, issue: u64, lbn: u64, blocks: u32, is_write: bool) -> Predicted {
+        let m = &self.model;
+        let ctl = &m.controller;
+        let overhead = ctl.overhead_ns[is_write as usize][from.last_was_write as usize];
+        let start = (issue + overhead).max(from.time.0);
+        let not_before = if is_write { issue + overhead + ctl.bus_write_sector_ns * blocks as u64 } else { 0 };
+        let a = m.media_access((from.cylinder, from.head), start, not_before, lbn, blocks, is_write, &mut self.pieces);
+        let done = if is_write { a.media_end } else { m.read_bus_done(&a, blocks, self.pieces[0].sectors_per_track) };
+        let end = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), last_was_write: is_write };
+        Predicted { start, media_start: a.media_start, media_end: a.media_end, done, end }
+    }
+
+    /// When the truth's mechanical work on a command issued at `issue` can start.
+    fn truth_start(&self, drive: &Drive, issue: u64, is_write: bool) -> u64 {
+        let ovh = self.model.controller.overhead_ns[is_write as usize][drive.state.last_was_write as usize];
+        (issue + ovh).max(drive.state.head.time.0)
+    }
+
+    fn serve_truth(&mut self, drive: &mut Drive, issue: u64, lbn: u64, blocks: u32, is_write: bool) -> Service {
+        let mut s = self.truth.serve(drive, SimTime(issue), self.synced, lbn, blocks, is_write);
+        // The drive reports completions in the order it took the commands.
+        s.done = s.done.max(SimTime(self.done[1]));
+        self.done = [self.done[1], s.done.0];
+        s
+    }
+
+    /// Plan and serve foreground request `fg` (and the background command
+    /// planned for it, if any) at the drive; returns the request's service.
+    /// `planner`: None when no background work is planned (`plan = false`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn serve(&mut self, drive: &mut Drive, fg: &Foreground, planner: Option<&mut Planner>, tasks: &mut Tasks,
+                 bg_write: bool, summary: &mut super::FreeblockSummary, planner_ns: &mut u128) -> Service {
+        let issue = fg.ready.0.max(self.done[0]);
+        let from = self.belief;
+        let direct = self.predict(&from, issue, fg.lbn, fg.blocks, fg.is_write);
+        let bg = match planner.as_deref() {
+            Some(p) => {
+                let clock = std::time::Instant::now();
+                let bg = self.plan(p, fg, &from, issue, &direct, bg_write, tasks, summary);
+                *planner_ns += clock.elapsed().as_nanos();
+                bg
+            }
+            None => None,
+        };
+        let first_is_write = match &bg { Some(b) => !b.merged && bg_write, None => fg.is_write };
+        let truth_start = self.truth_start(drive, issue, first_is_write);
+        let svc = match (&bg, planner) {
+            (Some(b), Some(planner)) if b.merged => {
+                let s = self.serve_truth(drive, issue, b.lbn, b.blocks + fg.blocks, false);
+                let n = planner.credit(&visit(b), s.done, tasks);
+                self.sum.merged_reads += 1;
+                self.sum.merged_blocks += n;
+                summary.free_blocks += n;
+                s
+            }
+            (Some(b), Some(planner)) => {
+                let s = self.serve_truth(drive, issue, b.lbn, b.blocks, bg_write);
+                let n = planner.credit(&visit(b), s.done, tasks);
+                self.sum.background_commands += 1;
+                self.sum.command_blocks += n;
+                summary.free_blocks += n;
+                let behind = fg.ready.0.max(self.done[0]);
+                self.serve_truth(drive, behind, fg.lbn, fg.blocks, fg.is_write)
+            }
+            _ => self.serve_truth(drive, issue, fg.lbn, fg.blocks, fg.is_write),
+        };
+        self.account(&direct, truth_start, &svc, bg.is_some());
+        self.belief = direct.end;
+        self.belief_done = direct.done;
+        svc
+    }
+
+    /// The background command for `fg`, if its rotational latency has room for one.
+    #[allow(clippy::too_many_arguments)]
+    fn plan(&mut self, planner: &Planner, fg: &Foreground, from: &HeadState, issue: u64, direct: &Predicted, bg_write: bool,
+            tasks: &Tasks, summary: &mut super::FreeblockSummary) -> Option<Background> {
+        let positioned = direct.start + self.model.mech.reposition_ns(from.cylinder, from.head, fg.cylinder, fg.head, fg.is_write);
+        if direct.media_start <= positioned || tasks.wanted.count() == 0 {
+            return None;
+        }
+        summary.opportunities += 1;
+        let ctl = &self.model.controller;
+        let t0 = (issue + ctl.overhead_ns[bg_write as usize][from.last_was_write as usize]).max(from.time.0);
+        // Behind a command of its own the foreground request is issued when the one before it completes.
+        let behind = fg.ready.0.max(self.belief_done.max(self.done[1]));
+        let fg_start_behind = behind + ctl.overhead_ns[fg.is_write as usize][bg_write as usize];
+        let b = planner.plan_external(SimTime(t0), (from.cylinder, from.head), (fg.cylinder, fg.head), SimTime(direct.media_start),
+                                      (fg.lbn, fg.is_write), SimTime(fg_start_behind), bg_write, tasks)?;
+        // Check the whole sequence with the exact model (the planner's windows
+        // leave out command processing and write data transfer); a pass of
+        // the same sector differs by the rounding of sector times at most.
+        let same_pass = |a: u64, b: u64| a.abs_diff(b) < 1_000;
+        let ok = if b.merged {
+            same_pass(self.predict(from, issue, b.lbn, b.blocks + fg.blocks, false).media_end, direct.media_end)
+        } else {
+            let p = self.predict(from, issue, b.lbn, b.blocks, bg_write);
+            same_pass(self.predict(&p.end, behind, fg.lbn, fg.blocks, fg.is_write).media_start, direct.media_start)
+        };
+        if !ok {
+            self.sum.plans_rejected += 1;
+        }
+        ok.then_some(b)
+    }
+
+    /// Compare the foreground's head time with the host's prediction.
+    fn account(&mut self, predicted: &Predicted, truth_start: u64, svc: &Service, after_background: bool) {
+        let actual_end = if svc.media_start.0 > 0 { svc.media_start.0 + svc.transfer_ns } else { truth_start };
+        let actual = actual_end.saturating_sub(truth_start) as f64;
+        let err_ns = actual - (predicted.media_end - predicted.start) as f64;
+        let late = err_ns >= self.rev_ns as f64 / 2.0;
+        let s = &mut self.sum;
+        if after_background {
+            s.requests_after_background += 1;
+            s.late_after_background += late as u64;
+        } else {
+            s.requests_direct += 1;
+            s.late_direct += late as u64;
+            let bin = ((err_ns / 1000.0 - ERR_FIRST_US) / ERR_BIN_US).floor().clamp(0.0, (ERR_BINS - 1) as f64) as usize;
+            s.error_counts[bin] += 1;
+            let rev_us = self.rev_ns as f64 / 1000.0;
+            let e = err_ns / 1000.0;
+            s.error_within_50us += (e.abs() <= 50.0) as u8 as f64;
+            s.error_one_rev_longer += ((e - rev_us).abs() <= 150.0) as u8 as f64;
+            s.error_one_rev_shorter += ((e + rev_us).abs() <= 150.0) as u8 as f64;
+        }
+    }
+
+    pub fn summary(&self) -> ExternalSummary {
+        let mut s = self.sum.clone();
+        let share = |n: u64, of: u64| if of > 0 { n as f64 / of as f64 } else { 0.0 };
+        s.late_fraction_after_background = share(s.late_after_background, s.requests_after_background);
+        s.late_fraction_direct = share(s.late_direct, s.requests_direct);
+        let n = s.requests_direct.max(1) as f64;
+        s.error_within_50us /= n;
+        s.error_one_rev_longer /= n;
+        s.error_one_rev_shorter /= n;
+        s.noise = self.truth.stats();
+        s
+    }
+}
+
+fn visit(b: &Background) -> Visit {
+    Visit { cylinder: b.cylinder, head: b.head, lbns: vec![(b.lbn, b.lbn + b.blocks as u64)], wanted: b.wanted }
+}

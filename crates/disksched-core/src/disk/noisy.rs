@@ -1,0 +1,219 @@
+//! The drive as an external scheduler meets it (Lumb, Schindler & Ganger,
+//! FAST 2002, section 3): the same mechanism as `Drive`, but with the
+//! variations that a host-side model cannot know. A seek takes its table
+//! average plus a per-seek variation of tens of microseconds; the platter
+//! turns slightly faster or slower than the host believes; some reads are
+//! surprise hits in the buffer; now and then the firmware does internal
+//! work (thermal recalibration and the like) that delays a command.
+//!
+//! The noise is applied to the exact drive's result: the heads become ready
+//! `extra` ns later (seek variation, internal work), the first sector passes
+//! `drift` ns earlier, and the media access moves to the first pass of that
+//! sector after the heads are ready: a whole revolution later when they
+//! miss it, one earlier when a faster seek makes a pass the table missed.
+//! Only a run in external mode builds one, from its own random stream, so
+//! every other run is unchanged.
+
+use crate::disk::{Drive, Service};
+use crate::error::{config_err, Result};
+use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
+use crate::workload::SimRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp, StandardNormal};
+use serde::{Deserialize, Serialize};
+
+/// `[freeblock.noise]`: how the truth differs from the host's model.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoiseConfig {
+    /// Standard deviation of a seek's variation around the table average
+    /// (zero-mean normal), us.
+    #[serde(default = "default_seek_jitter_us")]
+    pub seek_jitter_us: f64,
+    /// The platter's speed error relative to the host's belief, parts per
+    /// million (positive: faster). The host re-synchronises its rotational
+    /// offset at every observed completion, so the error it meets is the
+    /// drift since the last one.
+    #[serde(default = "default_rotation_drift_ppm")]
+    pub rotation_drift_ppm: f64,
+    /// Reads served from the buffer although the host expected a media
+    /// access (the firmware's own prefetching), percent.
+    #[serde(default = "default_surprise_hit_pct")]
+    pub surprise_hit_pct: f64,
+    /// Mean time between internal drive activities (exponential), s; 0 = none.
+    #[serde(default = "default_internal_activity_interval_s")]
+    pub internal_activity_interval_s: f64,
+    /// How long one internal activity keeps the mechanism busy, ms.
+    #[serde(default = "default_internal_activity_ms")]
+    pub internal_activity_ms: f64,
+}
+
+fn default_seek_jitter_us() -> f64 {
+    20.0
+}
+fn default_rotation_drift_ppm() -> f64 {
+    20.0
+}
+fn default_surprise_hit_pct() -> f64 {
+    0.5
+}
+fn default_internal_activity_interval_s() -> f64 {
+    10.0
+}
+fn default_internal_activity_ms() -> f64 {
+    5.0
+}
+
+impl Default for NoiseConfig {
+    fn default() -> Self {
+        NoiseConfig {
+            seek_jitter_us: default_seek_jitter_us(),
+            rotation_drift_ppm: default_rotation_drift_ppm(),
+            surprise_hit_pct: default_surprise_hit_pct(),
+            internal_activity_interval_s: default_internal_activity_interval_s(),
+            internal_activity_ms: default_internal_activity_ms(),
+        }
+    }
+}
+
+impl NoiseConfig {
+    pub fn validate(&self) -> Result<()> {
+        let checks = [
+            ("seek_jitter_us", self.seek_jitter_us, 0.0, 1000.0, "us"),
+            ("rotation_drift_ppm", self.rotation_drift_ppm, -1000.0, 1000.0, "ppm"),
+            ("surprise_hit_pct", self.surprise_hit_pct, 0.0, 50.0, "%"),
+            ("internal_activity_interval_s", self.internal_activity_interval_s, 0.0, 86_400.0, "s"),
+            ("internal_activity_ms", self.internal_activity_ms, 0.0, 1000.0, "ms"),
+        ];
+        for (key, v, lo, hi, unit) in checks {
+            if !(v >= lo && v <= hi) {
+                return Err(config_err(format!("freeblock.noise.{key}"), format!("{v} is out of range [{lo}, {hi}] {unit}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the noise did over a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NoiseStats {
+    /// Seeks that received a variation.
+    pub seeks: u64,
+    pub seek_jitter_mean_us: f64,
+    pub seek_jitter_sd_us: f64,
+    pub surprise_hits: u64,
+    pub internal_activities: u64,
+    /// Largest rotational offset error met between re-synchronisations, us.
+    pub max_drift_us: f64,
+    /// Media accesses that the noise moved a whole revolution later / earlier.
+    pub extra_revolutions: u64,
+    pub saved_revolutions: u64,
+    #[serde(skip)]
+    sum_ns: f64,
+    #[serde(skip)]
+    sum_sq_ns: f64,
+}
+
+pub struct NoisyTruth {
+    cfg: NoiseConfig,
+    rng: SimRng,
+    rev_ns: u64,
+    activity_ns: u64,
+    next_activity: u64,
+    stats: NoiseStats,
+}
+
+/// Keeps the noise's random stream apart from the workload's.
+const NOISE_STREAM: u64 = 0x6e6f_6973_7920_7472;
+
+impl NoisyTruth {
+    pub fn new(cfg: &NoiseConfig, seed: u64, rev_ns: u64) -> NoisyTruth {
+        let mut t = NoisyTruth {
+            cfg: cfg.clone(),
+            rng: SimRng::seed_from_u64(seed ^ NOISE_STREAM),
+            rev_ns,
+            activity_ns: (cfg.internal_activity_ms * NS_PER_MS as f64).round() as u64,
+            next_activity: u64::MAX,
+            stats: NoiseStats::default(),
+        };
+        t.next_activity = t.activity_gap(0);
+        t
+    }
+
+    fn activity_gap(&mut self, from: u64) -> u64 {
+        if self.cfg.internal_activity_interval_s <= 0.0 || self.activity_ns == 0 {
+            return u64::MAX;
+        }
+        let exp = Exp::new(1.0 / (self.cfg.internal_activity_interval_s * NS_PER_S as f64)).expect("positive rate");
+        from.saturating_add(exp.sample(&mut self.rng) as u64)
+    }
+
+    /// Serve one command issued to the drive at `issued`; `synced` is when
+    /// the host last re-synchronised its rotational offset.
+    pub fn serve(&mut self, drive: &mut Drive, issued: SimTime, synced: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
+        if !is_write && self.cfg.surprise_hit_pct > 0.0 && self.rng.gen::<f64>() * 100.0 < self.cfg.surprise_hit_pct {
+            self.stats.surprise_hits += 1;
+            return drive.serve_from_buffer(issued, blocks);
+        }
+        let mech_free = drive.state.head.time.0;
+        let mut s = drive.serve(issued, lbn, blocks, is_write);
+        if s.media_start.0 == 0 {
+            return s; // a buffer hit or a write-back: no timed media access to disturb
+        }
+        let ready = s.media_start.0 - s.rotation_ns;
+        let seek_start = ready - s.seek_ns;
+        let mut extra: i64 = 0;
+        // Internal work that came due since the mechanism was last busy runs first.
+        while self.next_activity <= seek_start {
+            let begin = self.next_activity.max(mech_free);
+            if begin + self.activity_ns > seek_start {
+                extra += (begin + self.activity_ns - seek_start) as i64;
+                self.stats.internal_activities += 1;
+            }
+            self.next_activity = self.activity_gap(begin + self.activity_ns);
+        }
+        if s.seek_ns > 0 && self.cfg.seek_jitter_us > 0.0 {
+            let z: f64 = StandardNormal.sample(&mut self.rng);
+            let j = ((z * self.cfg.seek_jitter_us * 1000.0).round() as i64).max(-(s.seek_ns as i64));
+            self.stats.seeks += 1;
+            self.stats.sum_ns += j as f64;
+            self.stats.sum_sq_ns += (j as f64) * (j as f64);
+            s.seek_ns = (s.seek_ns as i64 + j) as u64;
+            extra += j;
+        }
+        let drift = (self.cfg.rotation_drift_ppm * 1e-6 * s.media_start.0.saturating_sub(synced.0) as f64).round() as i64;
+        self.stats.max_drift_us = self.stats.max_drift_us.max(drift.unsigned_abs() as f64 / 1000.0);
+        let ready = ready as i64 + extra;
+        let rev = self.rev_ns as i64;
+        let mut m = s.media_start.0 as i64 - drift;
+        let (mut later, mut earlier) = (0, 0);
+        while m < ready {
+            m += rev;
+            later += 1;
+        }
+        while m - rev >= ready {
+            m -= rev;
+            earlier += 1;
+        }
+        // Drift alone moves a pass by microseconds; count only revolutions the noise added or removed.
+        self.stats.extra_revolutions += (later - earlier).max(0) as u64;
+        self.stats.saved_revolutions += (earlier - later).max(0) as u64;
+        let shift = m - s.media_start.0 as i64;
+        s.rotation_ns = (m - ready) as u64;
+        s.media_start = SimTime(m as u64);
+        s.done = SimTime(s.done.0.saturating_add_signed(shift));
+        drive.shift_last(shift);
+        s
+    }
+
+    pub fn stats(&self) -> NoiseStats {
+        let mut s = self.stats.clone();
+        if s.seeks > 0 {
+            let n = s.seeks as f64;
+            let mean = s.sum_ns / n;
+            s.seek_jitter_mean_us = mean / 1000.0;
+            s.seek_jitter_sd_us = ((s.sum_sq_ns / n - mean * mean).max(0.0) * n / (n - 1.0).max(1.0)).sqrt() / 1000.0;
+        }
+        s
+    }
+}
