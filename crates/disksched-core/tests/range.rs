@@ -170,7 +170,7 @@ fn placements_are_aligned_targets_and_concurrent_writes_never_overlap() {
         let extra = "align_blocks = 8\ngroup_blocks = 512\ngroup = 100";
         let r = run(&range_writes("hp_c2247a", sched, 16, 8, 512, 0, "group", extra));
         let rec = r.records.as_ref().unwrap();
-        assert!(rec.lbn.iter().all(|&l| l % 8 == 0 && (51_200..51_200 + 512 - 8).contains(&l)), "{sched}");
+        assert!(rec.lbn.iter().all(|&l| l % 8 == 0 && (51_200..=51_200 + 512 - 8).contains(&l)), "{sched}");
         assert_eq!(r.counters.range_overlaps, 0, "{sched}");
         assert_eq!(concurrent_overlaps(rec), 0, "{sched}");
     }
