@@ -510,6 +510,14 @@ impl Simulation {
                 self.held = Some(id);
                 break;
             }
+            // At threshold 1 the host's scheduler drives the arm: its sweeps to the edge happen.
+            let travel = self.host.travel_first();
+            if self.threshold == 1 {
+                let d = self.reqs.get(id).disk as usize;
+                for cylinder in travel {
+                    self.travel(d, now, cylinder);
+                }
+            }
             self.issue(now, id);
         }
         self.metrics.host_queue(now, self.host.len() + self.held.is_some() as usize);
@@ -533,6 +541,15 @@ impl Simulation {
         self.drive_start(d, now);
     }
 
+    /// An empty seek of disk `d`'s arm; the host's belief follows it.
+    fn travel(&mut self, d: usize, now: SimTime, cylinder: u32) {
+        let unit = &mut self.units[d];
+        unit.drive.travel(now, cylinder);
+        let b = &mut unit.belief.head;
+        let seek_ns = self.model.mech.reposition_ns(b.cylinder, b.head, cylinder, b.head, false);
+        *b = HeadState { cylinder, time: SimTime(b.time.max(now).0 + seek_ns), ..*b };
+    }
+
     /// Disk `d`'s own view (firmware knows where its heads are).
     fn drive_head(&self, d: usize, now: SimTime) -> HeadState {
         head_at(&self.units[d].drive.state, now)
@@ -551,6 +568,10 @@ impl Simulation {
         let unit = &mut self.units[d];
         let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims, cache: Some(unit.drive.cache()) };
         let id = unit.sched.dispatch(&ctx, true).expect("forced dispatch from a non-empty drive queue");
+        for cylinder in unit.sched.travel_first() {
+            self.travel(d, now, cylinder);
+        }
+        let head = self.drive_head(d, now);
         self.counters.drive_dispatched += 1;
         if let Err(e) = self.place(id, &head) {
             self.failed.get_or_insert(e);

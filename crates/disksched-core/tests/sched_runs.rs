@@ -240,3 +240,26 @@ fn cache_aware_sptf_serves_buffered_reads_first() {
     assert!(aware.summary.host_response_ms.mean < plain.summary.host_response_ms.mean,
             "cache-aware {} vs plain {}", aware.summary.host_response_ms.mean, plain.summary.host_response_ms.mean);
 }
+
+#[test]
+fn sweeping_to_the_edge_costs_throughput() {
+    let iops = |sched: &str| {
+        let r = run(&format!(r#"
+            seed = 6
+            [disk]
+            model = "atlas10k"
+            scheduler = "{sched}"
+            [host]
+            queue_threshold = 8
+            [workload]
+            kind = "closed"
+            clients = 8
+            [run]
+            requests = 5000
+        "#));
+        r.summary.iops
+    };
+    // Same orders, plus empty travel: SCAN below LOOK, C-SCAN below C-LOOK.
+    assert!(iops("scan") < 0.98 * iops("look"));
+    assert!(iops("cscan") < 0.98 * iops("clook"));
+}

@@ -308,3 +308,33 @@ fn asptf_pruned_search_matches_brute_force() {
         assert_eq!(got, want, "depth {depth} weight {weight}");
     }
 }
+
+#[test]
+fn scan_and_cscan_keep_look_orders_but_sweep_to_the_edge() {
+    let last = common::atlas().layout.cylinders() - 1;
+    for (name, twin) in [("scan", "look"), ("cscan", "clook")] {
+        let mut b = Bench::new();
+        let mut s = sched::build(name, &[]).unwrap();
+        let mut t = sched::build(twin, &[]).unwrap();
+        let head = HeadState::default();
+        // One sweep up from the first cylinder, then a request behind the head.
+        for lbn in [9_000_000u64, 12_000_000, 3_000_000, 1_000_000, 15_000_000] {
+            let id = b.add(lbn, false);
+            s.insert(id, &b.ctx(head));
+            t.insert(id, &b.ctx(head));
+        }
+        let (mut order, mut travels) = (vec![], vec![]);
+        while let Some(id) = s.dispatch(&b.ctx(head), true) {
+            assert_eq!(t.dispatch(&b.ctx(head), true), Some(id), "{name} dispatches in {twin}'s order");
+            order.push(b.reqs.get(id).lbn);
+            travels.push(s.travel_first());
+        }
+        assert_eq!(order, vec![1_000_000, 3_000_000, 9_000_000, 12_000_000, 15_000_000]);
+        assert!(travels.iter().all(Vec::is_empty), "{name}: no turn in a single upward sweep");
+        // New requests behind the head: SCAN turns at the last cylinder; C-SCAN goes there and back to 0.
+        let id = b.add(5_000_000, false);
+        s.insert(id, &b.ctx(head));
+        assert_eq!(s.dispatch(&b.ctx(head), true), Some(id));
+        assert_eq!(s.travel_first(), if name == "scan" { vec![last] } else { vec![last, 0] });
+    }
+}

@@ -183,6 +183,14 @@ impl Drive {
         Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), dirty: Default::default(), dirty_blocks: 0 }
     }
 
+    /// Move the heads to `cylinder` with nothing to transfer (SCAN's sweep to
+    /// the edge): an empty seek once the mechanism is free.
+    pub fn travel(&mut self, now: SimTime, cylinder: u32) {
+        let ((from_cyl, head), free) = self.settle_readahead(now.0);
+        let seek_ns = self.model.mech.reposition_ns(from_cyl, head, cylinder, head, false);
+        self.state.head = HeadState { cylinder, head, time: SimTime(free + seek_ns), ..Default::default() };
+    }
+
     /// The buffer's segments (what a cache-aware scheduler in the firmware sees).
     pub fn cache(&self) -> &Cache {
         &self.cache

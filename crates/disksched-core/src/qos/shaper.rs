@@ -315,6 +315,9 @@ impl Scheduler for Shaper {
     fn init_class(&mut self, flow: u32) {
         self.inner.init_class(flow);
     }
+    fn travel_first(&mut self) -> Vec<u32> {
+        self.inner.travel_first()
+    }
     fn fini_class(&mut self, flow: u32) {
         self.inner.fini_class(flow);
     }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 pub struct CLook {
     by_lbn: BTreeMap<(u64, u64), ReqId>,
     /// LBN just past the last request dispatched: the sweep position.
-    position: u64,
+    pub(crate) position: u64,
 }
 
 impl Scheduler for CLook {

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 pub struct Look {
     by_lbn: BTreeMap<(u64, u64), ReqId>,
     position: u64,
-    downward: bool,
+    pub(crate) downward: bool,
 }
 
 impl Scheduler for Look {
@@ -31,6 +31,7 @@ impl Scheduler for Look {
         };
         let key = match ahead(self, self.downward) {
             Some(k) => k,
+            None if self.by_lbn.is_empty() => return None,
             None => {
                 self.downward = !self.downward;
                 ahead(self, self.downward)?

@@ -30,6 +30,11 @@
 //!   nothing in flight from here for `host.class_expire_ms` (GEOM's
 //!   classifier expiry, `kern.geom.sched.expire_secs`): free its state. Not
 //!   called for flows still live at the end of the run.
+//! - `travel_first()` right after a `dispatch`: cylinders the heads must
+//!   visit first (SCAN and C-SCAN sweep to the disk's edge); the drive makes
+//!   the empty seeks before serving the request. Honoured at the drive's
+//!   queue, and at the host queue with a queuing threshold of 1 (then the
+//!   host's order is the arm's); ignored elsewhere.
 //! - `counters()` and `timeline(end)` at the end of a run: the algorithm's own
 //!   counters, and samples of its state over time (a shaper's token rates).
 //! - `drain()` when the queue's algorithm is switched at run time: hand
@@ -46,6 +51,7 @@ pub mod anticipatory;
 pub mod asptf;
 pub mod bsptf;
 pub mod clook;
+pub mod cscan;
 pub mod ecs;
 pub mod edf;
 pub mod hrs;
@@ -53,6 +59,7 @@ pub mod fcfs;
 pub mod look;
 pub mod mq_deadline;
 pub mod rr;
+pub mod scan;
 pub mod scan_edf;
 pub mod sptf;
 pub mod sptf_cache;
@@ -122,6 +129,11 @@ pub trait Scheduler: Send {
     }
     fn init_class(&mut self, _flow: u32) {}
     fn fini_class(&mut self, _flow: u32) {}
+    /// Right after `dispatch`: cylinders the arm must visit, in order, before
+    /// it serves the request just dispatched (SCAN's sweep to the edge).
+    fn travel_first(&mut self) -> Vec<u32> {
+        Vec::new()
+    }
 }
 
 /// The owner's side of `init_class` / `fini_class`: which flows a queue holds
@@ -222,6 +234,10 @@ pub const REGISTRY: &[SchedInfo] = &[
         tunables: &[], build: |_| Box::new(sstf::Sstf::default()) },
     SchedInfo { name: "sstf_lbn", aliases: &["sstf-lbn"], summary: "shortest seek first, by LBN distance",
         tunables: &[], build: |_| Box::new(sstf_lbn::SstfLbn::default()) },
+    SchedInfo { name: "scan", aliases: &[], summary: "SCAN: LOOK's order, but the arm sweeps to the disk's edge before turning",
+        tunables: &[], build: |_| Box::new(scan::Scan::default()) },
+    SchedInfo { name: "cscan", aliases: &["c-scan"], summary: "C-SCAN: C-LOOK's order, but the arm sweeps to the last cylinder and returns to the first",
+        tunables: &[], build: |_| Box::new(cscan::CScan::default()) },
     SchedInfo { name: "look", aliases: &["elevator"], summary: "LOOK: sweep up and down in LBN order, turning at the last request",
         tunables: &[], build: |_| Box::new(look::Look::default()) },
     SchedInfo { name: "clook", aliases: &["c-look"], summary: "C-LOOK: ascending LBN sweeps, jump back to the lowest",

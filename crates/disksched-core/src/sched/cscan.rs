@@ -1,0 +1,42 @@
+//! C-SCAN (circular SCAN; Seaman, Lind & Wilson 1966): sweep upwards only,
+//! serving requests in order; at the edge, return to the first cylinder and
+//! sweep up again. The request order is C-LOOK's; what differs is the arm's
+//! empty travel to the last cylinder and the full-stroke return, which
+//! `travel_first` asks the drive to make.
+
+use super::clook::CLook;
+use super::{SchedCtx, Scheduler};
+use crate::host::ReqId;
+
+#[derive(Default)]
+pub struct CScan {
+    clook: CLook,
+    travel: Vec<u32>,
+}
+
+impl Scheduler for CScan {
+    fn name(&self) -> &'static str {
+        "cscan"
+    }
+    fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
+        self.clook.insert(id, ctx);
+    }
+    fn dispatch(&mut self, ctx: &SchedCtx, force: bool) -> Option<ReqId> {
+        let position = self.clook.position;
+        let id = self.clook.dispatch(ctx, force)?;
+        if ctx.reqs.get(id).lbn < position {
+            // To the last cylinder, then the return stroke to the first.
+            self.travel = vec![ctx.predictor.model.layout.cylinders() - 1, 0];
+        }
+        Some(id)
+    }
+    fn travel_first(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.travel)
+    }
+    fn drain(&mut self) -> Vec<ReqId> {
+        self.clook.drain()
+    }
+    fn len(&self) -> usize {
+        self.clook.len()
+    }
+}

@@ -1,0 +1,42 @@
+//! SCAN, the elevator as Denning (1967) defined it: sweep in one direction,
+//! serving requests in order, and turn only at the edge of the disk. The
+//! request order is LOOK's; what differs is the arm's empty travel to the
+//! last (or first) cylinder before it turns, which `travel_first` asks the
+//! drive to make.
+
+use super::look::Look;
+use super::{SchedCtx, Scheduler};
+use crate::host::ReqId;
+
+#[derive(Default)]
+pub struct Scan {
+    look: Look,
+    edge: Option<u32>,
+}
+
+impl Scheduler for Scan {
+    fn name(&self) -> &'static str {
+        "scan"
+    }
+    fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
+        self.look.insert(id, ctx);
+    }
+    fn dispatch(&mut self, ctx: &SchedCtx, force: bool) -> Option<ReqId> {
+        let was_down = self.look.downward;
+        let id = self.look.dispatch(ctx, force)?;
+        if self.look.downward != was_down {
+            // Nothing was left ahead: the arm finished its sweep at the edge.
+            self.edge = Some(if was_down { 0 } else { ctx.predictor.model.layout.cylinders() - 1 });
+        }
+        Some(id)
+    }
+    fn travel_first(&mut self) -> Vec<u32> {
+        self.edge.take().into_iter().collect()
+    }
+    fn drain(&mut self) -> Vec<ReqId> {
+        self.look.drain()
+    }
+    fn len(&self) -> usize {
+        self.look.len()
+    }
+}
