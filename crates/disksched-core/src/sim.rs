@@ -421,7 +421,7 @@ impl Simulation {
             seq: self.counters.pieces,
             logical,
             client,
-            flow: self.generator.flow(client),
+            flow: io.flow.unwrap_or_else(|| self.generator.flow(client)),
             class: io.class,
             lbn,
             blocks: io.blocks,

@@ -82,6 +82,8 @@ pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
             source_blocks: None,
             skip_bad_lines: false,
             device_disks: false,
+            flow_by: Default::default(),
+            classes: vec![],
             array_disks: 1,
         }),
         run: RunConfig { records: true, ..Default::default() },

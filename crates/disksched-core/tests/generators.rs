@@ -51,6 +51,7 @@ fn sorted_by_seq(r: Records) -> Records {
         lbn: pick(&r.lbn),
         blocks: idx.iter().map(|&i| r.blocks[i]).collect(),
         disk: idx.iter().map(|&i| r.disk[i]).collect(),
+        class: idx.iter().map(|&i| r.class[i]).collect(),
         is_write: idx.iter().map(|&i| r.is_write[i]).collect(),
         arrival_ns: pick(&r.arrival_ns),
         issued_ns: pick(&r.issued_ns),

@@ -108,3 +108,36 @@ fn a_malformed_line_stops_the_run_with_file_and_line_unless_skipped() {
     let r = run(&format!("path = \"{}\"\nformat = \"disksim-ascii\"\nskip_bad_lines = true", t.0.display()), "").unwrap();
     assert_eq!(r.records.unwrap().lbn, vec![100, 300]);
 }
+
+#[test]
+fn a_classifier_gives_trace_requests_a_class_and_a_flow() {
+    let trace = std::env::temp_dir().join(format!("disksched-classify-{}.txt", std::process::id()));
+    // DiskSim ascii: time_ms devno blkno bcount flags (1 = read); devices 1 and 2, small and large.
+    let lines: String = (0..300).map(|i| format!("{}.0 {} {} {} {}\n", i * 5, 1 + i % 2, i * 997, if i % 3 == 0 { 1024 } else { 8 }, i % 2)).collect();
+    std::fs::write(&trace, lines).unwrap();
+    let toml = format!(r#"
+        [disk]
+        model = "atlas10k"
+        [host]
+        scheduler = "rr"
+        [workload]
+        kind = "trace"
+        path = "{}"
+        format = "disksim-ascii"
+        flow_by = "device"
+        classes = [ {{ device = 2, class = "real-time" }}, {{ min_kb = 256, class = "background" }} ]
+    "#, trace.display());
+    let cfg: disksched_core::SimConfig = toml::from_str(&toml.replace("[workload]", "[run]\nrecords = true\n[workload]")).unwrap();
+    let r = disksched_core::Simulation::new(&cfg).unwrap().run(&mut |_, _| true).unwrap();
+    // rr keeps one queue per flow: the two devices.
+    assert_eq!(r.scheduler_counters.iter().find(|c| c.1 == "classes_created").unwrap().2, 2);
+    let rec = r.records.unwrap();
+    assert_eq!(rec.len(), 300);
+    for i in 0..rec.len() {
+        let k = rec.seq[i];
+        // First match wins: device 2 (odd lines) is real-time, else 512 KB requests are background.
+        let want = if k % 2 == 1 { 1 } else if k % 3 == 0 { 2 } else { 0 };
+        assert_eq!(rec.class[i], want, "line {k}");
+    }
+    std::fs::remove_file(&trace).ok();
+}

@@ -135,6 +135,7 @@ fn run<'py>(
             d.set_item("lbn", r.lbn.into_pyarray(py))?;
             d.set_item("blocks", r.blocks.into_pyarray(py))?;
             d.set_item("disk", r.disk.into_pyarray(py))?;
+            d.set_item("class", r.class.into_pyarray(py))?;
             d.set_item("is_write", r.is_write.into_pyarray(py))?;
             d.set_item("arrival_ns", r.arrival_ns.into_pyarray(py))?;
             d.set_item("issued_ns", r.issued_ns.into_pyarray(py))?;

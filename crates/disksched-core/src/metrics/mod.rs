@@ -44,6 +44,8 @@ pub struct Records {
     pub blocks: Vec<u32>,
     /// The disk that served it (the last to finish, if split).
     pub disk: Vec<u32>,
+    /// Class: 0 best-effort, 1 real-time, 2 background.
+    pub class: Vec<u8>,
     pub is_write: Vec<bool>,
     pub arrival_ns: Vec<u64>,
     pub issued_ns: Vec<u64>,
@@ -61,6 +63,7 @@ impl Records {
         self.lbn.push(r.lbn);
         self.blocks.push(r.blocks);
         self.disk.push(r.disk);
+        self.class.push(r.class as u8);
         self.is_write.push(r.is_write);
         self.arrival_ns.push(r.arrival.0);
         self.issued_ns.push(r.issued.0);

@@ -72,7 +72,7 @@ impl Generator for Dd {
         if *next + self.blocks > self.capacity {
             *next = 0;
         }
-        let io = IoSpec { lbn: *next, blocks: self.blocks as u32, is_write: self.cfg.write, class: Class::BestEffort, deadline: None, range: None };
+        let io = IoSpec { lbn: *next, blocks: self.blocks as u32, is_write: self.cfg.write, class: Class::BestEffort, deadline: None, range: None, flow: None };
         *next += self.blocks;
         Some((io, None))
     }

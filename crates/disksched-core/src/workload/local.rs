@@ -114,7 +114,7 @@ impl Generator for Local {
         };
         let lbn = lbn.min(top);
         self.prev[client as usize] = Some(lbn);
-        Some((IoSpec { lbn, blocks, is_write, class: Class::BestEffort, deadline: None, range: None }, None))
+        Some((IoSpec { lbn, blocks, is_write, class: Class::BestEffort, deadline: None, range: None, flow: None }, None))
     }
     fn completed(&mut self, now: SimTime, _client: u32, rng: &mut SimRng) -> Option<SimTime> {
         Some(now + draw_interval(self.cfg.think_time_ms, self.cfg.think_dist == IntervalDist::Exponential, rng))

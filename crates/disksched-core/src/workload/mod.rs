@@ -42,6 +42,9 @@ pub struct IoSpec {
     pub deadline: Option<SimTime>,
     /// A range request: where it may go (`lbn` is then ignored).
     pub range: Option<RangeSpec>,
+    /// The flow, when the workload knows it per request (a classified
+    /// trace); else the client's (`Generator::flow`).
+    pub flow: Option<u32>,
 }
 
 pub trait Generator: Send {
@@ -208,7 +211,7 @@ impl RandomIoSampler {
         let last = (hi.saturating_sub(1).min(self.capacity - blocks)) / u;
         let lbn = if last >= first { rng.gen_range(first..last + 1) * u } else { first.min((self.capacity - blocks) / u) * u };
         let is_write = rng.gen::<f64>() >= self.read_fraction;
-        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None, range: None }
+        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None, range: None, flow: None }
     }
 
     /// A size (blocks) and direction, for generators that choose addresses themselves.
@@ -235,7 +238,7 @@ impl RandomIoSampler {
         let slots = (self.capacity - blocks) / self.unit_blocks + 1;
         let lbn = rng.gen_range(0..slots) * self.unit_blocks;
         let is_write = rng.gen::<f64>() >= self.read_fraction;
-        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None, range: None }
+        IoSpec { lbn, blocks: blocks as u32, is_write, class: Class::BestEffort, deadline: None, range: None, flow: None }
     }
 }
 

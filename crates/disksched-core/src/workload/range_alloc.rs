@@ -126,7 +126,7 @@ impl Generator for RangeAlloc {
         self.current[client as usize] = self.block_map.len();
         self.block_map.push(u64::MAX);
         let range = RangeSpec { spans, align_blocks: self.cfg.size_blocks };
-        Some((IoSpec { lbn: 0, blocks: self.cfg.size_blocks, is_write: true, class: Class::BestEffort, deadline: None, range: Some(range) }, None))
+        Some((IoSpec { lbn: 0, blocks: self.cfg.size_blocks, is_write: true, class: Class::BestEffort, deadline: None, range: Some(range), flow: None }, None))
     }
     fn placed(&mut self, client: u32, lbn: u64, _blocks: u32) {
         let slot = lbn / self.cfg.size_blocks as u64;

@@ -134,7 +134,7 @@ impl Generator for RangeWrites {
             picks.sort_unstable();
             picks.into_iter().map(|i| (lo + i * a, lo + i * a + blocks as u64)).collect()
         };
-        let io = IoSpec { lbn: spans[0].0, blocks, is_write, class: Class::BestEffort, deadline: None, range: None };
+        let io = IoSpec { lbn: spans[0].0, blocks, is_write, class: Class::BestEffort, deadline: None, range: None, flow: None };
         let io = if c.as_range { IoSpec { range: Some(RangeSpec { spans, align_blocks: c.align_blocks }), ..io } } else { io };
         Some((io, None))
     }

@@ -71,9 +71,47 @@ pub struct ReplayConfig {
     /// of first appearance (addresses mapped onto one disk by `map`).
     #[serde(default)]
     pub device_disks: bool,
+    /// Classify requests the trace does not: each request's flow is its
+    /// client (`client`, the default) or its trace device (`device`).
+    #[serde(default)]
+    pub flow_by: FlowBy,
+    /// Class rules, first match wins (default best-effort), e.g.
+    /// `{ device = 2, class = "real-time" }`, `{ write = true, min_kb = 256, class = "background" }`.
+    #[serde(default)]
+    pub classes: Vec<ClassRule>,
     /// Disks in the array (set by the simulation).
     #[serde(skip, default = "one_u32")]
     pub array_disks: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowBy {
+    #[default]
+    Client,
+    Device,
+}
+
+/// A classifier rule: every condition given must hold.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassRule {
+    #[serde(default)]
+    pub device: Option<u32>,
+    #[serde(default)]
+    pub write: Option<bool>,
+    #[serde(default)]
+    pub min_kb: Option<f64>,
+    #[serde(default)]
+    pub max_kb: Option<f64>,
+    pub class: Class,
+}
+
+impl ClassRule {
+    fn matches(&self, rec: &TraceRecord, kb: f64) -> bool {
+        self.device.is_none_or(|d| d == rec.device) && self.write.is_none_or(|w| w == rec.is_write)
+            && self.min_kb.is_none_or(|m| kb >= m) && self.max_kb.is_none_or(|m| kb <= m)
+    }
 }
 
 fn open_mode() -> ReplayMode {
@@ -219,7 +257,10 @@ impl Generator for Replay {
             (ReplayMode::Open, Some(n)) => Some(self.due(n)),
             _ => None,
         };
-        let io = IoSpec { lbn, blocks: rec.blocks, is_write: rec.is_write, class: Class::BestEffort, deadline: None, range: None };
+        let kb = rec.blocks as f64 / 2.0; // trace blocks are 512 bytes
+        let class = self.cfg.classes.iter().find(|c| c.matches(&rec, kb)).map_or(Class::BestEffort, |c| c.class);
+        let flow = (self.cfg.flow_by == FlowBy::Device).then_some(rec.device);
+        let io = IoSpec { lbn, blocks: rec.blocks, is_write: rec.is_write, class, deadline: None, range: None, flow };
         Some((io, next))
     }
 

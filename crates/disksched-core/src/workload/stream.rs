@@ -105,7 +105,7 @@ impl Generator for Stream {
         }
         self.next_k[c] += 1;
         let deadline = Some(self.due(self.next_k[c]));
-        let io = IoSpec { lbn: self.next_lbn[c], blocks: self.blocks as u32, is_write: self.cfg.write, class: Class::BestEffort, deadline, range: None };
+        let io = IoSpec { lbn: self.next_lbn[c], blocks: self.blocks as u32, is_write: self.cfg.write, class: Class::BestEffort, deadline, range: None, flow: None };
         self.next_lbn[c] += self.blocks;
         Some((io, None))
     }
