@@ -160,8 +160,11 @@ pub struct Simulation {
     belief_pieces: Vec<crate::disk::TrackPiece>,
     metrics: Metrics,
     counters: Counters,
-    /// One bit per request (by seq): set on completion, to catch double completions.
-    done_bits: Vec<u64>,
+    /// Which pieces (by seq) completed, to catch double completions: every
+    /// seq below `done_below`, and those above it in `done_above`. Memory
+    /// follows the pieces in flight, not the length of the run.
+    done_below: u64,
+    done_above: std::collections::BTreeSet<u64>,
     limit: u64,
     stop_arrivals_at: Option<SimTime>,
     model: Arc<DiskModel>,
@@ -296,7 +299,8 @@ impl Simulation {
                 m
             },
             counters: Counters::default(),
-            done_bits: Vec::new(),
+            done_below: 0,
+            done_above: Default::default(),
             limit: cfg.run.requests.unwrap_or(match cfg.workload {
                 crate::workload::WorkloadConfig::Trace(_) => u64::MAX, // the whole trace
                 _ => 10_000,
@@ -762,14 +766,13 @@ impl Simulation {
         self.counters.disk_queue.finished(bytes, req.is_write);
         self.outstanding -= 1;
         self.units[d].outstanding -= 1;
-        let (word, bit) = ((req.seq / 64) as usize, req.seq % 64);
-        if self.done_bits.len() <= word {
-            self.done_bits.resize(word + 1, 0);
-        }
-        if self.done_bits[word] & (1 << bit) != 0 {
+        if req.seq < self.done_below || !self.done_above.insert(req.seq) {
             return Err(Error::Invariant(format!("request {} completed twice", req.seq)));
         }
-        self.done_bits[word] |= 1 << bit;
+        while self.done_above.first() == Some(&self.done_below) {
+            self.done_above.pop_first();
+            self.done_below += 1;
+        }
         self.metrics.disk_queue(now, self.outstanding);
         // The workload's request is done with its last piece, reported at its array address.
         let whole = match req.split {
@@ -824,10 +827,7 @@ impl Simulation {
                 "request conservation: arrived {} pieces {} host-dispatched {} drive-dispatched {} completed {} still queued {} live {}",
                 c.arrived, c.pieces, c.host_dispatched, c.drive_dispatched, c.completed, queued, self.reqs.live())));
         }
-        let full_words = (c.pieces / 64) as usize;
-        let all_done = self.done_bits[..full_words].iter().all(|&w| w == u64::MAX)
-            && (c.pieces.is_multiple_of(64) || self.done_bits[full_words] == (1u64 << (c.pieces % 64)) - 1);
-        if !all_done {
+        if self.done_below != c.pieces || !self.done_above.is_empty() {
             return Err(Error::Invariant("some request never completed".into()));
         }
         Ok(())

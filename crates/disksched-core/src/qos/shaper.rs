@@ -318,6 +318,9 @@ impl Scheduler for Shaper {
     fn travel_first(&mut self) -> Vec<u32> {
         self.inner.travel_first()
     }
+    fn uses_classes(&self) -> bool {
+        self.inner.uses_classes()
+    }
     fn fini_class(&mut self, flow: u32) {
         self.inner.fini_class(flow);
     }

@@ -115,6 +115,9 @@ impl Scheduler for Anticipatory {
     fn len(&self) -> usize {
         self.by_lbn.len()
     }
+    fn uses_classes(&self) -> bool {
+        true
+    }
     /// The flow is gone: forget its history.
     fn fini_class(&mut self, flow: u32) {
         self.clients.remove(&flow);

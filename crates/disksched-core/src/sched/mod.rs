@@ -129,6 +129,10 @@ pub trait Scheduler: Send {
     }
     fn init_class(&mut self, _flow: u32) {}
     fn fini_class(&mut self, _flow: u32) {}
+    /// Whether it keeps per-flow state (the owner tracks classes only then).
+    fn uses_classes(&self) -> bool {
+        false
+    }
     /// Right after `dispatch`: cylinders the arm must visit, in order, before
     /// it serves the request just dispatched (SCAN's sweep to the edge).
     fn travel_first(&mut self) -> Vec<u32> {
@@ -154,6 +158,9 @@ impl Classes {
     }
     /// A request of `flow` is about to be inserted into `s`.
     pub fn enter(&mut self, s: &mut dyn Scheduler, flow: u32) {
+        if !s.uses_classes() {
+            return;
+        }
         let n = self.live.entry(flow).or_insert(0);
         if *n == 0 {
             match self.idle_since.remove(&flow) {

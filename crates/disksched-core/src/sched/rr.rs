@@ -192,6 +192,9 @@ impl Scheduler for Rr {
         vec![("wait_hits", self.wait_hits), ("wait_misses", self.wait_misses),
              ("classes_created", self.classes_created), ("classes_freed", self.classes_freed)]
     }
+    fn uses_classes(&self) -> bool {
+        true
+    }
     /// gs_rr's `g_rr_init_class`: the flow's queue.
     fn init_class(&mut self, flow: u32) {
         self.classes_created += 1;
