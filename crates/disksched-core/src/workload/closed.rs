@@ -13,14 +13,10 @@ pub struct ClosedConfig {
     /// Mean think time between a completion and the client's next request, ms.
     #[serde(default)]
     pub think_time_ms: f64,
-    #[serde(default = "constant")]
+    #[serde(default)]
     pub think_dist: IntervalDist,
     #[serde(flatten)]
     pub io: RandomIo,
-}
-
-fn constant() -> IntervalDist {
-    IntervalDist::Constant
 }
 
 impl ClosedConfig {

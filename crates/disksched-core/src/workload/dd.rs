@@ -6,7 +6,7 @@
 //! `start_lbn` if given, the others at random request-aligned blocks; a job
 //! wraps to block 0 at the end of the disk.
 
-use super::{check_count, kb_to_blocks, Generator, IoSpec, SimRng};
+use super::{one, check_count, kb_to_blocks, Generator, IoSpec, SimRng};
 use crate::error::{config_err, Result};
 use crate::host::Class;
 use crate::time::SimTime;
@@ -26,10 +26,6 @@ pub struct DdConfig {
     pub write: bool,
     #[serde(default)]
     pub start_lbn: Option<u64>,
-}
-
-fn one() -> u32 {
-    1
 }
 
 pub struct Dd {

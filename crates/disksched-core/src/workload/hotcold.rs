@@ -5,7 +5,7 @@
 //! read/write as `RandomIo` (the "80/20" skew of OLTP and file-server
 //! traces, e.g. Gray & Putzolu's five-minute-rule data).
 
-use super::{check_count, check_nonneg, check_range, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
+use super::{one, check_count, check_nonneg, check_range, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
 use crate::error::{config_err, Result};
 use crate::time::SimTime;
 use rand::Rng;
@@ -18,7 +18,7 @@ pub struct HotColdConfig {
     pub clients: u32,
     #[serde(default)]
     pub think_time_ms: f64,
-    #[serde(default = "constant")]
+    #[serde(default)]
     pub think_dist: IntervalDist,
     /// Share of the disk's blocks that is hot, (0, 1).
     pub hot_fraction: f64,
@@ -29,13 +29,6 @@ pub struct HotColdConfig {
     pub hot_start_lbn: u64,
     #[serde(flatten)]
     pub io: RandomIo,
-}
-
-fn one() -> u32 {
-    1
-}
-fn constant() -> IntervalDist {
-    IntervalDist::Constant
 }
 
 pub struct HotCold {

@@ -7,7 +7,7 @@
 //! `RandomIo` (Ruemmler & Wilkes' observation that most requests are close
 //! to the previous one of the same stream).
 
-use super::{check_count, check_nonneg, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
+use super::{one, check_count, check_nonneg, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
 use crate::error::Result;
 use crate::host::Class;
 use crate::time::SimTime;
@@ -30,7 +30,7 @@ pub struct LocalConfig {
     pub clients: u32,
     #[serde(default)]
     pub think_time_ms: f64,
-    #[serde(default = "constant")]
+    #[serde(default)]
     pub think_dist: IntervalDist,
     /// Mean |start - previous start|, KB.
     pub mean_distance_kb: f64,
@@ -40,12 +40,6 @@ pub struct LocalConfig {
     pub io: RandomIo,
 }
 
-fn one() -> u32 {
-    1
-}
-fn constant() -> IntervalDist {
-    IntervalDist::Constant
-}
 fn exponential() -> DistanceDist {
     DistanceDist::Exponential
 }

@@ -252,12 +252,18 @@ pub(crate) fn draw_interval(mean_ms: f64, exponential: bool, rng: &mut SimRng) -
 }
 
 /// Inter-arrival / think-time distribution.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IntervalDist {
+    #[default]
     Constant,
     #[serde(alias = "poisson")]
     Exponential,
+}
+
+/// Serde default for counts that default to one (streams, clients, depth).
+pub(crate) fn one() -> u32 {
+    1
 }
 
 /// `what` must be a finite number >= 0 (think times, means that may be zero).

@@ -9,7 +9,7 @@
 //! With `read_fraction > 0` some requests are range reads: the `targets`
 //! starts are replicas, and the drive reads whichever it reaches first.
 
-use super::{check_count, check_range, Generator, IoSpec, SimRng};
+use super::{one, check_count, check_range, Generator, IoSpec, SimRng};
 use crate::error::{config_err, Result};
 use crate::host::range::RangeSpec;
 use crate::host::Class;
@@ -51,9 +51,6 @@ pub struct RangeWritesConfig {
     pub read_fraction: f64,
 }
 
-fn one() -> u32 {
-    1
-}
 fn disk() -> Span {
     Span::Disk
 }

@@ -4,8 +4,8 @@
 //! whose stride is its request size.
 
 use super::strided::{Strided, StridedConfig};
-use super::IntervalDist;
-use crate::error::{config_err, Result};
+use super::{one, IntervalDist};
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -16,7 +16,7 @@ pub struct SequentialConfig {
     pub request_kb: f64,
     #[serde(default)]
     pub think_time_ms: f64,
-    #[serde(default = "constant")]
+    #[serde(default)]
     pub think_dist: IntervalDist,
     #[serde(default)]
     pub write: bool,
@@ -25,30 +25,8 @@ pub struct SequentialConfig {
     pub start_lbn: Option<u64>,
 }
 
-fn one() -> u32 {
-    1
-}
-fn constant() -> IntervalDist {
-    IntervalDist::Constant
-}
-
 /// A sequential stream is a strided one whose stride is its request size.
 pub fn new(cfg: SequentialConfig, capacity: u64, sector_bytes: u32) -> Result<Strided> {
-    let blocks = cfg.request_kb * 1024.0 / sector_bytes as f64;
-    if !(blocks >= 1.0 && blocks.fract() == 0.0 && (blocks as u64) <= capacity.min(65536)) {
-        return Err(config_err("workload.request_kb", format!(
-            "{} KB is not a whole number of {sector_bytes}-byte blocks between 1 and 65536", cfg.request_kb)));
-    }
-    if !(1..=100_000).contains(&cfg.streams) {
-        return Err(config_err("workload.streams", format!("{} is out of range [1, 100000]", cfg.streams)));
-    }
-    if !(cfg.think_time_ms >= 0.0 && cfg.think_time_ms.is_finite()) {
-        return Err(config_err("workload.think_time_ms", format!("{} must be >= 0", cfg.think_time_ms)));
-    }
-    if let Some(s) = cfg.start_lbn.filter(|&s| s >= capacity) {
-        return Err(config_err("workload.start_lbn", format!("{s} is beyond the disk's {capacity} blocks")));
-    }
-    let blocks = blocks as u64;
     let strided = StridedConfig {
         streams: cfg.streams,
         request_kb: cfg.request_kb,
@@ -58,5 +36,5 @@ pub fn new(cfg: SequentialConfig, capacity: u64, sector_bytes: u32) -> Result<St
         write: cfg.write,
         start_lbn: cfg.start_lbn,
     };
-    Ok(Strided::checked(strided, capacity, blocks, blocks))
+    Strided::new(strided, capacity, sector_bytes)
 }

@@ -10,7 +10,7 @@
 //! given, the others at random request-aligned blocks; a stream wraps to
 //! block 0 at the end of the disk.
 
-use super::{check_count, check_nonneg, check_pos, kb_to_blocks, Generator, IoSpec, SimRng};
+use super::{one, check_count, check_nonneg, check_pos, kb_to_blocks, Generator, IoSpec, SimRng};
 use crate::error::{config_err, Result};
 use crate::host::Class;
 use crate::time::{SimDuration, SimTime, NS_PER_S};
@@ -35,10 +35,6 @@ pub struct StreamConfig {
     /// When they stop (no request is due at or after it), ms; never if absent.
     #[serde(default)]
     pub stop_ms: Option<f64>,
-}
-
-fn one() -> u32 {
-    1
 }
 
 pub struct Stream {

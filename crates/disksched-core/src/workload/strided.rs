@@ -5,7 +5,7 @@
 //! the others at random stride-aligned blocks; a stream wraps to block 0 at
 //! the end of the disk.
 
-use super::{check_count, check_nonneg, draw_interval, kb_to_blocks, Generator, IntervalDist, IoSpec, SimRng};
+use super::{one, check_count, check_nonneg, draw_interval, kb_to_blocks, Generator, IntervalDist, IoSpec, SimRng};
 use crate::error::{config_err, Result};
 use crate::host::Class;
 use crate::time::SimTime;
@@ -22,19 +22,12 @@ pub struct StridedConfig {
     pub stride_kb: f64,
     #[serde(default)]
     pub think_time_ms: f64,
-    #[serde(default = "constant")]
+    #[serde(default)]
     pub think_dist: IntervalDist,
     #[serde(default)]
     pub write: bool,
     #[serde(default)]
     pub start_lbn: Option<u64>,
-}
-
-fn one() -> u32 {
-    1
-}
-fn constant() -> IntervalDist {
-    IntervalDist::Constant
 }
 
 pub struct Strided {
@@ -59,12 +52,7 @@ impl Strided {
         if let Some(s) = cfg.start_lbn.filter(|&s| s + blocks > capacity) {
             return Err(config_err("workload.start_lbn", format!("{s} is out of range [0, {}]", capacity - blocks)));
         }
-        Ok(Strided::checked(cfg, capacity, blocks, stride as u64))
-    }
-
-    /// From figures already validated: request size and stride in blocks.
-    pub(crate) fn checked(cfg: StridedConfig, capacity: u64, blocks: u64, stride: u64) -> Strided {
-        Strided { capacity, blocks, stride, next_lbn: vec![], cfg }
+        Ok(Strided { capacity, blocks, stride: stride as u64, next_lbn: vec![], cfg })
     }
 }
 
