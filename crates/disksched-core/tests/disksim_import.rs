@@ -166,9 +166,24 @@ fn every_block_of_every_catalogue_drive_round_trips() {
                         assert!(p.head < spec.surfaces && p.sector < l.sectors_per_track(p.cylinder), "{name}: lbn {lbn} -> {p:?}");
                         assert_eq!(l.pbn_to_lbn(p), Some(lbn), "{name}: lbn {lbn} -> {p:?}");
                     }
-                    let mut mapped = 0u64;
+                    let (mut mapped, mut spanned) = (0u64, 0u64);
                     for cylinder in 0..l.cylinders() {
                         for head in 0..l.surfaces() {
+                            // The track's span lists its LBNs in order from `first_sector`, skipping slips
+                            // (a defective slot's LBN lives in its spare, so its sector maps to nothing).
+                            if let Some(t) = l.track_span(cylinder, head) {
+                                spanned += t.blocks as u64;
+                                let mut k = 0;
+                                for i in 0..t.blocks as u64 {
+                                    while t.slips.contains(&k) {
+                                        k += 1;
+                                    }
+                                    let p = Pbn { cylinder, head, sector: (t.first_sector + k) % t.sectors_per_track };
+                                    let at = l.pbn_to_lbn(p);
+                                    assert!(at == Some(t.first_lbn + i) || at.is_none(), "{name}: span of ({cylinder}, {head}) block {i}: {p:?} holds {at:?}");
+                                    k += 1;
+                                }
+                            }
                             for sector in 0..l.sectors_per_track(cylinder) {
                                 if l.pbn_to_lbn(Pbn { cylinder, head, sector }).is_some() {
                                     mapped += 1;
@@ -177,6 +192,7 @@ fn every_block_of_every_catalogue_drive_round_trips() {
                         }
                     }
                     assert_eq!(mapped, l.capacity(), "{name}");
+                    assert_eq!(spanned, l.capacity(), "{name}: track spans cover every LBN once");
                 }
             });
         }
@@ -337,6 +353,11 @@ fn empty_zone_front_counts_lbn_positions() {
     assert_eq!(l.lbn_to_pbn(0), at(0, 1, 3));
     assert_eq!(l.pbn_to_lbn(at(0, 0, 0)), None);
     assert_eq!(l.pbn_to_lbn(at(0, 1, 2)), None);
+    // Track 0 holds only empty positions; track 1 holds positions 12..17 = LBNs 0..5 from sector 3.
+    assert_eq!(l.track_span(0, 0), None);
+    let t = l.track_span(0, 1).unwrap();
+    assert_eq!((t.first_lbn, t.blocks, t.first_sector), (0, 6, 3));
+    assert_eq!(l.track_span(1, 0).unwrap().first_lbn, 6);
 }
 
 #[test]

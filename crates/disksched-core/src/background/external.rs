@@ -144,8 +144,7 @@ impl External {
         let ctl = &m.controller;
         let overhead = ctl.overhead_ns[is_write as usize][from.last_was_write as usize];
         let start = (issue + overhead).max(from.time.0);
-        let not_before = if is_write { issue + overhead + ctl.bus_write_sector_ns * blocks as u64 } else { 0 };
-        let a = m.media_access((from.cylinder, from.head), start, not_before, lbn, blocks, is_write, &mut self.pieces);
+        let a = m.media_access((from.cylinder, from.head), start, is_write.then(|| ctl.write_data_from(issue, overhead)), lbn, blocks, is_write, &mut self.pieces);
         let done = if is_write { a.media_end } else { m.read_bus_done(&a, blocks, self.pieces[0].sectors_per_track) };
         let end = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), last_was_write: is_write };
         Predicted { start, media_start: a.media_start, media_end: a.media_end, done, end }

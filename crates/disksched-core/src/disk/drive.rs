@@ -53,6 +53,19 @@ pub struct ControllerTiming {
     pub completion_ns: [u64; 2],
     /// Reconnecting to the host after a disconnected media access.
     pub reselect_ns: u64,
+    /// A read reconnects to send its data once this many of its blocks are in
+    /// the buffer: DiskSim's high water mark, a fraction of the request
+    /// (`Set watermark by reqsize`) or of a segment.
+    read_water: f64,
+    water_blocks: Option<u32>,
+    /// Least time from the end of command processing to the media access.
+    pub min_seek_ns: u64,
+    /// From a write miss's arrival until its data starts crossing the bus,
+    /// when it is not right after the command overhead (DiskSim's extra
+    /// write disconnect: command, disconnect, the delay, reselect; the
+    /// second disconnect after the data is counted here too, since the
+    /// media write waits for it).
+    extradisc_ns: Option<u64>,
 }
 
 impl ControllerTiming {
@@ -71,7 +84,24 @@ impl ControllerTiming {
             bus_write_sector_ns: SimDuration::from_ms(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)).ns(),
             completion_ns: [ms(c.read_completion_overhead_ms), ms(c.write_completion_overhead_ms)],
             reselect_ns: ms(c.first_reselect_overhead_ms),
+            read_water: c.read_water_mark,
+            water_blocks: (!c.water_mark_by_request).then_some(c.segment_size_blocks),
+            min_seek_ns: ms(c.minimum_seek_delay_ms),
+            extradisc_ns: c.extra_write_disconnect.then(|| ms(c.extradisc_command_overhead_ms
+                + c.extradisc_disconnect_overhead_ms + c.extradisc_inter_disconnect_delay_ms
+                + c.first_reselect_overhead_ms + c.extradisc_second_disconnect_overhead_ms)),
         }
+    }
+
+    /// When a write miss arriving at `now` starts sending its data, given its command overhead.
+    pub fn write_data_from(&self, now: u64, overhead_ns: u64) -> u64 {
+        now + self.extradisc_ns.unwrap_or(overhead_ns)
+    }
+
+    /// Blocks of a `blocks`-block read that must be buffered before its data goes out (at least one).
+    fn read_mark_blocks(&self, blocks: u32) -> u32 {
+        let of = self.water_blocks.unwrap_or(blocks) as f64;
+        ((self.read_water * of).ceil() as u32).clamp(1, blocks.max(1))
     }
 }
 
@@ -91,15 +121,21 @@ pub struct MediaAccess {
 
 impl DiskModel {
     /// Move the heads from `from` starting at `t` and transfer `blocks` from
-    /// `lbn`, the transfer starting no earlier than `not_before`.
+    /// `lbn`. `write_data_from`: a write whose data starts crossing the bus
+    /// then (None: already buffered); the media write starts no earlier than
+    /// lets every sector arrive before the head reaches it, so a bus slower
+    /// than the media delays the start rather than stalling the write.
     #[allow(clippy::too_many_arguments)]
-    pub fn media_access(&self, from: (u32, u32), t: u64, not_before: u64, lbn: u64, blocks: u32, is_write: bool,
-                        pieces: &mut Vec<TrackPiece>) -> MediaAccess {
+    pub fn media_access(&self, from: (u32, u32), t: u64, write_data_from: Option<u64>, lbn: u64, blocks: u32,
+                        is_write: bool, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
         let m = &self.mech;
         self.layout.pieces(lbn, blocks, pieces);
         let first = pieces[0];
-        let seek_ns = m.reposition_ns(from.0, from.1, first.cylinder, first.head, is_write);
-        let ready = (t + seek_ns).max(not_before);
+        let seek_ns = m.reposition_ns(from.0, from.1, first.cylinder, first.head, is_write).max(self.controller.min_seek_ns);
+        let mut ready = t + seek_ns;
+        if let Some(bus_start) = write_data_from {
+            ready = ready.max(bus_start + self.write_feed_ns(blocks, first.sectors_per_track));
+        }
         let media_start = ready + m.rotate_ns(m.phase_at(SimTime(ready)), sector_phase(first.first_sector, first.sectors_per_track));
         let mut tm = media_start;
         let (mut cyl, mut hd) = (first.cylinder, first.head);
@@ -115,11 +151,25 @@ impl DiskModel {
         MediaAccess { seek_ns, rotation_ns: media_start - (t + seek_ns), media_start, media_end: tm, cylinder: cyl, head: hd }
     }
 
-    /// When a read's data has all crossed the bus: it streams out behind the
-    /// media, one sector behind at best.
+    /// From the start of a write's data transfer until its media write can
+    /// start: late enough for every sector to arrive before the head
+    /// reaches it (the first sector at least).
+    pub fn write_feed_ns(&self, blocks: u32, spt: u32) -> u64 {
+        let (bus, sector) = (self.controller.bus_write_sector_ns, self.mech.sectors_ns(1, spt));
+        let n = blocks.max(1) as u64;
+        bus.max((n * bus).saturating_sub((n - 1) * sector))
+    }
+
+    /// When a read's data has all crossed the bus: it goes out once the
+    /// high water mark's blocks are buffered (the time interpolated over the
+    /// access, track switches included), the last sector one bus transfer
+    /// after the media at best.
     pub(crate) fn read_bus_done(&self, a: &MediaAccess, blocks: u32, spt: u32) -> u64 {
-        let bus = self.controller.bus_sector_ns;
-        (a.media_end + bus).max(a.media_start + self.mech.sectors_ns(1, spt) + bus * blocks as u64)
+        let ctl = &self.controller;
+        let mark = ctl.read_mark_blocks(blocks);
+        let media = a.media_end - a.media_start;
+        let marked = if mark <= 1 { self.mech.sectors_ns(1, spt) } else { media * mark as u64 / blocks as u64 };
+        (a.media_end + ctl.bus_sector_ns).max(a.media_start + marked + ctl.bus_sector_ns * blocks as u64)
     }
 
     /// Time one command starting at `now` from `state` with no cache, and
@@ -130,9 +180,7 @@ impl DiskModel {
         let ctl = &self.controller;
         let overhead_ns = ctl.overhead_ns[is_write as usize][state.last_was_write as usize];
         let start = now.0 + overhead_ns;
-        // Writes cannot reach the media before their data is in the buffer.
-        let not_before = if is_write { start + ctl.bus_write_sector_ns * blocks as u64 } else { 0 };
-        let a = self.media_access((state.head.cylinder, state.head.head), start, not_before, lbn, blocks, is_write, pieces);
+        let a = self.media_access((state.head.cylinder, state.head.head), start, is_write.then(|| ctl.write_data_from(now.0, overhead_ns)), lbn, blocks, is_write, pieces);
         let done = if is_write { a.media_end } else { self.read_bus_done(&a, blocks, pieces[0].sectors_per_track) };
         *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), ..Default::default() }, last_was_write: is_write };
         Service {
@@ -174,13 +222,15 @@ pub struct Drive {
     /// Write-back data not yet on the media: (destage end, blocks), in destage order.
     dirty: std::collections::VecDeque<(u64, u64)>,
     dirty_blocks: u64,
+    /// End of the last read served (the stream test of read-ahead mode 4).
+    last_read_end: Option<u64>,
 }
 
 impl Drive {
     pub fn new(model: Arc<DiskModel>) -> Drive {
         let c = &model.spec.controller;
         let cache = if c.caching_enabled { Cache::new(c.cache_segments, c.segment_size_blocks) } else { Cache::new(0, 0) };
-        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), dirty: Default::default(), dirty_blocks: 0 }
+        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), dirty: Default::default(), dirty_blocks: 0, last_read_end: None }
     }
 
     /// Move the heads to `cylinder` with nothing to transfer (SCAN's sweep to
@@ -236,13 +286,13 @@ impl Drive {
             if let Some((i, n)) = self.cache.lookup(lbn, end, spec.read_hits_on_write_data) {
                 if n == blocks as u64 {
                     self.cache.touch(i);
-                    if let Some(ra) = &mut self.readahead {
-                        // Continuous read: keep reading ahead of the stream being served.
-                        if ra.segment == i && spec.continuous_read > 0 {
-                            let want = (end + spec.read_ahead_max_blocks as u64).min(model.layout.capacity());
-                            ra.limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
-                        }
+                    // Continuous read: keep reading ahead of the stream being served.
+                    if self.readahead.is_some_and(|ra| ra.segment == i) && spec.continuous_read > 0 {
+                        let want = end + self.readahead_blocks(lbn, end) as u64;
+                        let ra = self.readahead.as_mut().expect("checked");
+                        ra.limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
                     }
+                    self.last_read_end = Some(end);
                     let overhead_ns = ctl.hit_overhead_ns[0][last_w];
                     self.state.last_was_write = false;
                     return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(now.0 + overhead_ns + bus_total), cache_hit: true, ..Default::default() };
@@ -280,7 +330,7 @@ impl Drive {
                     freed_at = end;
                 }
                 done = done.max(freed_at + bus_total);
-                let a = model.media_access(from, done.max(mech_free), 0, lbn, blocks, true, &mut self.pieces);
+                let a = model.media_access(from, done.max(mech_free), None, lbn, blocks, true, &mut self.pieces);
                 self.dirty.push_back((a.media_end, blocks as u64));
                 self.dirty_blocks += blocks as u64;
                 self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: true };
@@ -289,7 +339,7 @@ impl Drive {
             }
             let overhead_ns = ctl.overhead_ns[1][last_w];
             let start = (now.0 + overhead_ns).max(mech_free);
-            let a = model.media_access(from, start, now.0 + overhead_ns + bus_total, lbn, blocks, true, &mut self.pieces);
+            let a = model.media_access(from, start, Some(ctl.write_data_from(now.0, overhead_ns)), lbn, blocks, true, &mut self.pieces);
             self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: true };
             return Service {
                 overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,
@@ -307,7 +357,7 @@ impl Drive {
         }
         let start = (now.0 + overhead_ns).max(mech_free);
         let first = lbn + cached as u64;
-        let a = model.media_access(from, start, 0, first, blocks - cached, false, &mut self.pieces);
+        let a = model.media_access(from, start, None, first, blocks - cached, false, &mut self.pieces);
         let spt = self.pieces[0].sectors_per_track;
         let done = model.read_bus_done(&a, blocks - cached, spt).max(now.0 + overhead_ns + bus_total);
         // The segment: this request, plus the sectors that passed while waiting for it.
@@ -320,7 +370,8 @@ impl Drive {
             }
         }
         let segment = self.cache.allocate(lo, end, false);
-        let max_ra = (spec.read_ahead_max_blocks as u64).min(model.layout.capacity() - end) as u32;
+        let max_ra = self.readahead_blocks(lbn, end);
+        self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment,
             from: (a.cylinder, a.head),
@@ -334,6 +385,40 @@ impl Drive {
             overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,
             bus_wait_ns: done - a.media_end, done: SimTime(done), cache_hit: cached > 0, media_start: SimTime(a.media_start),
         }
+    }
+
+    /// How many blocks the buffer reads ahead after a read of [lbn, end):
+    /// DiskSim's `Buffer continuous read` modes: 1 to the end of the track
+    /// holding the last block, 2 of its cylinder, 3 until the segment is
+    /// full, 4 to the end of the following track when the read continues
+    /// one that reached the track before (else as 1; "the track before" is
+    /// taken as the same number of blocks back); 0 the maximum read-ahead
+    /// flat. Then at least the minimum and at most the maximum read-ahead.
+    fn readahead_blocks(&self, lbn: u64, end: u64) -> u32 {
+        let (layout, spec) = (&self.model.layout, &self.model.spec.controller);
+        let cap = layout.capacity();
+        let track_end = |lbn: u64| {
+            let p = layout.lbn_to_pbn(lbn);
+            layout.track_span(p.cylinder, p.head).map_or(lbn + 1, |t| t.first_lbn + t.blocks as u64).max(lbn + 1)
+        };
+        let max = spec.read_ahead_max_blocks as u64;
+        let to = match spec.continuous_read {
+            0 => end + max,
+            2 => {
+                let cyl = layout.lbn_to_pbn(end - 1).cylinder;
+                (0..layout.surfaces()).filter_map(|h| layout.track_span(cyl, h)).map(|t| t.first_lbn + t.blocks as u64).max().unwrap_or(end)
+            }
+            3 => (lbn + self.cache.segment_blocks).max(end),
+            4 => {
+                let here = track_end(end - 1);
+                let first = layout.lbn_to_pbn(lbn);
+                let track_first = layout.track_span(first.cylinder, first.head).map_or(lbn, |t| t.first_lbn);
+                let streaming = self.last_read_end.is_some_and(|e| e <= lbn && e + (here - track_first) > track_first);
+                if streaming && here < cap { track_end(here) } else { here }
+            }
+            _ => track_end(end - 1),
+        };
+        (to.min(cap).saturating_sub(end)).clamp(spec.read_ahead_min_blocks as u64, max).min(cap - end) as u32
     }
 
     /// Serve a read from the buffer without the mechanism: a hit an external
@@ -369,9 +454,8 @@ impl Drive {
             return None;
         }
         let model = self.model.clone();
-        let spec = &model.spec.controller;
         let overhead_ns = model.controller.hit_overhead_ns[0][self.state.last_was_write as usize];
-        let a = model.media_access(ra.from, ra.start, 0, ra.lbn, (end - ra.lbn) as u32, false, &mut self.pieces);
+        let a = model.media_access(ra.from, ra.start, None, ra.lbn, (end - ra.lbn) as u32, false, &mut self.pieces);
         let bus_ns = model.controller.bus_sector_ns;
         let done = (a.media_end + bus_ns).max(now.0 + overhead_ns + bus_ns * blocks as u64);
         // Blocks up to `end` count as buffered from now on (a request arriving
@@ -380,7 +464,8 @@ impl Drive {
         segment.hi = segment.hi.max(end);
         segment.lo = segment.lo.max(segment.hi.saturating_sub(self.cache.segment_blocks));
         self.cache.touch(ra.segment);
-        let max_ra = (spec.read_ahead_max_blocks as u64).min(model.layout.capacity() - end) as u32;
+        let max_ra = self.readahead_blocks(lbn, end);
+        self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0,
         });
@@ -426,7 +511,7 @@ impl Drive {
             return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
         };
         let min_end = if ra.min > 0 {
-            self.model.clone().media_access(ra.from, ra.start, 0, ra.lbn, ra.min, false, &mut self.pieces).media_end
+            self.model.clone().media_access(ra.from, ra.start, None, ra.lbn, ra.min, false, &mut self.pieces).media_end
         } else {
             0
         };

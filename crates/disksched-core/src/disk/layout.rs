@@ -370,19 +370,24 @@ impl Layout {
         let spt = z.spt as u64;
         let j = (cylinder - z.first_cyl) as u64 * self.surfaces as u64 + t as u64;
         let (start, end) = (j * spt, (j + 1) * spt);
-        let before = Self::blocks_before(z, start);
-        let blocks = (Self::blocks_before(z, end) - before).min((self.capacity - z.first_lbn).saturating_sub(before));
-        if blocks == 0 || z.first_lbn + before >= self.capacity {
+        // LBN positions below `empty` (the zone's empty front) hold no LBN.
+        let before = Self::blocks_before(z, start).max(z.empty);
+        let after = Self::blocks_before(z, end).max(z.empty);
+        let first_lbn = z.first_lbn + before - z.empty;
+        let blocks = (after - before).min(self.capacity.saturating_sub(first_lbn));
+        if blocks == 0 {
             return None;
         }
-        let lo = z.slips.partition_point(|&s| s < start);
+        // The track's first LBN slot (past any empty front on this track).
+        let first_slot = Self::slot_of(z, before);
+        let lo = z.slips.partition_point(|&s| s < first_slot);
         let hi = z.slips.partition_point(|&s| s < end);
         Some(TrackSpan {
-            first_lbn: z.first_lbn + before,
+            first_lbn,
             blocks: blocks as u32,
-            first_sector: self.track_first_sector(z, j),
+            first_sector: ((self.track_first_sector(z, j) as u64 + first_slot - start) % spt) as u32,
             sectors_per_track: z.spt,
-            slips: z.slips[lo..hi].iter().map(|&s| (s - start) as u32).collect(),
+            slips: z.slips[lo..hi].iter().map(|&s| (s - first_slot) as u32).collect(),
         })
     }
 }

@@ -82,8 +82,14 @@ impl Predictor {
         if seek_ns > 0 {
             seek_ns += self.seek_conservatism_ns;
         }
-        // A write reaches the media only once its data has crossed the bus.
-        let bus_wait_ns = if is_write && !self.overlapped { (ctl.bus_write_sector_ns * blocks as u64).saturating_sub(seek_ns) } else { 0 };
+        let seek_ns = seek_ns.max(ctl.min_seek_ns);
+        // A write reaches the media only once enough of its data has crossed the bus (as the drive times it).
+        let bus_wait_ns = if is_write && !self.overlapped {
+            let feed = self.model.write_feed_ns(blocks, self.model.layout.sectors_per_track(to.cylinder));
+            (ctl.write_data_from(0, overhead_ns) - overhead_ns + feed).saturating_sub(seek_ns)
+        } else {
+            0
+        };
         let arrive = m.phase_after(from_phase, overhead_ns + seek_ns + bus_wait_ns);
         Positioning { overhead_ns, seek_ns, bus_wait_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
     }

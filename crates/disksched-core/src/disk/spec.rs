@@ -233,6 +233,21 @@ pub struct ControllerSpec {
     pub read_hits_on_write_data: bool,
     /// While waiting for a read's first sector, keep the sectors that pass before it.
     pub read_any_free_blocks: bool,
+    /// DiskSim `High (read) water mark`: a read miss reconnects to the bus once
+    /// this fraction is buffered (0: as soon as its first sector is).
+    pub read_water_mark: f64,
+    /// DiskSim `Set watermark by reqsize`: the fraction is of the request (else of a segment).
+    pub water_mark_by_request: bool,
+    /// DiskSim `Extra write disconnect` (HP C2247A/C2249A): a write miss
+    /// disconnects after its command and reconnects for its data later; the
+    /// four `extradisc_*` figures time that path.
+    pub extra_write_disconnect: bool,
+    pub extradisc_command_overhead_ms: f64,
+    pub extradisc_disconnect_overhead_ms: f64,
+    pub extradisc_inter_disconnect_delay_ms: f64,
+    pub extradisc_second_disconnect_overhead_ms: f64,
+    /// DiskSim `Minimum seek delay`: a command's positioning takes at least this, even on the same track.
+    pub minimum_seek_delay_ms: f64,
 }
 
 impl Default for ControllerSpec {
@@ -273,6 +288,14 @@ impl Default for ControllerSpec {
             immediate_buffer_write: false,
             read_hits_on_write_data: false,
             read_any_free_blocks: false,
+            read_water_mark: 0.0,
+            water_mark_by_request: true,
+            minimum_seek_delay_ms: 0.0,
+            extra_write_disconnect: false,
+            extradisc_command_overhead_ms: 0.0,
+            extradisc_disconnect_overhead_ms: 0.0,
+            extradisc_inter_disconnect_delay_ms: 0.0,
+            extradisc_second_disconnect_overhead_ms: 0.0,
         }
     }
 }

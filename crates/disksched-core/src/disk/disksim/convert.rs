@@ -231,6 +231,14 @@ fn from_disksim_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         immediate_buffer_write: flag(b, "Immediate buffer write")?,
         read_hits_on_write_data: flag(b, "Allow read hits on write data")?,
         read_any_free_blocks: flag(b, "Read any free blocks")?,
+        read_water_mark: f64_or(b, "High (read) water mark", 0.0)?,
+        water_mark_by_request: flag(b, "Set watermark by reqsize")?,
+        minimum_seek_delay_ms: f64_or(b, "Minimum seek delay", 0.0)?,
+        extra_write_disconnect: flag(b, "Extra write disconnect")?,
+        extradisc_command_overhead_ms: f64_or(b, "Extradisc command overhead", 0.0)?,
+        extradisc_disconnect_overhead_ms: f64_or(b, "Extradisc disconnect overhead", 0.0)?,
+        extradisc_inter_disconnect_delay_ms: f64_or(b, "Extradisc inter-disconnect delay", 0.0)?,
+        extradisc_second_disconnect_overhead_ms: f64_or(b, "Extradisc 2nd disconnect overhead", 0.0)?,
     };
     spec.controller = c;
     Ok(spec)
