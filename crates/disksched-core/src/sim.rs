@@ -593,14 +593,14 @@ impl Simulation {
         }
     }
 
-    /// Let the queues from `from` down send what they have room for; the host
-    /// first, so the controller chooses among everything it holds.
+    /// Let the queues from `from` down send what they have room for: the
+    /// controller first (it hears of a completion before the host does).
     fn dispatch(&mut self, now: SimTime, from: Level) {
-        if from == Level::Host {
-            self.dispatch_queue(Level::Host, now);
-        }
         if self.controller.is_some() {
             self.dispatch_queue(Level::Controller, now);
+        }
+        if from == Level::Host {
+            self.dispatch_queue(Level::Host, now);
         }
     }
 
@@ -639,10 +639,10 @@ impl Simulation {
                 pick(&mut self.host, &mut self.controller, level).held = Some(id);
                 break;
             }
-            // At one per disk this queue's scheduler drives the arm: its sweeps to the edge happen.
+            // With one in flight below it per disk this queue's scheduler drives the arm: its sweeps to the edge happen.
             let q = pick(&mut self.host, &mut self.controller, level);
             let travel = q.sched.travel_first();
-            if q.per_disk_threshold == 1 {
+            if q.threshold.min(q.per_disk_threshold) == 1 {
                 let d = self.reqs.get(id).disk as usize;
                 for cylinder in travel {
                     self.travel(d, now, cylinder);
@@ -670,7 +670,9 @@ impl Simulation {
         let (bytes, write) = (r.blocks as u64 * self.model.spec.sector_bytes as u64, r.is_write);
         self.queue_counters(level).sent(bytes, write);
         if level == Level::Host && self.controller.is_some() {
+            // The controller acts on each piece as it comes, as on each completion.
             self.enter(Level::Controller, now, id);
+            self.dispatch_queue(Level::Controller, now);
         } else {
             self.issue(now, id);
         }

@@ -33,9 +33,9 @@
 //! - `travel_first()` right after a `dispatch`: cylinders the heads must
 //!   visit first (SCAN and C-SCAN sweep to the disk's edge); the drive makes
 //!   the empty seeks before serving the request. Honoured at the drive's
-//!   queue, and at the queue that feeds the disks (the host's, or the
-//!   controller's if there is one) with a queuing threshold of 1 per disk
-//!   (then that queue's order is the arm's); ignored elsewhere.
+//!   queue, and at a host or controller queue that keeps at most one
+//!   request in flight below it per disk (queuing threshold 1: then its
+//!   order is the arm's); ignored elsewhere.
 //! - `counters()` and `timeline(end)` at the end of a run: the algorithm's own
 //!   counters, and samples of its state over time (a shaper's token rates).
 //! - `drain()` when the queue's algorithm is switched at run time: hand
