@@ -67,7 +67,7 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
         disk_sched: Optional[str] = typer.Option(None, "--disk-sched", help="The drive's scheduler."),
         disk_set: list[str] = typer.Option([], "--disk-set", help="Drive scheduler tunable, key=value."),
         ctl_sched: Optional[str] = typer.Option(None, "--ctl-sched", help="The controller's scheduler "
-                                                "(adds a [controller] level, threshold 1, if the config has none)."),
+                                                "(adds a controller level, threshold 1, if the config has none)."),
         ctl_set: list[str] = typer.Option([], "--ctl-set", help="Controller scheduler tunable, key=value."),
         shaper: Optional[str] = typer.Option(None, "--shaper", help="Traffic-shaper policy: fixed, optimistic, pessimistic."),
         shape: list[str] = typer.Option([], "--shape", help="Shaper tunable, key=value: cut_factor=0.5, "

@@ -570,14 +570,23 @@ impl Simulation {
     fn gauge(&mut self, level: Level, now: SimTime, len: usize) {
         match level {
             Level::Host => self.metrics.host_queue(now, len),
-            _ => self.metrics.controller_queue(now, len),
+            Level::Controller => self.metrics.controller_queue(now, len),
+            Level::Disk => unreachable!("the disks' gauge counts what is outstanding at them"),
+        }
+    }
+
+    fn queue(&self, level: Level) -> &Queue {
+        match level {
+            Level::Host => &self.host,
+            Level::Controller => self.controller.as_ref().expect("a controller level"),
+            Level::Disk => unreachable!("the disks' queues are their units'"),
         }
     }
 
     /// Whether queue `level` may send down piece `id` (or, with `None`, any
     /// piece): below its threshold in total and at the piece's disk.
     fn has_room(&self, level: Level, id: Option<ReqId>) -> bool {
-        let q = if level == Level::Host { &self.host } else { self.controller.as_ref().expect("a controller level") };
+        let q = self.queue(level);
         let disk_room = |u: &Unit| u.outstanding < q.per_disk_threshold;
         self.in_flight(level) < q.threshold as u64 && match id {
             Some(id) => disk_room(&self.units[self.reqs.get(id).disk as usize]),
@@ -606,14 +615,14 @@ impl Simulation {
 
     /// Move pieces from queue `level` to the level below while there is room.
     fn dispatch_queue(&mut self, level: Level, now: SimTime) {
-        if let Some(id) = pick(&mut self.host, &mut self.controller, level).held {
+        if let Some(id) = self.queue(level).held {
             if !self.has_room(level, Some(id)) {
                 return;
             }
             pick(&mut self.host, &mut self.controller, level).held = None;
             self.send_below(level, now, id);
         }
-        while self.has_room(level, None) && !pick(&mut self.host, &mut self.controller, level).sched.is_empty() {
+        while self.has_room(level, None) && !self.queue(level).sched.is_empty() {
             let nothing_below = self.in_flight(level) == 0;
             let head = self.queue_head(now);
             let q = pick(&mut self.host, &mut self.controller, level);
@@ -650,7 +659,7 @@ impl Simulation {
             }
             self.send_below(level, now, id);
         }
-        let q = pick(&mut self.host, &mut self.controller, level);
+        let q = self.queue(level);
         let len = q.sched.len() + q.held.is_some() as usize;
         self.gauge(level, now, len);
     }
@@ -658,7 +667,7 @@ impl Simulation {
     /// Piece `id` leaves queue `level` (dispatched, or bypassing it) for the
     /// controller's queue or its disk.
     fn send_below(&mut self, level: Level, now: SimTime, id: ReqId) {
-        let gen = pick(&mut self.host, &mut self.controller, level).gen;
+        let gen = self.queue(level).gen;
         let r = self.reqs.get_mut(id);
         if level == Level::Host {
             r.host_gen = gen;
