@@ -32,6 +32,20 @@ def test_same_seed_is_bit_identical_and_seed_override_changes_it(small_oltp):
     assert not np.array_equal(a.lbn.values, c.lbn.values)
 
 
+def test_a_controller_level_is_reported_like_the_host_queue(small_oltp):
+    # The host lets 16 through; the controller (added by ctl_sched, threshold 1) keeps one at the disk.
+    r = disksched.run(small_oltp, records=True, ctl_sched="rr", ctl_settings=[("wait_ms", 2)])
+    c = r.counters
+    assert c["controller_queue"]["requests"] == c["controller_queue"]["done"] == c["pieces"] == 2000
+    assert (c["host_queue"]["max_in_flight"], c["controller_queue"]["max_in_flight"]) == (10, 1)  # OLTP: 10 clients
+    assert c["scheduler"]["controller.classes_created"] >= 10
+    assert r.summary["max_controller_queue"] == 9
+    df = r.records()
+    assert ((df.arrival_ns <= df.host_dispatched_ns) & (df.host_dispatched_ns <= df.issued_ns)).all()
+    assert (df.host_dispatched_ns < df.issued_ns).any()
+    assert "controller_queue" not in disksched.run(small_oltp).counters
+
+
 def test_records_off_by_default(small_oltp):
     r = disksched.run(small_oltp)
     with pytest.raises(disksched.DiskschedError, match="records=True"):

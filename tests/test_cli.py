@@ -233,3 +233,13 @@ def test_reproduce_rizzo2009_quick(tmp_path):
     rw = cases["reader + writer"]["clook"]["ours"]
     assert rw[0] < 0.05 * rw[1]
     assert "paper" in p.stdout
+
+
+def test_ctl_sched_and_set_choose_the_controller_queue():
+    p = cli("run", ROOT / "examples/controller.toml", "--ctl-sched", "mq_deadline", "--ctl-set", "fifo_batch=8", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["max_controller_queue"] > 16
+    p = cli("run", ROOT / "examples/oltp.toml", "--json")
+    assert p.returncode == 0 and "controller" not in p.stdout
+    p = cli("run", ROOT / "examples/oltp.toml", "--ctl-sched", "rr", "--ctl-set", "wait_ms=99")
+    assert p.returncode == 2 and p.stderr.strip() == "error: controller.set.wait_ms: 99 ms is out of range [0, 30]"

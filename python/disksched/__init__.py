@@ -103,15 +103,19 @@ def run(config: Config, *, seed: Optional[int] = None, records: Optional[bool] =
         progress: Optional[Callable[[int, int], Any]] = None,
         sched: Optional[str] = None, settings: Sequence[tuple[str, float]] = (),
         disk_sched: Optional[str] = None, disk_settings: Sequence[tuple[str, float]] = (),
-        shaper: Optional[str] = None, shaper_settings: Sequence[tuple[str, float]] = ()) -> Result:
+        shaper: Optional[str] = None, shaper_settings: Sequence[tuple[str, float]] = (),
+        ctl_sched: Optional[str] = None, ctl_settings: Sequence[tuple[str, float]] = ()) -> Result:
     """Run a simulation. `config` is a path to a TOML file or a dict of the
     same shape. `seed`, `records`, the host scheduler (`sched`, with tunable
-    `settings`), the drive's (`disk_sched`, `disk_settings`) and the traffic
+    `settings`), the drive's (`disk_sched`, `disk_settings`), the traffic
     shaper's policy (`shaper`) and settings (`shaper_settings`: `cut_factor`,
-    `best-effort.rate_per_s`, ...) override the config's values."""
+    `best-effort.rate_per_s`, ...) and the controller's scheduler
+    (`ctl_sched`, `ctl_settings`; adds a `[controller]` level if the config
+    has none) override the config's values."""
     text, origin = load_config(config)
     summary, counters, cols, series = _core.run(text, origin, seed, records, progress, sched, list(settings),
-                                                disk_sched, list(disk_settings), shaper, list(shaper_settings))
+                                                disk_sched, list(disk_settings), shaper, list(shaper_settings),
+                                                ctl_sched, list(ctl_settings))
     return Result(json.loads(summary), json.loads(counters), cols, series)
 
 

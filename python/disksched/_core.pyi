@@ -19,6 +19,8 @@ def run(
     disk_set: Optional[list[tuple[str, float]]] = ...,
     shaper_policy: Optional[str] = ...,
     shaper_set: Optional[list[tuple[str, float]]] = ...,
+    ctl_sched: Optional[str] = ...,
+    ctl_set: Optional[list[tuple[str, float]]] = ...,
 ) -> tuple[str, str, Optional[dict[str, np.ndarray]], Optional[dict]]:
     """Run a simulation; returns (summary JSON, counters JSON, record columns or None,
     time series or None: window_ms, per client-window columns client, class, window,

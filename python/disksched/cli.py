@@ -66,6 +66,9 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
         set_: list[str] = typer.Option([], "--set", help="Host scheduler tunable, key=value (repeatable)."),
         disk_sched: Optional[str] = typer.Option(None, "--disk-sched", help="The drive's scheduler."),
         disk_set: list[str] = typer.Option([], "--disk-set", help="Drive scheduler tunable, key=value."),
+        ctl_sched: Optional[str] = typer.Option(None, "--ctl-sched", help="The controller's scheduler "
+                                                "(adds a controller level, threshold 1, if the config has none)."),
+        ctl_set: list[str] = typer.Option([], "--ctl-set", help="Controller scheduler tunable, key=value."),
         shaper: Optional[str] = typer.Option(None, "--shaper", help="Traffic-shaper policy: fixed, optimistic, pessimistic."),
         shape: list[str] = typer.Option([], "--shape", help="Shaper tunable, key=value: cut_factor=0.5, "
                                                             "best-effort.rate_per_s=90, background.wbps=1e6 (repeatable).")) -> None:
@@ -77,7 +80,8 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
     try:
         result = run_sim(config, seed=seed, records=True if out else None, progress=progress, sched=sched,
                          settings=parse_settings(set_), disk_sched=disk_sched, disk_settings=parse_settings(disk_set),
-                         shaper=shaper, shaper_settings=parse_settings(shape))
+                         shaper=shaper, shaper_settings=parse_settings(shape),
+                         ctl_sched=ctl_sched, ctl_settings=parse_settings(ctl_set))
     finally:
         progress.close()
     if out is not None:

@@ -39,7 +39,9 @@ def summary_rows(summary: dict) -> list[tuple[str, str]]:
         ("service ms", f"seek {summary['mean_seek_ms']:.3f}  rotation {summary['mean_rotation_ms']:.3f}  "
                        f"transfer {summary['mean_transfer_ms']:.3f}  overhead {summary['mean_overhead_ms']:.3f}"),
         ("queues", f"host mean {summary['mean_host_queue']:.2f} (max {summary['max_host_queue']})  "
-                   f"disk mean {summary['mean_disk_queue']:.2f} (max {summary['max_disk_queue']})"),
+                   + (f"controller mean {summary['mean_controller_queue']:.2f} (max {summary['max_controller_queue']})  "
+                      if "mean_controller_queue" in summary else "")
+                   + f"disk mean {summary['mean_disk_queue']:.2f} (max {summary['max_disk_queue']})"),
         ("simulated time", f"{summary['sim_time_ms'] / 1000:.3f} s"),
     ] + freeblock_rows(summary.get("freeblock"))
 

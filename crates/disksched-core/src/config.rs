@@ -8,6 +8,7 @@
 //! [host]
 //! scheduler = "sptf"
 //! queue_threshold = 16      # most requests outstanding at the disk, 1..1024
+//! # [controller]            # optional level between host and disks (see `sim`)
 //! [workload]
 //! kind = "oltp"
 //! [run]
@@ -28,6 +29,9 @@ pub struct SimConfig {
     pub disk: DiskConfig,
     #[serde(default)]
     pub host: HostConfig,
+    /// A controller queue between the host queue and the disks (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<ControllerConfig>,
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub run: RunConfig,
@@ -78,7 +82,8 @@ pub struct HostConfig {
     pub scheduler: String,
     #[serde(default)]
     pub set: BTreeMap<String, f64>,
-    /// Maximum requests outstanding at the disk; the rest wait in the host queue.
+    /// Maximum requests outstanding at each disk, or with a `[controller]`
+    /// at the controller and below; the rest wait in the host queue.
     #[serde(default = "one")]
     pub queue_threshold: u32,
     /// A flow idle this long at a queue has its class freed (`fini_class`), ms.
@@ -92,6 +97,34 @@ pub struct HostConfig {
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1, shaper: None, class_expire_ms: class_expire_ms() }
+    }
+}
+
+/// The controller's queue: it takes what the host sends and feeds the disks.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    #[serde(default = "fcfs")]
+    pub scheduler: String,
+    #[serde(default)]
+    pub set: BTreeMap<String, f64>,
+    /// Maximum requests outstanding at the disks together; the rest wait in the controller queue.
+    #[serde(default = "one")]
+    pub queue_threshold: u32,
+    /// Maximum outstanding at each disk (default, and at most, `queue_threshold`).
+    #[serde(default)]
+    pub per_disk_threshold: Option<u32>,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1, per_disk_threshold: None }
+    }
+}
+
+impl ControllerConfig {
+    pub fn per_disk(&self) -> u32 {
+        self.per_disk_threshold.unwrap_or(self.queue_threshold)
     }
 }
 
@@ -125,7 +158,7 @@ fn one() -> u32 {
     1
 }
 
-/// At `at_ms`, replace the scheduler of queue `queue` ("host" or "disk");
+/// At `at_ms`, replace the scheduler of queue `queue` ("host", "controller" or "disk");
 /// its pending requests move to the new one.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -169,15 +202,35 @@ impl SimConfig {
             return Err(config_err("host.queue_threshold", format!(
                 "{} is out of range [1, {MAX_QUEUE_THRESHOLD}]", self.host.queue_threshold)));
         }
+        if let Some(c) = &self.controller {
+            for (key, t) in [("queue_threshold", c.queue_threshold), ("per_disk_threshold", c.per_disk())] {
+                if !(1..=MAX_QUEUE_THRESHOLD).contains(&t) {
+                    return Err(config_err(format!("controller.{key}"), format!("{t} is out of range [1, {MAX_QUEUE_THRESHOLD}]")));
+                }
+            }
+            if c.per_disk() > c.queue_threshold {
+                return Err(config_err("controller.per_disk_threshold", format!(
+                    "{} exceeds controller.queue_threshold ({})", c.per_disk(), c.queue_threshold)));
+            }
+        }
         if let Some(f) = &self.freeblock {
             f.validate(self.host.queue_threshold)?;
+            if f.external() && self.controller.is_some() {
+                return Err(config_err("freeblock.mode", "external mode keeps the host's commands at the drive: it needs no [controller]"));
+            }
         }
         for (i, r) in self.reconfigure.iter().enumerate() {
             if !(r.at_ms >= 0.0 && r.at_ms.is_finite()) {
                 return Err(config_err(format!("reconfigure[{i}].at_ms"), format!("{} must be >= 0", r.at_ms)));
             }
-            if r.queue != "host" && r.queue != "disk" {
-                return Err(config_err(format!("reconfigure[{i}].queue"), format!("'{}' (expected host or disk)", r.queue)));
+            let (known, expected) = match (r.queue.as_str(), self.controller.is_some()) {
+                ("host" | "disk", _) | ("controller", true) => (true, ""),
+                ("controller", false) => (false, "host or disk; the config has no [controller]"),
+                (_, true) => (false, "host, controller or disk"),
+                (_, false) => (false, "host or disk"),
+            };
+            if !known {
+                return Err(config_err(format!("reconfigure[{i}].queue"), format!("'{}' (expected {expected})", r.queue)));
             }
         }
         if self.run.requests == Some(0) {

@@ -1,18 +1,34 @@
-//! The simulation: workload -> host (or controller) queue -> (queuing
-//! threshold) -> drive queue -> drive, for one disk or an array of identical
-//! disks behind one controller, driven by the event engine.
+//! The simulation, driven by the event engine. The queue topology:
+//!
+//! ```text
+//! workload -> host queue -(host.queue_threshold)-> [controller queue -(controller thresholds)->]
+//!          -> disk queue of each disk -> drive, one command at a time
+//! ```
+//!
+//! for one disk or an array of identical disks behind one controller
+//! (concatenated or striped). Each queue has its own scheduler from the one
+//! registry.
 //!
 //! Request life cycle: `Arrived` (generator) -> split into one piece per disk
-//! (an array request crossing disks; usually one piece) -> host scheduler
-//! `insert` -> host `dispatch` while the piece's disk has fewer than
-//! `queue_threshold` outstanding -> drive scheduler `insert` -> drive
-//! `dispatch` when the mechanism is free -> `DiskDone` at the time the drive
-//! model computed -> completion, of the workload's request once its last
-//! piece is done.
+//! (an array request crossing disks; usually one piece; pieces are the unit
+//! of every queue and threshold below) -> host scheduler `insert` -> host
+//! `dispatch` while there is room below -> (controller scheduler `insert` ->
+//! controller `dispatch` while there is room at the disks) -> drive scheduler
+//! `insert` -> drive `dispatch` when the mechanism is free -> `DiskDone` at
+//! the time the drive model computed -> completion, of the workload's request
+//! once its last piece is done.
 //!
-//! The host queue is one logical queue (Riska & Riedel's controller): when
-//! its scheduler hands out a piece whose disk is at its threshold, the piece
-//! waits at the head and nothing passes it until that disk has room.
+//! Without a `[controller]` the host queue feeds the disks: it is the
+//! driver's queue of one disk, or the controller's one logical queue of an
+//! array (Riska & Riedel), and `host.queue_threshold` bounds what is
+//! outstanding at each disk. With one, the host queue is the driver's:
+//! `host.queue_threshold` bounds what is outstanding at the controller (its
+//! queue and the disks), and the controller queue feeds the disks, at most
+//! `controller.queue_threshold` outstanding at them together and
+//! `controller.per_disk_threshold` at each. The queue that feeds the disks is
+//! one logical queue: when its scheduler hands out a piece whose disk is at
+//! its threshold, the piece waits at the head and nothing passes it until
+//! that disk has room.
 
 use crate::background::external::{External, Foreground};
 use crate::background::planner::{Planner, Visit};
@@ -37,8 +53,8 @@ use std::sync::Arc;
 enum Event {
     /// Disk `.0` finished the command in service.
     DiskDone(u32),
-    /// A scheduler asked to be consulted again (`wake_at`).
-    HostWake,
+    /// A queue's scheduler asked to be consulted again (`wake_at`).
+    Wake(Level),
     /// The drive finished a background (freeblock idle-time) transfer.
     BackgroundDone,
     /// Run-time reconfiguration `i` of the config is due.
@@ -53,7 +69,7 @@ impl Event {
     fn priority(&self) -> u8 {
         match self {
             Event::DiskDone(_) | Event::BackgroundDone => 0,
-            Event::HostWake | Event::Reconfigure(_) => 1,
+            Event::Wake(_) | Event::Reconfigure(_) => 1,
             Event::Arrived { .. } => 2,
         }
     }
@@ -102,6 +118,9 @@ pub struct Counters {
     pub drive_dispatched: u64,
     pub completed: u64,
     pub host_queue: QueueCounters,
+    /// With a controller level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller_queue: Option<QueueCounters>,
     pub disk_queue: QueueCounters,
     /// Range requests placed by the drive, and those that had to overlap a
     /// concurrent range write's blocks (every acceptable start was claimed).
@@ -125,6 +144,45 @@ struct Freeblock {
     plan: bool,
 }
 
+/// A queue level: the disks' own, or one of the queues above them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    Host,
+    Controller,
+    Disk,
+}
+
+/// A queue above the disks (the host's, or the controller's) and its owner's state.
+struct Queue {
+    sched: Box<dyn Scheduler>,
+    /// The `wake_at` time an event is scheduled for.
+    wake: Option<SimTime>,
+    /// Flows with requests here (for `init_class` / `fini_class`).
+    classes: Classes,
+    /// Bumped when the scheduler is replaced at run time.
+    gen: u32,
+    /// Most pieces in flight below this queue in total and at each disk (`u32::MAX`: no limit).
+    threshold: u32,
+    per_disk_threshold: u32,
+    /// A piece the scheduler handed out whose disk was full: it blocks the queue.
+    held: Option<ReqId>,
+}
+
+impl Queue {
+    fn new(sched: Box<dyn Scheduler>, class_expire: SimDuration, threshold: u32, per_disk_threshold: u32) -> Queue {
+        Queue { sched, wake: None, classes: Classes::new(class_expire), gen: 0, threshold, per_disk_threshold, held: None }
+    }
+}
+
+/// The host's or the controller's queue (split borrows of the simulation's fields).
+fn pick<'a>(host: &'a mut Queue, controller: &'a mut Option<Queue>, level: Level) -> &'a mut Queue {
+    match level {
+        Level::Host => host,
+        Level::Controller => controller.as_mut().expect("a controller level"),
+        Level::Disk => unreachable!("the disks' queues are their units'"),
+    }
+}
+
 /// One disk of the array with its own queue.
 struct Unit {
     drive: Drive,
@@ -141,13 +199,8 @@ pub struct Simulation {
     reqs: RequestTable,
     generator: Box<dyn Generator>,
     rng: SimRng,
-    host: Box<dyn Scheduler>,
-    host_wake: Option<SimTime>,
-    /// Flows with requests at the host queue (for `init_class` / `fini_class`).
-    host_classes: Classes,
-    /// A piece the host scheduler handed out whose disk was full: it blocks the queue.
-    held: Option<ReqId>,
-    threshold: u32,
+    host: Queue,
+    controller: Option<Queue>,
     /// Outstanding pieces over all disks.
     outstanding: u32,
     units: Vec<Unit>,
@@ -169,10 +222,9 @@ pub struct Simulation {
     stop_arrivals_at: Option<SimTime>,
     model: Arc<DiskModel>,
     freeblock: Option<Freeblock>,
-    /// Schedulers to switch to, built (and so checked) up front: (at, queue is
-    /// host, one scheduler for the host or one per disk).
-    reconfigure: Vec<(SimTime, bool, Vec<Box<dyn Scheduler>>)>,
-    host_gen: u32,
+    /// Schedulers to switch to, built (and so checked) up front: (at, queue,
+    /// one scheduler for the host or controller or one per disk).
+    reconfigure: Vec<(SimTime, Level, Vec<Box<dyn Scheduler>>)>,
     disk_gen: u32,
     claims: Claims,
     /// A broken invariant found deep in an event handler; the run stops with it.
@@ -185,7 +237,7 @@ pub struct Simulation {
 pub struct RunResult {
     pub summary: Summary,
     pub counters: Counters,
-    /// Each scheduler's own counters: ("host" | "disk", name, value).
+    /// Each scheduler's own counters: ("host" | "controller" | "disk", name, value).
     pub scheduler_counters: Vec<(&'static str, &'static str, u64)>,
     pub freeblock: Option<FreeblockSummary>,
     pub records: Option<Records>,
@@ -204,13 +256,22 @@ impl Simulation {
     pub fn with_model(cfg: &SimConfig, model: Arc<DiskModel>) -> Result<Simulation> {
         cfg.validate()?;
         let settings = |m: &std::collections::BTreeMap<String, f64>| m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>();
-        let mut host = sched::build(&cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
+        let mut host_sched = sched::build(&cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
         let series_window = cfg.run.series_window_ms.map(SimDuration::from_ms);
         if let Some(shaper) = &cfg.host.shaper {
-            host = Box::new(crate::qos::shaper::Shaper::new(shaper, host, series_window)?);
+            host_sched = Box::new(crate::qos::shaper::Shaper::new(shaper, host_sched, series_window)?);
         }
         let n = cfg.disk.count;
         let class_expire = SimDuration::from_ms(cfg.host.class_expire_ms);
+        // The queue that feeds the disks limits each disk; the host above a controller, the controller's total.
+        let (host, controller) = match &cfg.controller {
+            None => (Queue::new(host_sched, class_expire, u32::MAX, cfg.host.queue_threshold), None),
+            Some(c) => {
+                let ctl = sched::build_as(Some("set"), &c.scheduler, &settings(&c.set)).map_err(|e| prefix(e, "controller"))?;
+                (Queue::new(host_sched, class_expire, cfg.host.queue_threshold, u32::MAX),
+                 Some(Queue::new(ctl, class_expire, c.queue_threshold, c.per_disk())))
+            }
+        };
         let array = Array::new(n, cfg.disk.array, cfg.disk.stripe_kb, model.layout.capacity(), model.spec.sector_bytes)?;
         let mut units = Vec::new();
         for _ in 0..n {
@@ -227,9 +288,13 @@ impl Simulation {
             return Err(crate::error::config_err("freeblock", "freeblock scheduling needs a single disk (disk.count = 1)"));
         }
         let depth = model.spec.controller.queue_depth;
-        if cfg.host.queue_threshold > depth {
-            return Err(crate::error::config_err("host.queue_threshold", format!(
-                "{} exceeds the drive's command queue depth of {depth}", cfg.host.queue_threshold)));
+        let (key, per_disk) = match &cfg.controller {
+            None => ("host.queue_threshold", cfg.host.queue_threshold),
+            Some(c) if c.per_disk_threshold.is_some() => ("controller.per_disk_threshold", c.per_disk()),
+            Some(c) => ("controller.queue_threshold", c.queue_threshold),
+        };
+        if per_disk > depth {
+            return Err(crate::error::config_err(key, format!("{per_disk} exceeds the drive's command queue depth of {depth}")));
         }
         let mut workload = cfg.workload.clone();
         if let crate::workload::WorkloadConfig::Trace(t) = &mut workload {
@@ -261,14 +326,18 @@ impl Simulation {
         };
         let mut reconfigure = Vec::new();
         for (i, r) in cfg.reconfigure.iter().enumerate() {
-            let copies = if r.queue == "host" { 1 } else { n };
+            let level = match r.queue.as_str() {
+                "host" => Level::Host,
+                "controller" => Level::Controller,
+                _ => Level::Disk,
+            };
+            let copies = if level == Level::Disk { n } else { 1 };
             let s = (0..copies).map(|_| sched::build(&r.scheduler, &settings(&r.set)).map_err(|e| prefix(e, &format!("reconfigure[{i}]"))))
                 .collect::<Result<Vec<_>>>()?;
-            reconfigure.push((SimTime::ZERO + SimDuration::from_ms(r.at_ms), r.queue == "host", s));
+            reconfigure.push((SimTime::ZERO + SimDuration::from_ms(r.at_ms), level, s));
         }
         Ok(Simulation {
             reconfigure,
-            host_gen: 0,
             disk_gen: 0,
             claims: Claims::new(),
             failed: None,
@@ -279,10 +348,7 @@ impl Simulation {
             generator,
             rng: SimRng::seed_from_u64(cfg.seed),
             host,
-            host_wake: None,
-            host_classes: Classes::new(class_expire),
-            held: None,
-            threshold: cfg.host.queue_threshold,
+            controller,
             outstanding: 0,
             units,
             array,
@@ -296,9 +362,12 @@ impl Simulation {
                 if let Some(w) = series_window {
                     m.keep_series(w.ns());
                 }
+                if cfg.controller.is_some() {
+                    m.keep_controller_queue();
+                }
                 m
             },
-            counters: Counters::default(),
+            counters: Counters { controller_queue: cfg.controller.as_ref().map(|_| QueueCounters::default()), ..Default::default() },
             done_below: 0,
             done_above: Default::default(),
             limit: cfg.run.requests.unwrap_or(match cfg.workload {
@@ -337,10 +406,11 @@ impl Simulation {
                 Event::DiskDone(d) => self.disk_done(now, d as usize)?,
                 Event::BackgroundDone => self.background_done(now),
                 Event::Reconfigure(i) => self.reconfigure(now, i)?,
-                Event::HostWake => {
-                    if self.host_wake == Some(now) {
-                        self.host_wake = None;
-                        self.host_dispatch(now);
+                Event::Wake(level) => {
+                    let q = pick(&mut self.host, &mut self.controller, level);
+                    if q.wake == Some(now) {
+                        q.wake = None;
+                        self.dispatch(now, level);
                     }
                 }
             }
@@ -358,7 +428,8 @@ impl Simulation {
         }
         self.check_conservation()?;
         progress(self.counters.completed, self.limit);
-        let scheduler_counters = self.host.counters().into_iter().map(|(n, v)| ("host", n, v))
+        let scheduler_counters = self.host.sched.counters().into_iter().map(|(n, v)| ("host", n, v))
+            .chain(self.controller.iter().flat_map(|c| c.sched.counters()).map(|(n, v)| ("controller", n, v)))
             .chain(self.units.iter().flat_map(|u| u.sched.counters()).map(|(n, v)| ("disk", n, v)))
             .collect();
         let summary = self.metrics.summary(end);
@@ -377,7 +448,7 @@ impl Simulation {
             s.external = f.external.as_ref().map(External::summary);
             f.summary
         });
-        let samples = self.host.timeline(end);
+        let samples = self.host.sched.timeline(end);
         Ok(RunResult {
             freeblock,
             summary,
@@ -388,9 +459,10 @@ impl Simulation {
         })
     }
 
-    /// The host's view: its belief of disk 0's state (a positional host
-    /// scheduler over an array sees the first disk's heads).
-    fn ctx_head_for_host(&self, now: SimTime) -> HeadState {
+    /// The view of the queues above the disks: the host's belief of disk 0's
+    /// state (a positional host or controller scheduler over an array sees
+    /// the first disk's heads).
+    fn queue_head(&self, now: SimTime) -> HeadState {
         head_at(&self.units[0].belief, now)
     }
 
@@ -459,81 +531,167 @@ impl Simulation {
             self.enqueue(now, piece);
         }
         self.pieces_buf = pieces;
-        self.host_dispatch(now);
+        self.dispatch(now, Level::Host);
         Ok(())
     }
 
     /// A piece enters the host queue (or bypasses it).
     fn enqueue(&mut self, now: SimTime, piece: Request) {
-        self.counters.host_queue.requests += 1;
         let id = self.reqs.insert(piece);
-        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims, cache: None };
-        if self.host.bypass(id, &ctx) {
-            self.reqs.get_mut(id).bypassed = true;
-            self.issue(now, id);
+        self.enter(Level::Host, now, id);
+    }
+
+    /// Piece `id` enters queue `level` (or bypasses it).
+    fn enter(&mut self, level: Level, now: SimTime, id: ReqId) {
+        self.queue_counters(level).requests += 1;
+        let head = self.queue_head(now);
+        let q = pick(&mut self.host, &mut self.controller, level);
+        let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims, cache: None };
+        if q.sched.bypass(id, &ctx) {
+            let r = self.reqs.get_mut(id);
+            if level == Level::Host { r.bypassed = true } else { r.ctl_bypassed = true }
+            self.send_below(level, now, id);
             return;
         }
-        self.host_classes.enter(self.host.as_mut(), self.reqs.get(id).flow);
-        self.host.insert(id, &ctx);
-        self.metrics.host_queue(now, self.host.len());
+        q.classes.enter(q.sched.as_mut(), self.reqs.get(id).flow);
+        q.sched.insert(id, &ctx);
+        let len = q.sched.len();
+        self.gauge(level, now, len);
     }
 
-    fn has_room(&self, id: ReqId) -> bool {
-        self.units[self.reqs.get(id).disk as usize].outstanding < self.threshold
+    fn queue_counters(&mut self, level: Level) -> &mut QueueCounters {
+        match level {
+            Level::Host => &mut self.counters.host_queue,
+            Level::Controller => self.counters.controller_queue.as_mut().expect("a controller level"),
+            Level::Disk => &mut self.counters.disk_queue,
+        }
     }
 
-    /// Move pieces from the host queue to their disks while they have room.
-    fn host_dispatch(&mut self, now: SimTime) {
-        if let Some(id) = self.held {
-            if !self.has_room(id) {
+    fn gauge(&mut self, level: Level, now: SimTime, len: usize) {
+        match level {
+            Level::Host => self.metrics.host_queue(now, len),
+            Level::Controller => self.metrics.controller_queue(now, len),
+            Level::Disk => unreachable!("the disks' gauge counts what is outstanding at them"),
+        }
+    }
+
+    fn queue(&self, level: Level) -> &Queue {
+        match level {
+            Level::Host => &self.host,
+            Level::Controller => self.controller.as_ref().expect("a controller level"),
+            Level::Disk => unreachable!("the disks' queues are their units'"),
+        }
+    }
+
+    /// Whether queue `level` may send down piece `id` (or, with `None`, any
+    /// piece): below its threshold in total and at the piece's disk.
+    fn has_room(&self, level: Level, id: Option<ReqId>) -> bool {
+        let q = self.queue(level);
+        let disk_room = |u: &Unit| u.outstanding < q.per_disk_threshold;
+        self.in_flight(level) < q.threshold as u64 && match id {
+            Some(id) => disk_room(&self.units[self.reqs.get(id).disk as usize]),
+            None => self.units.iter().any(disk_room),
+        }
+    }
+
+    /// Pieces sent down from queue `level` and not yet done.
+    fn in_flight(&self, level: Level) -> u64 {
+        match level {
+            Level::Host => self.counters.host_queue.in_flight,
+            _ => self.counters.controller_queue.as_ref().expect("a controller level").in_flight,
+        }
+    }
+
+    /// Let the queues from `from` down send what they have room for: the
+    /// controller first (it hears of a completion before the host does).
+    fn dispatch(&mut self, now: SimTime, from: Level) {
+        if self.controller.is_some() {
+            self.dispatch_queue(Level::Controller, now);
+        }
+        if from == Level::Host {
+            self.dispatch_queue(Level::Host, now);
+        }
+    }
+
+    /// Move pieces from queue `level` to the level below while there is room.
+    fn dispatch_queue(&mut self, level: Level, now: SimTime) {
+        if let Some(id) = self.queue(level).held {
+            if !self.has_room(level, Some(id)) {
                 return;
             }
-            self.held = None;
-            self.issue(now, id);
+            pick(&mut self.host, &mut self.controller, level).held = None;
+            self.send_below(level, now, id);
         }
-        while self.units.iter().any(|u| u.outstanding < self.threshold) && !self.host.is_empty() {
-            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head: self.ctx_head_for_host(now), claims: &self.claims, cache: None };
-            let id = match self.host.dispatch(&ctx, false) {
+        while self.has_room(level, None) && !self.queue(level).sched.is_empty() {
+            let nothing_below = self.in_flight(level) == 0;
+            let head = self.queue_head(now);
+            let q = pick(&mut self.host, &mut self.controller, level);
+            let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims, cache: None };
+            let id = match q.sched.dispatch(&ctx, false) {
                 Some(id) => id,
                 None => {
-                    if let Some(t) = self.host.wake_at().filter(|&t| t > now) {
-                        if self.host_wake != Some(t) {
-                            self.host_wake = Some(t);
-                            self.engine.schedule(t, 1, Event::HostWake);
+                    if let Some(t) = q.sched.wake_at().filter(|&t| t > now) {
+                        if q.wake != Some(t) {
+                            q.wake = Some(t);
+                            self.engine.schedule(t, 1, Event::Wake(level));
                         }
                         break;
-                    } else if self.outstanding == 0 {
+                    } else if nothing_below {
                         // Nothing in flight will call us again: never stall.
-                        self.host.dispatch(&ctx, true).expect("forced dispatch from a non-empty queue")
+                        q.sched.dispatch(&ctx, true).expect("forced dispatch from a non-empty queue")
                     } else {
                         break;
                     }
                 }
             };
-            if !self.has_room(id) {
-                self.held = Some(id);
+            if !self.has_room(level, Some(id)) {
+                pick(&mut self.host, &mut self.controller, level).held = Some(id);
                 break;
             }
-            // At threshold 1 the host's scheduler drives the arm: its sweeps to the edge happen.
-            let travel = self.host.travel_first();
-            if self.threshold == 1 {
+            // With one in flight below it per disk this queue's scheduler drives the arm: its sweeps to the edge happen.
+            let q = pick(&mut self.host, &mut self.controller, level);
+            let travel = q.sched.travel_first();
+            if q.threshold.min(q.per_disk_threshold) == 1 {
                 let d = self.reqs.get(id).disk as usize;
                 for cylinder in travel {
                     self.travel(d, now, cylinder);
                 }
             }
-            self.issue(now, id);
+            self.send_below(level, now, id);
         }
-        self.metrics.host_queue(now, self.host.len() + self.held.is_some() as usize);
+        let q = self.queue(level);
+        let len = q.sched.len() + q.held.is_some() as usize;
+        self.gauge(level, now, len);
     }
 
+    /// Piece `id` leaves queue `level` (dispatched, or bypassing it) for the
+    /// controller's queue or its disk.
+    fn send_below(&mut self, level: Level, now: SimTime, id: ReqId) {
+        let gen = self.queue(level).gen;
+        let r = self.reqs.get_mut(id);
+        if level == Level::Host {
+            r.host_gen = gen;
+            r.host_dispatched = now;
+            self.counters.host_dispatched += 1;
+        } else {
+            r.ctl_gen = gen;
+        }
+        let (bytes, write) = (r.blocks as u64 * self.model.spec.sector_bytes as u64, r.is_write);
+        self.queue_counters(level).sent(bytes, write);
+        if level == Level::Host && self.controller.is_some() {
+            // The controller acts on each piece as it comes, as on each completion.
+            self.enter(Level::Controller, now, id);
+            self.dispatch_queue(Level::Controller, now);
+        } else {
+            self.issue(now, id);
+        }
+    }
+
+    /// Piece `id` enters its disk's queue.
     fn issue(&mut self, now: SimTime, id: ReqId) {
-        self.counters.host_dispatched += 1;
         let r = self.reqs.get_mut(id);
         r.issued = now;
-        r.host_gen = self.host_gen;
-        let (bytes, write, d) = (r.blocks as u64 * self.model.spec.sector_bytes as u64, r.is_write, r.disk as usize);
-        self.counters.host_queue.sent(bytes, write);
+        let d = r.disk as usize;
         self.counters.disk_queue.requests += 1;
         self.outstanding += 1;
         self.units[d].outstanding += 1;
@@ -662,11 +820,12 @@ impl Simulation {
     }
 
     /// Nothing to serve: let freeblock read the nearest wanted track, unless
-    /// foreground work is waiting at the host or no more will come.
+    /// foreground work is waiting above the disk or no more will come.
     fn background_idle(&mut self, now: SimTime) {
         let more_foreground = self.counters.arrived < self.limit && self.stop_arrivals_at.is_none_or(|t| now <= t);
+        let waiting = !self.host.sched.is_empty() || self.controller.as_ref().is_some_and(|c| !c.sched.is_empty());
         let Some(f) = &mut self.freeblock else { return };
-        if !f.idle || !self.host.is_empty() || !more_foreground {
+        if !f.idle || waiting || !more_foreground {
             return;
         }
         let drive = &mut self.units[0].drive;
@@ -678,14 +837,24 @@ impl Simulation {
         }
     }
 
-    /// Swap a queue's scheduler (the host's, or every disk's), moving its
-    /// pending requests across in arrival order.
+    /// Swap a queue's scheduler (the host's, the controller's, or every
+    /// disk's), moving its pending requests across in arrival order.
     fn reconfigure(&mut self, now: SimTime, i: usize) -> Result<()> {
-        let (_, is_host, new) = &mut self.reconfigure[i];
-        let (is_host, new) = (*is_host, std::mem::take(new));
+        let (_, level, new) = &mut self.reconfigure[i];
+        let (level, new) = (*level, std::mem::take(new));
         for (d, mut new) in new.into_iter().enumerate() {
-            let head = if is_host { self.ctx_head_for_host(now) } else { self.drive_head(d, now) };
-            let old = if is_host { &mut self.host } else { &mut self.units[d].sched };
+            let head = if level == Level::Disk { self.drive_head(d, now) } else { self.queue_head(now) };
+            let (old, classes) = match level {
+                Level::Disk => {
+                    let u = &mut self.units[d];
+                    (&mut u.sched, &mut u.classes)
+                }
+                _ => {
+                    let q = pick(&mut self.host, &mut self.controller, level);
+                    q.wake = None;
+                    (&mut q.sched, &mut q.classes)
+                }
+            };
             let held = old.len();
             let mut moved = old.drain();
             if moved.len() != held || !old.is_empty() {
@@ -694,7 +863,6 @@ impl Simulation {
             moved.sort_by_key(|&id| self.reqs.get(id).seq);
             let ctx = SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.claims, cache: None };
             // The new scheduler sets up the classes of the requests it takes over.
-            let classes = if is_host { &mut self.host_classes } else { &mut self.units[d].classes };
             classes.reset();
             for &id in &moved {
                 classes.enter(new.as_mut(), self.reqs.get(id).flow);
@@ -703,16 +871,14 @@ impl Simulation {
             if new.len() != held {
                 return Err(Error::Invariant(format!("reconfiguration: {} holds {} of {held} requests", new.name(), new.len())));
             }
-            if is_host {
-                self.host = new;
-                self.host_wake = None;
-            } else {
-                self.units[d].sched = new;
-            }
+            *old = new;
         }
-        if is_host { self.host_gen += 1 } else { self.disk_gen += 1 }
+        match level {
+            Level::Disk => self.disk_gen += 1,
+            _ => pick(&mut self.host, &mut self.controller, level).gen += 1,
+        }
         self.start_all(now);
-        self.host_dispatch(now);
+        self.dispatch(now, Level::Host);
         Ok(())
     }
 
@@ -729,7 +895,7 @@ impl Simulation {
             }
         }
         self.drive_start(0, now);
-        self.host_dispatch(now);
+        self.dispatch(now, Level::Host);
     }
 
     fn disk_done(&mut self, now: SimTime, d: usize) -> Result<()> {
@@ -745,11 +911,17 @@ impl Simulation {
             self.units[d].sched.complete(id, &ctx);
             self.units[d].classes.leave(r.flow, now);
         }
-        if !r.bypassed && r.host_gen == self.host_gen {
-            self.host.complete(id, &ctx);
-            self.host_classes.leave(r.flow, now);
+        if !r.bypassed && r.host_gen == self.host.gen {
+            self.host.sched.complete(id, &ctx);
+            self.host.classes.leave(r.flow, now);
         }
-        self.host_classes.expire(self.host.as_mut(), now);
+        if let Some(c) = self.controller.as_mut().filter(|c| !r.ctl_bypassed && r.ctl_gen == c.gen) {
+            c.sched.complete(id, &ctx);
+            c.classes.leave(r.flow, now);
+        }
+        for q in std::iter::once(&mut self.host).chain(self.controller.as_mut()) {
+            q.classes.expire(q.sched.as_mut(), now);
+        }
         let unit = &mut self.units[d];
         unit.classes.expire(unit.sched.as_mut(), now);
         let mut req = self.reqs.remove(id);
@@ -762,8 +934,9 @@ impl Simulation {
             self.generator.placed(req.client, req.lbn, req.blocks);
         }
         let bytes = req.blocks as u64 * self.model.spec.sector_bytes as u64;
-        self.counters.host_queue.finished(bytes, req.is_write);
-        self.counters.disk_queue.finished(bytes, req.is_write);
+        for q in [Some(&mut self.counters.host_queue), self.counters.controller_queue.as_mut(), Some(&mut self.counters.disk_queue)].into_iter().flatten() {
+            q.finished(bytes, req.is_write);
+        }
         self.outstanding -= 1;
         self.units[d].outstanding -= 1;
         if req.seq < self.done_below || !self.done_above.insert(req.seq) {
@@ -784,6 +957,7 @@ impl Simulation {
                 let (whole, left) = self.splits[i as usize].as_mut().ok_or_else(|| Error::Invariant("piece of a finished split".into()))?;
                 let first_done = whole.service.done == SimTime::ZERO;
                 whole.issued = if first_done { req.issued } else { whole.issued.min(req.issued) };
+                whole.host_dispatched = if first_done { req.host_dispatched } else { whole.host_dispatched.min(req.host_dispatched) };
                 *left -= 1;
                 if whole.service.done <= req.service.done {
                     (whole.service, whole.started, whole.disk) = (req.service, req.started, req.disk);
@@ -809,16 +983,18 @@ impl Simulation {
             unit.belief.head.time = now;
         }
         self.drive_start(d, now);
-        self.host_dispatch(now);
+        self.dispatch(now, Level::Host);
         Ok(())
     }
 
     fn check_conservation(&self) -> Result<()> {
         let c = &self.counters;
-        let queued = (self.host.len() + self.held.is_some() as usize + self.units.iter().map(|u| u.sched.len()).sum::<usize>()) as u64;
+        let queued = (std::iter::once(&self.host).chain(&self.controller).map(|q| q.sched.len() + q.held.is_some() as usize).sum::<usize>()
+            + self.units.iter().map(|u| u.sched.len()).sum::<usize>()) as u64;
         let q_ok = |q: &QueueCounters| q.requests == c.pieces && q.done == c.pieces && q.in_flight == 0 && q.in_flight_bytes == 0;
-        if !q_ok(&c.host_queue) || !q_ok(&c.disk_queue) {
-            return Err(Error::Invariant(format!("queue counters: host {:?} disk {:?}", c.host_queue, c.disk_queue)));
+        if !q_ok(&c.host_queue) || !c.controller_queue.as_ref().is_none_or(q_ok) || !q_ok(&c.disk_queue) {
+            return Err(Error::Invariant(format!("queue counters: host {:?} controller {:?} disk {:?}",
+                c.host_queue, c.controller_queue, c.disk_queue)));
         }
         if c.arrived != c.completed || queued != 0 || self.reqs.live() != 0 || c.host_dispatched != c.pieces
             || c.drive_dispatched != c.pieces || self.metrics.completed != c.completed || self.splits.iter().any(Option::is_some)

@@ -70,6 +70,7 @@ pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
         seed: 0,
         disk: DiskConfig { model: model.spec.name.clone(), scheduler: "fcfs".into(), set: Default::default(), count: 1, array: Default::default(), stripe_kb: 64.0 },
         host: HostConfig::default(),
+        controller: None,
         workload: WorkloadConfig::Trace(ReplayConfig {
             path: trace_path.into(),
             format: Some("disksim-validate".into()),

@@ -54,6 +54,7 @@ fn sorted_by_seq(r: Records) -> Records {
         class: idx.iter().map(|&i| r.class[i]).collect(),
         is_write: idx.iter().map(|&i| r.is_write[i]).collect(),
         arrival_ns: pick(&r.arrival_ns),
+        host_dispatched_ns: pick(&r.host_dispatched_ns),
         issued_ns: pick(&r.issued_ns),
         started_ns: pick(&r.started_ns),
         done_ns: pick(&r.done_ns),

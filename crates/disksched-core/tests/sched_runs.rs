@@ -151,7 +151,10 @@ fn a_bad_reconfiguration_is_reported_before_the_run() {
     assert!(e.starts_with("reconfigure[0].scheduler: unknown scheduler 'warp'"), "{e}");
     let cfg = common::config(&with_switch("fcfs", "controller", "sptf", 1));
     let e = Simulation::with_model(&cfg, common::atlas()).err().unwrap().to_string();
-    assert!(e.contains("reconfigure[0].queue: 'controller' (expected host or disk)"), "{e}");
+    assert!(e.contains("reconfigure[0].queue: 'controller' (expected host or disk; the config has no [controller])"), "{e}");
+    let cfg = common::config(&with_switch("fcfs", "driver", "sptf", 1));
+    let e = Simulation::with_model(&cfg, common::atlas()).err().unwrap().to_string();
+    assert!(e.contains("reconfigure[0].queue: 'driver' (expected host or disk)"), "{e}");
 }
 
 /// Two synchronous sequential readers with 2 ms think time, plus random

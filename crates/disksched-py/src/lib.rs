@@ -50,10 +50,11 @@ fn json_err(e: serde_json::Error) -> PyErr {
 
 /// Run a simulation from config text (TOML, or JSON if `origin` ends in
 /// `.json`). `origin` names the file (for messages and relative paths).
-/// `shaper_policy` / `shaper_set` override `[host.shaper]` (creating it).
+/// `shaper_policy` / `shaper_set` override `[host.shaper]` (creating it);
+/// `ctl_sched` / `ctl_set` the `[controller]` scheduler (creating the level).
 /// Returns (summary_json, counters_json, records or None, series or None).
 #[pyfunction]
-#[pyo3(signature = (config_toml, origin, seed=None, records=None, progress=None, host_sched=None, host_set=None, disk_sched=None, disk_set=None, shaper_policy=None, shaper_set=None))]
+#[pyo3(signature = (config_toml, origin, seed=None, records=None, progress=None, host_sched=None, host_set=None, disk_sched=None, disk_set=None, shaper_policy=None, shaper_set=None, ctl_sched=None, ctl_set=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -68,6 +69,8 @@ fn run<'py>(
     disk_set: Option<Vec<(String, f64)>>,
     shaper_policy: Option<String>,
     shaper_set: Option<Vec<(String, f64)>>,
+    ctl_sched: Option<String>,
+    ctl_set: Option<Vec<(String, f64)>>,
 ) -> PyResult<(String, String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>)> {
     let mut cfg = if origin.ends_with(".json") {
         SimConfig::from_json(config_toml, origin)
@@ -91,6 +94,14 @@ fn run<'py>(
         cfg.disk.set.clear();
     }
     cfg.disk.set.extend(disk_set.unwrap_or_default());
+    if ctl_sched.is_some() || ctl_set.as_ref().is_some_and(|s| !s.is_empty()) {
+        let ctl = cfg.controller.get_or_insert_with(Default::default);
+        if let Some(name) = ctl_sched {
+            ctl.scheduler = name;
+            ctl.set.clear();
+        }
+        ctl.set.extend(ctl_set.unwrap_or_default());
+    }
     if shaper_policy.is_some() || shaper_set.as_ref().is_some_and(|s| !s.is_empty()) {
         let shaper = cfg.host.shaper.get_or_insert_with(Default::default);
         if let Some(p) = shaper_policy {
@@ -138,6 +149,7 @@ fn run<'py>(
             d.set_item("class", r.class.into_pyarray(py))?;
             d.set_item("is_write", r.is_write.into_pyarray(py))?;
             d.set_item("arrival_ns", r.arrival_ns.into_pyarray(py))?;
+            d.set_item("host_dispatched_ns", r.host_dispatched_ns.into_pyarray(py))?;
             d.set_item("issued_ns", r.issued_ns.into_pyarray(py))?;
             d.set_item("started_ns", r.started_ns.into_pyarray(py))?;
             d.set_item("done_ns", r.done_ns.into_pyarray(py))?;

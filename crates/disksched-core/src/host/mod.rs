@@ -57,15 +57,19 @@ pub struct Request {
     pub logical: u64,
     /// Index of the split this piece belongs to (see `sim`), if split.
     pub split: Option<u32>,
-    /// The host scheduler let it bypass the queue.
+    /// The host / controller scheduler let it bypass its queue.
     pub bypassed: bool,
-    /// Generation of the host / drive scheduler that dispatched it (see run-time reconfiguration).
+    pub ctl_bypassed: bool,
+    /// Generation of the host / controller / drive scheduler that dispatched it (see run-time reconfiguration).
     pub host_gen: u32,
+    pub ctl_gen: u32,
     pub disk_gen: u32,
     /// Where the first sector is, as the predictor believes (computed on arrival).
     pub target: Target,
     pub arrival: SimTime,
-    /// Sent from the host queue to the disk.
+    /// Sent from the host queue on (to the controller's, if there is one).
+    pub host_dispatched: SimTime,
+    /// Sent to the disk.
     pub issued: SimTime,
     /// The drive began serving it.
     pub started: SimTime,

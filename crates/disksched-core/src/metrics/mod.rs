@@ -48,6 +48,9 @@ pub struct Records {
     pub class: Vec<u8>,
     pub is_write: Vec<bool>,
     pub arrival_ns: Vec<u64>,
+    /// Left the host queue (for the controller's; = `issued_ns` without a controller level).
+    pub host_dispatched_ns: Vec<u64>,
+    /// Sent to the disk.
     pub issued_ns: Vec<u64>,
     pub started_ns: Vec<u64>,
     pub done_ns: Vec<u64>,
@@ -66,6 +69,7 @@ impl Records {
         self.class.push(r.class as u8);
         self.is_write.push(r.is_write);
         self.arrival_ns.push(r.arrival.0);
+        self.host_dispatched_ns.push(r.host_dispatched.0);
         self.issued_ns.push(r.issued.0);
         self.started_ns.push(r.started.0);
         self.done_ns.push(r.service.done.0);
@@ -180,6 +184,7 @@ pub struct Metrics {
     first_measured_arrival: Option<SimTime>,
     last_done: SimTime,
     host_queue: QueueGauge,
+    controller_queue: Option<QueueGauge>,
     disk_queue: QueueGauge,
     pub records: Option<Records>,
     sector_bytes: u64,
@@ -207,6 +212,11 @@ pub struct Summary {
     pub mean_overhead_ms: f64,
     pub mean_host_queue: f64,
     pub max_host_queue: u64,
+    /// With a controller level: its queue (waiting there, not yet at a disk).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_controller_queue: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_controller_queue: Option<u64>,
     pub mean_disk_queue: f64,
     pub max_disk_queue: u64,
     /// Requests that carried a deadline, and those that completed after it.
@@ -233,6 +243,7 @@ impl Metrics {
             first_measured_arrival: None,
             last_done: SimTime::ZERO,
             host_queue: QueueGauge::default(),
+            controller_queue: None,
             disk_queue: QueueGauge::default(),
             records: records.then(Records::default),
             sector_bytes: sector_bytes as u64,
@@ -258,8 +269,18 @@ impl Metrics {
         Some(s)
     }
 
+    /// Measure a controller queue too (see `controller_queue`).
+    pub fn keep_controller_queue(&mut self) {
+        self.controller_queue = Some(QueueGauge::default());
+    }
+
     pub fn host_queue(&mut self, now: SimTime, len: usize) {
         self.host_queue.set(now, len as u64);
+    }
+    pub fn controller_queue(&mut self, now: SimTime, len: usize) {
+        if let Some(g) = &mut self.controller_queue {
+            g.set(now, len as u64);
+        }
     }
     pub fn disk_queue(&mut self, now: SimTime, len: u32) {
         self.disk_queue.set(now, len as u64);
@@ -315,6 +336,8 @@ impl Metrics {
             mean_overhead_ms: mean_ms(self.overhead_ns),
             mean_host_queue: self.host_queue.mean(end),
             max_host_queue: self.host_queue.max,
+            mean_controller_queue: self.controller_queue.as_ref().map(|g| g.mean(end)),
+            max_controller_queue: self.controller_queue.as_ref().map(|g| g.max),
             mean_disk_queue: self.disk_queue.mean(end),
             max_disk_queue: self.disk_queue.max,
             deadline_requests: self.deadline_requests,

@@ -1,7 +1,7 @@
 //! The scheduler contract and the registry of algorithms.
 //!
 //! A `Scheduler` orders the requests of one queue: the host (device-driver)
-//! queue, or the drive's own command queue. Modelled on FreeBSD's
+//! queue, the controller's, or the drive's own command queue. Modelled on FreeBSD's
 //! `gs_scheduler.h`. The queue's owner calls, in simulated-time order:
 //!
 //! - `bypass(id, ctx)` first, when a request arrives: `true` sends it straight
@@ -33,8 +33,9 @@
 //! - `travel_first()` right after a `dispatch`: cylinders the heads must
 //!   visit first (SCAN and C-SCAN sweep to the disk's edge); the drive makes
 //!   the empty seeks before serving the request. Honoured at the drive's
-//!   queue, and at the host queue with a queuing threshold of 1 (then the
-//!   host's order is the arm's); ignored elsewhere.
+//!   queue, and at a host or controller queue that keeps at most one
+//!   request in flight below it per disk (queuing threshold 1: then its
+//!   order is the arm's); ignored elsewhere.
 //! - `counters()` and `timeline(end)` at the end of a run: the algorithm's own
 //!   counters, and samples of its state over time (a shaper's token rates).
 //! - `drain()` when the queue's algorithm is switched at run time: hand
@@ -307,8 +308,14 @@ pub fn lookup(name: &str) -> Result<&'static SchedInfo> {
 
 /// Build a scheduler by name with `key=value` settings checked against its tunables.
 pub fn build(name: &str, settings: &[(String, f64)]) -> Result<Box<dyn Scheduler>> {
+    build_as(None, name, settings)
+}
+
+/// `build`, with tunable errors naming `what.key` (e.g. `set.wait_ms`, the
+/// key's place in the config) instead of `<scheduler>.key`.
+pub fn build_as(what: Option<&str>, name: &str, settings: &[(String, f64)]) -> Result<Box<dyn Scheduler>> {
     let info = lookup(name)?;
-    Ok((info.build)(&check_tunables(info.name, info.tunables, settings)?))
+    Ok((info.build)(&check_tunables(what.unwrap_or(info.name), info.tunables, settings)?))
 }
 
 /// `key=value` settings checked against `decls` (defaults for the rest);
