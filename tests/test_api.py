@@ -74,7 +74,7 @@ def test_missing_config_file():
 def test_scheduler_override_and_tunables(small_oltp):
     r = disksched.run(small_oltp, sched="rr", settings=[("wait_ms", 5)], records=True)
     assert "host.wait_hits" in r.counters["scheduler"]
-    with pytest.raises(disksched.DiskschedError, match=r"host.rr.wait_ms: 50 ms is out of range \[0, 30\]"):
+    with pytest.raises(disksched.DiskschedError, match=r"host.set.wait_ms: 50 ms is out of range \[0, 30\]"):
         disksched.run(small_oltp, sched="rr", settings=[("wait_ms", 50)])
 
 

@@ -44,7 +44,7 @@ def test_sched_and_set_override_the_config():
     fcfs = json.loads(cli("run", ROOT / "examples/oltp.toml", "--sched", "fcfs", "--json").stdout)
     assert json.loads(p.stdout)["host_response_ms"]["mean"] < fcfs["host_response_ms"]["mean"]
     p = cli("run", ROOT / "examples/oltp.toml", "--sched", "sptf_sw", "--set", "window_pct=5000")
-    assert p.returncode == 2 and "sptf_sw.window_pct: 5000 % is out of range [0, 1000]" in p.stderr
+    assert p.returncode == 2 and "host.set.window_pct: 5000 % is out of range [0, 1000]" in p.stderr
     p = cli("run", ROOT / "examples/oltp.toml", "--set", "oops")
     assert p.returncode == 2 and "expected key=number" in p.stderr
 

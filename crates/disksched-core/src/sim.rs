@@ -256,7 +256,7 @@ impl Simulation {
     pub fn with_model(cfg: &SimConfig, model: Arc<DiskModel>) -> Result<Simulation> {
         cfg.validate()?;
         let settings = |m: &std::collections::BTreeMap<String, f64>| m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>();
-        let mut host_sched = sched::build(&cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
+        let mut host_sched = sched::build_as(Some("set"), &cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
         let series_window = cfg.run.series_window_ms.map(SimDuration::from_ms);
         if let Some(shaper) = &cfg.host.shaper {
             host_sched = Box::new(crate::qos::shaper::Shaper::new(shaper, host_sched, series_window)?);
@@ -277,7 +277,7 @@ impl Simulation {
         for _ in 0..n {
             units.push(Unit {
                 drive: Drive::new(model.clone()),
-                sched: sched::build(&cfg.disk.scheduler, &settings(&cfg.disk.set)).map_err(|e| prefix(e, "disk"))?,
+                sched: sched::build_as(Some("set"), &cfg.disk.scheduler, &settings(&cfg.disk.set)).map_err(|e| prefix(e, "disk"))?,
                 in_service: None,
                 outstanding: 0,
                 classes: Classes::new(class_expire),
@@ -332,7 +332,7 @@ impl Simulation {
                 _ => Level::Disk,
             };
             let copies = if level == Level::Disk { n } else { 1 };
-            let s = (0..copies).map(|_| sched::build(&r.scheduler, &settings(&r.set)).map_err(|e| prefix(e, &format!("reconfigure[{i}]"))))
+            let s = (0..copies).map(|_| sched::build_as(Some("set"), &r.scheduler, &settings(&r.set)).map_err(|e| prefix(e, &format!("reconfigure[{i}]"))))
                 .collect::<Result<Vec<_>>>()?;
             reconfigure.push((SimTime::ZERO + SimDuration::from_ms(r.at_ms), level, s));
         }

@@ -71,10 +71,10 @@ fn rr_bypass_passes_everything_through() {
 fn tunables_are_checked_against_their_bounds() {
     let cfg = common::config(&two_readers("rr", 2.0, "set = { wait_ms = 99 }"));
     let e = Simulation::with_model(&cfg, common::atlas()).err().unwrap().to_string();
-    assert_eq!(e, "host.rr.wait_ms: 99 ms is out of range [0, 30]");
+    assert_eq!(e, "host.set.wait_ms: 99 ms is out of range [0, 30]");
     let cfg = common::config(&two_readers("rr", 2.0, "set = { patience = 1 }"));
     let e = Simulation::with_model(&cfg, common::atlas()).err().unwrap().to_string();
-    assert!(e.contains("rr.patience: unknown tunable (expected one of: queue_depth, wait_ms"), "{e}");
+    assert!(e.contains("host.set.patience: unknown tunable (expected one of: queue_depth, wait_ms"), "{e}");
 }
 
 #[test]

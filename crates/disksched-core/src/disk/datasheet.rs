@@ -138,7 +138,8 @@ impl Datasheet {
                 cache_segments: segments,
                 segment_size_blocks: if segments > 0 { cache_blocks / segments } else { 0 },
                 read_ahead_max_blocks: if segments > 0 { cache_blocks / segments } else { 0 },
-                continuous_read: (segments > 0) as u32,
+                // Read ahead until the segment is full, and on while a stream hits (DiskSim mode 3).
+                continuous_read: if segments > 0 { 3 } else { 0 },
                 fast_write_level: if self.write_cache { 2 } else { 0 },
                 read_hits_on_write_data: true,
                 ..Default::default()
