@@ -155,7 +155,7 @@ impl DiskModel {
     /// start: late enough for every sector to arrive before the head
     /// reaches it (the first sector at least).
     pub fn write_feed_ns(&self, blocks: u32, spt: u32) -> u64 {
-        let (bus, sector) = (self.controller.bus_write_sector_ns, self.mech.sectors_ns(1, spt));
+        let (bus, sector) = (self.controller.bus_write_sector_ns, self.mech.sector_ns(spt));
         let n = blocks.max(1) as u64;
         bus.max((n * bus).saturating_sub((n - 1) * sector))
     }
@@ -397,22 +397,25 @@ impl Drive {
     fn readahead_blocks(&self, lbn: u64, end: u64) -> u32 {
         let (layout, spec) = (&self.model.layout, &self.model.spec.controller);
         let cap = layout.capacity();
-        let track_end = |lbn: u64| {
+        let track = |lbn: u64| {
             let p = layout.lbn_to_pbn(lbn);
-            layout.track_span(p.cylinder, p.head).map_or(lbn + 1, |t| t.first_lbn + t.blocks as u64).max(lbn + 1)
+            layout.track_lbns(p.cylinder, p.head)
+        };
+        let track_end = |lbn: u64| {
+            let (first, n) = track(lbn);
+            (first + n).max(lbn + 1)
         };
         let max = spec.read_ahead_max_blocks as u64;
         let to = match spec.continuous_read {
             0 => end + max,
             2 => {
                 let cyl = layout.lbn_to_pbn(end - 1).cylinder;
-                (0..layout.surfaces()).filter_map(|h| layout.track_span(cyl, h)).map(|t| t.first_lbn + t.blocks as u64).max().unwrap_or(end)
+                (0..layout.surfaces()).map(|h| layout.track_lbns(cyl, h)).map(|(first, n)| first + n).max().unwrap_or(end)
             }
             3 => (lbn + self.cache.segment_blocks).max(end),
             4 => {
                 let here = track_end(end - 1);
-                let first = layout.lbn_to_pbn(lbn);
-                let track_first = layout.track_span(first.cylinder, first.head).map_or(lbn, |t| t.first_lbn);
+                let track_first = track(lbn).0;
                 let streaming = self.last_read_end.is_some_and(|e| e <= lbn && e + (here - track_first) > track_first);
                 if streaming && here < cap { track_end(here) } else { here }
             }

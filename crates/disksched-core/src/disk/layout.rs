@@ -363,21 +363,30 @@ impl TrackSpan {
 }
 
 impl Layout {
-    /// The LBNs on track (`cylinder`, `head`), or None if it holds none.
-    pub fn track_span(&self, cylinder: u32, head: u32) -> Option<TrackSpan> {
+    /// The first LBN on track (`cylinder`, `head`) and how many it holds (0: none).
+    pub fn track_lbns(&self, cylinder: u32, head: u32) -> (u64, u64) {
+        self.track_at(cylinder, head).map_or((0, 0), |(_, _, first_lbn, blocks, _)| (first_lbn, blocks))
+    }
+
+    /// Zone, zone-relative track index, first LBN, LBN count and the track's
+    /// first LBN position of track (`cylinder`, `head`).
+    fn track_at(&self, cylinder: u32, head: u32) -> Option<(&Zone, u64, u64, u64, u64)> {
         let z = self.zone_of_cyl(cylinder)?;
-        let t = self.head_of(cylinder, head);
+        let j = (cylinder - z.first_cyl) as u64 * self.surfaces as u64 + self.head_of(cylinder, head) as u64;
         let spt = z.spt as u64;
-        let j = (cylinder - z.first_cyl) as u64 * self.surfaces as u64 + t as u64;
-        let (start, end) = (j * spt, (j + 1) * spt);
         // LBN positions below `empty` (the zone's empty front) hold no LBN.
-        let before = Self::blocks_before(z, start).max(z.empty);
-        let after = Self::blocks_before(z, end).max(z.empty);
+        let before = Self::blocks_before(z, j * spt).max(z.empty);
+        let after = Self::blocks_before(z, (j + 1) * spt).max(z.empty);
         let first_lbn = z.first_lbn + before - z.empty;
         let blocks = (after - before).min(self.capacity.saturating_sub(first_lbn));
-        if blocks == 0 {
-            return None;
-        }
+        (blocks > 0).then_some((z, j, first_lbn, blocks, before))
+    }
+
+    /// The LBNs on track (`cylinder`, `head`), or None if it holds none.
+    pub fn track_span(&self, cylinder: u32, head: u32) -> Option<TrackSpan> {
+        let (z, j, first_lbn, blocks, before) = self.track_at(cylinder, head)?;
+        let spt = z.spt as u64;
+        let (start, end) = (j * spt, (j + 1) * spt);
         // The track's first LBN slot (past any empty front on this track).
         let first_slot = Self::slot_of(z, before);
         let lo = z.slips.partition_point(|&s| s < first_slot);

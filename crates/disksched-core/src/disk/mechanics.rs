@@ -126,6 +126,12 @@ impl Mechanics {
         delta.div_ceil(self.rpm_milli)
     }
 
+    /// `sectors_ns(1, spt)` in 64-bit arithmetic (hot in write predictions).
+    #[inline]
+    pub fn sector_ns(&self, spt: u32) -> u64 {
+        REV.div_ceil(spt as u64 * self.rpm_milli)
+    }
+
     /// Time for `sectors` sector-widths of rotation on a track of `spt` sectors, ns.
     #[inline]
     pub fn sectors_ns(&self, sectors: u64, spt: u32) -> u64 {

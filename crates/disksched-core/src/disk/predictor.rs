@@ -18,6 +18,8 @@ pub struct Target {
     pub head: u32,
     /// Phase (see `mechanics`) at which the first sector starts passing under the head.
     pub phase: u64,
+    /// Sectors on the target's track (a write's data feed depends on it).
+    pub spt: u32,
 }
 
 /// Positioning time split into its parts, ns.
@@ -61,11 +63,11 @@ impl Predictor {
     pub fn target(&self, lbn: u64) -> Target {
         let p = self.model.layout.lbn_to_pbn(lbn);
         let spt = self.model.layout.sectors_per_track(p.cylinder);
-        Target { cylinder: p.cylinder, head: p.head, phase: sector_phase(p.sector, spt) }
+        Target { cylinder: p.cylinder, head: p.head, phase: sector_phase(p.sector, spt), spt }
     }
 
     pub fn piece_target(piece: &TrackPiece) -> Target {
-        Target { cylinder: piece.cylinder, head: piece.head, phase: sector_phase(piece.first_sector, piece.sectors_per_track) }
+        Target { cylinder: piece.cylinder, head: piece.head, phase: sector_phase(piece.first_sector, piece.sectors_per_track), spt: piece.sectors_per_track }
     }
 
     /// Seek and rotational latency to reach `to` for a request of `blocks`,
@@ -85,7 +87,7 @@ impl Predictor {
         let seek_ns = seek_ns.max(ctl.min_seek_ns);
         // A write reaches the media only once enough of its data has crossed the bus (as the drive times it).
         let bus_wait_ns = if is_write && !self.overlapped {
-            let feed = self.model.write_feed_ns(blocks, self.model.layout.sectors_per_track(to.cylinder));
+            let feed = self.model.write_feed_ns(blocks, to.spt);
             (ctl.write_data_from(0, overhead_ns) - overhead_ns + feed).saturating_sub(seek_ns)
         } else {
             0
