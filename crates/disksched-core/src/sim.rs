@@ -213,11 +213,8 @@ pub struct Simulation {
     belief_pieces: Vec<crate::disk::TrackPiece>,
     metrics: Metrics,
     counters: Counters,
-    /// Which pieces (by seq) completed, to catch double completions: every
-    /// seq below `done_below`, and those above it in `done_above`. Memory
-    /// follows the pieces in flight, not the length of the run.
-    done_below: u64,
-    done_above: std::collections::BTreeSet<u64>,
+    /// Which pieces (by seq) completed, to catch double completions.
+    done: DoneSet,
     limit: u64,
     stop_arrivals_at: Option<SimTime>,
     model: Arc<DiskModel>,
@@ -368,8 +365,7 @@ impl Simulation {
                 m
             },
             counters: Counters { controller_queue: cfg.controller.as_ref().map(|_| QueueCounters::default()), ..Default::default() },
-            done_below: 0,
-            done_above: Default::default(),
+            done: DoneSet::default(),
             limit: cfg.run.requests.unwrap_or(match cfg.workload {
                 crate::workload::WorkloadConfig::Trace(_) => u64::MAX, // the whole trace
                 _ => 10_000,
@@ -939,12 +935,8 @@ impl Simulation {
         }
         self.outstanding -= 1;
         self.units[d].outstanding -= 1;
-        if req.seq < self.done_below || !self.done_above.insert(req.seq) {
+        if !self.done.insert(req.seq) {
             return Err(Error::Invariant(format!("request {} completed twice", req.seq)));
-        }
-        while self.done_above.first() == Some(&self.done_below) {
-            self.done_above.pop_first();
-            self.done_below += 1;
         }
         self.metrics.disk_queue(now, self.outstanding);
         // The workload's request is done with its last piece, reported at its array address.
@@ -1003,10 +995,41 @@ impl Simulation {
                 "request conservation: arrived {} pieces {} host-dispatched {} drive-dispatched {} completed {} still queued {} live {}",
                 c.arrived, c.pieces, c.host_dispatched, c.drive_dispatched, c.completed, queued, self.reqs.live())));
         }
-        if self.done_below != c.pieces || !self.done_above.is_empty() {
+        if self.done.count != c.pieces {
             return Err(Error::Invariant("some request never completed".into()));
         }
         Ok(())
+    }
+}
+
+/// Seqs marked done: every seq below `below` (a multiple of 64), then a bit
+/// per seq, so memory follows the spread of the seqs in flight rather than
+/// the length of the run.
+#[derive(Default)]
+struct DoneSet {
+    below: u64,
+    bits: std::collections::VecDeque<u64>,
+    count: u64,
+}
+
+impl DoneSet {
+    /// Mark `seq` done; false if it already was.
+    fn insert(&mut self, seq: u64) -> bool {
+        let Some(off) = seq.checked_sub(self.below) else { return false };
+        let (word, bit) = ((off / 64) as usize, 1u64 << (off % 64));
+        if word >= self.bits.len() {
+            self.bits.resize(word + 1, 0);
+        }
+        if self.bits[word] & bit != 0 {
+            return false;
+        }
+        self.bits[word] |= bit;
+        self.count += 1;
+        while self.bits.front() == Some(&u64::MAX) {
+            self.bits.pop_front();
+            self.below += 64;
+        }
+        true
     }
 }
 
@@ -1025,4 +1048,26 @@ fn prefix(e: Error, level: &str) -> Error {
 /// Convenience: build and run a config.
 pub fn run(cfg: &SimConfig) -> Result<RunResult> {
     Simulation::new(cfg)?.run(&mut |_, _| true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DoneSet;
+
+    #[test]
+    fn done_set_rejects_a_second_completion_in_any_order() {
+        let mut d = DoneSet::default();
+        // 0..200 in a scrambled order, each once.
+        let order: Vec<u64> = (0..200u64).map(|i| (i * 37) % 200).collect();
+        for &s in &order {
+            assert!(d.insert(s), "{s} first time");
+        }
+        assert_eq!(d.count, 200);
+        for &s in &order {
+            assert!(!d.insert(s), "{s} second time");
+        }
+        // The fully done prefix is folded into `below`: 3 whole words of 64.
+        assert_eq!(d.below, 192);
+        assert!(d.insert(250) && !d.insert(250) && d.insert(200));
+    }
 }

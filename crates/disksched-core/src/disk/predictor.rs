@@ -74,7 +74,7 @@ impl Predictor {
     /// starting at `from.time` with the heads at (`from.cylinder`,
     /// `from.head`). `from_phase` must be the platter phase at `from.time`
     /// (callers predicting many requests from one state compute it once).
-    #[inline]
+    #[inline(always)]
     pub fn positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool, blocks: u32) -> Positioning {
         let m = &self.model.mech;
         let ctl = &self.model.controller;
@@ -86,14 +86,17 @@ impl Predictor {
         }
         let seek_ns = seek_ns.max(ctl.min_seek_ns);
         // A write reaches the media only once enough of its data has crossed the bus (as the drive times it).
-        let bus_wait_ns = if is_write && !self.overlapped {
-            let feed = self.model.write_feed_ns(blocks, to.spt);
-            (ctl.write_data_from(0, overhead_ns) - overhead_ns + feed).saturating_sub(seek_ns)
-        } else {
-            0
-        };
+        let bus_wait_ns = if is_write && !self.overlapped { self.write_data_wait_ns(overhead_ns, seek_ns, blocks, to.spt) } else { 0 };
         let arrive = m.phase_after(from_phase, overhead_ns + seek_ns + bus_wait_ns);
         Positioning { overhead_ns, seek_ns, bus_wait_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
+    }
+
+    /// How long a write's heads wait after the seek for its data (kept out
+    /// of line so the read path of `positioning` stays small enough to inline).
+    #[inline(never)]
+    fn write_data_wait_ns(&self, overhead_ns: u64, seek_ns: u64, blocks: u32, spt: u32) -> u64 {
+        let ctl = &self.model.controller;
+        (ctl.write_data_from(0, overhead_ns) - overhead_ns + self.model.write_feed_ns(blocks, spt)).saturating_sub(seek_ns)
     }
 
     /// Positioning time from a head state at a time: the convenient form.
