@@ -66,8 +66,8 @@ fn import_states_what_the_files_state() {
             (grab(model, "First cylinder number"), grab(model, "Last cylinder number"), grab(model, "Blocks per track"));
         assert!(!firsts.is_empty() && firsts.len() == spts.len() && lasts.len() == spts.len());
         for i in 0..firsts.len() {
-            assert_eq!(layout.sectors_per_track(firsts[i] as u32) as f64, spts[i], "{name} zone {i}");
-            assert_eq!(layout.sectors_per_track(lasts[i] as u32) as f64, spts[i], "{name} zone {i}");
+            assert_eq!(layout.sectors_per_track(firsts[i] as u32, 0) as f64, spts[i], "{name} zone {i}");
+            assert_eq!(layout.sectors_per_track(lasts[i] as u32, 0) as f64, spts[i], "{name} zone {i}");
         }
         assert!(layout.mapped_blocks() >= spec.blocks, "{name}: the layout maps fewer blocks than Block count");
         // Seek time at every point of the measured curve.
@@ -163,7 +163,7 @@ fn every_block_of_every_catalogue_drive_round_trips() {
                         let p = l.lbn_to_pbn(lbn);
                         assert!(p.cylinder >= prev_cyl, "{name}: lbn {lbn} went back a cylinder");
                         prev_cyl = p.cylinder;
-                        assert!(p.head < spec.surfaces && p.sector < l.sectors_per_track(p.cylinder), "{name}: lbn {lbn} -> {p:?}");
+                        assert!(p.head < spec.surfaces && p.sector < l.sectors_per_track(p.cylinder, p.head), "{name}: lbn {lbn} -> {p:?}");
                         assert_eq!(l.pbn_to_lbn(p), Some(lbn), "{name}: lbn {lbn} -> {p:?}");
                     }
                     let (mut mapped, mut spanned) = (0u64, 0u64);
@@ -184,7 +184,7 @@ fn every_block_of_every_catalogue_drive_round_trips() {
                                     k += 1;
                                 }
                             }
-                            for sector in 0..l.sectors_per_track(cylinder) {
+                            for sector in 0..l.sectors_per_track(cylinder, head) {
                                 if l.pbn_to_lbn(Pbn { cylinder, head, sector }).is_some() {
                                     mapped += 1;
                                 }
