@@ -25,7 +25,7 @@ fn the_model_has_the_datasheet_figures() {
     assert!(m.layout.capacity() as f64 * 512.0 >= 250e9);
     let last = m.spec.cylinders - 1;
     // Media rates: sectors per track x 512 B x revolutions per second.
-    let rate = |c: u32| m.layout.sectors_per_track(c) as f64 * 512.0 * 7200.0 / 60.0 / 1e6;
+    let rate = |c: u32| m.layout.sectors_per_track(c, 0) as f64 * 512.0 * 7200.0 / 60.0 / 1e6;
     assert!((rate(0) - 88.0).abs() / 88.0 < 0.005, "outer {}", rate(0));
     assert!((rate(last) - 45.0).abs() / 45.0 < 0.005, "inner {}", rate(last));
     assert!((m.mech.seek_ns(1) as f64 / 1e6 - 0.8).abs() < 1e-6);

@@ -27,8 +27,8 @@ fn every_physical_sector_is_one_lbn_or_unmapped() {
     let l = &m.layout;
     let mut mapped = 0u64;
     for cylinder in 0..l.cylinders() {
-        let spt = l.sectors_per_track(cylinder);
         for head in 0..l.surfaces() {
+            let spt = l.sectors_per_track(cylinder, head);
             for sector in 0..spt {
                 let p = Pbn { cylinder, head, sector };
                 if let Some(lbn) = l.pbn_to_lbn(p) {
@@ -52,7 +52,7 @@ fn zone_geometry_follows_the_model_file() {
     assert_eq!(firsts.len(), 24);
     let m = common::atlas();
     for (c, s) in firsts.iter().zip(&spts) {
-        assert_eq!(m.layout.sectors_per_track(*c), *s);
+        assert_eq!(m.layout.sectors_per_track(*c, 0), *s);
     }
 }
 
@@ -86,7 +86,7 @@ proptest! {
     fn lbn_pbn_roundtrip(lbn in 0u64..17_938_986) {
         let m = common::atlas();
         let p = m.layout.lbn_to_pbn(lbn);
-        prop_assert!(p.sector < m.layout.sectors_per_track(p.cylinder));
+        prop_assert!(p.sector < m.layout.sectors_per_track(p.cylinder, p.head));
         prop_assert!(p.head < 6);
         prop_assert_eq!(m.layout.pbn_to_lbn(p), Some(lbn));
     }

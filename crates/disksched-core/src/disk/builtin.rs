@@ -20,6 +20,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("hp_c3323a", include_str!("../../disks/hp_c3323a.toml")),
     ("dec_rz26", include_str!("../../disks/dec_rz26.toml")),
     ("st41601n", include_str!("../../disks/st41601n.toml")),
+    ("maxtor300g", include_str!("../../disks/maxtor300g.toml")),
 ];
 
 /// The text of a catalogue file: a generated-file header and the spec.

@@ -115,7 +115,7 @@ impl Datasheet {
             sector_bytes: SECTOR as u32,
             rpm: self.rpm,
             rpm_error_percent: 0.0,
-            layout: LayoutSpec { mapping: Mapping::CylinderMajor, sparing: Sparing::None, sparing_range_cylinders: 1, zones },
+            layout: LayoutSpec { mapping: Mapping::CylinderMajor, sparing: Sparing::None, sparing_range_cylinders: 1, zones, g4: None },
             seek: SeekSpec {
                 single_cylinder_ms: Some(self.track_to_track_ms),
                 average_ms: Some(self.average_seek_ms),

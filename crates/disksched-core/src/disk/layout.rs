@@ -14,6 +14,7 @@
 //! no spares and each slip lowers the zone's LBN count by one.
 
 use crate::disk::spec::{DiskSpec, Mapping, Sparing};
+use crate::disk::tracktable::TrackTable;
 use crate::error::{config_err, Result};
 
 /// A physical sector: `sector` counts from the track's index mark.
@@ -71,11 +72,23 @@ pub struct Layout {
     capacity: u64,
     /// LBNs the zones can hold (>= capacity).
     mapped: u64,
+    /// A table-driven layout (DiskSim 4's g4) instead of the zones; the zone
+    /// code paths below are untouched when it is None.
+    table: Option<Box<TrackTable>>,
 }
 
 impl Layout {
     pub fn new(spec: &DiskSpec) -> Result<Layout> {
         spec.validate()?;
+        if let Some(g4) = &spec.layout.g4 {
+            let t = TrackTable::new(g4, &spec.name, spec.surfaces, spec.cylinders)?;
+            if t.mapped < spec.blocks {
+                return Err(config_err(format!("{}: blocks", spec.name), format!(
+                    "the layout maps {} blocks, fewer than the {} stated", t.mapped, spec.blocks)));
+            }
+            return Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones: Vec::new(),
+                capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)) });
+        }
         let surfaces = spec.surfaces as u64;
         let mut zones = Vec::with_capacity(spec.layout.zones.len());
         let mut next_lbn = 0u64;
@@ -171,7 +184,7 @@ impl Layout {
                 "the layout maps {next_lbn} blocks, fewer than the {} stated", spec.blocks)));
         }
         // A drive may export fewer LBNs than its zones could hold; the rest are unused.
-        Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, capacity: spec.blocks, mapped: next_lbn })
+        Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, capacity: spec.blocks, mapped: next_lbn, table: None })
     }
 
     pub fn capacity(&self) -> u64 {
@@ -198,9 +211,32 @@ impl Layout {
         self.zones.get(i).filter(|z| z.first_cyl <= cyl)
     }
 
-    /// Sectors per track at `cyl` (0 if the cylinder is in no zone).
-    pub fn sectors_per_track(&self, cyl: u32) -> u32 {
+    /// Sectors per track of track (`cyl`, `head`) (0 if it holds no LBNs'
+    /// zone or table entry). Zoned drives ignore `head`.
+    pub fn sectors_per_track(&self, cyl: u32, head: u32) -> u32 {
+        if let Some(t) = &self.table {
+            return t.sectors_per_track(cyl, head);
+        }
         self.zone_of_cyl(cyl).map_or(0, |z| z.spt)
+    }
+
+    /// Mean sectors per track over the tracks of `cyl` (the sustained media rate's measure).
+    pub fn mean_sectors_per_track(&self, cyl: u32) -> f64 {
+        if let Some(t) = &self.table {
+            return t.mean_sectors_per_track(cyl);
+        }
+        self.zone_of_cyl(cyl).map_or(0.0, |z| z.spt as f64)
+    }
+
+    /// True when the layout is table-driven (DiskSim g4) rather than zoned.
+    pub fn is_table(&self) -> bool {
+        self.table.is_some()
+    }
+
+    /// Every track of a table-driven layout in LBN order: (cylinder, head,
+    /// first LBN, LBNs). None for zoned layouts.
+    pub fn table_tracks(&self) -> Option<Vec<(u32, u32, u64, u64)>> {
+        self.table.as_ref().map(|t| t.tracks().collect())
     }
 
     /// LBNs in sparing unit `u` of the zone.
@@ -272,12 +308,18 @@ impl Layout {
     /// Physical location of `lbn` (which must be below `capacity()`).
     pub fn lbn_to_pbn(&self, lbn: u64) -> Pbn {
         debug_assert!(lbn < self.capacity);
+        if let Some(t) = &self.table {
+            return t.lbn_to_pbn(lbn);
+        }
         let z = self.zone_of_lbn(lbn);
         self.pbn_of_slot(z, Self::remapped(z, Self::slot_of(z, lbn - z.first_lbn + z.empty)))
     }
 
     /// LBN stored at a physical sector, or None for spare, slipped or unmapped sectors.
     pub fn pbn_to_lbn(&self, p: Pbn) -> Option<u64> {
+        if let Some(t) = &self.table {
+            return t.pbn_to_lbn(p, self.capacity);
+        }
         let z = self.zone_of_cyl(p.cylinder)?;
         if p.head >= self.surfaces || p.sector >= z.spt {
             return None;
@@ -307,6 +349,9 @@ impl Layout {
 
     /// The track pieces that `blocks` LBNs starting at `lbn` occupy, in transfer order.
     pub fn pieces(&self, lbn: u64, blocks: u32, out: &mut Vec<TrackPiece>) {
+        if let Some(t) = &self.table {
+            return t.pieces(lbn, blocks, out);
+        }
         out.clear();
         let (mut lbn, mut left) = (lbn, blocks as u64);
         while left > 0 {
@@ -365,6 +410,9 @@ impl TrackSpan {
 impl Layout {
     /// The first LBN on track (`cylinder`, `head`) and how many it holds (0: none).
     pub fn track_lbns(&self, cylinder: u32, head: u32) -> (u64, u64) {
+        if let Some(t) = &self.table {
+            return t.track_lbns(cylinder, head, self.capacity);
+        }
         self.track_at(cylinder, head).map_or((0, 0), |(_, _, first_lbn, blocks, _)| (first_lbn, blocks))
     }
 
@@ -384,6 +432,9 @@ impl Layout {
 
     /// The LBNs on track (`cylinder`, `head`), or None if it holds none.
     pub fn track_span(&self, cylinder: u32, head: u32) -> Option<TrackSpan> {
+        if let Some(t) = &self.table {
+            return t.track_span(cylinder, head, self.capacity);
+        }
         let (z, j, first_lbn, blocks, before) = self.track_at(cylinder, head)?;
         let spt = z.spt as u64;
         let (start, end) = (j * spt, (j + 1) * spt);

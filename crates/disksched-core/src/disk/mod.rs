@@ -11,6 +11,7 @@ pub mod mechanics;
 pub mod noisy;
 pub mod predictor;
 pub mod spec;
+mod tracktable;
 
 use crate::error::Result;
 use crate::time::SimTime;
@@ -37,9 +38,10 @@ impl DiskModel {
         Ok(DiskModel { spec, layout, mech, controller })
     }
 
-    /// Sequential media rate of the zone holding `cyl`, bytes/s, ignoring switches.
+    /// Sequential media rate at `cyl`, bytes/s, ignoring switches (the mean
+    /// over its tracks where sectors per track differ by surface).
     pub fn media_rate_bytes_per_s(&self, cyl: u32) -> f64 {
-        self.layout.sectors_per_track(cyl) as f64 * self.spec.sector_bytes as f64 * self.spec.rpm / 60.0
+        self.layout.mean_sectors_per_track(cyl) * self.spec.sector_bytes as f64 * self.spec.rpm / 60.0
     }
 }
 

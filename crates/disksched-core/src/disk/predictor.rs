@@ -62,7 +62,7 @@ impl Predictor {
 
     pub fn target(&self, lbn: u64) -> Target {
         let p = self.model.layout.lbn_to_pbn(lbn);
-        let spt = self.model.layout.sectors_per_track(p.cylinder);
+        let spt = self.model.layout.sectors_per_track(p.cylinder, p.head);
         Target { cylinder: p.cylinder, head: p.head, phase: sector_phase(p.sector, spt), spt }
     }
 

@@ -51,7 +51,31 @@ pub struct LayoutSpec {
     /// still reserves the full `spares`.
     #[serde(default = "one")]
     pub sparing_range_cylinders: u32,
+    /// Zones (empty when `g4` describes the layout).
+    #[serde(default)]
     pub zones: Vec<ZoneSpec>,
+    /// A table-driven layout (DiskSim 4's `dm_layout_g4`) instead of zones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub g4: Option<G4Spec>,
+}
+
+/// DiskSim 4's `dm_layout_g4`, kept as its own compact tree (see
+/// docs/disksim-parameters.md for the inferred meaning). The tree numbers
+/// *slots* (physical sectors that may hold an LBN); `slips` are slots the LBN
+/// numbering skips.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct G4Spec {
+    /// Track patterns `TP`: (first sector, last sector, slots on the track).
+    pub patterns: Vec<[u32; 3]>,
+    /// Index tables `IDX`; the last is the root. Each entry:
+    /// [first slot, first cylinder, offset (micro-revolutions), slots per child,
+    ///  cylinders per child, skew per child (micro-revolutions), slots in the run,
+    ///  cylinders in the run (negative: descending), child kind (0 track pattern, 1 table),
+    ///  child index, surface (tracks only; 0 for tables)]. Offsets are relative to the parent's.
+    pub tables: Vec<Vec<[i64; 11]>>,
+    /// Slips: (first slot, count).
+    pub slips: Vec<[u64; 2]>,
 }
 
 fn one() -> u32 {
@@ -316,6 +340,12 @@ impl DiskSpec {
     pub fn validate(&self) -> Result<()> {
         if self.surfaces == 0 || self.cylinders == 0 {
             return Err(config_err(&self.name, "surfaces and cylinders must be >= 1"));
+        }
+        if self.layout.g4.is_some() {
+            if !self.layout.zones.is_empty() {
+                return Err(config_err(format!("{}: layout", self.name), "a layout has either zones or a g4 table, not both"));
+            }
+            return Ok(());
         }
         if self.layout.zones.is_empty() {
             return Err(config_err(format!("{}: layout.zones", self.name), "at least one zone is required"));

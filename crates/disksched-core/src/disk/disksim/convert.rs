@@ -7,7 +7,7 @@
 
 use super::parser::{parse_file, Block, Loc, Node, ParamFile};
 use crate::disk::layout::Layout;
-use crate::disk::spec::{ControllerSpec, DiskSpec, HplSeek, LayoutSpec, Mapping, SeekSpec, Sparing, ZoneSpec};
+use crate::disk::spec::{ControllerSpec, DiskSpec, G4Spec, HplSeek, LayoutSpec, Mapping, SeekSpec, Sparing, ZoneSpec};
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -254,11 +254,17 @@ fn from_dm_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         return Err(b.loc.err(format!("dm_disk: {surfaces} surfaces x {cylinders} cylinders is out of range")));
     }
     let mech = sub_block(b, "Mechanical Model", "dm_mech_g1")?;
-    let lay = sub_block(b, "Layout Model", "dm_layout_g1")?;
+    let lay_node = b.req("Layout Model")?;
+    let lay = lay_node.as_block("Layout Model")?;
     let (seek, rpm, rpm_error) = mechanics(mech)?;
-    let layout = layout(lay, surfaces as u32)?;
-    // Zones may reach past `Number of cylinders` (hp_c2490a): DiskSim maps them, so cover them.
-    let last = layout.zones.iter().map(|z| z.last_cylinder + 1).max().unwrap_or(0);
+    let (layout, g4_last) = match lay.type_name.as_str() {
+        "dm_layout_g1" => (layout(lay, surfaces as u32)?, 0),
+        "dm_layout_g4" => layout_g4(lay, surfaces as u32)?,
+        other => return Err(lay.loc.err(format!("`Layout Model`: {other} is not supported (only dm_layout_g1, dm_layout_g4)"))),
+    };
+    // Zones may reach past `Number of cylinders` (hp_c2490a), and so may a g4
+    // table (maxtor300g's last band ends on cylinder 80512 of "80512"): DiskSim maps them, so cover them.
+    let last = layout.zones.iter().map(|z| z.last_cylinder + 1).max().unwrap_or(0).max(g4_last);
     Ok(DiskSpec {
         name: name.to_string(),
         description: String::new(),
@@ -437,7 +443,75 @@ fn layout(l: &Block, surfaces: u32) -> Result<LayoutSpec> {
     if zones.is_empty() {
         return Err(zones_node.loc.err("`Zones` is empty"));
     }
-    Ok(LayoutSpec { mapping, sparing, sparing_range_cylinders: if sparing == Sparing::SectorsPerRange { range } else { 1 }, zones })
+    Ok(LayoutSpec { mapping, sparing, sparing_range_cylinders: if sparing == Sparing::SectorsPerRange { range } else { 1 }, zones, g4: None })
+}
+
+/// Whole numbers of a list (integers, possibly negative).
+fn ints(n: &Node, what: &str) -> Result<Vec<i64>> {
+    n.as_list(what)?.iter().map(|v| {
+        let w = v.as_word(what)?;
+        w.parse::<i64>().map_err(|_| v.loc.err(format!("`{what}`: `{w}` is not a whole number")))
+    }).collect()
+}
+
+/// A `dm_layout_g4`: TP, IDX, Slips, Remaps (empty). Returns the layout and
+/// one past the highest cylinder its tracks use. Revolution fractions are
+/// kept in micro-revolutions (the files give six decimals).
+fn layout_g4(l: &Block, surfaces: u32) -> Result<(LayoutSpec, u32)> {
+    l.check_known(&["TP", "IDX", "Slips", "Remaps"])?;
+    let tp_node = l.req("TP")?;
+    let tp = ints(tp_node, "TP")?;
+    if tp.is_empty() || tp.len() % 3 != 0 || tp.iter().any(|&v| v < 0 || v > u32::MAX as i64) {
+        return Err(tp_node.loc.err("`TP`: expected (first, last, count) triples of whole numbers >= 0"));
+    }
+    let patterns: Vec<[u32; 3]> = tp.chunks(3).map(|c| [c[0] as u32, c[1] as u32, c[2] as u32]).collect();
+    let idx_node = l.req("IDX")?;
+    let mut tables = Vec::new();
+    for tn in idx_node.as_list("IDX")? {
+        let items = tn.as_list("IDX")?;
+        let mut entries = Vec::new();
+        let mut i = 0;
+        while i < items.len() {
+            let kind_at = items.get(i + 8).ok_or_else(|| tn.loc.err("`IDX`: a table entry is cut short"))?;
+            let kind = kind_at.as_word("IDX")?;
+            let width = match kind {
+                "TRACK" => 11,
+                "IDX" => 10,
+                k => return Err(kind_at.loc.err(format!("`IDX`: child kind `{k}` is neither TRACK nor IDX"))),
+            };
+            let e = items.get(i..i + width).ok_or_else(|| kind_at.loc.err("`IDX`: a table entry is cut short"))?;
+            let int = |k: usize| -> Result<i64> {
+                let w = e[k].as_word("IDX")?;
+                w.parse::<i64>().map_err(|_| e[k].loc.err(format!("`IDX`: `{w}` is not a whole number")))
+            };
+            let urev = |k: usize| -> Result<i64> {
+                let v = e[k].as_f64("IDX")?;
+                if !(0.0..1.0).contains(&v) {
+                    return Err(e[k].loc.err(format!("`IDX`: angle {v} is not a revolution fraction in [0, 1)")));
+                }
+                Ok((v * 1e6).round() as i64)
+            };
+            entries.push([int(0)?, int(1)?, urev(2)?, int(3)?, int(4)?, urev(5)?, int(6)?, int(7)?,
+                (kind == "IDX") as i64, int(9)?, if width == 11 { int(10)? } else { 0 }]);
+            i += width;
+        }
+        tables.push(entries);
+    }
+    let slip_node = l.req("Slips")?;
+    let sl = ints(slip_node, "Slips")?;
+    if sl.len() % 2 != 0 || sl.iter().any(|&v| v < 0) {
+        return Err(slip_node.loc.err("`Slips`: expected (slot, count) pairs of whole numbers >= 0"));
+    }
+    let slips: Vec<[u64; 2]> = sl.chunks(2).map(|c| [c[0] as u64, c[1] as u64]).collect();
+    if let Some(r) = l.get("Remaps") {
+        if !r.value.as_list("Remaps")?.is_empty() {
+            return Err(r.value.loc.err("`Remaps`: remapped sectors are not supported (every shared file has none)"));
+        }
+    }
+    let g4 = G4Spec { patterns, tables, slips };
+    // One past the highest cylinder: build the table against a generous bound.
+    let probe = crate::disk::tracktable::TrackTable::extent(&g4, surfaces).map_err(|m| l.loc.err(format!("dm_layout_g4: {m}")))?;
+    Ok((LayoutSpec { mapping: Mapping::CylinderMajor, sparing: Sparing::None, sparing_range_cylinders: 1, zones: Vec::new(), g4: Some(g4) }, probe))
 }
 
 fn zone(z: &Block, scheme: u64, surfaces: u32) -> Result<ZoneSpec> {

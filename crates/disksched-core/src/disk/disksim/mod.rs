@@ -26,6 +26,7 @@ pub const CATALOGUE: &[(&str, &str, &str)] = &[
     ("hp_c3323a", "hp_c3323a_validate.diskspecs", "HP C3323A"),
     ("dec_rz26", "dec_rz26.parv", "DEC RZ26"),
     ("st41601n", "st41601n.parv", "Seagate ST41601N"),
+    ("maxtor300g", "dualseek_example/maxtor300g.diskspecs", "Maxtor Atlas 10K V 300 GB"),
 ];
 
 /// Import catalogue drive `name` from the DiskSim data directory `dir`.
