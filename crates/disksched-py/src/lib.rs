@@ -203,7 +203,11 @@ fn disk_show(name: &str, base_dir: Option<&str>) -> PyResult<(String, String)> {
         "revolution_ms": model.mech.revolution_ns() as f64 / 1e6,
         "surfaces": model.spec.surfaces,
         "cylinders": model.spec.cylinders,
-        "zones": model.spec.layout.zones.len(),
+        "layout": if model.layout.is_table() {
+            "per-track table (DiskSim dm_layout_g4)".to_string()
+        } else {
+            format!("{} zones", model.spec.layout.zones.len())
+        },
         "media_rate_outer_mb_s": outer,
         "media_rate_inner_mb_s": inner,
         "seek_single_cylinder_ms": model.mech.seek_ns(1) as f64 / 1e6,
