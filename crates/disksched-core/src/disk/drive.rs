@@ -4,9 +4,10 @@
 //! first track piece (seek or head switch, plus write settle), wait for the
 //! first sector, and transfer every piece in turn (each further piece is a head
 //! switch or single-cylinder seek and the rotational wait that the skews
-//! leave). Bus and media overlap: read data goes out on the bus as soon as
-//! the first sector is in the buffer; write data comes in while the heads seek,
-//! and the media write starts once it is all buffered.
+//! leave). Bus and media overlap: read data goes out on the bus once the
+//! high water mark's share is in the buffer (the first sector by default);
+//! write data comes in while the heads seek, and the media write starts as
+//! soon as the rest of it can arrive before the head needs it.
 
 use crate::disk::cache::Cache;
 use crate::disk::layout::TrackPiece;
@@ -421,7 +422,8 @@ impl Drive {
             }
             _ => track_end(end - 1),
         };
-        (to.min(cap).saturating_sub(end)).clamp(spec.read_ahead_min_blocks as u64, max).min(cap - end) as u32
+        let min = (spec.read_ahead_min_blocks as u64).min(max);
+        to.min(cap).saturating_sub(end).clamp(min, max).min(cap - end) as u32
     }
 
     /// Serve a read from the buffer without the mechanism: a hit an external

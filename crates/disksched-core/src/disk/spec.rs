@@ -202,9 +202,8 @@ pub struct HplSeek {
 }
 
 /// Drive controller: command overheads, bus transfer, the in-drive queue and
-/// the buffer cache figures. The timing model uses the miss overheads,
-/// `bus_sector_ms` and `queue_depth`; the rest is parsed from DiskSim's
-/// `.diskspecs` and stored for the cache model (see docs/disksim-parameters.md).
+/// the buffer cache figures, as DiskSim's `.diskspecs` state them;
+/// docs/disksim-parameters.md says which the model uses and how.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ControllerSpec {
