@@ -272,7 +272,9 @@ def _report_anand2008(res: dict) -> None:
                       f"{c['depth64_positioning_left']['group']:.0%} (group) of positioning (paper: reduced, not removed)")
         console.print(f"  track-sized ranges leave {c['track_range_rotation_left']['disk']:.1%} of rotation "
                       f"(paper: nearly none); group ranges leave {c['group_range_seek_left_in_group']:.1%} of the "
-                      f"in-group seek (paper: most seek removed)")
+                      f"in-group seek (paper: most seek removed)"
+                      + (f"; the drive positions for at least {d['minimum_seek_delay_ms']} ms (its minimum seek delay)"
+                         if d.get("minimum_seek_delay_ms") else ""))
 
 
 def _report_lumb2002(res: dict) -> None:
