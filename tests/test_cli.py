@@ -174,6 +174,16 @@ def test_reproduce_riska2004_quick(tmp_path):
     assert gain4 == pytest.approx(gain1 * a["array_factor"], rel=0.03)  # closed: mean response = N / throughput
     # A controller that lets one request out in total at threshold 1 idles more disks still.
     assert a["serial_q1_disks_busy"] < a["disks_busy"]["q1"] and a["serial_gain_to_q16"] > gain4
+    # The load as an average (clients that think, 16 per disk outstanding on average at threshold 1):
+    # the first row has no think time (the runs above); thinking widens the array's lead.
+    avg = res["fig4_average_load"]
+    assert avg[0]["one_disk"]["think_ms"] == 0 and avg[0]["four_disks"]["gain"] == pytest.approx(gain4, rel=0.02)
+    for r in avg:
+        assert r["one_disk"]["outstanding"]["q1"] == pytest.approx(16, rel=0.1)
+        assert r["four_disks"]["outstanding"]["q1"] == pytest.approx(64, rel=0.1)
+        assert r["four_disks"]["gain"] > r["one_disk"]["gain"]
+    ratios = [r["four_disks"]["gain"] / r["one_disk"]["gain"] for r in avg]
+    assert ratios == sorted(ratios) and ratios[-1] > 2 * ratios[0]
     for f in ["riska2004_thresholds.png", "riska2004_tails.png", "riska2004_overload.png"]:
         assert (tmp_path / f).stat().st_size > 10_000
     p = cli("reproduce", "nobody2099")

@@ -107,6 +107,35 @@ def riska2004(out: Path, quick: bool, log: Callable[[str], None] = print) -> dic
     log(f"  fig4 disks busy (single-disk equivalents): q1={busy[1]:.2f}, q16={busy[16]:.2f}; "
         f"serial controller at q1: {res['fig4_analysis']['serial_q1_mean_ms']:.1f} ms")
 
+    # The load as the paper states it: an *average* of 16 (64) outstanding requests, which
+    # a fixed population with no think time pins exactly. With M clients per disk that
+    # think (exponentially) between requests, the population in the subsystem moves with
+    # the threshold: the think time Z = (M - 16) / X(1) per disk makes the average 16 per
+    # disk at threshold 1 (the disks are saturated there, so their throughput is X(1) from
+    # the runs above), and a faster subsystem at 16 then holds fewer and answers faster
+    # (mean response = N / X - Z), the more so the more its throughput grows: the array's.
+    # The paper gives neither M nor Z; M = 16 (no think time) is the set-up above.
+    avg_load = []
+    for m in [16, 20, 24, 28, 32]:
+        row: dict = {"clients_per_disk": m}
+        for key, disks, x, make in [("one_disk", 1, x1[1], lambda t, c: _random_closed(disk, "fcfs", "sptf", t, c, n, seed)),
+                                    ("four_disks", 4, x4[1], lambda t, c: _array_closed(disk, "sptf", t, c, n, seed))]:
+            clients = disks * m
+            think_ms = (clients - disks * 16) / x * 1000
+            sums = {}
+            for t in (1, 16):
+                cfg = make(t, clients)
+                cfg["workload"].update({"think_time_ms": think_ms, "think_dist": "exponential"})
+                sums[t] = run(cfg).summary
+            mean = {t: sums[t]["host_response_ms"]["mean"] for t in (1, 16)}
+            row[key] = {"think_ms": think_ms, "mean_ms": {f"q{t}": mean[t] for t in (1, 16)},
+                        "outstanding": {f"q{t}": mean[t] * sums[t]["iops"] / 1000 for t in (1, 16)},
+                        "gain": mean[1] / mean[16]}
+        avg_load.append(row)
+        log(f"  average load, {m} clients per disk: one disk {row['one_disk']['gain']:.2f}x, "
+            f"four disks {row['four_disks']['gain']:.2f}x")
+    res["fig4_average_load"] = avg_load
+
     # Figures 5-8: response-time tails at the disk and at the driver, thresholds 8 and 16.
     tails = {}
     for t in [8, 16]:
