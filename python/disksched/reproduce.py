@@ -41,7 +41,9 @@ def _array_closed(disk: str, drive: str, per_disk: int, clients: int, requests: 
 
 def riska2004(out: Path, quick: bool, log: Callable[[str], None] = print) -> dict:
     """Riska & Riedel, "It's not fair": queue more at the disk, schedule unfairly.
-    Cheetah 9LP (the paper's drive), random 4 KB requests (2:1 reads), 16 outstanding."""
+    Cheetah 9LP (the paper's drive), random 4 KB requests (2:1 reads), 16 outstanding;
+    four such disks behind one FCFS controller queue with 64 outstanding, and why that
+    case gains less than the paper's 7x (fig4_analysis, fig4_average_load)."""
     import matplotlib
 
     matplotlib.use("Agg")
