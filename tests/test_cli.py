@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from conftest import ROOT, cli
 
 
@@ -158,8 +160,30 @@ def test_reproduce_riska2004_quick(tmp_path):
     assert fig3["sptf"][0] == fig3["fcfs"][0] == fig3["sptf"][1]
     assert fig3["sptf"][-1] < 0.8 * fig3["sptf"][0] and fig3["fcfs"][-1] == fig3["fcfs"][0]
     assert res["overload_gain"] > 1.0
-    # Behind one FIFO controller, threshold 1 also idles disks: the array gains more than one disk.
+    # Four disks behind one FCFS controller queue (the [controller] level), threshold per disk:
+    # at most 1 (4 in all) and 16 (64) requests at the disks.
+    a, cfg = res["fig4_analysis"], res["fig4_config"]
+    assert cfg["controller"] == {"scheduler": "fcfs", "queue_threshold": 64, "per_disk_threshold": 16}
+    assert cfg["host"]["queue_threshold"] == 64 and cfg["disk"]["count"] == 4
+    assert a["max_requests_at_disks"]["q1"] == 4 and 16 < a["max_requests_at_disks"]["q16"] <= 64
+    # The paper's qualitative claim: the array gains more than one disk, because at threshold 1
+    # the FIFO controller also idles disks (head-of-line blocking), and less so at 16.
     assert res["fig4_sptf_gain_1_to_16"] > res["fig3_sptf_gain_1_to_16"]
+    assert a["disks_busy"]["q1"] < a["disks_busy"]["q16"] <= 4
+    gain1, gain4 = res["fig3_sptf_gain_1_to_16"], res["fig4_sptf_gain_1_to_16"]
+    assert gain4 == pytest.approx(gain1 * a["array_factor"], rel=0.03)  # closed: mean response = N / throughput
+    # A controller that lets one request out in total at threshold 1 idles more disks still.
+    assert a["serial_q1_disks_busy"] < a["disks_busy"]["q1"] and a["serial_gain_to_q16"] > gain4
+    # The load as an average (clients that think, 16 per disk outstanding on average at threshold 1):
+    # the first row has no think time (the runs above); thinking widens the array's lead.
+    avg = res["fig4_average_load"]
+    assert avg[0]["one_disk"]["think_ms"] == 0 and avg[0]["four_disks"]["gain"] == pytest.approx(gain4, rel=0.02)
+    for r in avg:
+        assert r["one_disk"]["outstanding"]["q1"] == pytest.approx(16, rel=0.1)
+        assert r["four_disks"]["outstanding"]["q1"] == pytest.approx(64, rel=0.1)
+        assert r["four_disks"]["gain"] > r["one_disk"]["gain"]
+    ratios = [r["four_disks"]["gain"] / r["one_disk"]["gain"] for r in avg]
+    assert ratios == sorted(ratios) and ratios[-1] > 2 * ratios[0]
     for f in ["riska2004_thresholds.png", "riska2004_tails.png", "riska2004_overload.png"]:
         assert (tmp_path / f).stat().st_size > 10_000
     p = cli("reproduce", "nobody2099")
