@@ -252,8 +252,7 @@ impl Simulation {
 
     pub fn with_model(cfg: &SimConfig, model: Arc<DiskModel>) -> Result<Simulation> {
         cfg.validate()?;
-        let settings = |m: &std::collections::BTreeMap<String, f64>| m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>();
-        let mut host_sched = sched::build_as(Some("set"), &cfg.host.scheduler, &settings(&cfg.host.set)).map_err(|e| prefix(e, "host"))?;
+        let mut host_sched = build_queue_sched("host", &cfg.host.scheduler, &cfg.host.set)?;
         let series_window = cfg.run.series_window_ms.map(SimDuration::from_ms);
         if let Some(shaper) = &cfg.host.shaper {
             host_sched = Box::new(crate::qos::shaper::Shaper::new(shaper, host_sched, series_window)?);
@@ -264,7 +263,7 @@ impl Simulation {
         let (host, controller) = match &cfg.controller {
             None => (Queue::new(host_sched, class_expire, u32::MAX, cfg.host.queue_threshold), None),
             Some(c) => {
-                let ctl = sched::build_as(Some("set"), &c.scheduler, &settings(&c.set)).map_err(|e| prefix(e, "controller"))?;
+                let ctl = build_queue_sched("controller", &c.scheduler, &c.set)?;
                 (Queue::new(host_sched, class_expire, cfg.host.queue_threshold, u32::MAX),
                  Some(Queue::new(ctl, class_expire, c.queue_threshold, c.per_disk())))
             }
@@ -274,7 +273,7 @@ impl Simulation {
         for _ in 0..n {
             units.push(Unit {
                 drive: Drive::new(model.clone()),
-                sched: sched::build_as(Some("set"), &cfg.disk.scheduler, &settings(&cfg.disk.set)).map_err(|e| prefix(e, "disk"))?,
+                sched: build_queue_sched("disk", &cfg.disk.scheduler, &cfg.disk.set)?,
                 in_service: None,
                 outstanding: 0,
                 classes: Classes::new(class_expire),
@@ -329,7 +328,7 @@ impl Simulation {
                 _ => Level::Disk,
             };
             let copies = if level == Level::Disk { n } else { 1 };
-            let s = (0..copies).map(|_| sched::build_as(Some("set"), &r.scheduler, &settings(&r.set)).map_err(|e| prefix(e, &format!("reconfigure[{i}]"))))
+            let s = (0..copies).map(|_| build_queue_sched(&format!("reconfigure[{i}]"), &r.scheduler, &r.set))
                 .collect::<Result<Vec<_>>>()?;
             reconfigure.push((SimTime::ZERO + SimDuration::from_ms(r.at_ms), level, s));
         }
@@ -1038,11 +1037,14 @@ fn head_at(state: &DriveState, now: SimTime) -> HeadState {
     HeadState { time: state.head.time.max(now), last_was_write: state.last_was_write, ..state.head }
 }
 
-fn prefix(e: Error, level: &str) -> Error {
-    match e {
+/// The scheduler of a queue's config section (`level`: host, controller,
+/// disk, reconfigure[i]); errors name `level.scheduler` or `level.set.KEY`.
+fn build_queue_sched(level: &str, name: &str, set: &std::collections::BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>> {
+    let settings: Vec<(String, f64)> = set.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    sched::build_as(Some("set"), name, &settings).map_err(|e| match e {
         Error::Config { what, msg } => Error::Config { what: format!("{level}.{what}"), msg },
         e => e,
-    }
+    })
 }
 
 /// Convenience: build and run a config.
