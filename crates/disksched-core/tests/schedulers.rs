@@ -34,7 +34,7 @@ fn sptf_picks_the_least_positioning_time_of_all_pending() {
         let mut b = Bench::new();
         let ids: Vec<ReqId> = (0..depth).map(|_| b.add(rng.gen_range(0..17_000_000), rng.gen_bool(0.3))).collect();
         let mut s = sched::build("sptf", &[]).unwrap();
-        let head = HeadState { cylinder: rng.gen_range(0..10042), head: rng.gen_range(0..6), time: SimTime(rng.gen_range(0..1_000_000_000)), last_was_write: false };
+        let head = HeadState { cylinder: rng.gen_range(0..10042), head: rng.gen_range(0..6), time: SimTime(rng.gen_range(0..1_000_000_000)), last_was_write: false, next_lbn: None };
         for &id in &ids {
             s.insert(id, &b.ctx(head));
         }
@@ -235,7 +235,7 @@ fn sptf_sw_takes_the_smallest_seek_within_the_window() {
         let mut b = Bench::new();
         let ids: Vec<ReqId> = (0..64).map(|_| b.add(rng.gen_range(0..17_000_000), false)).collect();
         let mut s = sched::build("sptf_sw", &[("window_pct".into(), window_pct)]).unwrap();
-        let head = HeadState { cylinder: rng.gen_range(0..10042), head: 0, time: SimTime(rng.gen_range(0..1_000_000_000)), last_was_write: false };
+        let head = HeadState { cylinder: rng.gen_range(0..10042), head: 0, time: SimTime(rng.gen_range(0..1_000_000_000)), last_was_write: false, next_lbn: None };
         for &id in &ids {
             s.insert(id, &b.ctx(head));
         }
@@ -293,7 +293,7 @@ fn asptf_pruned_search_matches_brute_force() {
             let arrival = rng.gen_range(0..400u64);
             add_full(&mut b, 0, rng.gen_range(0..17_000_000), rng.gen_bool(0.3), arrival, None)
         }).collect();
-        let head = HeadState { cylinder: rng.gen_range(0..10042), head: 1, time: SimTime(500_000_000), last_was_write: false };
+        let head = HeadState { cylinder: rng.gen_range(0..10042), head: 1, time: SimTime(500_000_000), last_was_write: false, next_lbn: None };
         let mut s = sched::build("asptf", &[("aging_weight".into(), weight)]).unwrap();
         for &id in &ids {
             s.insert(id, &b.ctx(head));

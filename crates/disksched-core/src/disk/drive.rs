@@ -6,8 +6,9 @@
 //! switch or single-cylinder seek and the rotational wait that the skews
 //! leave). Bus and media overlap: read data goes out on the bus once the
 //! high water mark's share is in the buffer (the first sector by default);
-//! write data comes in while the heads seek, and the media write starts as
-//! soon as the rest of it can arrive before the head needs it.
+//! write data comes in while the heads seek, the media write starts once
+//! its first block is in, and a sector whose data is not there yet when the
+//! head reaches it waits a revolution.
 
 use crate::disk::cache::Cache;
 use crate::disk::layout::TrackPiece;
@@ -59,7 +60,9 @@ pub struct ControllerTiming {
     /// (`Set watermark by reqsize`) or of a segment.
     read_water: f64,
     water_blocks: Option<u32>,
-    /// Least time from the end of command processing to the media access.
+    /// Least time from the end of command processing to the media access
+    /// of a write that does not continue the last command (DiskSim's
+    /// `Minimum seek delay`, "for a nonsequential write request").
     pub min_seek_ns: u64,
     /// From a write miss's arrival until its data starts crossing the bus,
     /// when it is not right after the command overhead (DiskSim's extra
@@ -106,6 +109,15 @@ impl ControllerTiming {
     }
 }
 
+/// A write miss's data on its way in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteData {
+    /// When its first block starts crossing the bus.
+    pub data_from: u64,
+    /// It starts at the LBN after the last command's last block.
+    pub sequential: bool,
+}
+
 /// The mechanical part of one access, ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MediaAccess {
@@ -122,24 +134,27 @@ pub struct MediaAccess {
 
 impl DiskModel {
     /// Move the heads from `from` starting at `t` and transfer `blocks` from
-    /// `lbn`. `write_data_from`: a write whose data starts crossing the bus
-    /// then (None: already buffered); the media write starts no earlier than
-    /// lets every sector arrive before the head reaches it, so a bus slower
-    /// than the media delays the start rather than stalling the write.
+    /// `lbn`. `write`: a write miss's data still to cross the bus (None: a
+    /// read, or write data already buffered). The media write starts once
+    /// the head reaches the first sector with its data in the buffer; a
+    /// sector whose data has not arrived when the head reaches it waits a
+    /// revolution (DiskSim's sector-by-sector write), so a bus slower than
+    /// the media can cost a revolution.
     #[allow(clippy::too_many_arguments)]
-    pub fn media_access(&self, from: (u32, u32), t: u64, write_data_from: Option<u64>, lbn: u64, blocks: u32,
+    pub fn media_access(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
                         is_write: bool, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
         let m = &self.mech;
         self.layout.pieces(lbn, blocks, pieces);
         let first = pieces[0];
-        let seek_ns = m.reposition_ns(from.0, from.1, first.cylinder, first.head, is_write).max(self.controller.min_seek_ns);
-        let mut ready = t + seek_ns;
-        if let Some(bus_start) = write_data_from {
-            ready = ready.max(bus_start + self.write_feed_ns(blocks, first.sectors_per_track));
-        }
+        let min_seek_ns = if write.is_some_and(|w| !w.sequential) { self.controller.min_seek_ns } else { 0 };
+        let seek_ns = m.reposition_ns(from.0, from.1, first.cylinder, first.head, is_write).max(min_seek_ns);
+        let bus = self.controller.bus_write_sector_ns;
+        let write_data_from = write.map(|w| w.data_from);
+        let ready = (t + seek_ns).max(write_data_from.map_or(0, |from| from + bus));
         let media_start = ready + m.rotate_ns(m.phase_at(SimTime(ready)), sector_phase(first.first_sector, first.sectors_per_track));
         let mut tm = media_start;
         let (mut cyl, mut hd) = (first.cylinder, first.head);
+        let mut done_blocks = 0u64;
         for (i, p) in pieces.iter().enumerate() {
             if i > 0 {
                 tm += m.reposition_ns(cyl, hd, p.cylinder, p.head, is_write);
@@ -147,18 +162,20 @@ impl DiskModel {
                 cyl = p.cylinder;
                 hd = p.head;
             }
+            if let Some(bus_start) = write_data_from {
+                // Write data that has not arrived when the head reaches its
+                // sector: the write waits a revolution for that sector.
+                let last_at = |tm: u64| tm + m.sectors_ns(p.span_sectors.saturating_sub(1) as u64, p.sectors_per_track);
+                let first_in = bus_start + (done_blocks + 1) * bus;
+                let last_in = bus_start + (done_blocks + p.blocks as u64) * bus;
+                while first_in > tm || last_in > last_at(tm) {
+                    tm += m.revolution_ns();
+                }
+            }
+            done_blocks += p.blocks as u64;
             tm += m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
         }
         MediaAccess { seek_ns, rotation_ns: media_start - (t + seek_ns), media_start, media_end: tm, cylinder: cyl, head: hd }
-    }
-
-    /// From the start of a write's data transfer until its media write can
-    /// start: late enough for every sector to arrive before the head
-    /// reaches it (the first sector at least).
-    pub fn write_feed_ns(&self, blocks: u32, spt: u32) -> u64 {
-        let (bus, sector) = (self.controller.bus_write_sector_ns, self.mech.sector_ns(spt));
-        let n = blocks.max(1) as u64;
-        bus.max((n * bus).saturating_sub((n - 1) * sector))
     }
 
     /// When a read's data has all crossed the bus: it goes out once the
@@ -181,9 +198,11 @@ impl DiskModel {
         let ctl = &self.controller;
         let overhead_ns = ctl.overhead_ns[is_write as usize][state.last_was_write as usize];
         let start = now.0 + overhead_ns;
-        let a = self.media_access((state.head.cylinder, state.head.head), start, is_write.then(|| ctl.write_data_from(now.0, overhead_ns)), lbn, blocks, is_write, pieces);
+        let write = is_write.then(|| WriteData { data_from: ctl.write_data_from(now.0, overhead_ns), sequential: state.head.next_lbn == Some(lbn) });
+        let a = self.media_access((state.head.cylinder, state.head.head), start, write, lbn, blocks, is_write, pieces);
         let done = if is_write { a.media_end } else { self.read_bus_done(&a, blocks, pieces[0].sectors_per_track) };
-        *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), ..Default::default() }, last_was_write: is_write };
+        let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(lbn + blocks as u64), ..Default::default() };
+        *state = DriveState { head, last_was_write: is_write };
         Service {
             overhead_ns,
             seek_ns: a.seek_ns,
@@ -254,6 +273,7 @@ impl Drive {
     /// completion (status) overhead.
     pub fn serve(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
         let mut svc = self.serve_access(now, lbn, blocks, is_write);
+        self.state.head.next_lbn = Some(lbn + blocks as u64);
         let ctl = &self.model.controller;
         let extra = ctl.completion_ns[is_write as usize] + if svc.media_start.0 > 0 { ctl.reselect_ns } else { 0 };
         svc.done.0 += extra;
@@ -340,7 +360,8 @@ impl Drive {
             }
             let overhead_ns = ctl.overhead_ns[1][last_w];
             let start = (now.0 + overhead_ns).max(mech_free);
-            let a = model.media_access(from, start, Some(ctl.write_data_from(now.0, overhead_ns)), lbn, blocks, true, &mut self.pieces);
+            let write = WriteData { data_from: ctl.write_data_from(now.0, overhead_ns), sequential: self.state.head.next_lbn == Some(lbn) };
+            let a = model.media_access(from, start, Some(write), lbn, blocks, true, &mut self.pieces);
             self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: true };
             return Service {
                 overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,

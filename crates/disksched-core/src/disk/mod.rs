@@ -15,7 +15,7 @@ mod tracktable;
 
 use crate::error::Result;
 use crate::time::SimTime;
-pub use drive::{ControllerTiming, Drive, DriveState, Service};
+pub use drive::{ControllerTiming, Drive, DriveState, Service, WriteData};
 pub use layout::{Layout, Pbn, TrackPiece, TrackSpan};
 pub use mechanics::Mechanics;
 pub use predictor::{Positioning, Predictor, Target};
@@ -54,4 +54,7 @@ pub struct HeadState {
     pub time: SimTime,
     /// The last command was a write (command overheads depend on it).
     pub last_was_write: bool,
+    /// The LBN after the last command's last block: a write starting there
+    /// is sequential (no minimum seek delay).
+    pub next_lbn: Option<u64>,
 }

@@ -20,6 +20,13 @@ pub struct Target {
     pub phase: u64,
     /// Sectors on the target's track (a write's data feed depends on it).
     pub spt: u32,
+    /// The request's first LBN (`Target::ANY_LBN` for a place rather than a
+    /// request): a write continuing the last command skips the minimum seek delay.
+    pub lbn: u64,
+}
+
+impl Target {
+    pub const ANY_LBN: u64 = u64::MAX;
 }
 
 /// Positioning time split into its parts, ns.
@@ -28,7 +35,7 @@ pub struct Positioning {
     /// Command processing before the heads move.
     pub overhead_ns: u64,
     pub seek_ns: u64,
-    /// A write waiting, after the seek, for its data to cross the bus.
+    /// A write waiting, after the seek, until its data can keep ahead of the head.
     pub bus_wait_ns: u64,
     pub rotation_ns: u64,
 }
@@ -63,11 +70,11 @@ impl Predictor {
     pub fn target(&self, lbn: u64) -> Target {
         let p = self.model.layout.lbn_to_pbn(lbn);
         let spt = self.model.layout.sectors_per_track(p.cylinder, p.head);
-        Target { cylinder: p.cylinder, head: p.head, phase: sector_phase(p.sector, spt), spt }
+        Target { cylinder: p.cylinder, head: p.head, phase: sector_phase(p.sector, spt), spt, lbn }
     }
 
     pub fn piece_target(piece: &TrackPiece) -> Target {
-        Target { cylinder: piece.cylinder, head: piece.head, phase: sector_phase(piece.first_sector, piece.sectors_per_track), spt: piece.sectors_per_track }
+        Target { cylinder: piece.cylinder, head: piece.head, phase: sector_phase(piece.first_sector, piece.sectors_per_track), spt: piece.sectors_per_track, lbn: Target::ANY_LBN }
     }
 
     /// Seek and rotational latency to reach `to` for a request of `blocks`,
@@ -84,19 +91,32 @@ impl Predictor {
         if seek_ns > 0 {
             seek_ns += self.seek_conservatism_ns;
         }
-        let seek_ns = seek_ns.max(ctl.min_seek_ns);
-        // A write reaches the media only once enough of its data has crossed the bus (as the drive times it).
-        let bus_wait_ns = if is_write && !self.overlapped { self.write_data_wait_ns(overhead_ns, seek_ns, blocks, to.spt) } else { 0 };
-        let arrive = m.phase_after(from_phase, overhead_ns + seek_ns + bus_wait_ns);
-        Positioning { overhead_ns, seek_ns, bus_wait_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
+        if !is_write {
+            let arrive = m.phase_after(from_phase, overhead_ns + seek_ns);
+            return Positioning { overhead_ns, seek_ns, bus_wait_ns: 0, rotation_ns: m.rotate_ns(arrive, to.phase) };
+        }
+        self.write_positioning(from, from_phase, to, overhead_ns, seek_ns, blocks)
     }
 
-    /// How long a write's heads wait after the seek for its data (kept out
-    /// of line so the read path of `positioning` stays small enough to inline).
+    /// A write's positioning as the drive times it: the minimum seek delay
+    /// unless it continues the last command, and the wait for its data.
+    /// The drive starts once the first block is in and loses a revolution
+    /// if the rest falls behind the head; on one track that is the same as
+    /// starting once the rest can keep ahead, which does not depend on where
+    /// the platter is (searches over many targets rely on that). Kept out of
+    /// line so the read path of `positioning` stays small enough to inline.
     #[inline(never)]
-    fn write_data_wait_ns(&self, overhead_ns: u64, seek_ns: u64, blocks: u32, spt: u32) -> u64 {
-        let ctl = &self.model.controller;
-        (ctl.write_data_from(0, overhead_ns) - overhead_ns + self.model.write_feed_ns(blocks, spt)).saturating_sub(seek_ns)
+    fn write_positioning(&self, from: &HeadState, from_phase: u64, to: &Target, overhead_ns: u64, seek_ns: u64, blocks: u32) -> Positioning {
+        let (m, ctl) = (&self.model.mech, &self.model.controller);
+        let seek_ns = if from.next_lbn == Some(to.lbn) { seek_ns } else { seek_ns.max(ctl.min_seek_ns) };
+        let bus_wait_ns = if self.overlapped { 0 } else {
+            let (bus, sector) = (ctl.bus_write_sector_ns, m.sector_ns(to.spt));
+            let n = blocks.clamp(1, to.spt) as u64;
+            let keeps_ahead = bus.max((n * bus).saturating_sub((n - 1) * sector));
+            (ctl.write_data_from(0, overhead_ns) + keeps_ahead).saturating_sub(overhead_ns + seek_ns)
+        };
+        let arrive = m.phase_after(from_phase, overhead_ns + seek_ns + bus_wait_ns);
+        Positioning { overhead_ns, seek_ns, bus_wait_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }
     }
 
     /// Positioning time from a head state at a time: the convenient form.

@@ -53,7 +53,9 @@ impl Run {
     }
     pub fn target(&self, i: u32) -> Target {
         let sector = ((self.first_sector as u64 + i as u64 * self.step as u64) % self.spt as u64) as u32;
-        Target { cylinder: self.cylinder, head: self.head, phase: sector_phase(sector, self.spt), spt: self.spt }
+        // A place, not a request: never taken as continuing the last command
+        // (so the search over a run, which times the run once, agrees).
+        Target { cylinder: self.cylinder, head: self.head, phase: sector_phase(sector, self.spt), spt: self.spt, lbn: Target::ANY_LBN }
     }
     /// Index of the start whose sector is the first to pass under the head
     /// after the platter reaches `phase`.
@@ -215,7 +217,7 @@ pub struct Choice {
 pub fn best_in_run(run: &Run, r: &Request, head: &HeadState, phase: u64, predictor: &Predictor, claims: &Claims,
                    bound: Option<Choice>) -> Option<Choice> {
     let m = &predictor.model.mech;
-    let to = Target { cylinder: run.cylinder, head: run.head, phase: 0, spt: run.spt };
+    let to = Target { cylinder: run.cylinder, head: run.head, phase: 0, spt: run.spt, lbn: Target::ANY_LBN };
     let pos = predictor.positioning(head, phase, &to, r.is_write, r.blocks);
     // Where the platter is once overhead, seek and (writes) the data's bus transfer are behind.
     let arrive = m.phase_after(phase, pos.ready_ns());
