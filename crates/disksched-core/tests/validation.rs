@@ -49,7 +49,7 @@ fn cheetah4lp_regression_gate() {
 #[test]
 fn hp_c2247a_regression_gate() {
     let d = demerit_of("hp_c2247a", "hp_c2247a.trace");
-    assert!(d <= 0.14, "demerit {d} ms (DiskSim: 0.090)");
+    assert!(d <= 0.12, "demerit {d} ms (DiskSim: 0.090)");
 }
 
 #[test]

@@ -374,6 +374,7 @@ impl Drive {
         if cached == blocks {
             // The read-ahead's minimum, finished before it stopped, brought it all in.
             self.state.last_was_write = false;
+            self.last_read_end = Some(end);
             let done = (now.0 + overhead_ns + bus_total).max(mech_free + ctl.bus_sector_ns);
             return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(done), cache_hit: true, ..Default::default() };
         }
