@@ -205,6 +205,21 @@ fn read_ahead_modes_stop_where_disksim_says() {
 }
 
 #[test]
+fn read_ahead_over_the_requested_data_loses_it() {
+    // A 300-block segment, read-ahead until it is full (mode 3). After a miss
+    // on 0..10 and a long pause: kept, the request and 290 blocks of
+    // read-ahead (0..300) are buffered; replaceable, a segment's worth beyond
+    // it (10..310) and the request is gone, so re-reading it misses.
+    let after_miss = |over: bool, lbn: u64| {
+        let mut d = drive(&format!("{CACHE}continuous_read = 3\nread_ahead_over_requested = {over}"));
+        d.serve(SimTime(0), 0, 10, false);
+        d.serve(SimTime(100_000_000), lbn, 10, false).media_start.0 == 0
+    };
+    assert!(after_miss(false, 0) && !after_miss(false, 300));
+    assert!(!after_miss(true, 0) && after_miss(true, 300));
+}
+
+#[test]
 fn read_ahead_is_bounded_by_its_maximum() {
     // Max 20 blocks after 0..10: 10..30 buffered, 30..40 not (mode 0: no
     // continuous read, which would go on reading ahead of the hit).

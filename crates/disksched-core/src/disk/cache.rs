@@ -46,6 +46,15 @@ impl Cache {
         }
     }
 
+    /// Segment `i` now holds blocks up to `hi`; its oldest blocks give way
+    /// beyond the segment size.
+    pub fn extend(&mut self, i: usize, hi: u64) {
+        if let Some(s) = &mut self.segments[i] {
+            s.hi = s.hi.max(hi);
+            s.lo = s.lo.max(s.hi.saturating_sub(self.segment_blocks));
+        }
+    }
+
     /// Reuse the least recently used segment (empty ones first) for [lo, hi).
     pub fn allocate(&mut self, lo: u64, hi: u64, write: bool) -> usize {
         let i = self.segments.iter().enumerate().min_by_key(|(_, s)| s.map_or(0, |s| s.last_used)).map(|(i, _)| i).unwrap();

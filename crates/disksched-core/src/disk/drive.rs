@@ -300,9 +300,7 @@ impl Drive {
             // A read wholly in the buffer (read-ahead counted as far as it got) needs no mechanism.
             if let Some(ra) = self.readahead {
                 let (got, _, _) = self.readahead_progress(&ra, now.0);
-                if let Some(seg) = &mut self.cache.segments[ra.segment] {
-                    seg.hi = seg.hi.max(ra.lbn + got as u64);
-                }
+                self.cache.extend(ra.segment, ra.lbn + got as u64);
             }
             if let Some((i, n)) = self.cache.lookup(lbn, end, spec.read_hits_on_write_data) {
                 if n == blocks as u64 {
@@ -429,13 +427,18 @@ impl Drive {
             (first + n).max(lbn + 1)
         };
         let max = spec.read_ahead_max_blocks as u64;
+        // The segment holds the request and its read-ahead, or (when the
+        // read-ahead may replace the data just returned) a segment's worth
+        // beyond the request.
+        let room = if spec.read_ahead_over_requested { end } else { lbn } + self.cache.segment_blocks;
+        let room = room.max(end);
         let to = match spec.continuous_read {
             0 => end + max,
             2 => {
                 let cyl = layout.lbn_to_pbn(end - 1).cylinder;
                 (0..layout.surfaces()).map(|h| layout.track_lbns(cyl, h)).map(|(first, n)| first + n).max().unwrap_or(end)
             }
-            3 => (lbn + self.cache.segment_blocks).max(end),
+            3 => room,
             4 => {
                 let here = track_end(end - 1);
                 let track_first = track(lbn).0;
@@ -445,7 +448,7 @@ impl Drive {
             _ => track_end(end - 1),
         };
         let min = (spec.read_ahead_min_blocks as u64).min(max);
-        to.min(cap).saturating_sub(end).clamp(min, max).min(cap - end) as u32
+        to.min(room).min(cap).saturating_sub(end).clamp(min, max).min(cap - end) as u32
     }
 
     /// Serve a read from the buffer without the mechanism: a hit an external
@@ -487,9 +490,7 @@ impl Drive {
         let done = (a.media_end + bus_ns).max(now.0 + overhead_ns + bus_ns * blocks as u64);
         // Blocks up to `end` count as buffered from now on (a request arriving
         // before the media reaches them is rare with one command at a time).
-        let segment = self.cache.segments[ra.segment].as_mut().expect("read-ahead segment");
-        segment.hi = segment.hi.max(end);
-        segment.lo = segment.lo.max(segment.hi.saturating_sub(self.cache.segment_blocks));
+        self.cache.extend(ra.segment, end);
         self.cache.touch(ra.segment);
         let max_ra = self.readahead_blocks(lbn, end);
         self.last_read_end = Some(end);
@@ -544,10 +545,7 @@ impl Drive {
         };
         let stop = now.max(min_end);
         let (n, at, finished) = self.readahead_progress(&ra, stop);
-        if let Some(seg) = &mut self.cache.segments[ra.segment] {
-            seg.hi = seg.hi.max(ra.lbn + n as u64);
-            seg.lo = seg.lo.max(seg.hi.saturating_sub(self.cache.segment_blocks));
-        }
+        self.cache.extend(ra.segment, ra.lbn + n as u64);
         // Finished early: free since then; else stopped mid-way at `stop`, or
         // (a command queued behind the read) where the read itself ended.
         (at, finished.map_or(stop.max(ra.start), |end| end.max(now)))

@@ -269,7 +269,12 @@ pub struct ControllerSpec {
     pub extradisc_disconnect_overhead_ms: f64,
     pub extradisc_inter_disconnect_delay_ms: f64,
     pub extradisc_second_disconnect_overhead_ms: f64,
-    /// DiskSim `Minimum seek delay`: a command's positioning takes at least this, even on the same track.
+    /// DiskSim `Read-ahead over requested`: read-ahead may replace, in its
+    /// segment, the data just returned to the host, so a segment's worth is
+    /// read ahead and a re-read of that data misses (else the segment keeps
+    /// the request and reads ahead only into the room left).
+    pub read_ahead_over_requested: bool,
+    /// DiskSim `Minimum seek delay`: a nonsequential write positions for at least this, even on the same track.
     pub minimum_seek_delay_ms: f64,
 }
 
@@ -314,6 +319,7 @@ impl Default for ControllerSpec {
             read_water_mark: 0.0,
             water_mark_by_request: true,
             minimum_seek_delay_ms: 0.0,
+            read_ahead_over_requested: false,
             extra_write_disconnect: false,
             extradisc_command_overhead_ms: 0.0,
             extradisc_disconnect_overhead_ms: 0.0,

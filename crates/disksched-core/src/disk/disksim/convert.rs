@@ -234,6 +234,7 @@ fn from_disksim_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         read_water_mark: f64_or(b, "High (read) water mark", 0.0)?,
         water_mark_by_request: flag(b, "Set watermark by reqsize")?,
         minimum_seek_delay_ms: f64_or(b, "Minimum seek delay", 0.0)?,
+        read_ahead_over_requested: f64_or(b, "Read-ahead over requested", 0.0)? != 0.0,
         extra_write_disconnect: flag(b, "Extra write disconnect")?,
         extradisc_command_overhead_ms: f64_or(b, "Extradisc command overhead", 0.0)?,
         extradisc_disconnect_overhead_ms: f64_or(b, "Extradisc disconnect overhead", 0.0)?,
