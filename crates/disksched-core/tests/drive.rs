@@ -101,6 +101,10 @@ fn the_extra_write_disconnect_delays_the_data() {
     assert!(close(s.media_start.0 as f64 / 1e6, 1.2), "{:?}", s);
     let s = drive(extradisc).serve(SimTime(0), 11, 1, true);
     assert!(close(s.media_start.0 as f64 / 1e6, 11.1), "{:?}", s);
+    // Its status follows a second reselect (the other-reselect overhead):
+    // media 1.2 .. 1.3, + 0.05 reselect + 0.02 completion.
+    let s = drive(&format!("{extradisc}\nother_reselect_overhead_ms = 0.05\nwrite_completion_overhead_ms = 0.02")).serve(SimTime(0), 12, 1, true);
+    assert!(close(ms(&s), 1.37), "{:?}", s);
     // Without it the data follows the (zero) command overhead: sector 1 is reachable.
     let s = drive("bus_sector_ms = 0.05").serve(SimTime(0), 1, 1, true);
     assert!(close(s.media_start.0 as f64 / 1e6, 0.1), "{:?}", s);

@@ -53,8 +53,11 @@ pub struct ControllerTiming {
     pub bus_write_sector_ns: u64,
     /// Status phase at the end of every command: [read, write].
     pub completion_ns: [u64; 2],
-    /// Reconnecting to the host after a disconnected media access.
-    pub reselect_ns: u64,
+    /// Reconnecting to the host after a disconnected media access:
+    /// [read, write]. A write that reselected once for its data (extra write
+    /// disconnect) reselects a second time for its status: DiskSim's
+    /// `Other reselect overhead` rather than the first.
+    pub reselect_ns: [u64; 2],
     /// A read reconnects to send its data once this many of its blocks are in
     /// the buffer: DiskSim's high water mark, a fraction of the request
     /// (`Set watermark by reqsize`) or of a segment.
@@ -87,7 +90,8 @@ impl ControllerTiming {
             bus_sector_ns: ms(c.bus_sector_ms),
             bus_write_sector_ns: SimDuration::from_ms(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)).ns(),
             completion_ns: [ms(c.read_completion_overhead_ms), ms(c.write_completion_overhead_ms)],
-            reselect_ns: ms(c.first_reselect_overhead_ms),
+            reselect_ns: [ms(c.first_reselect_overhead_ms),
+                ms(if c.extra_write_disconnect { c.other_reselect_overhead_ms } else { c.first_reselect_overhead_ms })],
             read_water: c.read_water_mark,
             water_blocks: (!c.water_mark_by_request).then_some(c.segment_size_blocks),
             min_seek_ns: ms(c.minimum_seek_delay_ms),
@@ -275,7 +279,7 @@ impl Drive {
         let mut svc = self.serve_access(now, lbn, blocks, is_write);
         self.state.head.next_lbn = Some(lbn + blocks as u64);
         let ctl = &self.model.controller;
-        let extra = ctl.completion_ns[is_write as usize] + if svc.media_start.0 > 0 { ctl.reselect_ns } else { 0 };
+        let extra = ctl.completion_ns[is_write as usize] + if svc.media_start.0 > 0 { ctl.reselect_ns[is_write as usize] } else { 0 };
         svc.done.0 += extra;
         svc.bus_wait_ns += extra;
         svc
