@@ -187,6 +187,11 @@ fn crosses_track_hit(mode: u32) -> (bool, bool) {
 fn read_ahead_modes_stop_where_disksim_says() {
     // Mode 1: to the end of the track (sector 99): 95..100 are buffered, 100..105 need the media.
     assert_eq!(crosses_track_hit(1), (true, false));
+    // A read ending at the track end leaves the heads on the next track: mode 1 reads it.
+    let mut d = drive(&format!("{CACHE}continuous_read = 1"));
+    d.serve(SimTime(0), 90, 10, false);
+    let s = d.serve(SimTime(100_000_000), 150, 10, false);
+    assert!(s.cache_hit && s.media_start.0 == 0, "{s:?}");
     // Mode 2: to the end of the cylinder (both surfaces: LBN 200): all buffered.
     assert_eq!(crosses_track_hit(2), (true, true));
     // Mode 3: until the 300-block segment is full: all buffered.

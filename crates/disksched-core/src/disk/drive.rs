@@ -414,8 +414,9 @@ impl Drive {
 
     /// How many blocks the buffer reads ahead after a read of [lbn, end):
     /// DiskSim's `Buffer continuous read` modes: 1 to the end of the track
-    /// holding the last block, 2 of its cylinder, 3 until the segment is
-    /// full, 4 to the end of the following track when the read continues
+    /// the heads are on after the request (the one holding the block after
+    /// it, so a read ending at a track end reads the next track), 2 of its
+    /// cylinder, 3 until the segment is full, 4 to the end of the following track when the read continues
     /// one that reached the track before (else as 1; "the track before" is
     /// taken as the same number of blocks back); 0 the maximum read-ahead
     /// flat. Then at least the minimum and at most the maximum read-ahead.
@@ -436,20 +437,22 @@ impl Drive {
         // beyond the request.
         let room = if spec.read_ahead_over_requested { end } else { lbn } + self.cache.segment_blocks;
         let room = room.max(end);
+        // The heads are on the track (cylinder) of the block after the request.
+        let next = end.min(cap - 1);
         let to = match spec.continuous_read {
             0 => end + max,
             2 => {
-                let cyl = layout.lbn_to_pbn(end - 1).cylinder;
+                let cyl = layout.lbn_to_pbn(next).cylinder;
                 (0..layout.surfaces()).map(|h| layout.track_lbns(cyl, h)).map(|(first, n)| first + n).max().unwrap_or(end)
             }
             3 => room,
             4 => {
-                let here = track_end(end - 1);
+                let here = track_end(next);
                 let track_first = track(lbn).0;
                 let streaming = self.last_read_end.is_some_and(|e| e <= lbn && e + (here - track_first) > track_first);
                 if streaming && here < cap { track_end(here) } else { here }
             }
-            _ => track_end(end - 1),
+            _ => track_end(next),
         };
         let min = (spec.read_ahead_min_blocks as u64).min(max);
         to.min(room).min(cap).saturating_sub(end).clamp(min, max).min(cap - end) as u32
