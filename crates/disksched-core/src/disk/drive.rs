@@ -416,10 +416,11 @@ impl Drive {
     /// DiskSim's `Buffer continuous read` modes: 1 to the end of the track
     /// the heads are on after the request (the one holding the block after
     /// it, so a read ending at a track end reads the next track), 2 of its
-    /// cylinder, 3 until the segment is full, 4 to the end of the following track when the read continues
-    /// one that reached the track before (else as 1; "the track before" is
-    /// taken as the same number of blocks back); 0 the maximum read-ahead
-    /// flat. Then at least the minimum and at most the maximum read-ahead.
+    /// cylinder, 3 until the segment is full, 4 to the end of the following
+    /// track when the read continues one that reached the track before
+    /// (else as 1; "the track before" is taken as the same number of blocks
+    /// back); 0 the maximum read-ahead flat. Never more than the segment
+    /// holds; then at least the minimum and at most the maximum read-ahead.
     fn readahead_blocks(&self, lbn: u64, end: u64) -> u32 {
         let (layout, spec) = (&self.model.layout, &self.model.spec.controller);
         let cap = layout.capacity();
@@ -435,8 +436,7 @@ impl Drive {
         // The segment holds the request and its read-ahead, or (when the
         // read-ahead may replace the data just returned) a segment's worth
         // beyond the request.
-        let room = if spec.read_ahead_over_requested { end } else { lbn } + self.cache.segment_blocks;
-        let room = room.max(end);
+        let room = (if spec.read_ahead_over_requested { end } else { lbn } + self.cache.segment_blocks).max(end);
         // The heads are on the track (cylinder) of the block after the request.
         let next = end.min(cap - 1);
         let to = match spec.continuous_read {
