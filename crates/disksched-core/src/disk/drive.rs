@@ -106,6 +106,11 @@ impl ControllerTiming {
         now + self.extradisc_ns.unwrap_or(overhead_ns)
     }
 
+    /// The data of a write miss of `lbn` arriving at `now` with the heads at `head`.
+    pub fn write_data(&self, now: u64, overhead_ns: u64, head: &HeadState, lbn: u64) -> WriteData {
+        WriteData { data_from: self.write_data_from(now, overhead_ns), sequential: head.next_lbn == Some(lbn) }
+    }
+
     /// Blocks of a `blocks`-block read that must be buffered before its data goes out (at least one).
     fn read_mark_blocks(&self, blocks: u32) -> u32 {
         let of = self.water_blocks.unwrap_or(blocks) as f64;
@@ -202,7 +207,7 @@ impl DiskModel {
         let ctl = &self.controller;
         let overhead_ns = ctl.overhead_ns[is_write as usize][state.last_was_write as usize];
         let start = now.0 + overhead_ns;
-        let write = is_write.then(|| WriteData { data_from: ctl.write_data_from(now.0, overhead_ns), sequential: state.head.next_lbn == Some(lbn) });
+        let write = is_write.then(|| ctl.write_data(now.0, overhead_ns, &state.head, lbn));
         let a = self.media_access((state.head.cylinder, state.head.head), start, write, lbn, blocks, is_write, pieces);
         let done = if is_write { a.media_end } else { self.read_bus_done(&a, blocks, pieces[0].sectors_per_track) };
         let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(lbn + blocks as u64), ..Default::default() };
@@ -362,7 +367,7 @@ impl Drive {
             }
             let overhead_ns = ctl.overhead_ns[1][last_w];
             let start = (now.0 + overhead_ns).max(mech_free);
-            let write = WriteData { data_from: ctl.write_data_from(now.0, overhead_ns), sequential: self.state.head.next_lbn == Some(lbn) };
+            let write = ctl.write_data(now.0, overhead_ns, &self.state.head, lbn);
             let a = model.media_access(from, start, Some(write), lbn, blocks, true, &mut self.pieces);
             self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: true };
             return Service {
