@@ -65,6 +65,22 @@ fn the_high_water_mark_holds_the_data_until_that_much_is_buffered() {
     // Of a 40-block segment instead of the request: 30 blocks, more than the request holds -> all 20 (4.0).
     let mut d = drive("bus_sector_ms = 0.2\nread_water_mark = 0.75\nwater_mark_by_request = false\nsegment_size_blocks = 40");
     assert!(close(ms(&d.serve(SimTime(0), 20, 20, false)), 8.0));
+    // The mark is whole blocks, rounded down (DiskSim's integer cast): 0.75
+    // of 6 blocks is 4, buffered at 2.4 ms; 6 bus transfers -> 3.6 (not 3.7).
+    let mut d = drive("bus_sector_ms = 0.2\nread_water_mark = 0.75");
+    assert!(close(ms(&d.serve(SimTime(0), 20, 6, false)), 3.6));
+}
+
+#[test]
+fn the_high_water_mark_counts_the_blocks_of_each_track() {
+    // 20 blocks from LBN 90: sectors 90..99 of surface 0 (9.0 .. 10.0 ms),
+    // head switch to surface 1 (10.5), whose sector 0 comes round at 20.0:
+    // LBNs 100..109 at 20.0 .. 21.0. The 15th block is in at 20.5, and 20 bus
+    // transfers of 0.2 ms end at 24.5. (Spread evenly over the access, the
+    // mark would fall at 18.0, in the middle of the wait.)
+    let mut d = drive("bus_sector_ms = 0.2\nread_water_mark = 0.75");
+    let s = d.serve(SimTime(0), 90, 20, false);
+    assert!(close(ms(&s), 24.5), "{}", ms(&s));
 }
 
 #[test]

@@ -146,7 +146,7 @@ impl External {
         let start = (issue + overhead).max(from.time.0);
         let write = is_write.then(|| ctl.write_data(issue, overhead, from, lbn));
         let a = m.media_access((from.cylinder, from.head), start, write, lbn, blocks, is_write, &mut self.pieces);
-        let done = if is_write { a.media_end } else { m.read_bus_done(&a, blocks, self.pieces[0].sectors_per_track) };
+        let done = if is_write { a.media_end } else { m.read_bus_done(&a, blocks) };
         let end = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), last_was_write: is_write, next_lbn: Some(lbn + blocks as u64) };
         Predicted { start, media_start: a.media_start, media_end: a.media_end, done, end }
     }

@@ -114,7 +114,7 @@ impl ControllerTiming {
     /// Blocks of a `blocks`-block read that must be buffered before its data goes out (at least one).
     fn read_mark_blocks(&self, blocks: u32) -> u32 {
         let of = self.water_blocks.unwrap_or(blocks) as f64;
-        ((self.read_water * of).ceil() as u32).clamp(1, blocks.max(1))
+        ((self.read_water * of).floor() as u32).clamp(1, blocks.max(1))
     }
 }
 
@@ -136,6 +136,8 @@ pub struct MediaAccess {
     pub media_start: u64,
     /// Last sector has passed.
     pub media_end: u64,
+    /// A read's high-water-mark block has passed (its data may go out).
+    pub mark_at: u64,
     /// Where the heads end up.
     pub cylinder: u32,
     pub head: u32,
@@ -164,6 +166,8 @@ impl DiskModel {
         let mut tm = media_start;
         let (mut cyl, mut hd) = (first.cylinder, first.head);
         let mut done_blocks = 0u64;
+        let mark = if is_write { 0 } else { self.controller.read_mark_blocks(blocks) as u64 };
+        let mut mark_at = 0;
         for (i, p) in pieces.iter().enumerate() {
             if i > 0 {
                 tm += m.reposition_ns(cyl, hd, p.cylinder, p.head, is_write);
@@ -181,22 +185,21 @@ impl DiskModel {
                     tm += m.revolution_ns();
                 }
             }
+            if (done_blocks + 1..=done_blocks + p.blocks as u64).contains(&mark) {
+                mark_at = tm + m.sectors_ns(mark - done_blocks, p.sectors_per_track);
+            }
             done_blocks += p.blocks as u64;
             tm += m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
         }
-        MediaAccess { seek_ns, rotation_ns: media_start - (t + seek_ns), media_start, media_end: tm, cylinder: cyl, head: hd }
+        MediaAccess { seek_ns, rotation_ns: media_start - (t + seek_ns), media_start, media_end: tm, mark_at, cylinder: cyl, head: hd }
     }
 
     /// When a read's data has all crossed the bus: it goes out once the
-    /// high water mark's blocks are buffered (the time interpolated over the
-    /// access, track switches included), the last sector one bus transfer
-    /// after the media at best.
-    pub(crate) fn read_bus_done(&self, a: &MediaAccess, blocks: u32, spt: u32) -> u64 {
-        let ctl = &self.controller;
-        let mark = ctl.read_mark_blocks(blocks);
-        let media = a.media_end - a.media_start;
-        let marked = if mark <= 1 { self.mech.sectors_ns(1, spt) } else { media * mark as u64 / blocks as u64 };
-        (a.media_end + ctl.bus_sector_ns).max(a.media_start + marked + ctl.bus_sector_ns * blocks as u64)
+    /// high water mark's blocks are buffered, the last sector one bus
+    /// transfer after the media at best.
+    pub(crate) fn read_bus_done(&self, a: &MediaAccess, blocks: u32) -> u64 {
+        let bus = self.controller.bus_sector_ns;
+        (a.media_end + bus).max(a.mark_at + bus * blocks as u64)
     }
 
     /// Time one command starting at `now` from `state` with no cache, and
@@ -209,7 +212,7 @@ impl DiskModel {
         let start = now.0 + overhead_ns;
         let write = is_write.then(|| ctl.write_data(now.0, overhead_ns, &state.head, lbn));
         let a = self.media_access((state.head.cylinder, state.head.head), start, write, lbn, blocks, is_write, pieces);
-        let done = if is_write { a.media_end } else { self.read_bus_done(&a, blocks, pieces[0].sectors_per_track) };
+        let done = if is_write { a.media_end } else { self.read_bus_done(&a, blocks) };
         let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(lbn + blocks as u64), ..Default::default() };
         *state = DriveState { head, last_was_write: is_write };
         Service {
@@ -388,12 +391,12 @@ impl Drive {
         let start = (now.0 + overhead_ns).max(mech_free);
         let first = lbn + cached as u64;
         let a = model.media_access(from, start, None, first, blocks - cached, false, &mut self.pieces);
-        let spt = self.pieces[0].sectors_per_track;
-        let done = model.read_bus_done(&a, blocks - cached, spt).max(now.0 + overhead_ns + bus_total);
+        let done = model.read_bus_done(&a, blocks - cached).max(now.0 + overhead_ns + bus_total);
         // The segment: this request, plus the sectors that passed while waiting for it.
         let mut lo = lbn;
         if spec.read_any_free_blocks && cached == 0 {
             if let Some(span) = model.layout.track_span(self.pieces[0].cylinder, self.pieces[0].head) {
+                let spt = self.pieces[0].sectors_per_track;
                 let passed = (a.rotation_ns as u128 * spt as u128 * model.mech.rpm_milli as u128 / REV as u128) as u64;
                 let room = self.cache.segment_blocks.saturating_sub(blocks as u64);
                 lo = lbn - passed.min(lbn - span.first_lbn).min(room);
