@@ -179,6 +179,25 @@ fn the_exact_predictor_times_the_first_sector_as_the_drive_does() {
 }
 
 #[test]
+fn every_data_phase_starts_with_the_data_preparation_overhead() {
+    // Preparation 0.15 ms, bus 0.2 ms a sector (slower than the media).
+    let prep = "bus_sector_ms = 0.2\ndata_preparation_overhead_ms = 0.15";
+    // A read miss of 5 blocks from sector 20 (media 2.0 .. 2.5): the data
+    // goes out after the first block (2.1), prepared (2.25), 5 transfers -> 3.25.
+    let mut d = drive(prep);
+    assert!(close(ms(&d.serve(SimTime(0), 20, 5, false)), 3.25));
+    // A write's data follows its (zero) command overhead and the preparation:
+    // the first block is in at 0.35, so sector 3 (0.3 ms) is missed and 4 is not.
+    assert!(close(drive(prep).serve(SimTime(0), 4, 1, true).media_start.0 as f64 / 1e6, 0.4));
+    assert!(close(drive(prep).serve(SimTime(0), 3, 1, true).media_start.0 as f64 / 1e6, 10.3));
+    // A read hit: 0.4 ms overhead + preparation + 10 transfers.
+    let mut d = drive(&format!("{CACHE}{prep}\nread_hit_overhead_after_read_ms = 0.4\ncontinuous_read = 3"));
+    d.serve(SimTime(0), 0, 10, false);
+    let s = d.serve(SimTime(50_000_000), 10, 10, false);
+    assert!(s.cache_hit && close(ms(&s), 52.55), "{}", ms(&s));
+}
+
+#[test]
 fn read_ahead_makes_the_next_sequential_read_a_hit() {
     // Miss on 0..10 (media 0 .. 1.0 ms); the buffer reads on. At 20 ms the
     // read-ahead has long passed 10..20: a hit, 0.4 ms overhead + 10 bus transfers.

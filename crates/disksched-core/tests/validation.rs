@@ -50,7 +50,7 @@ fn cheetah4lp_beats_disksim() {
 #[test]
 fn hp_c2247a_regression_gate() {
     let d = demerit_of("hp_c2247a", "hp_c2247a.trace");
-    assert!(d <= 0.11, "demerit {d} ms (DiskSim: 0.090)");
+    assert!(d <= 0.10, "demerit {d} ms (DiskSim: 0.090)");
 }
 
 #[test]

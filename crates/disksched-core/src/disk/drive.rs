@@ -51,6 +51,8 @@ pub struct ControllerTiming {
     pub hit_overhead_ns: [[u64; 2]; 2],
     pub bus_sector_ns: u64,
     pub bus_write_sector_ns: u64,
+    /// Before each data phase on the bus (DiskSim's `Data preparation overhead`).
+    pub data_prep_ns: u64,
     /// Status phase at the end of every command: [read, write].
     pub completion_ns: [u64; 2],
     /// Reconnecting to the host after a disconnected media access:
@@ -89,6 +91,7 @@ impl ControllerTiming {
             ],
             bus_sector_ns: ms(c.bus_sector_ms),
             bus_write_sector_ns: SimDuration::from_ms(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)).ns(),
+            data_prep_ns: ms(c.data_preparation_overhead_ms),
             completion_ns: [ms(c.read_completion_overhead_ms), ms(c.write_completion_overhead_ms)],
             reselect_ns: [ms(c.first_reselect_overhead_ms),
                 ms(if c.extra_write_disconnect { c.other_reselect_overhead_ms } else { c.first_reselect_overhead_ms })],
@@ -103,7 +106,12 @@ impl ControllerTiming {
 
     /// When a write miss arriving at `now` starts sending its data, given its command overhead.
     pub fn write_data_from(&self, now: u64, overhead_ns: u64) -> u64 {
-        now + self.extradisc_ns.unwrap_or(overhead_ns)
+        now + self.extradisc_ns.unwrap_or(overhead_ns) + self.data_prep_ns
+    }
+
+    /// One data phase of `blocks` on the bus: its preparation and the transfer.
+    pub fn data_phase_ns(&self, blocks: u32, is_write: bool) -> u64 {
+        self.data_prep_ns + blocks as u64 * if is_write { self.bus_write_sector_ns } else { self.bus_sector_ns }
     }
 
     /// The data of a write miss of `lbn` arriving at `now` with the heads at `head`.
@@ -198,8 +206,8 @@ impl DiskModel {
     /// high water mark's blocks are buffered, the last sector one bus
     /// transfer after the media at best.
     pub(crate) fn read_bus_done(&self, a: &MediaAccess, blocks: u32) -> u64 {
-        let bus = self.controller.bus_sector_ns;
-        (a.media_end + bus).max(a.mark_at + bus * blocks as u64)
+        let ctl = &self.controller;
+        (a.media_end + ctl.bus_sector_ns).max(a.mark_at + ctl.data_phase_ns(blocks, false))
     }
 
     /// Time one command starting at `now` from `state` with no cache, and
@@ -307,7 +315,7 @@ impl Drive {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         let last_w = self.state.last_was_write as usize;
-        let bus_total = if is_write { ctl.bus_write_sector_ns } else { ctl.bus_sector_ns } * blocks as u64;
+        let bus_total = ctl.data_phase_ns(blocks, is_write);
         if !is_write {
             // A read wholly in the buffer (read-ahead counted as far as it got) needs no mechanism.
             if let Some(ra) = self.readahead {
@@ -471,7 +479,7 @@ impl Drive {
     pub fn serve_from_buffer(&mut self, now: SimTime, blocks: u32) -> Service {
         let ctl = &self.model.controller;
         let overhead_ns = ctl.hit_overhead_ns[0][self.state.last_was_write as usize];
-        let bus = ctl.bus_sector_ns * blocks as u64;
+        let bus = ctl.data_phase_ns(blocks, false);
         self.state.last_was_write = false;
         Service { overhead_ns, bus_wait_ns: bus, done: SimTime(now.0 + overhead_ns + bus), cache_hit: true, ..Default::default() }
     }
@@ -502,7 +510,7 @@ impl Drive {
         let overhead_ns = model.controller.hit_overhead_ns[0][self.state.last_was_write as usize];
         let a = model.media_access(ra.from, ra.start, None, ra.lbn, (end - ra.lbn) as u32, false, &mut self.pieces);
         let bus_ns = model.controller.bus_sector_ns;
-        let done = (a.media_end + bus_ns).max(now.0 + overhead_ns + bus_ns * blocks as u64);
+        let done = (a.media_end + bus_ns).max(now.0 + overhead_ns + model.controller.data_phase_ns(blocks, false));
         // Blocks up to `end` count as buffered from now on (a request arriving
         // before the media reaches them is rare with one command at a time).
         self.cache.extend(ra.segment, end);
