@@ -141,6 +141,14 @@ fn the_minimum_seek_delay_holds_nonsequential_writes_only() {
     assert!(close(after_write(2, true), 10.2));
     assert!(close(after_write(5, true), 20.5));
     assert!(close(after_write(5, false), 10.5));
+    // Sequential is the LBN order, not where the heads are: after a sweep to
+    // cylinder 1 (SCAN's travel, 10.2 .. 11.2) a write continuing 0..2 seeks
+    // back (1 ms, 12.2) and takes sector 2's next pass at 20.2; held for a
+    // 9.5 ms minimum it would take 30.2.
+    let mut d = drive("minimum_seek_delay_ms = 9.5");
+    assert!(close(ms(&d.serve(SimTime(0), 0, 2, true)), 10.2));
+    d.travel(SimTime(10_200_000), 1);
+    assert!(close(d.serve(SimTime(11_200_000), 2, 1, true).media_start.0 as f64 / 1e6, 20.2));
 }
 
 #[test]

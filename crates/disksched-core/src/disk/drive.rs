@@ -278,7 +278,7 @@ impl Drive {
     pub fn travel(&mut self, now: SimTime, cylinder: u32) {
         let ((from_cyl, head), free) = self.settle_readahead(now.0);
         let seek_ns = self.model.mech.reposition_ns(from_cyl, head, cylinder, head, false);
-        self.state.head = HeadState { cylinder, head, time: SimTime(free + seek_ns), ..Default::default() };
+        self.state.head = HeadState { cylinder, head, time: SimTime(free + seek_ns), ..self.state.head };
     }
 
     /// The buffer's segments (what a cache-aware scheduler in the firmware sees).
