@@ -119,7 +119,8 @@ impl ControllerTiming {
         WriteData { data_from: self.write_data_from(now, overhead_ns), sequential: head.next_lbn == Some(lbn) }
     }
 
-    /// Blocks of a `blocks`-block read that must be buffered before its data goes out (at least one).
+    /// Blocks of a `blocks`-block read that must be buffered before its data
+    /// goes out: the water mark's share in whole blocks, rounded down (at least one).
     fn read_mark_blocks(&self, blocks: u32) -> u32 {
         let of = self.water_blocks.unwrap_or(blocks) as f64;
         ((self.read_water * of).floor() as u32).clamp(1, blocks.max(1))
