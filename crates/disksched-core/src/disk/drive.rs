@@ -195,6 +195,7 @@ impl DiskModel {
                 }
             }
             if (done_blocks + 1..=done_blocks + p.blocks as u64).contains(&mark) {
+                // (A slip inside the piece before the mark is not told apart here.)
                 mark_at = tm + m.sectors_ns(mark - done_blocks, p.sectors_per_track);
             }
             done_blocks += p.blocks as u64;
