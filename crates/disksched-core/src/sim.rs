@@ -450,7 +450,7 @@ impl Simulation {
             counters: self.counters,
             scheduler_counters,
             records: self.metrics.records.take(),
-            series: self.metrics.take_series(samples),
+            series: self.metrics.take_series(samples)?,
         })
     }
 

@@ -90,3 +90,21 @@ fn msr_output_refuses_a_time_before_the_first_record() {
     let e = w.write(&record(0, 4_000)).unwrap_err().to_string();
     assert!(e.contains("record 3") && e.contains("4000 ns"), "{e}");
 }
+
+#[test]
+fn a_series_window_far_smaller_than_the_run_is_an_error_not_gigabytes() {
+    // Ten requests 1e4 s apart in 1 ms windows: 10^8 dense rows.
+    let cfg: SimConfig = common::config(
+        "[disk]\nmodel = \"atlas10k\"\n[workload]\nkind = \"open\"\ninterarrival_ms = 1e7\narrivals = \"constant\"\n\
+         [run]\nrequests = 10\nseries_window_ms = 1\n",
+    );
+    let e = Simulation::with_model(&cfg, common::atlas()).and_then(|s| s.run(&mut |_, _| true)).err().expect("an error").to_string();
+    assert!(e.starts_with("run.series_window_ms") && e.contains("4000000"), "{e}");
+    // The same run in 1000 s windows keeps its series.
+    let cfg: SimConfig = common::config(
+        "[disk]\nmodel = \"atlas10k\"\n[workload]\nkind = \"open\"\ninterarrival_ms = 1e7\narrivals = \"constant\"\n\
+         [run]\nrequests = 10\nseries_window_ms = 1e6\n",
+    );
+    let r = Simulation::with_model(&cfg, common::atlas()).unwrap().run(&mut |_, _| true).ok().unwrap();
+    assert_eq!(r.series.unwrap().requests.iter().sum::<u64>(), 10);
+}
