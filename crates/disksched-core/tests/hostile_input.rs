@@ -108,3 +108,22 @@ fn a_series_window_far_smaller_than_the_run_is_an_error_not_gigabytes() {
     let r = Simulation::with_model(&cfg, common::atlas()).unwrap().run(&mut |_, _| true).ok().unwrap();
     assert_eq!(r.series.unwrap().requests.iter().sum::<u64>(), 10);
 }
+
+fn run_err(workload: &str) -> String {
+    let cfg: SimConfig = common::config(&format!("[disk]\nmodel = \"atlas10k\"\n[workload]\n{workload}\n[run]\nrequests = 100\n"));
+    Simulation::with_model(&cfg, common::atlas()).and_then(|s| s.run(&mut |_, _| true)).err().expect("an error").to_string()
+}
+
+#[test]
+fn workload_values_that_would_hang_or_panic_are_refused() {
+    // Used to spin forever drawing empty on periods, or overflow the clock.
+    let e = run_err("kind = \"onoff\"\non_rate_per_s = 100\nmean_on_ms = 1e-9\nmean_off_ms = 10");
+    assert!(e.starts_with("workload.mean_on_ms") && e.contains("1e-9"), "{e}");
+    let e = run_err("kind = \"onoff\"\non_rate_per_s = 100\nmean_on_ms = 10\nmean_off_ms = 1e308");
+    assert!(e.starts_with("workload.mean_off_ms") && e.contains("1e308"), "{e}");
+    let e = run_err("kind = \"onoff\"\non_rate_per_s = 1e-5\nmean_on_ms = 1\nmean_off_ms = 10");
+    assert!(e.starts_with("workload.mean_on_ms") && e.contains("at least 1e-6"), "{e}");
+    // Used to panic on an infinite normal deviation.
+    let e = run_err("kind = \"local\"\nmean_distance_kb = 1e308\ndistance_dist = \"normal\"");
+    assert!(e.starts_with("workload.mean_distance_kb") && e.contains("1e308"), "{e}");
+}

@@ -267,11 +267,22 @@ pub(crate) fn one() -> u32 {
 }
 
 /// `what` must be a finite number >= 0 (think times, means that may be zero).
+/// A number as a person reads it: plain, or in exponent form when plain
+/// would print hundreds of digits (1e308) or a string of zeros (1e-9).
+pub(crate) fn num(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-3..1e15).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 pub(crate) fn check_nonneg(what: &str, v: f64) -> Result<()> {
     if v >= 0.0 && v.is_finite() {
         Ok(())
     } else {
-        Err(config_err(what, format!("{v} must be >= 0")))
+        Err(config_err(what, format!("{} must be >= 0", num(v))))
     }
 }
 
@@ -280,7 +291,7 @@ pub(crate) fn check_pos(what: &str, v: f64) -> Result<()> {
     if v > 0.0 && v.is_finite() {
         Ok(())
     } else {
-        Err(config_err(what, format!("{v} must be > 0")))
+        Err(config_err(what, format!("{} must be > 0", num(v))))
     }
 }
 
@@ -289,7 +300,7 @@ pub(crate) fn check_range(what: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
     if (lo..=hi).contains(&v) {
         Ok(())
     } else {
-        Err(config_err(what, format!("{v} is out of range [{lo}, {hi}]")))
+        Err(config_err(what, format!("{} is out of range [{}, {}]", num(v), num(lo), num(hi))))
     }
 }
 
