@@ -127,3 +127,22 @@ fn workload_values_that_would_hang_or_panic_are_refused() {
     let e = run_err("kind = \"local\"\nmean_distance_kb = 1e308\ndistance_dist = \"normal\"");
     assert!(e.starts_with("workload.mean_distance_kb") && e.contains("1e308"), "{e}");
 }
+
+#[test]
+fn silent_wrong_results_are_errors() {
+    // `oltp` is fixed: fields it would ignore are refused, not dropped.
+    let e = SimConfig::from_toml("[disk]\nmodel = \"atlas10k\"\n[workload]\nkind = \"oltp\"\nclients = 50\n", "t.toml")
+        .err().expect("an error").to_string();
+    assert!(e.contains("unknown field `clients`"), "{e}");
+    // Every request warm-up: no figures, so no run.
+    let e = SimConfig::from_toml("[disk]\nmodel = \"atlas10k\"\n[workload]\nkind = \"oltp\"\n[run]\nrequests = 100\nwarmup_requests = 100\n", "t.toml")
+        .and_then(|c| c.validate()).err().expect("an error").to_string();
+    assert!(e.starts_with("run.warmup_requests") && e.contains("100"), "{e}");
+    // ... also where the count is known only at the end (a whole trace).
+    let p = scratch("short.trace", b"0.0 0 100 8 1\n1.0 0 200 8 1\n");
+    let cfg: SimConfig = common::config(&format!(
+        "[disk]\nmodel = \"atlas10k\"\n[workload]\nkind = \"trace\"\npath = \"{}\"\n[run]\nwarmup_requests = 5\n", p.display()));
+    let e = Simulation::with_model(&cfg, common::atlas()).and_then(|s| s.run(&mut |_, _| true)).err().expect("an error").to_string();
+    let _ = std::fs::remove_file(&p);
+    assert!(e.starts_with("run.warmup_requests") && e.contains("2 requests"), "{e}");
+}
