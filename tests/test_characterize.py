@@ -144,4 +144,4 @@ def test_validate_per_request_error_on_a_trace_pair(tmp_path):
     _, _, again = _core.validate("atlas10k", str(second))
     assert list(again) == list(simulated)
     p = cli("validate", "--disk", "atlas10k", "--trace", second)
-    assert p.returncode == 0 and "per-request error" in p.stdout and "66.7%" in p.stdout, p.stdout
+    assert p.returncode == 0 and "per-request |sim - measured|: mean" in p.stdout and "66.7%" in p.stdout, p.stdout

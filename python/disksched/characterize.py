@@ -205,12 +205,23 @@ def tables(res: dict) -> list[tuple[str, list[str], list[list[str]]]]:
               f"{z['dd_mb_per_s']:.2f}" if "dd_mb_per_s" in z else "-"] for z in res["zones"]]
     name = res["disk"]
     return [
-        (f"{name}: mean service time, ms, 1 outstanding", ["KB"] + [_SHORT[c] for c in CURVES], svc),
-        (f"{name}: throughput, MB/s, 1 outstanding", ["KB"] + [_SHORT[c] for c in CURVES] + ["dd R"], thr),
-        (f"{name}: one-block reads vs seek distance, ms (avg seek {res['average_seek_ms']:.2f}, "
-         f"rev {res['revolution_ms']:.2f})", ["cylinders", "model seek", "read seek", "read service"], seek),
-        (f"{name}: zones (media rate = spt x {res['sector_bytes']} B x RPM / 60)",
+        (f"{name}: service time, ms", ["KB"] + [_SHORT[c] for c in CURVES], svc),
+        (f"{name}: throughput, MB/s", ["KB"] + [_SHORT[c] for c in CURVES] + ["dd R"], thr),
+        (f"{name}: one-block reads vs seek distance, ms", ["cylinders", "model seek", "read seek", "read service"], seek),
+        (f"{name}: zones, MB/s",
          ["zone", "cylinders", "spt", "first LBN", "MB/s", f"dd {ZONE_DD_KB}K"], zones),
+    ]
+
+
+def notes(res: dict) -> list[str]:
+    """What the columns mean, one short line each."""
+    return [
+        "One request outstanding. rand: uniform random aligned starts; seq: from LBN 0; "
+        f"dd R: a synchronous dd reader, {DD_MB} MB from LBN 0 (bytes / elapsed).",
+        f"Seek: the model's curve; read seek / service: simulated one-block reads {SEEK_PAIRS} times per distance. "
+        f"Average seek (random cylinder pairs) {res['average_seek_ms']:.3f} ms; revolution {res['revolution_ms']:.3f} ms.",
+        f"Zones: media rate = sectors per track x {res['sector_bytes']} B x RPM / 60; "
+        f"dd {ZONE_DD_KB}K: {ZONE_DD_MB} MB read from the zone's first LBN.",
     ]
 
 
