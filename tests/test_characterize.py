@@ -65,8 +65,9 @@ def test_seek_points_are_the_spec_seek_figures(desk):
         want = three_point_seek_ms(seek["single_cylinder_ms"], seek["average_ms"], seek["full_stroke_ms"], n, d)
         assert p["model_seek_ms"] == pytest.approx(want, abs=1e-5), d
         if p["reads"]:
-            # A simulated read that moved exactly d cylinders spent that seek time, and then some.
-            assert p["read_seek_ms"] == pytest.approx(p["model_seek_ms"], abs=1e-5), d
+            # A simulated read d cylinders away spends about that seek time (read-ahead may have
+            # moved the heads on a little before it arrived), and then some.
+            assert p["read_seek_ms"] == pytest.approx(p["model_seek_ms"], rel=0.02), d
             assert p["read_service_ms"] > p["model_seek_ms"]
     distances = sorted(points)
     assert distances[0] == 1 and distances[-1] == n - 1

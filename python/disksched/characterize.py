@@ -95,7 +95,8 @@ def seek_curve(disk: str, facts: dict, distances: list[int]) -> list[dict]:
     """Per distance: the model's seek time, and the simulated one-block read at that distance
     (mean service time and its seek part), from a generated trace replayed with one outstanding.
     Each pair reads a random block of cylinder c then one of c + d (c random), so the second
-    read seeks exactly d cylinders; only the second reads are measured."""
+    read seeks exactly d cylinders; only the second reads are measured, and only where neither
+    read of the pair was a cache hit (`reads` counts them)."""
     rng = random.Random(1)
     lo, hi = facts["lbn_cylinders"]
     pairs: list[tuple[int, int, int]] = []  # (distance index, from cylinder, to cylinder)
@@ -108,23 +109,33 @@ def seek_curve(disk: str, facts: dict, distances: list[int]) -> list[dict]:
             pairs.append((i, a, b))
     wanted = sorted({c for _, a, b in pairs for c in (a, b)})
     lbns = dict(zip(wanted, json.loads(_core.disk_characteristics(disk, [], wanted))["cylinder_lbns"]))
-    lines, measured = [], []
+    picks = []  # (distance index, from cylinder, LBN, to cylinder, LBN)
     for i, a, b in pairs:
         (fa, na), (fb, nb) = lbns[a], lbns[b]
-        if na == 0 or nb == 0:
-            continue  # a cylinder with no LBNs (spare or unmapped)
-        lines.append(f"0 0 {fa + rng.randrange(na)} 1 1")
-        lines.append(f"0 0 {fb + rng.randrange(nb)} 1 1")
-        measured.append(i)
+        if na and nb:  # skip cylinders with no LBNs (spare or unmapped)
+            picks.append((i, a, fa + rng.randrange(na), b, fb + rng.randrange(nb)))
+    # An LBN within a cylinder's range may live elsewhere (a defect remapped to a spare): keep
+    # only pairs whose blocks are on the cylinders meant.
+    where = json.loads(_core.disk_characteristics(disk, [], [], [x for p in picks for x in (p[2], p[4])]))["lbn_cylinder"]
+    lines, measured = [], []
+    for k, (i, a, la, b, lb) in enumerate(picks):
+        if where[2 * k] == a and where[2 * k + 1] == b:
+            lines.append(f"0 0 {la} 1 1")
+            lines.append(f"0 0 {lb} 1 1")
+            measured.append(i)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "seek.trace"
         path.write_text("\n".join(lines) + "\n")
         w = {"kind": "trace", "path": str(path), "format": "disksim-ascii", "mode": "closed", "outstanding": 1}
         df = _run(disk, w, len(lines), 0, records=True).records().sort_values("seq")
+    # A pair counts only if both reads went to the media: a cache hit leaves the heads where they
+    # were, so the next read would seek from elsewhere (a hit has neither seek nor rotation).
+    media = ((df.seek_ns + df.rotation_ns) > 0).to_numpy()
+    first_ok, second_ok = media[0::2], media[1::2]
     second = df.iloc[1::2]
     out = []
     for i, d in enumerate(distances):
-        sel = second[[m == i for m in measured]]
+        sel = second[[m == i and a and b for m, a, b in zip(measured, first_ok, second_ok)]]
         svc = (sel.done_ns - sel.issued_ns) / 1e6
         out.append({"distance_cylinders": d, "model_seek_ms": facts["seek_ms"][i], "reads": len(sel),
                     "read_service_ms": float(svc.mean()) if len(sel) else None,
@@ -199,7 +210,8 @@ def tables(res: dict) -> list[tuple[str, list[str], list[list[str]]]]:
            for r in sizes]
     seek = [[f"{s['distance_cylinders']:,}", f"{s['model_seek_ms']:.3f}",
              "-" if s["read_seek_ms"] is None else f"{s['read_seek_ms']:.3f}",
-             "-" if s["read_service_ms"] is None else f"{s['read_service_ms']:.3f}"] for s in res["seek"]]
+             "-" if s["read_service_ms"] is None else f"{s['read_service_ms']:.3f}", str(s["reads"])]
+            for s in res["seek"]]
     zones = [[str(z["zone"]), f"{z['first_cylinder']}-{z['last_cylinder']}", f"{z['sectors_per_track']:g}",
               f"{z['first_lbn']:,}", f"{z['media_rate_mb_s']:.2f}",
               f"{z['dd_mb_per_s']:.2f}" if "dd_mb_per_s" in z else "-"] for z in res["zones"]]
@@ -207,7 +219,7 @@ def tables(res: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     return [
         (f"{name}: service time, ms", ["KB"] + [_SHORT[c] for c in CURVES], svc),
         (f"{name}: throughput, MB/s", ["KB"] + [_SHORT[c] for c in CURVES] + ["dd R"], thr),
-        (f"{name}: one-block reads vs seek distance, ms", ["cylinders", "model seek", "read seek", "read service"], seek),
+        (f"{name}: one-block reads vs seek distance, ms", ["cylinders", "model seek", "read seek", "read service", "reads"], seek),
         (f"{name}: zones, MB/s",
          ["zone", "cylinders", "spt", "first LBN", "MB/s", f"dd {ZONE_DD_KB}K"], zones),
     ]

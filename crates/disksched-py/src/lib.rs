@@ -234,10 +234,10 @@ fn model_of(disk: &str) -> PyResult<DiskModel> {
 
 /// What `characterize` reads off a disk model, as JSON: geometry, zones with
 /// their media rates, the seek curve at `seek_distances` (cylinders) and the
-/// LBNs of `cylinders` ([first, count] each).
+/// LBNs of `cylinders` ([first, count] each) and the cylinder of each of `lbns` (null past the end).
 #[pyfunction]
-#[pyo3(signature = (disk, seek_distances=vec![], cylinders=vec![]))]
-fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cylinders: Vec<u32>) -> PyResult<String> {
+#[pyo3(signature = (disk, seek_distances=vec![], cylinders=vec![], lbns=vec![]))]
+fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cylinders: Vec<u32>, lbns: Vec<u64>) -> PyResult<String> {
     use disksched_core::characterize as ch;
     let model = model_of(disk)?;
     let facts = py.allow_threads(|| serde_json::json!({
@@ -256,6 +256,8 @@ fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cy
         "zones": ch::zones(&model),
         "seek_ms": seek_distances.iter().map(|&d| ch::seek_ms(&model, d)).collect::<Vec<_>>(),
         "cylinder_lbns": cylinders.iter().map(|&c| ch::cylinder_lbns(&model, c)).collect::<Vec<_>>(),
+        "lbn_cylinder": lbns.iter().map(|&l| (l < model.layout.capacity()).then(|| model.layout.lbn_to_pbn(l).cylinder))
+            .collect::<Vec<_>>(),
     }));
     serde_json::to_string(&facts).map_err(json_err)
 }
