@@ -64,4 +64,4 @@ def disk_datasheet(figures_json: str) -> str:
 def disk_characteristics(disk: str, seek_distances: list[int] = ..., cylinders: list[int] = ...,
                          lbns: list[int] = ...) -> str:
     """JSON: geometry, zones with media rates (MB/s), average_seek_ms, seek_ms at `seek_distances`,
-    cylinder_lbns ([first LBN, count]) of `cylinders`, lbn_cylinder (cylinder or null) of `lbns`."""
+    cylinder_tracks ([[first LBN, count] by head]) of `cylinders`, lbn_cylinder (cylinder or null) of `lbns`."""

@@ -34,7 +34,7 @@ WARMUP_REQUESTS = 50
 # The dd reader reads this much from LBN 0, like `dd bs=SIZE count=DD_MB/SIZE`.
 DD_MB = 32
 # Seek curve: reads of one block at pairs of cylinders this far apart.
-SEEK_PAIRS = 100
+SEEK_PAIRS = 200
 SEEK_POINTS = 16
 # Per-zone check: a dd of this request size and volume at each zone's first LBN.
 ZONE_DD_KB = 256
@@ -108,12 +108,21 @@ def seek_curve(disk: str, facts: dict, distances: list[int]) -> list[dict]:
             a, b = (c, c + d) if rng.random() < 0.5 else (c + d, c)
             pairs.append((i, a, b))
     wanted = sorted({c for _, a, b in pairs for c in (a, b)})
-    lbns = dict(zip(wanted, json.loads(_core.disk_characteristics(disk, [], wanted))["cylinder_lbns"]))
+    tracks = dict(zip(wanted, json.loads(_core.disk_characteristics(disk, [], wanted))["cylinder_tracks"]))
+
+    def block_on(c: int) -> Optional[int]:
+        """A random LBN on cylinder c: a random track holding LBNs, a random block of it."""
+        held = [(f, n) for f, n in tracks[c] if n > 0]
+        if not held:
+            return None  # spare or unmapped cylinder
+        f, n = held[rng.randrange(len(held))]
+        return f + rng.randrange(n)
+
     picks = []  # (distance index, from cylinder, LBN, to cylinder, LBN)
     for i, a, b in pairs:
-        (fa, na), (fb, nb) = lbns[a], lbns[b]
-        if na and nb:  # skip cylinders with no LBNs (spare or unmapped)
-            picks.append((i, a, fa + rng.randrange(na), b, fb + rng.randrange(nb)))
+        la, lb = block_on(a), block_on(b)
+        if la is not None and lb is not None:
+            picks.append((i, a, la, b, lb))
     # An LBN within a cylinder's range may live elsewhere (a defect remapped to a spare): keep
     # only pairs whose blocks are on the cylinders meant.
     where = json.loads(_core.disk_characteristics(disk, [], [], [x for p in picks for x in (p[2], p[4])]))["lbn_cylinder"]

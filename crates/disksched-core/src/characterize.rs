@@ -14,7 +14,7 @@ use serde::Serialize;
 pub struct ZoneRate {
     pub first_cylinder: u32,
     pub last_cylinder: u32,
-    /// Mean over the zone's first cylinder's tracks (equal on a zoned layout).
+    /// Mean over the zone's tracks that hold LBNs (one value on a zoned layout).
     pub sectors_per_track: f64,
     /// Lowest LBN in the zone and LBNs it holds (capped at the drive's capacity).
     pub first_lbn: u64,
@@ -24,29 +24,27 @@ pub struct ZoneRate {
     pub media_rate_mb_s: f64,
 }
 
-/// The LBNs of one cylinder: the lowest and how many (0: it holds none).
-pub fn cylinder_lbns(model: &DiskModel, cylinder: u32) -> (u64, u64) {
-    let (mut first, mut blocks) = (u64::MAX, 0);
-    for head in 0..model.layout.surfaces() {
-        let (f, n) = model.layout.track_lbns(cylinder, head);
-        if n > 0 {
-            first = first.min(f);
-            blocks += n;
-        }
-    }
-    if blocks == 0 { (0, 0) } else { (first, blocks) }
+/// The LBNs of each track of a cylinder, by head: (first, count), count 0
+/// for a track holding none. A track's LBNs are consecutive; a cylinder's
+/// need not be (a surface-major table layout).
+pub fn cylinder_tracks(model: &DiskModel, cylinder: u32) -> Vec<(u64, u64)> {
+    (0..model.layout.surfaces()).map(|head| model.layout.track_lbns(cylinder, head)).collect()
 }
 
 /// Zones in cylinder order, each with its media rate; cylinders holding no
 /// LBN are left out.
 pub fn zones(model: &DiskModel) -> Vec<ZoneRate> {
     let cylinders = model.layout.cylinders();
+    let surfaces = model.layout.surfaces();
     let bounds: Vec<(u32, u32)> = if model.layout.is_table() {
-        // Group consecutive cylinders of equal mean sectors per track.
+        // Runs of cylinders recorded at the same density: the same largest
+        // sectors per track (a track shortened by defects or slips does not
+        // start a zone of its own).
+        let max_spt = |c: u32| (0..surfaces).map(|h| model.layout.sectors_per_track(c, h)).max().unwrap_or(0);
         let mut b: Vec<(u32, u32)> = vec![];
-        let mut prev = f64::NAN;
+        let mut prev = u32::MAX;
         for c in 0..cylinders {
-            let spt = model.layout.mean_sectors_per_track(c);
+            let spt = max_spt(c);
             match b.last_mut() {
                 Some(last) if spt == prev => last.1 = c,
                 _ => b.push((c, c)),
@@ -58,21 +56,26 @@ pub fn zones(model: &DiskModel) -> Vec<ZoneRate> {
         model.spec.layout.zones.iter().map(|z| (z.first_cylinder, z.last_cylinder.min(cylinders.saturating_sub(1)))).collect()
     };
     bounds.into_iter().filter_map(|(lo, hi)| {
-        let (mut first, mut blocks) = (u64::MAX, 0);
+        let (mut first, mut blocks, mut tracks, mut sectors) = (u64::MAX, 0, 0u64, 0u64);
         for c in lo..=hi {
-            let (f, n) = cylinder_lbns(model, c);
-            if n > 0 {
-                first = first.min(f);
-                blocks += n;
+            for (h, (f, n)) in cylinder_tracks(model, c).into_iter().enumerate() {
+                if n > 0 {
+                    first = first.min(f);
+                    blocks += n;
+                    tracks += 1;
+                    sectors += model.layout.sectors_per_track(c, h as u32) as u64;
+                }
             }
         }
+        // Mean sectors per track over the zone's tracks that hold LBNs.
+        let spt = if tracks == 0 { 0.0 } else { sectors as f64 / tracks as f64 };
         (blocks > 0).then(|| ZoneRate {
             first_cylinder: lo,
             last_cylinder: hi,
-            sectors_per_track: model.layout.mean_sectors_per_track(lo),
+            sectors_per_track: spt,
             first_lbn: first,
             blocks,
-            media_rate_mb_s: model.media_rate_bytes_per_s(lo) / 1e6,
+            media_rate_mb_s: spt * model.spec.sector_bytes as f64 * model.spec.rpm / 60.0 / 1e6,
         })
     }).collect()
 }

@@ -234,7 +234,7 @@ fn model_of(disk: &str) -> PyResult<DiskModel> {
 
 /// What `characterize` reads off a disk model, as JSON: geometry, zones with
 /// their media rates, the seek curve at `seek_distances` (cylinders) and the
-/// LBNs of `cylinders` ([first, count] each) and the cylinder of each of `lbns` (null past the end).
+/// LBNs of each track of `cylinders` ([[first, count] by head] each) and the cylinder of each of `lbns` (null past the end).
 #[pyfunction]
 #[pyo3(signature = (disk, seek_distances=vec![], cylinders=vec![], lbns=vec![]))]
 fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cylinders: Vec<u32>, lbns: Vec<u64>) -> PyResult<String> {
@@ -255,7 +255,7 @@ fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cy
         "average_seek_ms": ch::average_seek_ms(&model),
         "zones": ch::zones(&model),
         "seek_ms": seek_distances.iter().map(|&d| ch::seek_ms(&model, d)).collect::<Vec<_>>(),
-        "cylinder_lbns": cylinders.iter().map(|&c| ch::cylinder_lbns(&model, c)).collect::<Vec<_>>(),
+        "cylinder_tracks": cylinders.iter().map(|&c| ch::cylinder_tracks(&model, c)).collect::<Vec<_>>(),
         "lbn_cylinder": lbns.iter().map(|&l| (l < model.layout.capacity()).then(|| model.layout.lbn_to_pbn(l).cylinder))
             .collect::<Vec<_>>(),
     }));
