@@ -109,6 +109,12 @@ def test_table_fits_80_columns(tmp_path):
     assert table_lines and max(len(line) for line in table_lines) <= 80
 
 
+def test_same_disk_same_curves():
+    runs = [cli("characterize", "--disk", "hp_c2247a", "--json") for _ in range(2)]
+    assert all(p.returncode == 0 for p in runs), runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+
+
 def test_bad_disk_is_one_line(tmp_path):
     for disk, want in [("floppy", "unknown disk 'floppy'"), (tmp_path / "missing.toml", "missing.toml")]:
         p = cli("characterize", "--disk", disk)

@@ -319,7 +319,7 @@ def plots(out: Path, res: dict) -> list[Path]:
         ax.plot([q["first_cylinder"] for q in dd], [q["dd_mb_per_s"] for q in dd], marker="o", ls="",
                 label=f"dd {ZONE_DD_KB} KB at the zone's first LBN")
     ax.set_xlabel("cylinder")
-    ax.set_ylabel("media rate (MB/s)")
+    ax.set_ylabel("rate (MB/s)")
     ax.set_title(f"{name}: media rate per zone")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
