@@ -241,3 +241,99 @@ fn rr_history_settings_are_declared_with_freebsd_defaults() {
     assert_eq!(get("think_test").1, 1.0);
     assert_eq!(get("slice_from_completion").1, 1.0);
 }
+
+fn antic(settings: &[(&str, f64)]) -> Box<dyn Scheduler> {
+    let settings: Vec<(String, f64)> = settings.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    sched::build("anticipatory", &settings).unwrap()
+}
+
+#[test]
+fn anticipatory_serves_a_read_past_its_expiry_next() {
+    // A read behind the heads (lbn 50) waits while C-LOOK keeps finding reads above;
+    // one dispatch every 10 ms. It arrived at 0, so its deadline is 125 ms: the FIFO
+    // (looked at once per 125 ms, as in Linux) finds it expired at the dispatch at 130 ms.
+    let mut d = Driver::new(vec![]);
+    let mut s = antic(&[("antic_expire_ms", 0.0)]);
+    let add = |d: &mut Driver, s: &mut Box<dyn Scheduler>, lbn: u64, t: u64| {
+        d.seq += 1;
+        let target = d.pred.target(lbn);
+        let id = d.reqs.insert(Request { seq: d.seq, client: d.seq as u32, flow: d.seq as u32, lbn, blocks: 8, target,
+                                         arrival: SimTime(t), ..Default::default() });
+        let ctx = d.ctx(t);
+        s.insert(id, &ctx);
+        id
+    };
+    add(&mut d, &mut s, 100, 0);
+    let first = s.dispatch(&d.ctx(0), false).unwrap();
+    s.complete(first, &d.ctx(MS));
+    let behind = add(&mut d, &mut s, 50, 0);
+    let mut served_at = None;
+    for k in 1..40u64 {
+        let t = k * 10 * MS;
+        add(&mut d, &mut s, 1000 * k, t);
+        let id = s.dispatch(&d.ctx(t), false).unwrap();
+        s.complete(id, &d.ctx(t + MS));
+        if id == behind {
+            served_at = Some(t);
+            break;
+        }
+        assert!(d.reqs.get(id).lbn > 100, "C-LOOK order before the deadline");
+    }
+    assert_eq!(served_at, Some(130 * MS));
+    assert_eq!(counter(s.as_ref(), "fifo_expired"), 1);
+}
+
+#[test]
+fn anticipatory_alternates_read_and_write_batches() {
+    // A reader with 4 reads and a writer with 16 writes always outstanding, 2 ms each.
+    let mut r = reader(1, 0, 0, 2 * MS);
+    r.depth = 4;
+    let mut d = Driver::new(vec![r, backlog(2)]);
+    let mut s = antic(&[]);
+    d.run(s.as_mut(), 10_000 * MS);
+    // Runs of one direction, in dispatch order.
+    let mut runs: Vec<(bool, usize)> = Vec::new();
+    for x in &d.log {
+        match runs.last_mut() {
+            Some((w, n)) if *w == x.is_write => *n += 1,
+            _ => runs.push((x.is_write, 1)),
+        }
+    }
+    // A read batch's 500 ms run from its first completion (2 ms after it starts), and it
+    // ends at the first dispatch past that: reads at 0, 2, ..., 502 ms, i.e. 252 of them.
+    // (The first and the last run are cut short by the run's start and end.)
+    for &(w, n) in runs[1..runs.len() - 1].iter().filter(|r| !r.0) {
+        assert!(!w && n == 252, "read batch of {n}: {runs:?}");
+    }
+    // The first write batch is Linux's initial count, write_batch_expire / 10 = 12 writes;
+    // later ones adapt but never pass the batch's 125 ms (63 writes of 2 ms).
+    let writes: Vec<usize> = runs.iter().filter(|r| r.0).map(|r| r.1).collect();
+    assert_eq!(writes[0], 12, "{writes:?}");
+    assert!(writes.iter().all(|&n| n <= 63), "{writes:?}");
+    assert!(writes.iter().skip(1).any(|&n| n > 12), "the count grows when batches end early: {writes:?}");
+    // So neither direction waits long: 10 s hold at least 10 / (0.504 + 0.126) read-write pairs.
+    assert!(writes.len() >= 15, "{} write batches", writes.len());
+}
+
+#[test]
+fn anticipatory_does_not_let_one_quick_reader_hold_the_disk() {
+    // Two quick sequential readers (2 ms service, 1 ms think, 6 ms anticipation): each
+    // completion is followed by the same reader's next read, so without the read FIFO
+    // the first would keep the disk. Its deadline (125 ms, FIFO looked at once per
+    // 125 ms) bounds every wait by 2 x 125 ms plus one service time.
+    let a = reader(1, 0, MS, 2 * MS);
+    let b = reader(2, 8_000_000, MS, 2 * MS);
+    let mut d = Driver::new(vec![a, b]);
+    let mut s = antic(&[]);
+    d.run(s.as_mut(), 10_000 * MS);
+    let worst_wait = d.log.iter().map(|x| x.at_ns - x.arrival_ns).max().unwrap();
+    assert!(worst_wait <= 252 * MS, "worst wait {} ms", worst_wait / MS);
+    let (na, nb) = (d.served(1), d.served(2));
+    assert!(na.min(nb) * 10 > 3 * (na + nb), "{na} vs {nb}");
+    assert!(counter(s.as_ref(), "antic_hits") > 1000, "anticipation still pays within a reader's turn");
+    // Without expiry (a deadline longer than the run) one reader keeps the disk.
+    let mut d = Driver::new(vec![reader(1, 0, MS, 2 * MS), reader(2, 8_000_000, MS, 2 * MS)]);
+    let mut s = antic(&[("read_expire_ms", 600_000.0)]);
+    d.run(s.as_mut(), 10_000 * MS);
+    assert!(d.served(1).min(d.served(2)) <= 2, "{} vs {}", d.served(1), d.served(2));
+}

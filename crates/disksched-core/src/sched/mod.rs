@@ -286,8 +286,8 @@ pub const REGISTRY: &[SchedInfo] = &[
     SchedInfo { name: "rr", aliases: &["gsched_rr", "g_rr"], summary: "GEOM_SCHED round robin per client, C-SCAN within, with anticipation",
         tunables: rr::TUNABLES,
         build: |t| Box::new(rr::Rr::new(t)) },
-    SchedInfo { name: "anticipatory", aliases: &["as"], summary: "C-LOOK that idles briefly after a read for the same client's next one",
-        tunables: &[tunable("antic_expire_ms", "ms", 0.0, 6.0, 100.0, "longest wait for the anticipated request; 0 = plain C-LOOK")],
+    SchedInfo { name: "anticipatory", aliases: &["as"], summary: "Linux AS: read and write batches with expiry, C-LOOK within, idling briefly after a read for the same client's next one",
+        tunables: anticipatory::TUNABLES,
         build: |t| Box::new(anticipatory::Anticipatory::new(t)) },
 ];
 
