@@ -228,7 +228,11 @@ def run_reproduction(module, claims_path: Path, out: Path, quick: bool, seeds: i
                         "check": c.describe(), "mean": mean, "lo": lo, "hi": hi, "values": vals,
                         "verdict": verdict, "stated": c.stated, "notes": notes})
     tables = module.tables(means, metrics) if hasattr(module, "tables") else []
-    figures = module.plots(out, metrics, data) if hasattr(module, "plots") else []
+    try:
+        figures = module.plots(out, metrics, data) if hasattr(module, "plots") else []
+    except Exception as e:  # a plotting bug must not lose a long run's numbers
+        log(f"{module.NAME}: plotting failed: {type(e).__name__}: {e}")
+        figures = []
     return Report(module.NAME, meta, quick, seeds, time.monotonic() - t0, metrics, results, tables, figures, data)
 
 

@@ -130,7 +130,7 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
             m[f"{s}_{mode}_base_iops"] = base["iops"]
             if mode == "firmware":
                 m[f"rot_share_{s}"] = base["rotation_ms"] / (base["seek_ms"] + base["rotation_ms"] + base["transfer_ms"])
-            guess = capacity * 512 / 1e6 / 4.0 * 1000  # at 4 MB/s
+            guess = capacity * 512 / 1e6 / 1.5 * 1000  # at 1.5 MB/s: running on past the end is cheaper than a rerun
             for c in cons:
                 p = scan_point(_config(disk, s, mode, c, True, seed, {}), guess, partial_ms, log)
                 k = f"{s}_{mode}_c{round(c * 1000)}"
@@ -145,7 +145,11 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
         for c in cons:
             k = f"c{round(c * 1000)}"
             m[f"{s}_ext_over_fw_{k}"] = m[f"{s}_external_{k}_free_mb_s"] / m[f"{s}_firmware_{k}_free_mb_s"]
-            m[f"{s}_ext_penalty_{k}_pct"] = 100 * (1 - m[f"{s}_external_{k}_free_mb_s"] / m[f"{s}_external_c0_free_mb_s"])
+            # The paper's "penalty to achieved free bandwidth" of a conservatism: against the
+            # best at any smaller one (at 0 ms the foreground loses revolutions, so fewer
+            # foreground requests, hence fewer opportunities, and 0 ms is not the best).
+            best = max(m[f"{s}_external_c{round(x * 1000)}_free_mb_s"] for x in cons if x <= c)
+            m[f"{s}_ext_penalty_{k}_pct"] = 100 * (1 - m[f"{s}_external_{k}_free_mb_s"] / best)
         m[f"{s}_scans_per_day_c300"] = 86400 / m[f"{s}_external_c300_scan_s"]
     # What limits the external figure, measured (SPTF, external, 0.3 ms): a shallower
     # search, and the drive without noise (the exact model).
@@ -212,7 +216,8 @@ def tables(means: dict, metrics: dict) -> list[dict]:
                             f"{short[s]} {means[f'{s}_scans_per_day_c300']:.1f}" for s in SCHEDS) if suffix == "scan_s" else ""),
                     "columns": [""] + [f"{c / 1000:g} ms" for c in cons], "rows": rows})
     rows = [[SCHEDS[s]] + [iv(f"{s}_ext_penalty_c{c}_pct") for c in cons if c] for s in SCHEDS]
-    out.append({"title": "External free-bandwidth penalty vs 0 ms conservatism, % (paper: 3% at 0.3 ms, 10% at 0.4 ms)",
+    out.append({"title": "External free-bandwidth penalty of a conservatism vs the best at any smaller one, % "
+                         "(paper: 3% at 0.3 ms, 10% at 0.4 ms)",
                 "columns": [""] + [f"{c / 1000:g} ms" for c in cons if c], "rows": rows})
     rows = [[f"{q}"] + [iv(f"fig8_{s}_q{q}_iops") for s in SCHEDS] + [iv(f"fig8_firmware_q{q}_iops")] for q in FIG8_DEPTHS]
     out.append({"title": "Fig. 8: random 4 KB reads, requests/s vs queue depth: external schedulers vs the drive's SPTF",
