@@ -269,7 +269,9 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
               check: bool = typer.Option(False, "--check", help="Exit 1 if a claim stated as reproduced does not hold."),
               seeds: Optional[int] = typer.Option(None, "--seeds", help="Seeds per figure (default 5; --quick: 1)."),
               claims: Optional[Path] = typer.Option(None, "--claims", help="Judge against this claims file instead "
-                                                    "of the paper's (one experiment only).")) -> None:
+                                                    "of the paper's (one experiment only)."),
+              rejudge: bool = typer.Option(False, "--rejudge", help="Do not run: judge OUT/NAME.json again with the "
+                                           "current claims file and rewrite OUT/NAME.md.")) -> None:
     """Reproduce a seed paper's experiment: a table of its claims, the paper's number, ours, and a verdict."""
     from . import reproductions as rep
     from .output import atomic_write, write_json
@@ -286,14 +288,24 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
     failed = []
     for nm in names:
         try:
-            r = rep.reproduce(nm, out, quick, n, claims, lambda m: err_console.print(m, highlight=False))
+            if rejudge:
+                saved_path = out / f"{nm}.json"
+                if not saved_path.exists():
+                    raise DiskschedError(f"--rejudge: {saved_path} does not exist (run the reproduction first)")
+                saved = json.loads(saved_path.read_text())
+                r = rep.judge_saved(nm, saved, claims)
+                cmd = saved.get("command", f"disksched reproduce {nm}")
+            else:
+                r = rep.reproduce(nm, out, quick, n, claims, lambda m: err_console.print(m, highlight=False))
+                cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
+                       + (f" --seeds {n}" if seeds is not None else "") + f" --out {out}")
         except ClaimsError as e:
             raise DiskschedError(str(e)) from None
         _print_reproduction(r)
-        cmd = f"disksched reproduce {nm}" + (" --quick" if quick else "") + (f" --seeds {n}" if seeds is not None else "")
-        text = markdown(r, cmd + f" --out {out}")
+        shown = cmd + (f"` and judged again by `disksched reproduce {nm} --rejudge --out {out}" if rejudge else "")
+        text = markdown(r, shown)
         atomic_write(out / f"{nm}.md", lambda tmp: Path(tmp).write_text(text + "\n"))
-        write_json(out / f"{nm}.json", r.as_json())
+        write_json(out / f"{nm}.json", {**r.as_json(), "command": cmd})
         console.print("wrote " + ", ".join(str(out / f) for f in [f"{nm}.md", f"{nm}.json"] + [f for f, _ in r.figures]
                                            if (out / f).exists()), highlight=False)
         bad = r.failed_stated()

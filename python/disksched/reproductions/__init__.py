@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from .framework import ClaimsError, Report, markdown, run_reproduction  # noqa: F401
+from .framework import ClaimsError, Report, markdown, rejudge, run_reproduction  # noqa: F401
 
 NAMES = ["riska2004", "anand2008", "lumb2002", "rizzo2009", "wu2004"]
 HERE = Path(__file__).resolve().parent
@@ -28,3 +28,8 @@ def claims_path(name: str) -> Path:
 def reproduce(name: str, out: Path, quick: bool, seeds: int, claims: Path | None = None, log=print) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     return run_reproduction(module(name), claims or claims_path(name), out, quick, seeds, log)
+
+
+def judge_saved(name: str, saved: dict, claims: Path | None = None) -> Report:
+    """Judge a saved `NAME.json` again (e.g. against an edited claims file) without rerunning it."""
+    return rejudge(module(name), claims or claims_path(name), saved)

@@ -208,6 +208,29 @@ def run_reproduction(module, claims_path: Path, out: Path, quick: bool, seeds: i
         per_seed.append(m)
         if seed == 1:
             data = d
+    rep = judge(module, meta, claims, claims_path, per_seed, quick, time.monotonic() - t0, data)
+    try:
+        rep.figures = module.plots(out, rep.metrics, data) if hasattr(module, "plots") else []
+    except Exception as e:  # a plotting bug must not lose a long run's numbers
+        log(f"{module.NAME}: plotting failed: {type(e).__name__}: {e}")
+    return rep
+
+
+def rejudge(module, claims_path: Path, saved: dict) -> Report:
+    """Judge a saved run (`NAME.json`: every metric's per-seed values) against a claims
+    file, without running it again; the figures are the ones the run drew."""
+    meta, claims = load_claims(claims_path)
+    names = list(saved["metrics"])
+    per_seed = [{k: saved["metrics"][k]["values"][i] for k in names} for i in range(saved["seeds"])]
+    rep = judge(module, meta, claims, claims_path, per_seed, saved["quick"], saved["elapsed_s"],
+                {"json": saved.get("data", {})})
+    rep.figures = [(f["file"], f["caption"]) for f in saved.get("figures", [])]
+    return rep
+
+
+def judge(module, meta: dict, claims: list[Claim], claims_path: Path, per_seed: list[dict], quick: bool,
+          elapsed_s: float, data: dict) -> Report:
+    seeds = len(per_seed)
     names = list(per_seed[0])
     metrics = {}
     for k in names:
@@ -228,12 +251,7 @@ def run_reproduction(module, claims_path: Path, out: Path, quick: bool, seeds: i
                         "check": c.describe(), "mean": mean, "lo": lo, "hi": hi, "values": vals,
                         "verdict": verdict, "stated": c.stated, "notes": notes})
     tables = module.tables(means, metrics) if hasattr(module, "tables") else []
-    try:
-        figures = module.plots(out, metrics, data) if hasattr(module, "plots") else []
-    except Exception as e:  # a plotting bug must not lose a long run's numbers
-        log(f"{module.NAME}: plotting failed: {type(e).__name__}: {e}")
-        figures = []
-    return Report(module.NAME, meta, quick, seeds, time.monotonic() - t0, metrics, results, tables, figures, data)
+    return Report(module.NAME, meta, quick, seeds, elapsed_s, metrics, results, tables, [], data)
 
 
 CLAIM_COLUMNS = ["claim", "figure", "paper", "disksched", "check", "verdict", "stated"]
