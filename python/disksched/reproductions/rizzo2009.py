@@ -59,7 +59,19 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
                 m[f"{case}_{sched}_{who}_mib_s"] = float((df.blocks[sel] * 512).sum() / 2**20 / span_s)
             m[f"{case}_{sched}_total"] = m[f"{case}_{sched}_a_mib_s"] + m[f"{case}_{sched}_b_mib_s"]
             log(f"  {case}, {sched}: {m[f'{case}_{sched}_a_mib_s']:.1f} + {m[f'{case}_{sched}_b_mib_s']:.1f} MiB/s")
-    return m, {"duration_ms": duration_ms, "disk": DISK}
+    # The reader beside a writer under rr, measured again with the drive's write cache off:
+    # what the write-back buffer does to the reader's share.
+    nowc = out / "sata250_nowc.toml"
+    nowc.write_text(_core.disk_datasheet(json.dumps({**DISK, "name": "sata250-nowc", "write_cache": False})))
+    cfg = {"seed": seed, "disk": {"model": str(nowc), "scheduler": "fcfs"},
+           "host": {"scheduler": "rr", "set": SCHEDULERS["rr"], "queue_threshold": 1},
+           "workload": {"kind": "mix", "clients": _members("reader_writer")},
+           "run": {"requests": 10_000_000, "duration_ms": duration_ms}}
+    df = run(cfg, records=True).records()
+    span_s = df.done_ns.max() / 1e9
+    for who, sel in (("a", df.client < 1000), ("b", df.client >= 1000)):
+        m[f"reader_writer_rr_nowc_{who}_mib_s"] = float((df.blocks[sel] * 512).sum() / 2**20 / span_s)
+    return m, {"json": {"duration_ms": duration_ms, "disk": DISK}}
 
 
 def tables(means: dict, metrics: dict) -> list[dict]:
