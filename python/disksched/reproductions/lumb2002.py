@@ -219,6 +219,13 @@ def tables(means: dict, metrics: dict) -> list[dict]:
     out.append({"title": "External free-bandwidth penalty of a conservatism vs the best at any smaller one, % "
                          "(paper: 3% at 0.3 ms, 10% at 0.4 ms)",
                 "columns": [""] + [f"{c / 1000:g} ms" for c in cons if c], "rows": rows})
+    out.append({"title": "What limits the external figure, measured: SPTF, external, 0.3 ms, free bandwidth (MB/s)",
+                "columns": ["set-up", "free bandwidth"],
+                "rows": [["as above (planner searches 64 tracks, default noise)", iv("sptf_external_c300_free_mb_s")],
+                         ["planner searches 16 tracks", iv("sptf_external_c300_search16_free_mb_s")],
+                         ["drive without noise (the host's model is exact)", iv("sptf_external_c300_quiet_free_mb_s")],
+                         ["in firmware, same conservatism", iv("sptf_firmware_c300_free_mb_s")],
+                         ["in firmware, 0 ms", iv("sptf_firmware_c0_free_mb_s")]]})
     rows = [[f"{q}"] + [iv(f"fig8_{s}_q{q}_iops") for s in SCHEDS] + [iv(f"fig8_firmware_q{q}_iops")] for q in FIG8_DEPTHS]
     out.append({"title": "Fig. 8: random 4 KB reads, requests/s vs queue depth: external schedulers vs the drive's SPTF",
                 "columns": ["depth"] + [f"external {v}" for v in SCHEDS.values()] + ["in-firmware SPTF"], "rows": rows})
