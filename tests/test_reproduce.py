@@ -130,3 +130,24 @@ text = "never printed"
     c = res["claims"][0]
     assert c["notes"] == [f"measured {c['mean']:.3f} MiB/s"]
     assert "never printed" not in p.stdout
+
+
+def test_committed_reports_hold_their_json_numbers():
+    """docs/reproductions/NAME.md is generated: its claim table is its JSON's, to the digit."""
+    from conftest import ROOT
+
+    docs = ROOT / "docs/reproductions"
+    reports = sorted(docs.glob("*.json"))
+    assert {p.stem for p in reports} <= set(NAMES)
+    for path in reports:
+        res = json.loads(path.read_text())
+        rows = _md_claim_rows((docs / f"{path.stem}.md").read_text())
+        assert set(rows) == {c["id"] for c in res["claims"]}, path.stem
+        for c in res["claims"]:
+            shown, verdict, stated = rows[c["id"]]
+            want = [c["mean"]] if c["lo"] == c["hi"] else [c["mean"], c["lo"], c["hi"]]
+            got = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", shown)]
+            assert got == [float(fmt(w)) for w in want], (path.stem, c["id"])
+            assert verdict == c["verdict"] and stated == ("yes" if c["stated"] else "no")
+        for f in res["figures"]:
+            assert (docs / f["file"]).exists(), f
