@@ -1,4 +1,4 @@
-"""Traffic shaping from Python: time-series DataFrames, shaper overrides, reproduce wu2004."""
+"""Traffic shaping from Python: time-series DataFrames, shaper overrides."""
 
 import json
 
@@ -85,28 +85,3 @@ def test_run_out_writes_series_and_throughput(tmp_path):
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "out/series.csv").read_text().startswith("client,class,window,time_s,mb_per_s")
     assert (tmp_path / "out/throughput.png").stat().st_size > 10_000
-
-
-def test_reproduce_wu2004_quick(tmp_path):
-    p = cli("reproduce", "wu2004", "--quick", "--out", tmp_path)
-    assert p.returncode == 0, p.stderr
-    res = json.loads((tmp_path / "wu2004.json").read_text())
-    cases = res["cases"]
-    assert list(cases) == ["no boosting", "fixed 90/s", "fixed 50/s", "optimistic", "pessimistic"]
-    assert [c["paper_total_mb_per_s"] for c in cases.values()] == [16.80, 17.25, 14.71, 15.85, 14.48]
-    for name, c in cases.items():
-        assert len(c["per_stream_mb_per_s"]) == 4
-        assert c["total_mb_per_s"] == pytest.approx(sum(c["per_stream_mb_per_s"]))
-        slug = name.replace(" ", "_").replace("/", "per")
-        assert (tmp_path / f"wu2004_{slug}.png").stat().st_size > 10_000
-        assert json.loads((tmp_path / f"wu2004_{slug}.json").read_text())["case"] == name
-    # Unboosted, no stream gets its 8 MB/s from the overloaded disk.
-    normal = cases["no boosting"]["per_stream_mb_per_s"]
-    assert max(normal) < 7.8 and sum(normal) < 27.6
-    # Boosted under a binding shaper: stream 1 gets more than the others and than it got unboosted.
-    for name in ["fixed 50/s", "optimistic", "pessimistic"]:
-        s = cases[name]["per_stream_mb_per_s"]
-        assert s[0] > max(s[1:]) and s[0] > normal[0], name
-    # The disk is the one described: about 27.6 MB/s for a long sequential read.
-    assert res["disk_mb_per_s"]["long_read"] == pytest.approx(27.6, rel=0.03)
-    assert "wu2004" in p.stdout and "paper total" in p.stdout

@@ -277,168 +277,73 @@ def characterize(disk: str = typer.Option(..., help="Built-in disk name, spec .t
         console.print("wrote " + ", ".join(str(p) for p in written))
 
 
-def _report_riska2004(res: dict) -> None:
-    console.print(f"SPTF mean response, threshold 1 -> 16: {res['fig3_sptf_gain_1_to_16']:.2f}x better (paper: about 2x)")
-    console.print(f"overload, first burst, threshold 4 vs 1024: {res['overload_gain']:.1f}x (paper: about 20x)")
-    f3, f4, a = res["fig3_mean_response_ms"]["sptf"], res["fig4_four_disks_mean_response_ms"]["sptf"], res["fig4_analysis"]
-    rows = [["one disk, 16 outstanding", f"{f3[0]:.1f}", f"{f3[-1]:.1f}", f"{f3[0] / f3[-1]:.2f}x", "about 2x"],
-            ["four disks, FCFS controller, threshold per disk", f"{f4[0]:.1f}", f"{f4[-1]:.1f}",
-             f"{f4[0] / f4[-1]:.2f}x", "more than 7x"],
-            ["four disks, one request at the disks at q1 (serial)", f"{a['serial_q1_mean_ms']:.1f}", f"{f4[-1]:.1f}",
-             f"{a['serial_gain_to_q16']:.2f}x", "-"]]
-    console.print(_table("SPTF in the drives, threshold 1 -> 16: mean response, ms (closed, 4 KB random, 2:1 reads; "
-                         "four disks: 64 outstanding)", ["set-up", "q1", "q16", "gain", "paper"], rows))
-    g1 = res["fig3_sptf_gain_1_to_16"]
-    avg = res["fig4_average_load"]
-    rows = [[str(r["clients_per_disk"]), f"{r['one_disk']['think_ms']:.0f} / {r['four_disks']['think_ms']:.0f}"]
-            + [f"{r[k]['outstanding']['q1']:.0f}->{r[k]['outstanding']['q16']:.0f}" for k in ("one_disk", "four_disks")]
-            + [f"{r['one_disk']['gain']:.2f}x", f"{r['four_disks']['gain']:.2f}x",
-               f"{r['four_disks']['gain'] / r['one_disk']['gain']:.2f}"] for r in avg]
-    rows.append(["paper", "?", "16 (avg)", "64 (avg)", "~2x", ">7x", "~3.5"])
-    console.print(_table("SPTF, threshold 1 -> 16, load as an average: clients that think (exponential), "
-                         "16 per disk outstanding on average at threshold 1",
-                         ["clients per disk", "think ms", "1 disk: out", "4 disks: out", "1 disk", "4 disks", "4 / 1"], rows))
-    near = min(avg, key=lambda r: abs(r["one_disk"]["gain"] - 2.0))
-    notes = [
-        f"Four disks gain {f4[0] / f4[-1]:.2f}x = one disk's {g1:.2f}x x array factor {a['array_factor']:.2f}: "
-        f"at threshold 1 the FIFO controller's head-of-line blocking keeps {a['disks_busy']['q1']:.2f} disks' worth "
-        f"busy (single-disk throughputs), at 16 {a['disks_busy']['q16']:.2f} (on average "
-        f"{a['mean_requests_at_controller']['q16']:.0f} of the 64 still wait at the controller: a disk holding 16 "
-        f"blocks the head).",
-        f"With a fixed 64 (no think time) the mean response is 64 / throughput, so the paper's 7x over its ~2x would "
-        f"need an array factor of {a['paper_array_factor']:.1f}: about {a['paper_implied_disks_busy_q1']:.2f} disks "
-        f"busy at threshold 1. With a per-disk threshold of 1 and an FCFS controller the factor is at most "
-        f"{a['array_factor_if_all_four_busy_at_16']:.2f} (all four busy at 16): even with the paper's 2x for one "
-        f"disk at most {2 * a['array_factor_if_all_four_busy_at_16']:.1f}x.",
-        f"The paper states its load as an average ('an average of 64 outstanding requests'). If its clients think "
-        f"between requests, the subsystem holds fewer once it is faster and the response gain exceeds the "
-        f"throughput gain, the more so for the array: with {near['clients_per_disk']} clients per disk, where one "
-        f"disk gains {near['one_disk']['gain']:.2f}x (the paper: about 2x), four disks gain "
-        f"{near['four_disks']['gain']:.2f}x (the paper: more than 7x). The paper gives neither the number of "
-        f"clients nor the think time, so this row is chosen by the one-disk figure, not fitted to the four-disk one.",
-        f"If instead the controller let one request out to the four disks together at threshold 1 (serial, not what "
-        f"the paper says), the gain with a fixed 64 is {a['serial_gain_to_q16']:.2f}x = {g1:.2f}x x "
-        f"{a['disks_busy']['q16']:.2f} / {a['serial_q1_disks_busy']:.2f} ({a['serial_q1_disks_busy']:.2f} disks' "
-        f"worth busy, not 1: the drive reports a write once it is in its cache and destages it while the next "
-        f"request goes to another disk).",
-        f"With a fixed 16 one disk gains {g1:.2f}x, not about 2x: that sets the array's gain in every reading.",
-    ]
-    for note in notes:
-        console.print(f"- {note}", highlight=False)
+def _print_reproduction(rep) -> None:
+    from .reproductions.framework import CLAIM_COLUMNS, claim_row
 
-
-def _report_anand2008(res: dict) -> None:
-    for disk, d in res["disks"].items():
-        c = d["checks"]
-        pos = lambda r: r["seek_ms"] + r["rotation_ms"]  # noqa: E731
-        rows = []
-        for key, label in [("fig4_traditional", "traditional"), ("fig5_track_range", "100-block range"),
-                           ("fig6_group_range", "4096-block range")]:
-            for span in ("disk", "group"):
-                v = d[key][span]
-                rows.append([label, span] + [f"{pos(v[i]):.2f}" for i in (0, 1, 4, 6)])
-        console.print(_table(f"{disk}: mean positioning (seek + rotation) per one-block write, ms",
-                             ["writes", "span", "1 outstanding", "2", "16", "64"], rows))
-        console.print(f"  depth 2 vs 1: x{c['depth2_over_depth1_positioning']['disk']:.2f} (paper: no better); "
-                      f"64 outstanding leave {c['depth64_positioning_left']['disk']:.0%} (disk) / "
-                      f"{c['depth64_positioning_left']['group']:.0%} (group) of positioning (paper: reduced, not removed)")
-        console.print(f"  track-sized ranges leave {c['track_range_rotation_left']['disk']:.1%} of rotation "
-                      f"(paper: nearly none); group ranges leave {c['group_range_seek_left_in_group']:.1%} of the "
-                      f"in-group seek (paper: most seek removed)"
-                      + (f"; the drive positions for at least {d['minimum_seek_delay_ms']} ms (its minimum seek delay)"
-                         if d.get("minimum_seek_delay_ms") else ""))
-
-
-def _report_lumb2002(res: dict) -> None:
-    cons, paper, c = res["conservatism_ms"], res["paper"], res["checks"]
-    label = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SPTF-SW60"}
-    short = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SW60"}
-    for title, cell in [("free bandwidth, MB/s", lambda p: f"{p['free_mb_s']:.2f}"),
-                        ("foreground mean response vs no freeblock, %", lambda p: f"{100 * p['foreground_cost']:+.1f}")]:
-        rows = [[f"{short[s]} {'fw' if mode == 'firmware' else 'ext'}"] + [cell(p) for p in d[mode]["points"]]
-                for s, d in res["schedulers"].items() for mode in ("firmware", "external")]
-        console.print(_table(f"{title} vs seek conservatism (fw: firmware, ext: external; "
-                             f"{res['requests_per_point']:,} requests per point)",
-                             [""] + [f"{x:g} ms" for x in cons], rows))
-    console.print(f"disk: {res['disk']}")
-    pct = lambda v: f"{100 * v:.1f}%"  # noqa: E731
-    rows = []
-    for s in ("sstf", "sptf", "sptf_sw"):
-        v = c[s]
-        rows.append([f"{label[s]} external free bandwidth at 0.3 ms",
-                     f"{v['external_free_mb_s_0.3ms']:.2f} MB/s ({pct(v['external_share_of_media_0.3ms'])} of media)",
-                     paper["external_free_mb_s"]])
-        rows.append([f"{label[s]} foreground cost at 0.3 / 0.4 ms",
-                     f"{pct(v['foreground_cost_0.3ms'])} / " + (pct(v["foreground_cost_0.4ms"]) if "foreground_cost_0.4ms" in v else "-"),
-                     f"{paper['foreground_cost_at_0.3ms']} / {paper['foreground_cost_at_0.4ms']}"])
-        rows.append([f"{label[s]} external / firmware free bandwidth (0.3 ms; firmware at 0.3 / at 0)",
-                     f"{v['external_over_firmware_same_conservatism_0.3ms']:.2f} / {v['external_0.3ms_over_firmware_0ms']:.2f}",
-                     paper["external_over_firmware"]])
-    rows.append(["SSTF / SPTF free bandwidth (external, 0.3 ms)", f"{c['sstf_over_sptf_free_bw_0.3ms']:.2f}x", paper["sstf_over_sptf_free_bw"]])
-    rows.append(["SSTF foreground throughput below SPTF (response +)", f"{pct(c['sstf_foreground_below_sptf'])} "
-                 f"(+{pct(c['sstf_response_over_sptf'])})", paper["sstf_foreground_below_sptf"]])
-    rows.append(["SPTF-SW60 share of SSTF's free bandwidth", pct(c["sw60_share_of_sstf_free_bw_0.3ms"]), paper["sw60_share_of_sstf_free_bw"]])
-    rows.append(["SPTF-SW60 foreground throughput below SPTF (response +)", f"{pct(c['sw60_foreground_below_sptf'])} "
-                 f"(+{pct(c['sw60_response_over_sptf'])})", paper["sw60_foreground_below_sptf"]])
-    r = res["rotational_share"]
-    rows.append(["rotational latency share of head time: random / SSTF / SPTF",
-                 f"{pct(r['random'])} / {pct(r['sstf'])} / {pct(r['sptf'])}", "33% / 50% / 20%"])
-    e = res["prediction_error"]["random_4kb_reads"]
-    pe = paper["prediction_error_random_4kb"]
-    rows.append(["random 4 KB reads: within 50 us / +1 rev / -1 rev",
-                 f"{pct(e['error_within_50us'])} / {pct(e['error_one_rev_longer'])} / {pct(e['error_one_rev_shorter'])}",
-                 f"{pct(pe['within_50us'])} / {pct(pe['one_rev_longer'])} / {pct(pe['one_rev_shorter'])}"])
-    v = res["validated_bus_sw60_0.3ms"]
-    rows.append(["SPTF-SW60 0.3 ms on the built-in validated 5 MB/s bus", f"{v['free_mb_s']:.2f} MB/s, "
-                 f"foreground {pct(v['foreground_cost'])}", "(not in the paper)"])
-    console.print(_table("ours vs the paper (Lumb, Schindler & Ganger, FAST 2002)", ["figure", "ours", "paper"], rows))
-    for note in res["notes"]:
-        console.print(f"  - {note}")
-
-
-def _report_rizzo2009(res: dict) -> None:
-    rows = []
-    for case, v in res["cases"].items():
-        for sched, r in v.items():
-            rows.append([case, sched, " + ".join(f"{x:.1f}" for x in r["ours"]), " + ".join(f"{x:g}" for x in r["paper"])])
-    console.print(_table("greedy clients, MiB/s (first + second client)", ["case", "scheduler", "disksched", "paper"], rows))
-    for note in res["notes"]:
-        console.print(f"  - {note}")
-
-
-def _report_wu2004(res: dict) -> None:
-    rows = []
-    for name, c in res["cases"].items():
-        rows.append([name] + [f"{x:.2f}" for x in c["per_stream_mb_per_s"]]
-                    + [f"{c['total_mb_per_s']:.2f}", f"{c['change_vs_no_boosting_pct']:+.1f}%",
-                       f"{c['paper_total_mb_per_s']:.2f}", f"{c['paper_change_pct']:+.1f}%",
-                       "yes" if c["stream1_held_8_mb_per_s"] else "no",
-                       f"{100 * c['deadline_misses'][0] / max(c['deadline_requests'][0], 1):.1f}%"])
-    d = res["disk_mb_per_s"]
-    console.print(_table(f"wu2004: four 8 MB/s streams of 128 KB reads, {res['seconds']:.0f} s, host {res['host_scheduler']}; "
-                         f"disk: long read {d['long_read']:.1f} MB/s, back-to-back 128 KB reads {d['sync_128kb']:.1f} MB/s",
-                         ["method", "stream 1", "stream 2", "stream 3", "stream 4", "total MB/s", "vs none",
-                          "paper total", "paper vs none", "stream 1 held 8?", "stream 1 misses"], rows))
-    for note in res["notes"]:
-        console.print(f"- {note}", highlight=False)
+    mode = "quick" if rep.quick else "full"
+    wide = Console(width=max(console.width, 180))  # claim texts are long; a pipe would wrap them at 80
+    wide.print(_table(f"{rep.name}: {rep.meta.get('title', '')} ({mode}, {rep.seeds} seed{'s' if rep.seeds > 1 else ''}; "
+                         "mean [95% CI])", CLAIM_COLUMNS, [claim_row(c) for c in rep.claims]))
+    for c in rep.claims:
+        for n in c["notes"]:
+            wide.print(f"- {c['id']} ({c['verdict']}): {n}", highlight=False)
+    for t in rep.tables:
+        wide.print(_table(t["title"], t["columns"], t["rows"]))
 
 
 @app.command()
-def reproduce(name: str = typer.Argument(..., help="Experiment: riska2004, anand2008, lumb2002, rizzo2009 or wu2004."),
-              out: Path = typer.Option(Path("out/reproduce"), help="Directory for tables and plots."),
-              quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs.")) -> None:
-    """Reproduce a seed paper's experiment, beside the paper's figures."""
-    from . import reproduce as rep
+def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb2002, rizzo2009, wu2004, or all."),
+              out: Path = typer.Option(Path("out/reproduce"), help="Directory for NAME.md, NAME.json and plots."),
+              quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs, one seed."),
+              check: bool = typer.Option(False, "--check", help="Exit 1 if a claim stated as reproduced does not hold."),
+              seeds: Optional[int] = typer.Option(None, "--seeds", help="Seeds per figure (default 5; --quick: 1)."),
+              claims: Optional[Path] = typer.Option(None, "--claims", help="Judge against this claims file instead "
+                                                    "of the paper's (one experiment only)."),
+              rejudge: bool = typer.Option(False, "--rejudge", help="Do not run: judge OUT/NAME.json again with the "
+                                           "current claims file and rewrite OUT/NAME.md.")) -> None:
+    """Reproduce a seed paper's experiment: a table of its claims, the paper's number, ours, and a verdict."""
+    from . import reproductions as rep
+    from .output import atomic_write, write_json
+    from .reproductions.framework import ClaimsError, markdown
 
-    experiments = {"riska2004": (rep.riska2004, _report_riska2004), "anand2008": (rep.anand2008, _report_anand2008),
-                   "lumb2002": (rep.lumb2002, _report_lumb2002), "rizzo2009": (rep.rizzo2009, _report_rizzo2009),
-                   "wu2004": (rep.wu2004, _report_wu2004)}
-    if name not in experiments:
-        raise DiskschedError(f"unknown experiment '{name}' (expected one of: {', '.join(experiments)})")
-    out.mkdir(parents=True, exist_ok=True)
-    experiment, report = experiments[name]
-    report(experiment(out, quick, lambda m: err_console.print(m, highlight=False)))
-    console.print(f"wrote {out}/{name}.json and plots")
+    names = rep.NAMES if name == "all" else [name]
+    if name != "all" and name not in rep.NAMES:
+        raise DiskschedError(f"unknown experiment '{name}' (expected one of: {', '.join(rep.NAMES)}, all)")
+    if claims is not None and name == "all":
+        raise DiskschedError("--claims needs one experiment, not 'all'")
+    n = seeds if seeds is not None else (1 if quick else 5)
+    if not 1 <= n <= 31:
+        raise DiskschedError(f"--seeds: {n} is out of range [1, 31]")
+    failed = []
+    for nm in names:
+        try:
+            if rejudge:
+                saved_path = out / f"{nm}.json"
+                if not saved_path.exists():
+                    raise DiskschedError(f"--rejudge: {saved_path} does not exist (run the reproduction first)")
+                saved = json.loads(saved_path.read_text())
+                r = rep.judge_saved(nm, saved, claims)
+                cmd = saved.get("command", f"disksched reproduce {nm}")
+            else:
+                r = rep.reproduce(nm, out, quick, n, claims, lambda m: err_console.print(m, highlight=False))
+                cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
+                       + (f" --seeds {n}" if seeds is not None else "") + f" --out {out}")
+        except ClaimsError as e:
+            raise DiskschedError(str(e)) from None
+        _print_reproduction(r)
+        shown = cmd + (f"` and judged again by `disksched reproduce {nm} --rejudge --out {out}" if rejudge else "")
+        text = markdown(r, shown)
+        atomic_write(out / f"{nm}.md", lambda tmp: Path(tmp).write_text(text + "\n"))
+        write_json(out / f"{nm}.json", {**r.as_json(), "command": cmd})
+        console.print("wrote " + ", ".join(str(out / f) for f in [f"{nm}.md", f"{nm}.json"] + [f for f, _ in r.figures]
+                                           if (out / f).exists()), highlight=False)
+        bad = r.failed_stated()
+        failed += [(nm, c) for c in bad]
+    if check and failed:
+        for nm, c in failed:
+            err_console.print(f"check failed: {nm} {c['id']}: {c['verdict']} ({c['mean']:.4g}, expected {c['check']})",
+                              highlight=False)
+        raise typer.Exit(1)
 
 
 @app.command()
