@@ -271,3 +271,44 @@ fn serpentine_parity_restarts_at_every_zone() {
     }
     assert!(odd_starts > 0, "some zone must start on an odd cylinder for this to test anything");
 }
+
+/// Numbers of the `[...]` list after `key =` in a zone's text.
+fn list(zone: &str, key: &str) -> Vec<u64> {
+    let Some(at) = zone.find(&format!("{key} =")) else { return Vec::new() };
+    let rest = &zone[at..];
+    let (open, close) = (rest.find('[').unwrap(), rest.find(']').unwrap());
+    rest[open + 1..close].split(',').map(str::trim).filter(|x| !x.is_empty()).map(|x| x.parse().unwrap()).collect()
+}
+
+#[test]
+fn st41601n_slips_turn_the_later_cylinders() {
+    // Sparing scheme 2 (spare sectors per cylinder), conventional mapping. DiskSim
+    // puts the first LBN of a zone's track at offset + track switches x track
+    // skew + cylinder switches x cylinder skew + (slips on earlier cylinders of
+    // the zone) sectors past the index. Checked on the first track of every cylinder.
+    let text = std::fs::read_to_string(common::shared("st41601n_validate.model")).unwrap();
+    let (surfaces, scheme, _, _) = model("st41601n_validate.model");
+    assert_eq!(scheme, 2);
+    let l = Layout::new(&builtin::resolve("st41601n", None).unwrap()).unwrap();
+    let (mut turned_tracks, mut checked) = (0, 0);
+    for z in text.split("dm_layout_g1_zone").skip(1) {
+        let (first, last, spt) = (num(z, "First cylinder number").unwrap(), num(z, "Last cylinder number").unwrap(), num(z, "Blocks per track").unwrap());
+        let (offset, tskew, cskew) = (num(z, "Offset of first block").unwrap(), num(z, "Skew for track switch").unwrap(), num(z, "Skew for cylinder switch").unwrap());
+        let slips = list(z, "slips");
+        let cyl_slots = surfaces * spt;
+        for c in first..=last {
+            let rel = c - first;
+            if slips.iter().any(|&s| s == rel * cyl_slots) {
+                continue; // the track's first slot is slipped: its first LBN is pushed
+            }
+            let earlier = slips.iter().filter(|&&s| s < rel * cyl_slots).count() as u64;
+            let want = (offset + rel * (surfaces - 1) * tskew + rel * cskew + earlier) % spt;
+            let (lbn, n) = l.track_lbns(c as u32, 0);
+            assert!(n > 0);
+            assert_eq!(l.lbn_to_pbn(lbn), Pbn { cylinder: c as u32, head: 0, sector: want as u32 }, "cylinder {c}");
+            turned_tracks += (earlier > 0) as u32;
+            checked += 1;
+        }
+    }
+    assert!(checked > 2000 && turned_tracks > 500, "{checked} cylinders, {turned_tracks} turned");
+}
