@@ -312,3 +312,26 @@ fn st41601n_slips_turn_the_later_cylinders() {
     }
     assert!(checked > 2000 && turned_tracks > 500, "{checked} cylinders, {turned_tracks} turned");
 }
+
+#[test]
+fn maxtor300g_read_and_write_curves_extend_past_their_last_point() {
+    // maxtor300g_dual.seek: `distance, read ms, stdev, write ms`, last point 80,000
+    // cylinders; the drive's table reaches cylinder 80,512 (512 beyond).
+    let text = std::fs::read_to_string(common::shared("dualseek_example/maxtor300g_dual.seek")).unwrap();
+    let rows: Vec<Vec<f64>> = text.lines().skip(1).filter(|l| !l.trim().is_empty())
+        .map(|l| l.split(',').map(|x| x.trim().parse().unwrap()).collect()).collect();
+    let spec = builtin::resolve("maxtor300g", None).unwrap();
+    let settle_ns = (spec.seek.write_settle_ms * 1e6).round();
+    let m = Mechanics::new(&spec).unwrap();
+    let (a, b) = (&rows[rows.len() - 2], &rows[rows.len() - 1]);
+    let max = m.max_seek_distance();
+    assert_eq!(max - b[0] as u32, 512);
+    for d in [b[0] as u32 + 1, b[0] as u32 + 200, max] {
+        let x = d as f64 - b[0];
+        let read_ms = b[1] + (b[1] - a[1]) * x / (b[0] - a[0]);
+        let write_ms = b[3] + (b[3] - a[3]) * x / (b[0] - a[0]);
+        assert!((m.seek_ns(d) as f64 - read_ms * 1e6).abs() <= 1.0, "read {d}");
+        let w = m.reposition_ns(0, 0, d, 0, true) as f64 - settle_ns;
+        assert!((w - write_ms * 1e6).abs() <= 1.0, "write {d}: {w} ns vs {write_ms} ms");
+    }
+}
