@@ -210,6 +210,7 @@ fn built_in_names_are_the_validation_set_ups() {
     for name in ["hp_c2249a", "maxtor300g", "hp_c3323a_synth"] {
         assert!(builtin::resolve(name, None).unwrap().validated.starts_with("not validated"), "{name}");
     }
+    assert!(builtin::resolve("hp_c3323a_synth", None).unwrap().validated.contains("hp_c3323a.parv"));
     // The variant keeps its own model file: the nominal 5400 RPM, not the validated 5396.
     let synth = builtin::resolve("hp_c3323a_synth", None).unwrap();
     let text = std::fs::read_to_string(common::shared("hp_c3323a.model")).unwrap();

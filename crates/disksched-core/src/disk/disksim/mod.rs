@@ -42,6 +42,8 @@ pub fn import_catalogue(dir: &std::path::Path, name: &str) -> crate::error::Resu
         let c = &spec.controller;
         format!("DiskSim 4.0 validation set-up {file} (disk {} behind its controller; bus time per block {} ms read, {} ms write)",
             spec.description, c.bus_sector_ms, c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms))
+    } else if let Some((base, setup, _)) = CATALOGUE.iter().find(|c| c.1.ends_with(".parv") && name.starts_with(&format!("{}_", c.0))) {
+        format!("not validated: a variant of {base}, whose DiskSim validation set-up is {setup}")
     } else {
         "not validated: DiskSim has no validation set-up for this drive".into()
     };
