@@ -55,7 +55,7 @@ def test_disks_and_schedulers():
     p = cli("disks", "list")
     assert p.returncode == 0 and "atlas10k" in p.stdout
     p = cli("disks", "show", "atlas10k")
-    assert p.returncode == 0 and "17938986" in p.stdout and "10042" in p.stdout
+    assert p.returncode == 0 and "17966953" in p.stdout and "10042" in p.stdout
     p = cli("disks", "show", "atlas10k", "--toml")
     assert p.returncode == 0 and "rpm = 10025.0" in p.stdout
     p = cli("schedulers")

@@ -28,7 +28,8 @@ pub fn seek_points(file: &str) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Linear interpolation of a seek curve, from (0, 0), flat past the end.
+/// Linear interpolation of a seek curve, from (0, 0); past the last point,
+/// the line through the last two points (DiskSim's extrapolation).
 pub fn interp(points: &[(f64, f64)], d: f64) -> f64 {
     if d == 0.0 {
         return 0.0;
@@ -40,7 +41,10 @@ pub fn interp(points: &[(f64, f64)], d: f64) -> f64 {
         }
         prev = (x, y);
     }
-    prev.1
+    let n = points.len();
+    let (x0, y0) = if n >= 2 { points[n - 2] } else { (0.0, 0.0) };
+    let (x1, y1) = points[n - 1];
+    y1 + (y1 - y0) * (d - x1) / (x1 - x0)
 }
 
 pub fn config(toml: &str) -> disksched_core::SimConfig {

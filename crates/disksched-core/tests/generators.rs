@@ -12,8 +12,9 @@ use disksched_core::workload::SimRng;
 use disksched_core::{Simulation, SimConfig};
 use rand::SeedableRng;
 
-/// Atlas 10K capacity in 512-byte blocks (DiskSim's atlas10k.diskspecs; README).
-const CAP: u64 = 17_938_986;
+/// Atlas 10K capacity in 512-byte blocks: what atlas10k.model's zones map
+/// (DiskSim's capacity; tests/catalogue.rs computes it from the file).
+const CAP: u64 = 17_966_953;
 
 fn config(workload: &str, run: &str, host: &str) -> SimConfig {
     common::config(&format!(
@@ -264,11 +265,11 @@ fn bad_parameters_give_one_line_errors_naming_them() {
         ("kind = \"strided\"\nrequest_kb = 8\nstride_kb = 4", "workload.stride_kb: 4 KB is not a whole number of 512-byte blocks in [request_kb = 8"),
         ("kind = \"strided\"\nrequest_kb = 0.3\nstride_kb = 4", "workload.request_kb: 0.3 KB is not a whole number"),
         ("kind = \"strided\"\nrequest_kb = 4\nstride_kb = 4\nstreams = 0", "workload.streams: 0 is out of range [1, 100000]"),
-        ("kind = \"local\"\nmean_distance_kb = -3", "workload.mean_distance_kb: -3 is out of range [0, 8969493]"),
+        ("kind = \"local\"\nmean_distance_kb = -3", "workload.mean_distance_kb: -3 is out of range [0, 8983476.5]"),
         ("kind = \"local\"\nmean_distance_kb = 3\nread_fraction = 2", "workload.read_fraction: 2 is out of range [0, 1]"),
         ("kind = \"hotcold\"\nhot_fraction = 1\nhot_access_fraction = 0.5", "workload.hot_fraction: 1 is out of range (0, 1)"),
         ("kind = \"hotcold\"\nhot_fraction = 0.5\nhot_access_fraction = 1.5", "workload.hot_access_fraction: 1.5 is out of range [0, 1]"),
-        ("kind = \"hotcold\"\nhot_fraction = 0.5\nhot_access_fraction = 0.5\nhot_start_lbn = 17000000", "workload.hot_start_lbn: 17000000 is out of range [0, 8969493]"),
+        ("kind = \"hotcold\"\nhot_fraction = 0.5\nhot_access_fraction = 0.5\nhot_start_lbn = 17000000", "workload.hot_start_lbn: 17000000 is out of range [0, 8983476]"), // CAP - ceil(CAP / 2)
         ("kind = \"onoff\"\non_rate_per_s = 0\nmean_on_ms = 1\nmean_off_ms = 1", "workload.on_rate_per_s: 0 is out of range [1e-6, 1000000000]"),
         ("kind = \"onoff\"\non_rate_per_s = 10\nmean_on_ms = 1\nmean_off_ms = -1", "workload.mean_off_ms: -1 is out of range [0.001, 1000000000]"),
         ("kind = \"schedule\"\nrates = [[5, 100]]", "workload.rates[0].start_ms: 5 must be 0"),
@@ -277,7 +278,7 @@ fn bad_parameters_give_one_line_errors_naming_them() {
         ("kind = \"schedule\"\nrates = [[0, 0]]", "workload.rates: every rate is 0"),
         ("kind = \"schedule\"\nrates = []", "workload.rates: 0 pieces is out of range [1, 100000]"),
         ("kind = \"dd\"\nrequest_kb = 64\ndepth = 0", "workload.depth: 0 is out of range [1, 1024]"),
-        ("kind = \"dd\"\nrequest_kb = 64\nstart_lbn = 17938980", "workload.start_lbn: 17938980 is out of range [0, 17938858]"),
+        ("kind = \"dd\"\nrequest_kb = 64\nstart_lbn = 17966900", "workload.start_lbn: 17966900 is out of range [0, 17966825]"), // CAP - 128
         ("kind = \"mix\"\nclients = []", "workload.clients: 0 members is out of range [1, 10000]"),
         (
             "kind = \"mix\"\nclients = [{ kind = \"oltp\" }, { kind = \"oltp\" }, { kind = \"closed\", clients = 2, think_time_ms = -1 }]",

@@ -93,11 +93,11 @@ fn closed_mode_keeps_n_outstanding() {
 fn addresses_beyond_the_disk_are_an_error_unless_mapped() {
     let t = ascii_trace(&["0.0 0 100 8 1", "1.0 0 40000000 8 1"]);
     let e = run(&format!("path = \"{}\"", t.0.display()), "").err().unwrap().to_string();
-    assert!(e.contains(":2:") && e.contains("beyond the simulated disk's 17938986 blocks"), "{e}");
+    assert!(e.contains(":2:") && e.contains("beyond the simulated disk's 17966953 blocks"), "{e}");
     let r = run(&format!("path = \"{}\"\nmap = \"modulo\"", t.0.display()), "").unwrap();
-    assert_eq!(r.records.unwrap().lbn, vec![100, 40_000_000 % (17_938_986 - 8 + 1)]);
+    assert_eq!(r.records.unwrap().lbn, vec![100, 40_000_000 % (17_966_953 - 8 + 1)]);
     let r = run(&format!("path = \"{}\"\nmap = \"scale\"\nsource_blocks = 80000000", t.0.display()), "").unwrap();
-    assert_eq!(r.records.unwrap().lbn[1], (40_000_000u128 * (17_938_986 - 8 + 1) / 80_000_000) as u64);
+    assert_eq!(r.records.unwrap().lbn[1], (40_000_000u128 * (17_966_953 - 8 + 1) / 80_000_000) as u64);
 }
 
 #[test]

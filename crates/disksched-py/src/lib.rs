@@ -197,6 +197,8 @@ fn disk_show(name: &str, base_dir: Option<&str>) -> PyResult<(String, String)> {
     let facts = serde_json::json!({
         "name": model.spec.name,
         "description": model.spec.description,
+        "validated": model.spec.validated,
+        "source": model.spec.source,
         "capacity_blocks": model.layout.capacity(),
         "capacity_gb": model.spec.capacity_bytes() as f64 / 1e9,
         "rpm": model.spec.rpm,

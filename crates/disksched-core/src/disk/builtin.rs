@@ -18,6 +18,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("hp_c2249a", include_str!("../../disks/hp_c2249a.toml")),
     ("hp_c2490a", include_str!("../../disks/hp_c2490a.toml")),
     ("hp_c3323a", include_str!("../../disks/hp_c3323a.toml")),
+    ("hp_c3323a_synth", include_str!("../../disks/hp_c3323a_synth.toml")),
     ("dec_rz26", include_str!("../../disks/dec_rz26.toml")),
     ("st41601n", include_str!("../../disks/st41601n.toml")),
     ("maxtor300g", include_str!("../../disks/maxtor300g.toml")),

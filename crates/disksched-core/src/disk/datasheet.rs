@@ -109,6 +109,7 @@ impl Datasheet {
             name: self.name.clone(),
             description: format!("datasheet disk: {} GB, {} RPM, {}-{} MB/s", self.capacity_gb, self.rpm, self.outer_mb_s, self.inner_mb_s),
             source: "disksched datasheet model (zones, three-point seek curve, switch-sized skews)".into(),
+            validated: String::new(),
             surfaces: self.surfaces,
             cylinders: cyl_per_zone * self.zones,
             blocks,

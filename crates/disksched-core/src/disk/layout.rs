@@ -8,10 +8,12 @@
 //! range of cylinders, or the whole zone). A slipped slot is skipped by the
 //! numbering and pushes the rest of its unit into that unit's spare space, so
 //! every unit of a zone holds the same number of LBNs (except a shorter last
-//! range of cylinders, which reserves the same spares). The zone's first
+//! range of cylinders, which has no spares, as in DiskSim). The zone's first
 //! `empty_front_slots` LBN positions are left empty. A defect is served from
 //! the spare slot it is remapped to. Under `end-of-disk` sparing a zone has
-//! no spares and each slip lowers the zone's LBN count by one.
+//! no spares and each slip lowers the zone's LBN count by one. Under sparing
+//! per cylinder or per track, as in DiskSim, each slip also turns the tracks
+//! of later cylinders (tracks) of the zone one sector further.
 
 use crate::disk::spec::{DiskSpec, Mapping, Sparing};
 use crate::disk::tracktable::TrackTable;
@@ -59,6 +61,10 @@ struct Zone {
     units: u64,
     /// Sorted zone-relative slip slots.
     slips: Vec<u64>,
+    /// Sparing by cylinder or track (DiskSim schemes 2, 3): every slip in an
+    /// earlier unit of this many slots turns later tracks one sector further
+    /// (0: no turning).
+    turn_slots: u64,
     /// Sorted (defective slot, spare slot) pairs; identity pairs dropped.
     defects: Vec<(u64, u64)>,
 }
@@ -117,12 +123,13 @@ impl Layout {
                 Sparing::CylindersPerZone => (zone_slots, spares * surfaces * spt),
             };
             let reserved = if spec.layout.sparing == Sparing::EndOfDisk { slips.len() as u64 } else { reserved };
-            // Only ranges of cylinders may leave a shorter last unit.
+            // Only ranges of cylinders may leave a shorter last unit, and
+            // (as in DiskSim) such a range has no spares: all its sectors hold LBNs.
             let partial = zone_slots % unit_slots;
             let last_unit_slots = if partial == 0 { unit_slots } else { partial };
-            if reserved >= last_unit_slots || (partial != 0 && spec.layout.sparing != Sparing::SectorsPerRange) {
+            if reserved >= unit_slots || (partial != 0 && spec.layout.sparing != Sparing::SectorsPerRange) {
                 return Err(config_err(what, format!(
-                    "{spares} spares do not fit the {:?} sparing unit of {last_unit_slots} sectors", spec.layout.sparing)));
+                    "{spares} spares do not fit the {:?} sparing unit of {unit_slots} sectors", spec.layout.sparing)));
             }
             if let Some(&s) = slips.last() {
                 if s >= zone_slots {
@@ -131,7 +138,9 @@ impl Layout {
             }
             let unit_blocks = unit_slots - reserved;
             let units = zone_slots.div_ceil(unit_slots);
-            let last_unit_blocks = last_unit_slots - reserved;
+            // A slip in a spare-less last range costs that range one LBN.
+            let last_slips = slips.iter().filter(|&&s| s >= (units - 1) * unit_slots).count() as u64;
+            let last_unit_blocks = if partial == 0 { last_unit_slots - reserved } else { last_unit_slots.saturating_sub(last_slips) };
             let positions = (units - 1) * unit_blocks + last_unit_blocks;
             if z.empty_front_slots >= positions {
                 return Err(config_err(what, format!(
@@ -156,6 +165,11 @@ impl Layout {
                 units,
                 slips,
                 defects,
+                turn_slots: match spec.layout.sparing {
+                    Sparing::SectorsPerCylinder => surfaces * spt,
+                    Sparing::SectorsPerTrack => spt,
+                    _ => 0,
+                },
             });
             next_lbn += blocks;
         }
@@ -164,7 +178,8 @@ impl Layout {
             for u in 0..z.units {
                 let lo = z.slips.partition_point(|&s| s < u * z.unit_slots);
                 let hi = z.slips.partition_point(|&s| s < (u + 1) * z.unit_slots);
-                if (hi - lo) as u64 > z.unit_slots - z.unit_blocks {
+                // A full unit's slips must fit its spares (a spare-less last range absorbs its own).
+                if u + 1 < z.units && (hi - lo) as u64 > z.unit_slots - z.unit_blocks {
                     return Err(config_err(what(),
                         format!("{} slips in sparing unit {u} exceed its {} spares", hi - lo, z.unit_slots - z.unit_blocks)));
                 }
@@ -247,9 +262,10 @@ impl Layout {
     /// Zone-relative slot of LBN position `i` (empty front positions included),
     /// before defect remapping.
     fn slot_of(z: &Zone, i: u64) -> u64 {
-        let unit = i / z.unit_blocks;
+        // The last unit may hold more LBNs than the others (a spare-less partial range).
+        let unit = (i / z.unit_blocks).min(z.units - 1);
         let base = unit * z.unit_slots;
-        let mut slot = base + i % z.unit_blocks;
+        let mut slot = base + (i - unit * z.unit_blocks);
         // Every slip at or below the candidate slot pushes it one further.
         let mut k = z.slips.partition_point(|&s| s < base);
         while k < z.slips.len() && z.slips[k] <= slot {
@@ -283,16 +299,23 @@ impl Layout {
         let cyl_switches = j / self.surfaces as u64;
         let track_switches = j - cyl_switches;
         let pos = z.offset_sectors + track_switches as f64 * z.track_skew + cyl_switches as f64 * z.cyl_skew;
-        (pos.round() as u64 % z.spt as u64) as u32
+        // DiskSim turns a track one sector per slip in an earlier cylinder (track) of the zone.
+        let turned = if z.turn_slots == 0 { 0 } else {
+            let start = j * z.spt as u64 / z.turn_slots * z.turn_slots;
+            z.slips.partition_point(|&s| s < start) as u64
+        };
+        ((pos.round() as u64 + turned) % z.spt as u64) as u32
     }
 
-    /// Surface of the `t`-th track (in LBN order) of cylinder `cyl`, and back.
-    fn head_of(&self, cyl: u32, t: u32) -> u32 {
-        match self.mapping {
-            Mapping::CylinderMajor => t,
-            Mapping::Serpentine if cyl % 2 == 1 => self.surfaces - 1 - t,
-            Mapping::Serpentine => t,
-        }
+    /// Surface of the `t`-th track (in LBN order) of cylinder `cyl` of zone `z`, and back.
+    fn head_of(&self, z: &Zone, cyl: u32, t: u32) -> u32 {
+        let odd = match self.mapping {
+            Mapping::CylinderMajor => false,
+            Mapping::Serpentine => cyl % 2 == 1,
+            // DiskSim scheme 1: every zone's first cylinder runs the surfaces upwards.
+            Mapping::SerpentineZone => (cyl - z.first_cyl) % 2 == 1,
+        };
+        if odd { self.surfaces - 1 - t } else { t }
     }
 
     fn pbn_of_slot(&self, z: &Zone, slot: u64) -> Pbn {
@@ -302,7 +325,7 @@ impl Layout {
         let cylinder = z.first_cyl + (j / self.surfaces as u64) as u32;
         let t = (j % self.surfaces as u64) as u32;
         let first = self.track_first_sector(z, j) as u64;
-        Pbn { cylinder, head: self.head_of(cylinder, t), sector: ((first + k) % spt) as u32 }
+        Pbn { cylinder, head: self.head_of(z, cylinder, t), sector: ((first + k) % spt) as u32 }
     }
 
     /// Physical location of `lbn` (which must be below `capacity()`).
@@ -324,7 +347,7 @@ impl Layout {
         if p.head >= self.surfaces || p.sector >= z.spt {
             return None;
         }
-        let t = self.head_of(p.cylinder, p.head); // the map is its own inverse
+        let t = self.head_of(z, p.cylinder, p.head); // the map is its own inverse
         let j = (p.cylinder - z.first_cyl) as u64 * self.surfaces as u64 + t as u64;
         let first = self.track_first_sector(z, j);
         let k = (p.sector + z.spt - first) % z.spt;
@@ -420,7 +443,7 @@ impl Layout {
     /// first LBN position of track (`cylinder`, `head`).
     fn track_at(&self, cylinder: u32, head: u32) -> Option<(&Zone, u64, u64, u64, u64)> {
         let z = self.zone_of_cyl(cylinder)?;
-        let j = (cylinder - z.first_cyl) as u64 * self.surfaces as u64 + self.head_of(cylinder, head) as u64;
+        let j = (cylinder - z.first_cyl) as u64 * self.surfaces as u64 + self.head_of(z, cylinder, head) as u64;
         let spt = z.spt as u64;
         // LBN positions below `empty` (the zone's empty front) hold no LBN.
         let before = Self::blocks_before(z, j * spt).max(z.empty);

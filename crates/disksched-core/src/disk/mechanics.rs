@@ -205,12 +205,15 @@ fn seek_curve_ms(seek: &SeekSpec, cylinders: usize) -> Result<Vec<f64>> {
     Ok(out)
 }
 
-/// A measured (distance, ms) curve, linearly interpolated from (0, 0); flat
-/// past its last point.
+/// A measured (distance, ms) curve, linearly interpolated from (0, 0); past
+/// its last point extended along the line through its last two points
+/// (DiskSim's `extracted` seek: atlas10k's curve stops 20 cylinders short of
+/// the full stroke, barracuda's 185).
 fn table_curve_ms(table: &[(f64, f64)], cylinders: usize, what: &str) -> Result<Vec<f64>> {
     let mut out = vec![0.0; cylinders.max(1)];
-    // Measured (distance, ms) points; linear interpolation between them,
-    // from (0, 0); beyond the last point the curve stays flat.
+    if table.is_empty() {
+        return Err(config_err(what, "a seek table needs at least one (distance, ms) point"));
+    }
     let mut pts: Vec<(f64, f64)> = vec![(0.0, 0.0)];
     for (i, &(d, ms)) in table.iter().enumerate() {
         if !(ms >= 0.0) || d < 1.0 || d <= pts.last().unwrap().0 {
@@ -227,13 +230,11 @@ fn table_curve_ms(table: &[(f64, f64)], cylinders: usize, what: &str) -> Result<
         while j + 1 < pts.len() && pts[j + 1].0 < d {
             j += 1;
         }
-        *slot = if j + 1 >= pts.len() {
-            pts[j].1
-        } else {
-            let (d0, t0) = pts[j];
-            let (d1, t1) = pts[j + 1];
-            t0 + (t1 - t0) * (d - d0) / (d1 - d0)
-        };
+        // Past the end, j + 1 == len: use the last two points (with (0, 0) for a one-point curve).
+        let k = j.min(pts.len() - 2);
+        let (d0, t0) = pts[k];
+        let (d1, t1) = pts[k + 1];
+        *slot = (t0 + (t1 - t0) * (d - d0) / (d1 - d0)).max(0.0);
     }
     Ok(out)
 }

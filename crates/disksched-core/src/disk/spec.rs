@@ -16,10 +16,16 @@ pub struct DiskSpec {
     /// Where the figures come from.
     #[serde(default)]
     pub source: String,
+    /// What the drive was validated against (a built-in with a DiskSim
+    /// validation set-up), or why not.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub validated: String,
     pub surfaces: u32,
     pub cylinders: u32,
     /// Number of LBNs the drive exports; the layout must map at least this many
-    /// (DiskSim's `Block count`: sectors the layout maps beyond it are unused).
+    /// (LBNs it maps beyond are unused). Imported zoned drives export what the
+    /// zones map (DiskSim ignores `Block count` for them); a table-driven (g4)
+    /// drive exports its `Block count`.
     pub blocks: u64,
     #[serde(default = "default_sector_bytes")]
     pub sector_bytes: u32,
@@ -48,7 +54,7 @@ pub struct LayoutSpec {
     pub sparing: Sparing,
     /// For `sparing = "sectors-per-range"`: cylinders per range. Ranges count
     /// from each zone's first cylinder; a zone's last range may be shorter and
-    /// still reserves the full `spares`.
+    /// then has no spares (DiskSim); a slip there costs the zone one LBN.
     #[serde(default = "one")]
     pub sparing_range_cylinders: u32,
     /// Zones (empty when `g4` describes the layout).
@@ -89,8 +95,12 @@ pub enum Mapping {
     #[default]
     CylinderMajor,
     /// Surfaces alternate direction on successive cylinders, so a cylinder
-    /// switch stays on the same surface (DiskSim scheme 1).
+    /// switch stays on the same surface; odd cylinders (absolute number) run
+    /// downwards (DiskSim scheme 2).
     Serpentine,
+    /// Serpentine with the parity counted from each zone's first cylinder,
+    /// which runs upwards (DiskSim scheme 1).
+    SerpentineZone,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

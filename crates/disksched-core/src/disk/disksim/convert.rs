@@ -84,6 +84,12 @@ pub fn import(path: &Path, name: Option<&str>, disk: Option<&str>) -> Result<Dis
         *w = w.max(f64_or(disks_bulk(&file), "Bulk sector transfer time", 0.0).unwrap_or(0.0));
     }
     spec.source = format!("DiskSim 4.0 parameters: {}", sources(&file, path).join(", "));
+    // DiskSim overwrites a zoned drive's `Block count` with what its zones
+    // map (after empty fronts, spares and slips); only g4 keeps it.
+    if spec.layout.g4.is_none() {
+        spec.blocks = 0;
+        spec.blocks = Layout::new(&spec).map_err(|e| at(e.to_string()))?.mapped_blocks();
+    }
     // Check the mapping now so a bad file fails here, naming the file.
     Layout::new(&spec).map_err(|e| at(e.to_string()))?;
     Ok(spec)
@@ -270,6 +276,7 @@ fn from_dm_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         name: name.to_string(),
         description: String::new(),
         source: String::new(),
+        validated: String::new(),
         surfaces: surfaces as u32,
         cylinders: (cylinders as u32).max(last),
         blocks,
@@ -413,8 +420,9 @@ fn layout(l: &Block, surfaces: u32) -> Result<LayoutSpec> {
     let map_node = l.req("LBN-to-PBN mapping scheme")?;
     let mapping = match map_node.as_u64("LBN-to-PBN mapping scheme")? {
         0 => Mapping::CylinderMajor,
-        1 => Mapping::Serpentine,
-        m => return Err(map_node.loc.err(format!("`LBN-to-PBN mapping scheme` {m} is not supported (0, 1)"))),
+        1 => Mapping::SerpentineZone,
+        2 => Mapping::Serpentine,
+        m => return Err(map_node.loc.err(format!("`LBN-to-PBN mapping scheme` {m} is not supported (0, 1, 2)"))),
     };
     let sp_node = l.req("Sparing scheme used")?;
     let scheme = sp_node.as_u64("Sparing scheme used")?;
