@@ -26,6 +26,9 @@ def run(
     time series or None: window_ms, per client-window columns client, class, window,
     bytes, requests, deadline_requests, missed, and samples sample_ns, sample_name, sample_value)."""
 
+def config_resolve(config_text: str, origin: str) -> tuple[str, str]:
+    """Check a run config without running it; returns it resolved with every default, as (TOML, JSON)."""
+
 def disk_names() -> list[str]: ...
 def disk_show(name: str, base_dir: Optional[str] = ...) -> tuple[str, str]:
     """(spec TOML, JSON of derived facts) for a built-in disk or spec path."""

@@ -112,20 +112,36 @@ fn run<'py>(
         }
     }
     let sim = Simulation::new(&cfg).map_err(err)?;
+    // A signal handler's exception (KeyboardInterrupt) or the progress
+    // callback's own is kept and raised, never swallowed into "interrupted".
+    let mut raised: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut cb = |done: u64, total: u64| -> bool {
+            if raised.is_some() {
+                return false;
+            }
             Python::with_gil(|py| {
-                if py.check_signals().is_err() {
-                    return false;
-                }
-                match &progress {
-                    Some(f) => f.call1(py, (done, total)).is_ok(),
-                    None => true,
+                let r = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (done, total)).map(drop),
+                    None => Ok(()),
+                });
+                match r {
+                    Ok(()) => true,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
                 }
             })
         };
         sim.run(&mut cb)
     });
+    // The final progress call's result is ignored by the core: its exception
+    // (or a signal that arrived after the last check) still ends the run here.
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    py.check_signals()?;
     let result = result.map_err(err)?;
     let mut summary = serde_json::to_value(&result.summary).map_err(json_err)?;
     if let Some(f) = &result.freeblock {
@@ -178,6 +194,23 @@ fn run<'py>(
         }
     };
     Ok((summary, counters, recs, series))
+}
+
+/// Check a run config without running it (`Simulation::new` does every
+/// check a run does, including the disk and trace files) and return it
+/// resolved, with every default filled in: (TOML, JSON).
+#[pyfunction]
+fn config_resolve(py: Python<'_>, config_toml: &str, origin: &str) -> PyResult<(String, String)> {
+    let cfg = if origin.ends_with(".json") {
+        SimConfig::from_json(config_toml, origin)
+    } else {
+        SimConfig::from_toml(config_toml, origin)
+    }
+    .map_err(err)?;
+    py.allow_threads(|| Simulation::new(&cfg).map(drop)).map_err(err)?;
+    let json = serde_json::to_string(&cfg).map_err(json_err)?;
+    let toml = toml::to_string(&cfg).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    Ok((toml, json))
 }
 
 /// Names of the built-in disks.
@@ -361,6 +394,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DiskschedError", m.py().get_type::<DiskschedError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(disk_names, m)?)?;
+    m.add_function(wrap_pyfunction!(config_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(disk_show, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(shaper_info, m)?)?;
