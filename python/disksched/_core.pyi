@@ -55,7 +55,7 @@ def trace_convert(path: str, to: str, out: str, format: Optional[str] = ..., ski
 def validate(disk: str, trace: str) -> tuple[str, np.ndarray, np.ndarray]:
     """Closed-loop replay of a DiskSim validate trace: (summary JSON with rms_ms etc., measured ms, simulated ms)."""
 
-def disk_import(path: str, name: Optional[str] = ...) -> str:
+def disk_import(path: str, name: Optional[str] = ..., disk: Optional[str] = ...) -> str:
     """A disk spec (DiskSim .parv/.diskspecs/.model, .toml, or built-in name) as the project's TOML."""
 
 def trace_parse_rate(format: str, lines: int) -> float:

@@ -107,7 +107,7 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
     for i, c in enumerate(columns):
         # Numbers right-aligned; text left, wrapped (never cut to "+0.…") to fit 80 columns.
         numeric = i > 0 and rows and all(_NUMBER.match(r[i].strip()) for r in rows if i < len(r))
-        t.add_column(c, justify="right" if numeric else "left", overflow="fold")
+        t.add_column(c, justify="right" if numeric else "left", overflow="fold", no_wrap=i == 0)
     for r in rows:
         t.add_row(*r)
     return t
@@ -185,6 +185,17 @@ def disks_show(name: str = typer.Argument(..., help="Built-in disk name or spec 
     console.print(_table(f["name"], ["property", "value"], [[k, _number(k, v)] for k, v in f.items()]))
 
 
+def _g(x: float) -> str:
+    """A bound or default, short: 60000, 0.5, 1e6 (not 1e+06)."""
+    if float(x).is_integer() and abs(x) < 1e6:
+        return str(int(x))
+    text = f"{x:g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    return text
+
+
 def _number(key: str, v) -> str:
     """A figure for a table cell: never in exponent form (RPM 10025, not 1.002e+04)."""
     if not isinstance(v, float):
@@ -258,14 +269,21 @@ def trace_convert(file: Path = typer.Argument(..., help="Trace file to read."),
 @disks_app.command("import")
 def disks_import(path: Path = typer.Argument(..., help="DiskSim .parv / .diskspecs / .model file."),
                  out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (.toml)."),
-                 name: Optional[str] = typer.Option(None, help="Name for the disk (default: the file's stem).")) -> None:
+                 name: Optional[str] = typer.Option(None, help="Name for the disk (default: the file's stem)."),
+                 disk: Optional[str] = typer.Option(None, "--disk", help="Which disk of a file that describes several: "
+                                                                         "its DiskSim block name.")) -> None:
     """Convert a DiskSim drive description into the project's disk spec."""
     from .output import atomic_write, check_out_file
 
     if not path.exists():
         raise DiskschedError(f"{path}: no such file")
     check_out_file(out, "-o")
-    text = _core.disk_import(str(path), name)
+    try:
+        text = _core.disk_import(str(path), name, disk)
+    except DiskschedError as e:
+        if str(e).endswith("name one"):
+            raise DiskschedError(f"{e} with --disk NAME") from None
+        raise
     atomic_write(out, lambda tmp: Path(tmp).write_text(text))
     console.print(f"wrote {out}")
 
@@ -540,13 +558,15 @@ def schedulers(json_out: bool = typer.Option(False, "--json", help="Print a JSON
         return
     rows = []
     for s in json.loads(_core.schedulers()):
-        tun = ", ".join(f"{t['name']}={t['default']:g} {t['unit']} [{t['min']:g}, {t['max']:g}]" for t in s["tunables"])
+        tun = ", ".join(f"{t['name']}={_g(t['default'])} {t['unit']} [{_g(t['min'])}, {_g(t['max'])}]"
+                        for t in s["tunables"])
         rows.append([s["name"], ", ".join(s["aliases"]), s["summary"], tun or "-"])
     console.print(_table("schedulers", ["name", "aliases", "summary", "tunables"], rows))
     info = json.loads(_core.shaper_info())
 
     def tunable_rows(ts: list[dict], prefix: str) -> list[list[str]]:
-        return [[prefix + t["name"], t["unit"], f"{t['default']:g}", f"[{t['min']:g}, {t['max']:g}]", t["help"]] for t in ts]
+        return [[prefix + t["name"], t["unit"], _g(t["default"]), f"[{_g(t['min'])}, {_g(t['max'])}]", t["help"]]
+                for t in ts]
 
     console.print(_table("traffic shaper ([host.shaper] above the host scheduler; run --shaper/--shape): policies",
                          ["policy", "summary"], [[p["name"], p["summary"]] for p in info["policies"]]))

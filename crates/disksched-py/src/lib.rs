@@ -296,10 +296,14 @@ fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cy
 }
 
 /// Import a disk (DiskSim file, or any resolvable disk) and return its spec as TOML.
+/// `disk` names the `disksim_disk` (or `dm_disk`) block of a file that holds several.
 #[pyfunction]
-#[pyo3(signature = (path, name=None))]
-fn disk_import(path: &str, name: Option<&str>) -> PyResult<String> {
-    let mut spec = builtin::resolve(path, None).map_err(err)?;
+#[pyo3(signature = (path, name=None, disk=None))]
+fn disk_import(path: &str, name: Option<&str>, disk: Option<&str>) -> PyResult<String> {
+    let mut spec = match disk {
+        Some(d) => disksched_core::disk::disksim::import(Path::new(path), name, Some(d)).map_err(err)?,
+        None => builtin::resolve(path, None).map_err(err)?,
+    };
     if let Some(n) = name {
         spec.name = n.to_string();
     }
