@@ -197,6 +197,24 @@ def test_sigint_ends_a_run_with_130_and_no_output(tmp_path, huge):
     assert list(tmp_path.iterdir()) == [huge], list(tmp_path.iterdir())
 
 
+def test_a_killed_runs_leftovers_are_cleaned(tmp_path, small):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    # What a `run --out` killed by SIGKILL leaves: its temporary folder with a 0-byte PNG temporary.
+    left = tmp_path / f".out.tmp-{dead.pid}"
+    left.mkdir()
+    (left / f".response_cdf.png.tmp-{dead.pid}").write_bytes(b"")
+    p = cli("run", small, "--out", tmp_path / "out")
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["out", "small.toml"]
+
+
+def test_sigint_ends_a_reproduction_with_130(tmp_path):
+    rc, err = interrupt_after(["reproduce", "riska2004", "--quick", "--out", tmp_path / "rep"], 4)
+    assert rc == 130, err
+    assert "Traceback" not in err
+
+
 def test_sigint_ends_a_python_loop_of_short_runs(tmp_path):
     script = tmp_path / "loop.py"
     script.write_text(textwrap.dedent("""\
