@@ -175,9 +175,14 @@ def test_import_names_one_disk_of_several(tmp_path):
 
 # --- Ctrl-C ----------------------------------------------------------------------------------------
 
-def interrupt_after(args, seconds, timeout=60):
+def interrupt_after(args, seconds, timeout=60, ready=None):
+    """Start the CLI, wait until `ready(pid)` holds (polled for up to 60 s) and
+    `seconds` more, send SIGINT; return (exit code, stderr)."""
     p = subprocess.Popen([str(EXE), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while ready is not None and not ready(p.pid) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     time.sleep(seconds)
     assert p.poll() is None, "finished before the signal"
     p.send_signal(signal.SIGINT)
@@ -191,7 +196,7 @@ def interrupt_after(args, seconds, timeout=60):
 
 def test_sigint_ends_a_run_with_130_and_no_output(tmp_path, huge):
     out = tmp_path / "out"
-    rc, err = interrupt_after(["run", huge, "--out", out], 3)
+    rc, err = interrupt_after(["run", huge, "--out", out], 1, ready=lambda pid: (tmp_path / f".out.tmp-{pid}").exists())
     assert rc == 130, err
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == [huge], list(tmp_path.iterdir())
@@ -210,7 +215,8 @@ def test_a_killed_runs_leftovers_are_cleaned(tmp_path, small):
 
 
 def test_sigint_ends_a_reproduction_with_130(tmp_path):
-    rc, err = interrupt_after(["reproduce", "riska2004", "--quick", "--out", tmp_path / "rep"], 4)
+    rc, err = interrupt_after(["reproduce", "riska2004", "--quick", "--out", tmp_path / "rep"], 1,
+                              ready=lambda pid: (tmp_path / "rep").exists())
     assert rc == 130, err
     assert "Traceback" not in err
 
@@ -271,7 +277,8 @@ def test_trace_convert_sigint_leftovers_and_directory(tmp_path):
     dead.wait()
     (outdir / f".out.msr.tmp-{dead.pid}").write_text("half")
     (outdir / f".out.msr.tmp-{os.getpid()}").write_text("live")
-    rc, err = interrupt_after(["trace", "convert", src, "--to", "msr", "-o", outdir / "out.msr"], 1.0)
+    rc, err = interrupt_after(["trace", "convert", src, "--to", "msr", "-o", outdir / "out.msr"], 0.2,
+                              ready=lambda pid: (outdir / f".out.msr.tmp-{pid}").exists())
     assert rc == 130, err
     assert sorted(f.name for f in outdir.iterdir()) == [f".out.msr.tmp-{os.getpid()}"]
     one_line_error(cli("trace", "convert", src, "--to", "msr", "-o", outdir), "is a directory")

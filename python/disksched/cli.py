@@ -51,9 +51,9 @@ def _main_options(version: bool = typer.Option(False, "--version", callback=_ver
 
 
 def _interruptible(fn, *args, on_interrupt=None):
-    """Call `fn(*args)` (a binding call that holds no GIL) in a worker thread so
-    that Ctrl-C reaches the main thread at once; `on_interrupt` then cleans up
-    and KeyboardInterrupt goes on (exit code 130)."""
+    """Call `fn(*args)` (a binding call that holds no GIL and writes nothing) in a
+    worker thread so that Ctrl-C reaches the main thread at once; `on_interrupt`
+    then cleans up and KeyboardInterrupt goes on (exit code 130)."""
     box: dict = {}
 
     def work() -> None:
@@ -256,13 +256,12 @@ def trace_convert(file: Path = typer.Argument(..., help="Trace file to read."),
                   format: Optional[str] = typer.Option(None, "--format", help="Input format (detected if absent)."),
                   skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Count and skip malformed lines.")) -> None:
     """Convert a trace from any readable format to a writable one."""
-    from .output import check_out_file, clean_stale, tmp_name
+    from .output import check_out_file, clean_stale
 
     check_out_file(out, "-o")
     clean_stale(out)  # the temporaries of conversions that were killed
-    # The core writes `.NAME.tmp-PID` beside `out`; Ctrl-C removes it (exit 130).
-    n = _interruptible(_core.trace_convert, str(file), to, str(out), format, skip_bad_lines,
-                       on_interrupt=lambda: tmp_name(out).unlink(missing_ok=True))
+    # The core writes `.NAME.tmp-PID` beside `out` and removes it on Ctrl-C (exit 130).
+    n = _core.trace_convert(str(file), to, str(out), format, skip_bad_lines)
     err_console.print(f"wrote {n:,} records to {out} ({to})", highlight=False)
 
 

@@ -372,7 +372,23 @@ fn trace_info(py: Python<'_>, path: &str, format: Option<&str>, skip_bad_lines: 
 fn trace_convert(py: Python<'_>, path: &str, to: &str, out: &str, format: Option<&str>, skip_bad_lines: bool) -> PyResult<u64> {
     let format = trace_format(format)?;
     let to = to.parse().map_err(err)?;
-    py.allow_threads(|| disksched_core::trace::convert::convert(path, format, skip_bad_lines, to, out)).map_err(err)
+    // Ctrl-C stops the conversion (the core removes its temporary) and is raised here.
+    let mut raised: Option<PyErr> = None;
+    let n = py.allow_threads(|| {
+        disksched_core::trace::convert::convert_until(path, format, skip_bad_lines, to, out, &mut || {
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => true,
+                Err(e) => {
+                    raised = Some(e);
+                    false
+                }
+            })
+        })
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    n.map_err(err)
 }
 
 /// Parsing speed of a trace format (generated file of `lines` lines), lines per second.
