@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sys
 import threading
 import time
@@ -50,10 +51,9 @@ def _main_options(version: bool = typer.Option(False, "--version", callback=_ver
     """Disk I/O scheduling on a high-fidelity hard-disk simulator."""
 
 
-def _interruptible(fn, *args, on_interrupt=None):
+def _interruptible(fn, *args):
     """Call `fn(*args)` (a binding call that holds no GIL and writes nothing) in a
-    worker thread so that Ctrl-C reaches the main thread at once; `on_interrupt`
-    then cleans up and KeyboardInterrupt goes on (exit code 130)."""
+    worker thread so that Ctrl-C reaches the main thread at once (exit code 130)."""
     box: dict = {}
 
     def work() -> None:
@@ -64,13 +64,8 @@ def _interruptible(fn, *args, on_interrupt=None):
 
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.1)
-    except KeyboardInterrupt:
-        if on_interrupt is not None:
-            on_interrupt()
-        raise
+    while worker.is_alive():
+        worker.join(0.1)
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -652,8 +647,23 @@ def config_show(config: Path = typer.Argument(..., help="Run config (TOML)."),
 
 
 def main() -> None:
+    # Ctrl-C ends every command with 130, whatever typer/click make of the
+    # KeyboardInterrupt (older ones: "Aborted!", exit 1).
+    interrupted = []
+
+    def on_sigint(signum, frame):
+        interrupted.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, on_sigint)
     try:
         app()
+    except SystemExit as e:
+        if interrupted:
+            sys.stderr.write("interrupted\n")
+            sys.exit(130)
+        raise
     except DiskschedError as e:
         # Plain write: one line, never wrapped to the terminal width.
         sys.stderr.write(f"error: {e}\n")
