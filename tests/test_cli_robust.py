@@ -390,3 +390,16 @@ def test_shipped_traces_and_validate_by_name(tmp_path):
     one_line_error(cli("validate", "--disk", "atlas10k", "--trace", "nosuchtrace"), "built-in")
     info = json.loads(cli("trace", "info", data.trace_path("ajw.1week"), "--json").stdout)
     assert info["requests"] > 0
+
+
+def test_records_mark_the_warmup_rows():
+    cfg = {"seed": 5, "disk": {"model": "atlas10k"}, "workload": {"kind": "oltp"},
+           "run": {"requests": 3000, "warmup_requests": 700}}
+    r = disksched.run(cfg, records=True)
+    df = r.records()
+    assert len(df) == 3000 and int(df.warmup.sum()) == 700
+    assert (df.seq[df.warmup] < 700).all() and (df.seq[~df.warmup] >= 700).all()
+    measured = df[~df.warmup]
+    assert r.summary["requests"] == len(measured)
+    host_max_ms = float((measured.done_ns - measured.arrival_ns).max()) / 1e6
+    assert abs(r.summary["host_response_ms"]["max"] - host_max_ms) <= 0.01 * host_max_ms

@@ -37,7 +37,9 @@ class Result:
     series_columns: Optional[dict] = field(default=None, repr=False)
 
     def records(self):
-        """Per-request records as a pandas DataFrame (times in ns)."""
+        """Per-request records as a pandas DataFrame (times in ns; `class` 0
+        best-effort, 1 real-time, 2 background; `warmup` marks the rows the
+        summary leaves out, the first `run.warmup_requests` by arrival)."""
         import pandas as pd
 
         if self.columns is None:

@@ -190,15 +190,19 @@ def run_plots(out: Path, result, name: str, log_x: bool = False) -> list[str]:
     df = result.records()
     write_json(out / "summary.json", {"summary": result.summary, "counters": result.counters})
     written = ["summary.json"]
-    host_ms, disk_ms = (df.done_ns - df.arrival_ns) / 1e6, (df.done_ns - df.issued_ns) / 1e6
-    response_cdf(out / "response_cdf.png", {"host": host_ms, "disk": disk_ms}, f"{name}: response time",
+    # The CDFs show what the summary measured: warm-up rows left out.
+    measured = df[~df.warmup] if "warmup" in df else df
+    note = " (warm-up left out)" if len(measured) < len(df) else ""
+    host_ms, disk_ms = (measured.done_ns - measured.arrival_ns) / 1e6, (measured.done_ns - measured.issued_ns) / 1e6
+    response_cdf(out / "response_cdf.png", {"host": host_ms, "disk": disk_ms}, f"{name}: response time{note}",
                  log_x=log_x)
     written.append("response_cdf.png")
-    classes = sorted(df["class"].unique()) if len(df) else []
+    classes = sorted(measured["class"].unique()) if len(measured) else []
     if len(classes) > 1:
+        cls = measured["class"]
         response_cdf(out / "response_cdf_by_class.png",
-                     {f"{CLASS_NAMES.get(int(c), c)} ({int((df['class'] == c).sum()):,})": host_ms[df["class"] == c]
-                      for c in classes}, f"{name}: host response time by class", log_x=log_x)
+                     {f"{CLASS_NAMES.get(int(c), c)} ({int((cls == c).sum()):,})": host_ms[cls == c] for c in classes},
+                     f"{name}: host response time by class{note}", log_x=log_x)
         written.append("response_cdf_by_class.png")
     if len(df):
         lbn_time(out / "lbn_time.png", df.arrival_ns / 1e9, df.lbn, df.is_write, f"{name}: LBN against time")

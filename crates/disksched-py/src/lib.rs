@@ -157,6 +157,8 @@ fn run<'py>(
         None => None,
         Some(r) => {
             let d = PyDict::new(py);
+            // The rows the summary leaves out (`run.warmup_requests`: the first requests by arrival order).
+            let warmup: Vec<bool> = r.seq.iter().map(|&s| s < cfg.run.warmup_requests).collect();
             d.set_item("seq", r.seq.into_pyarray(py))?;
             d.set_item("client", r.client.into_pyarray(py))?;
             d.set_item("lbn", r.lbn.into_pyarray(py))?;
@@ -172,6 +174,7 @@ fn run<'py>(
             d.set_item("seek_ns", r.seek_ns.into_pyarray(py))?;
             d.set_item("rotation_ns", r.rotation_ns.into_pyarray(py))?;
             d.set_item("transfer_ns", r.transfer_ns.into_pyarray(py))?;
+            d.set_item("warmup", warmup.into_pyarray(py))?;
             Some(d)
         }
     };
