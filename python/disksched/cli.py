@@ -584,7 +584,11 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="Directory for the tabl
         err_console.print(f"  {row['scheduler']:>5} threshold {row['threshold']:>2}: mean {row['mean_ms']:.2f} ms",
                           highlight=False)
 
-    run_demo(out, requests, seed, show)
+    from .output import output_dir
+
+    # Written whole or not at all; a rerun replaces the demo's own files and keeps any others.
+    with output_dir(out, force=True) as tmp:
+        run_demo(tmp, requests, seed, show)
     console.print(_table("Atlas 10K, OLTP (10 clients, 30 ms think, 2:1 reads, 8 KB mean): "
                          "algorithm in the drive, FCFS host queue",
                          ["scheduler", "threshold", "mean ms", "p99 ms", "IOPS", "seek ms", "rotation ms"], rows))
