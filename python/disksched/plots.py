@@ -36,18 +36,18 @@ def response_cdf(path: Path, series: Mapping[str, Sequence[float]], title: str,
     the left edge) with each series' maximum noted; `log_x` for a log time axis."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    right, left, notes = 0.0, np.inf, []
+    right, left = 0.0, np.inf
     for label, values in series.items():
         v = np.sort(np.asarray(values, dtype=float))
         if not len(v):
             continue
-        ax.plot(v, np.arange(1, len(v) + 1) / len(v), label=label, lw=1.4, drawstyle="steps-post")
+        top = f"{v[-1]:,.1f}" if v[-1] >= 100 else f"{v[-1]:.4g}"
+        ax.plot(v, np.arange(1, len(v) + 1) / len(v), label=f"{label}: max {top} ms", lw=1.4, drawstyle="steps-post")
         right = max(right, float(np.percentile(v, tail)))
         positive = v[v > 0]
         if len(positive):
             left = min(left, float(positive[0]))
-        notes.append(f"{label}: max {v[-1]:,.1f} ms" if v[-1] >= 100 else f"{label}: max {v[-1]:.4g} ms")
-    ax.set_xlabel(xlabel + (" (log scale)" if log_x else ""))
+    ax.set_xlabel(f"{xlabel}, drawn to p{tail:g}" + (", log scale" if log_x else ""))
     ax.set_ylabel("fraction of requests")
     ax.set_title(title)
     ax.set_ylim(0, 1.0)
@@ -56,11 +56,8 @@ def response_cdf(path: Path, series: Mapping[str, Sequence[float]], title: str,
         ax.set_xlim(left, max(right, left * 10) * 1.05)
     else:
         ax.set_xlim(0, right * 1.05 if right > 0 else 1.0)
-    if notes:
-        ax.text(0.99, 0.03, f"drawn to p{tail:g}\n" + "\n".join(notes), transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=7, color="dimgrey")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="center right")
+    ax.legend(fontsize=8, loc="lower right")
     _save(fig, path, plt)
 
 
