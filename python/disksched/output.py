@@ -121,7 +121,7 @@ def output_dir(out: Path, force: bool = False, what: str = "--out") -> Iterator[
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
-        if out.is_dir() and any(out.iterdir()):
+        if out.is_dir() and (out.is_symlink() or any(out.iterdir())):
             for f in sorted(tmp.iterdir()):
                 os.replace(f, out / f.name)
             tmp.rmdir()
