@@ -19,7 +19,9 @@ def test_run_prints_table_and_json(tmp_path):
     assert summary["counters"]["completed"] == 200000
     assert (tmp_path / "o/response_cdf.png").stat().st_size > 10_000
     # No temporary files left behind.
-    assert sorted(f.name for f in (tmp_path / "o").iterdir()) == ["response_cdf.png", "summary.json"]
+    assert sorted(f.name for f in (tmp_path / "o").iterdir()) == ["lbn_time.png", "queue_depth.png",
+                                                                  "response_cdf.png", "summary.json"]
+    assert not [f for f in tmp_path.iterdir() if f.name.startswith(".")]
 
 
 def test_user_errors_are_one_line_without_traceback(tmp_path):

@@ -26,6 +26,9 @@ def run(
     time series or None: window_ms, per client-window columns client, class, window,
     bytes, requests, deadline_requests, missed, and samples sample_ns, sample_name, sample_value)."""
 
+def config_resolve(config_text: str, origin: str) -> tuple[str, str]:
+    """Check a run config without running it; returns it resolved with every default, as (TOML, JSON)."""
+
 def disk_names() -> list[str]: ...
 def disk_show(name: str, base_dir: Optional[str] = ...) -> tuple[str, str]:
     """(spec TOML, JSON of derived facts) for a built-in disk or spec path."""
@@ -52,7 +55,7 @@ def trace_convert(path: str, to: str, out: str, format: Optional[str] = ..., ski
 def validate(disk: str, trace: str) -> tuple[str, np.ndarray, np.ndarray]:
     """Closed-loop replay of a DiskSim validate trace: (summary JSON with rms_ms etc., measured ms, simulated ms)."""
 
-def disk_import(path: str, name: Optional[str] = ...) -> str:
+def disk_import(path: str, name: Optional[str] = ..., disk: Optional[str] = ...) -> str:
     """A disk spec (DiskSim .parv/.diskspecs/.model, .toml, or built-in name) as the project's TOML."""
 
 def trace_parse_rate(format: str, lines: int) -> float:

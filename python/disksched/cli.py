@@ -3,26 +3,72 @@
 from __future__ import annotations
 
 import json
+import re
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from . import DiskschedError, _core
+from . import DiskschedError, __version__, _core
 from . import run as run_sim
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Disk I/O scheduling on a high-fidelity hard-disk simulator.")
 disks_app = typer.Typer(no_args_is_help=True, help="Built-in disk specs.")
 app.add_typer(disks_app, name="disks")
 trace_app = typer.Typer(no_args_is_help=True, help="Trace files: summarise, convert.")
 app.add_typer(trace_app, name="trace")
-console = Console()
-err_console = Console(stderr=True)
+try:  # typer >= 0.2x shows every option's type: a flag takes no value, so show none ("--json", not "--json <bool>").
+    from typer.core import TyperOption
+
+    _display_type = TyperOption.display_type_rich
+    TyperOption.display_type_rich = lambda self, ctx: None if self.is_flag else _display_type(self, ctx)
+except (ImportError, AttributeError):  # older typer: click's own help, which already shows flags bare
+    pass
+config_app = typer.Typer(no_args_is_help=True, help="Run configs: check one, show it resolved.")
+app.add_typer(config_app, name="config")
+# No markup: paths and names are printed as they are ("[brackets]" included).
+console = Console(markup=False)
+err_console = Console(stderr=True, markup=False)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"disksched {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                               help="Print the version and exit.")) -> None:
+    """Disk I/O scheduling on a high-fidelity hard-disk simulator."""
+
+
+def _interruptible(fn, *args):
+    """Call `fn(*args)` (a binding call that holds no GIL and writes nothing) in a
+    worker thread so that Ctrl-C reaches the main thread at once (exit code 130)."""
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 class Progress:
@@ -40,7 +86,7 @@ class Progress:
             self.bar = Bar("[progress.description]{task.description}", BarColumn(), TaskProgressColumn(),
                            TimeRemainingColumn(), console=err_console, transient=True)
             self.bar.start()
-            self.task = self.bar.add_task(self.label, total=total)
+            self.task = self.bar.add_task(escape(self.label), total=total)
         self.bar.update(self.task, completed=done)
 
     def close(self) -> None:
@@ -48,10 +94,15 @@ class Progress:
             self.bar.stop()
 
 
+_NUMBER = re.compile(r"^[-+]?[\d,.]+(e[-+]?\d+)?\s*(%|x|ms|s|MB/s|MB|GB|KB)?$|^-$")
+
+
 def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
     t = Table(title=title)
-    for c in columns:
-        t.add_column(c, justify="left" if c == columns[0] else "right")
+    for i, c in enumerate(columns):
+        # Numbers right-aligned; text left, wrapped (never cut to "+0.…") to fit 80 columns.
+        numeric = i > 0 and rows and all(_NUMBER.match(r[i].strip()) for r in rows if i < len(r))
+        t.add_column(c, justify="right" if numeric else "left", overflow="fold", no_wrap=i == 0)
     for r in rows:
         t.add_row(*r)
     return t
@@ -71,52 +122,49 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
         ctl_set: list[str] = typer.Option([], "--ctl-set", help="Controller scheduler tunable, key=value."),
         shaper: Optional[str] = typer.Option(None, "--shaper", help="Traffic-shaper policy: fixed, optimistic, pessimistic."),
         shape: list[str] = typer.Option([], "--shape", help="Shaper tunable, key=value: cut_factor=0.5, "
-                                                            "best-effort.rate_per_s=90, background.wbps=1e6 (repeatable).")) -> None:
+                                                            "best-effort.rate_per_s=90, background.wbps=1e6 (repeatable)."),
+        force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files."),
+        log_x: bool = typer.Option(False, "--log-x", help="Response-time CDFs on a logarithmic time axis.")) -> None:
     """Run one simulation from a config file."""
-    from . import parse_settings
-    from .output import summary_rows, write_json
+    from contextlib import nullcontext
 
+    from . import check_seed, parse_settings
+    from .output import output_dir, summary_rows
+
+    # Every mistake that does not need the run is reported before it starts.
+    seed = check_seed(seed, "--seed")
+    settings = [parse_settings(x) for x in (set_, disk_set, shape, ctl_set)]
     progress = Progress(f"running {config.name}")
-    try:
-        result = run_sim(config, seed=seed, records=True if out else None, progress=progress, sched=sched,
-                         settings=parse_settings(set_), disk_sched=disk_sched, disk_settings=parse_settings(disk_set),
-                         shaper=shaper, shaper_settings=parse_settings(shape),
-                         ctl_sched=ctl_sched, ctl_settings=parse_settings(ctl_set))
-    finally:
-        progress.close()
-    if out is not None:
-        from .plots import response_cdf
+    with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
+        try:
+            result = run_sim(config, seed=seed, records=True if out else None, progress=progress, sched=sched,
+                             settings=settings[0], disk_sched=disk_sched, disk_settings=settings[1],
+                             shaper=shaper, shaper_settings=settings[2],
+                             ctl_sched=ctl_sched, ctl_settings=settings[3])
+        finally:
+            progress.close()
+        if tmp is not None:
+            from .plots import run_plots
 
-        df = result.records()
-        write_json(out / "summary.json", {"summary": result.summary, "counters": result.counters})
-        response_cdf(out / "response_cdf.png", {"host": (df.done_ns - df.arrival_ns) / 1e6,
-                                                "disk": (df.done_ns - df.issued_ns) / 1e6},
-                     f"{config.name}: response time")
-        if result.series_columns is not None:
-            from .output import atomic_write
-            from .plots import throughput
-
-            series, rates = result.series(), result.rates()
-            atomic_write(out / "series.csv", lambda tmp: series.to_csv(tmp, index=False))
-            atomic_write(out / "rates.csv", lambda tmp: rates.to_csv(tmp, index=False))
-            throughput(out / "throughput.png", series, rates, f"{config.name}: throughput per client")
+            written = run_plots(tmp, result, config.name, log_x=log_x)
     if json_out:
         print(json.dumps(result.summary, indent=2))
     else:
         console.print(_table(str(config), ["metric", "value"], [list(r) for r in summary_rows(result.summary)]))
         if out is not None:
-            extra = ", series.csv, rates.csv, throughput.png" if result.series_columns is not None else ""
-            console.print(f"wrote {out / 'summary.json'}, {out / 'response_cdf.png'}{extra}")
+            console.print(f"wrote {out}/: {', '.join(written)}", highlight=False)
 
 
 @disks_app.command("list")
-def disks_list() -> None:
+def disks_list(json_out: bool = typer.Option(False, "--json", help="Print a JSON list, one object per disk.")) -> None:
     """List the built-in disks."""
-    rows = []
-    for name in _core.disk_names():
-        f = json.loads(_core.disk_show(name)[1])
-        rows.append([name, f["description"], f"{f['capacity_gb']:.1f}", f"{f['rpm']:.0f}",
-                     f"{f['media_rate_outer_mb_s']:.1f}-{f['media_rate_inner_mb_s']:.1f}"])
+    facts = [json.loads(_core.disk_show(name)[1]) for name in _core.disk_names()]
+    if json_out:
+        print(json.dumps([{"name": n, **f} for n, f in zip(_core.disk_names(), facts)], indent=2))
+        return
+    rows = [[name, f["description"], f"{f['capacity_gb']:.1f}", f"{f['rpm']:.0f}",
+             f"{f['media_rate_outer_mb_s']:.1f}-{f['media_rate_inner_mb_s']:.1f}"]
+            for name, f in zip(_core.disk_names(), facts)]
     console.print(_table("built-in disks", ["name", "description", "GB", "RPM", "media MB/s"], rows))
 
 
@@ -129,8 +177,27 @@ def disks_show(name: str = typer.Argument(..., help="Built-in disk name or spec 
         print(spec, end="")
         return
     f = json.loads(facts)
-    console.print(_table(f["name"], ["property", "value"], [[k, f"{v:.4g}" if isinstance(v, float) else str(v)]
-                                                             for k, v in f.items()]))
+    console.print(_table(f["name"], ["property", "value"], [[k, _number(k, v)] for k, v in f.items()]))
+
+
+def _g(x: float) -> str:
+    """A bound or default, short: 60000, 0.5, 1e6 (not 1e+06)."""
+    if float(x).is_integer() and abs(x) < 1e6:
+        return str(int(x))
+    text = f"{x:g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    return text
+
+
+def _number(key: str, v) -> str:
+    """A figure for a table cell: never in exponent form (RPM 10025, not 1.002e+04)."""
+    if not isinstance(v, float):
+        return str(v)
+    if key == "rpm" or abs(v) >= 1000:
+        return f"{v:.0f}"
+    return f"{v:.4g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
 
 
 def _kb(kb: float) -> str:
@@ -150,7 +217,7 @@ def trace_info(file: Path = typer.Argument(..., help="Trace file (gzip, zstd, xz
                skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Count and skip malformed lines."),
                json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON.")) -> None:
     """Summarise a trace in one pass: devices, duration, mix, sizes, gaps, footprint, sequentiality."""
-    info = json.loads(_core.trace_info(str(file), format, skip_bad_lines))
+    info = json.loads(_interruptible(_core.trace_info, str(file), format, skip_bad_lines))
     if json_out:
         print(json.dumps(info, indent=2))
         return
@@ -184,6 +251,11 @@ def trace_convert(file: Path = typer.Argument(..., help="Trace file to read."),
                   format: Optional[str] = typer.Option(None, "--format", help="Input format (detected if absent)."),
                   skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Count and skip malformed lines.")) -> None:
     """Convert a trace from any readable format to a writable one."""
+    from .output import check_out_file, clean_stale
+
+    check_out_file(out, "-o")
+    clean_stale(out)  # the temporaries of conversions that were killed
+    # The core writes `.NAME.tmp-PID` beside `out` and removes it on Ctrl-C (exit 130).
     n = _core.trace_convert(str(file), to, str(out), format, skip_bad_lines)
     err_console.print(f"wrote {n:,} records to {out} ({to})", highlight=False)
 
@@ -191,13 +263,21 @@ def trace_convert(file: Path = typer.Argument(..., help="Trace file to read."),
 @disks_app.command("import")
 def disks_import(path: Path = typer.Argument(..., help="DiskSim .parv / .diskspecs / .model file."),
                  out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (.toml)."),
-                 name: Optional[str] = typer.Option(None, help="Name for the disk (default: the file's stem).")) -> None:
+                 name: Optional[str] = typer.Option(None, help="Name for the disk (default: the file's stem)."),
+                 disk: Optional[str] = typer.Option(None, "--disk", help="Which disk of a file that describes several: "
+                                                                         "its DiskSim block name.")) -> None:
     """Convert a DiskSim drive description into the project's disk spec."""
-    from .output import atomic_write
+    from .output import atomic_write, check_out_file
 
     if not path.exists():
         raise DiskschedError(f"{path}: no such file")
-    text = _core.disk_import(str(path), name)
+    check_out_file(out, "-o")
+    try:
+        text = _core.disk_import(str(path), name, disk)
+    except DiskschedError as e:
+        if str(e).endswith("name one"):
+            raise DiskschedError(f"{e} with --disk NAME") from None
+        raise
     atomic_write(out, lambda tmp: Path(tmp).write_text(text))
     console.print(f"wrote {out}")
 
@@ -214,8 +294,9 @@ def disks_datasheet(name: str = typer.Option(...), capacity_gb: float = typer.Op
                     out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (.toml).")) -> None:
     """Build a plausible disk spec from the figures a datasheet gives."""
     figures = {k: v for k, v in locals().items() if k != "out"}
-    from .output import atomic_write
+    from .output import atomic_write, check_out_file
 
+    check_out_file(out, "-o")
     text = _core.disk_datasheet(json.dumps(figures))
     atomic_write(out, lambda tmp: Path(tmp).write_text(text))
     console.print(f"wrote {out}")
@@ -223,21 +304,36 @@ def disks_datasheet(name: str = typer.Option(...), capacity_gb: float = typer.Op
 
 @app.command()
 def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml or DiskSim file."),
-             trace: Path = typer.Option(..., help="DiskSim validate trace measured on the real drive."),
+             trace: Path = typer.Option(..., help="DiskSim validate trace measured on the real drive: a file, or a "
+                                                  "built-in trace's name (atlas10k, cheetah4lp, dec_rz26, hp_c2247a, st41601n)."),
              json_out: bool = typer.Option(False, "--json", help="Print a JSON object."),
-             out: Optional[Path] = typer.Option(None, help="Directory for validation.json and the CDF plot.")) -> None:
+             out: Optional[Path] = typer.Option(None, help="Directory for validation.json and the CDF plot."),
+             force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files.")) -> None:
     """Compare simulated with measured access times (DiskSim's demerit figure)."""
-    if not trace.exists():
-        raise DiskschedError(f"{trace}: no such trace file")
-    summary, measured, simulated = _core.validate(disk, str(trace))
-    v = json.loads(summary)
-    if out is not None:
-        from .output import write_json
-        from .plots import response_cdf
+    from contextlib import nullcontext
 
-        write_json(out / "validation.json", v)
-        response_cdf(out / "validation_cdf.png", {"measured": measured, "simulated": simulated},
-                     f"{disk} vs {trace.name}: demerit {v['rms_ms']:.3f} ms", xlabel="access time (ms)")
+    from .output import output_dir
+
+    if not trace.exists():
+        from . import data
+
+        try:
+            if len(trace.parts) != 1:
+                raise DiskschedError("not a name")
+            trace = data.trace_path(str(trace))
+        except DiskschedError:
+            raise DiskschedError(f"{trace}: no such trace file, nor a built-in trace "
+                                 f"(built-in: {', '.join(data.names())})") from None
+    with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
+        summary, measured, simulated = _interruptible(_core.validate, disk, str(trace))
+        v = json.loads(summary)
+        if tmp is not None:
+            from .output import write_json
+            from .plots import response_cdf
+
+            write_json(tmp / "validation.json", v)
+            response_cdf(tmp / "validation_cdf.png", {"measured": measured, "simulated": simulated},
+                         f"{disk} vs {trace.name}: demerit {v['rms_ms']:.3f} ms", xlabel="access time (ms)")
     if json_out:
         print(json.dumps(v, indent=2))
         return
@@ -256,16 +352,22 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
 @app.command()
 def characterize(disk: str = typer.Option(..., help="Built-in disk name, spec .toml or DiskSim .parv/.diskspecs/.model."),
                  out: Optional[Path] = typer.Option(None, help="Directory for characterize.json and the plots."),
-                 json_out: bool = typer.Option(False, "--json", help="Print a JSON object.")) -> None:
+                 json_out: bool = typer.Option(False, "--json", help="Print a JSON object."),
+                 force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files.")) -> None:
     """A drive's curves: service time and throughput vs request size, seek curve, media rate per zone."""
     from . import characterize as ch
 
-    res = ch.characterize(disk, log=lambda m: err_console.print(m, highlight=False))
-    if out is not None:
-        from .output import write_json
+    from contextlib import nullcontext
 
-        write_json(out / "characterize.json", res)
-        written = [out / "characterize.json"] + ch.plots(out, res)
+    from .output import output_dir
+
+    with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
+        res = ch.characterize(disk, log=lambda m: err_console.print(m, highlight=False))
+        if tmp is not None:
+            from .output import write_json
+
+            write_json(tmp / "characterize.json", res)
+            written = [out / "characterize.json"] + [out / p.name for p in ch.plots(tmp, res)]
     if json_out:
         print(json.dumps(res, indent=2))
         return
@@ -347,17 +449,23 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
 
 
 @app.command()
-def schedulers() -> None:
+def schedulers(json_out: bool = typer.Option(False, "--json", help="Print a JSON object: schedulers and the shaper.")) -> None:
     """List the scheduling algorithms and their tunables."""
+    if json_out:
+        print(json.dumps({"schedulers": json.loads(_core.schedulers()), "shaper": json.loads(_core.shaper_info())},
+                         indent=2))
+        return
     rows = []
     for s in json.loads(_core.schedulers()):
-        tun = ", ".join(f"{t['name']}={t['default']:g} {t['unit']} [{t['min']:g}, {t['max']:g}]" for t in s["tunables"])
+        tun = ", ".join(f"{t['name']}={_g(t['default'])} {t['unit']} [{_g(t['min'])}, {_g(t['max'])}]"
+                        for t in s["tunables"])
         rows.append([s["name"], ", ".join(s["aliases"]), s["summary"], tun or "-"])
     console.print(_table("schedulers", ["name", "aliases", "summary", "tunables"], rows))
     info = json.loads(_core.shaper_info())
 
     def tunable_rows(ts: list[dict], prefix: str) -> list[list[str]]:
-        return [[prefix + t["name"], t["unit"], f"{t['default']:g}", f"[{t['min']:g}, {t['max']:g}]", t["help"]] for t in ts]
+        return [[prefix + t["name"], t["unit"], _g(t["default"]), f"[{_g(t['min'])}, {_g(t['max'])}]", t["help"]]
+                for t in ts]
 
     console.print(_table("traffic shaper ([host.shaper] above the host scheduler; run --shaper/--shape): policies",
                          ["policy", "summary"], [[p["name"], p["summary"]] for p in info["policies"]]))
@@ -381,7 +489,11 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="Directory for the tabl
         err_console.print(f"  {row['scheduler']:>5} threshold {row['threshold']:>2}: mean {row['mean_ms']:.2f} ms",
                           highlight=False)
 
-    run_demo(out, requests, seed, show)
+    from .output import output_dir
+
+    # Written whole or not at all; a rerun replaces the demo's own files and keeps any others.
+    with output_dir(out, force=True) as tmp:
+        run_demo(tmp, requests, seed, show)
     console.print(_table("Atlas 10K, OLTP (10 clients, 30 ms think, 2:1 reads, 8 KB mean): "
                          "algorithm in the drive, FCFS host queue",
                          ["scheduler", "threshold", "mean ms", "p99 ms", "IOPS", "seek ms", "rotation ms"], rows))
@@ -402,9 +514,9 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
     results = run_all(requests, show)
     rates = dispatch_rates(max(requests // 10, 1000)) + range_dispatch_rates(max(requests // 100, 1000))
     parsing = parse_rates(requests)
-    hpl = Path(__file__).resolve().parents[2].parent / "shared/disksim/ajw.1week.srt"
-    if hpl.exists():
-        results.append(hpl_replay(str(hpl)))
+    from . import data
+
+    results.append(hpl_replay(str(data.trace_path("ajw.1week"))))
     if json_out:
         print(json.dumps(results + [{"workload": "dispatch", **r} for r in rates]
                          + [{"workload": "parse", **r} for r in parsing], indent=2))
@@ -424,13 +536,52 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
                          [[r["format"], f"{r['lines_per_s']:,.0f}"] for r in parsing]))
 
 
+@config_app.command("check")
+def config_check(config: Path = typer.Argument(..., help="Run config (TOML).")) -> None:
+    """Check a run config (every check a run makes, disk and trace files included) without running it."""
+    from . import config_resolve
+
+    config_resolve(config)
+    console.print(f"{config}: ok", highlight=False)
+
+
+@config_app.command("show")
+def config_show(config: Path = typer.Argument(..., help="Run config (TOML)."),
+                json_out: bool = typer.Option(False, "--json", help="Print it as JSON.")) -> None:
+    """Print a run config resolved: checked, with every default filled in."""
+    from . import config_resolve
+
+    text, resolved = config_resolve(config)
+    print(json.dumps(resolved, indent=2) if json_out else text, end="\n" if json_out else "")
+
+
 def main() -> None:
+    # Ctrl-C ends every command with 130, whatever typer/click make of the
+    # KeyboardInterrupt (older ones: "Aborted!", exit 1).
+    interrupted = []
+
+    def on_sigint(signum, frame):
+        interrupted.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, on_sigint)
     try:
         app()
+    except SystemExit as e:
+        if interrupted:
+            sys.stderr.write("interrupted\n")
+            sys.exit(130)
+        raise
     except DiskschedError as e:
         # Plain write: one line, never wrapped to the terminal width.
         sys.stderr.write(f"error: {e}\n")
         sys.exit(2)
+    except OSError as e:
+        # A file this command reads or writes (not caught where it is opened): still one line.
+        where = f"{e.filename}: " if e.filename else ""
+        sys.stderr.write(f"error: {where}{e.strerror or e}\n")
+        sys.exit(2)
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        sys.stderr.write("interrupted\n")
         sys.exit(130)

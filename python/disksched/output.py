@@ -2,23 +2,135 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
-import tempfile
+import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
+
+from ._core import DiskschedError
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def tmp_name(path: Path) -> Path:
+    """The temporary beside `path` that this process writes first: `.NAME.tmp-PID`
+    (the name `trace convert` uses too), so a killed process's leftovers are known."""
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OverflowError:
+        return False
+    return True
+
+
+def clean_stale(path: Path) -> None:
+    """Remove the `.NAME.tmp-PID` temporaries of `path` left by processes that no longer run."""
+    path = Path(path)
+    try:
+        leftovers = list(path.parent.glob(f".{glob.escape(path.name)}.tmp-*"))
+    except OSError:
+        return
+    for p in leftovers:
+        pid = p.name.rsplit("-", 1)[-1]
+        if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
 
 
 def atomic_write(path: Path, write: Callable[[str], Any]) -> None:
-    """Call `write(tmp_path)` then move the file into place in one step."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
+    """Call `write(tmp_path)` then move the file into place in one step (mode 0666 less the umask)."""
+    path = Path(path)
     try:
-        write(tmp)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DiskschedError(f"{path}: cannot create folder {path.parent}: {e.strerror}") from None
+    if path.is_dir():
+        raise DiskschedError(f"{path}: is a directory, expected a file name")
+    clean_stale(path)
+    tmp = tmp_name(path)
+    try:
+        with open(tmp, "wb"):
+            pass
+    except OSError as e:
+        raise DiskschedError(f"{path}: cannot write in {path.parent}: {e.strerror}") from None
+    try:
+        write(str(tmp))
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def check_out_file(path: Path, what: str) -> None:
+    """Before a run: `path` must be a file name in a folder this process can write."""
+    path = Path(path)
+    if path.is_dir():
+        raise DiskschedError(f"{what} {path}: is a directory; expected an output file name")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise DiskschedError(f"{what} {path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise DiskschedError(f"{what} {path}: cannot write in {parent}: permission denied")
+
+
+@contextmanager
+def output_dir(out: Path, force: bool = False, what: str = "--out") -> Iterator[Path]:
+    """A fresh temporary folder `.NAME.tmp-PID` beside `out`, checked before
+    the run starts; on success it becomes `out` in one rename (or, with
+    `force`, its files replace their namesakes in an existing `out`); on any
+    error or Ctrl-C it is removed, so `out` is never half-written."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise DiskschedError(f"{what} {out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise DiskschedError(f"{what} {out}: folder exists and is not empty; use --force to write into it")
+    if not out.name or out.name in (".", ".."):
+        out = out.resolve()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DiskschedError(f"{what} {out}: cannot create folder {out.parent}: {e.strerror}") from None
+    clean_stale(out)
+    tmp = tmp_name(out)
+    if tmp.exists():
+        shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir()
+    except OSError as e:
+        raise DiskschedError(f"{what} {out}: cannot write in {out.parent}: {e.strerror}") from None
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())
+        if out.is_dir() and (out.is_symlink() or any(out.iterdir())):
+            for f in sorted(tmp.iterdir()):
+                os.replace(f, out / f.name)
+            tmp.rmdir()
+        else:
+            if out.is_dir():
+                out.rmdir()
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

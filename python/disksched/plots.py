@@ -19,25 +19,46 @@ def _plt():
     return plt
 
 
+# The request classes of `Result.records()`'s `class` column (the core's Class enum order).
+CLASS_NAMES = {0: "best-effort", 1: "real-time", 2: "background"}
+
+
+def _save(fig, path: Path, plt, dpi: int = 120) -> None:
+    fig.tight_layout()
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix.lstrip(".")))
+    plt.close(fig)
+
+
 def response_cdf(path: Path, series: Mapping[str, Sequence[float]], title: str,
-                 xlabel: str = "response time (ms)") -> None:
-    """Empirical CDFs of response times (ms), one line per series."""
+                 xlabel: str = "response time (ms)", log_x: bool = False, tail: float = 99.9) -> None:
+    """Empirical CDFs of response times (ms), one line per series, drawn to the
+    `tail` percentile (a single worst request would squeeze every curve into
+    the left edge) with each series' maximum noted; `log_x` for a log time axis."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    right, left = 0.0, np.inf
     for label, values in series.items():
         v = np.sort(np.asarray(values, dtype=float))
-        if len(v):
-            ax.plot(v, np.arange(1, len(v) + 1) / len(v), label=label, lw=1.4)
-    ax.set_xlabel(xlabel)
+        if not len(v):
+            continue
+        top = f"{v[-1]:,.1f}" if v[-1] >= 100 else f"{v[-1]:.4g}"
+        ax.plot(v, np.arange(1, len(v) + 1) / len(v), label=f"{label}: max {top} ms", lw=1.4, drawstyle="steps-post")
+        right = max(right, float(np.percentile(v, tail)))
+        positive = v[v > 0]
+        if len(positive):
+            left = min(left, float(positive[0]))
+    ax.set_xlabel(f"{xlabel}, drawn to p{tail:g}" + (", log scale" if log_x else ""))
     ax.set_ylabel("fraction of requests")
     ax.set_title(title)
     ax.set_ylim(0, 1.0)
-    ax.set_xlim(left=0)
+    if log_x and np.isfinite(left):
+        ax.set_xscale("log")
+        ax.set_xlim(left, max(right, left * 10) * 1.05)
+    else:
+        ax.set_xlim(0, right * 1.05 if right > 0 else 1.0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".")))
-    plt.close(fig)
+    ax.legend(fontsize=8, loc="lower right")
+    _save(fig, path, plt)
 
 
 def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequence[float]],
@@ -61,20 +82,32 @@ def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequenc
 
 
 def throughput(path: Path, series, rates, title: str, labels: Mapping[int, str] | None = None,
-               seconds: float | None = None) -> None:
+               seconds: float | None = None, end_s: float | None = None, by_class: bool = False) -> None:
     """Throughput of each client per window over time (`Result.series()`), as
     in Wu & Brandt's figures, with the shaper's token rates (`Result.rates()`,
-    requests/s) on a second axis."""
+    requests/s) on a second axis. `by_class`: one line per class name (its
+    clients summed). A window that runs past `end_s` (the run's end) is
+    partial and left out, not drawn as a drop."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4))
     if seconds is not None:
         series = series[series.time_s < seconds]
-    half = float(series.time_s.diff().max() or 1.0) / 2 if len(series) > 1 else 0.5
-    for client, s in series.groupby("client"):
-        ax.plot(s.time_s + half, s.mb_per_s, label=(labels or {}).get(client, f"client {client}"))
+    window_s = float(series.time_s.diff().max() or 1.0) if len(series) > 1 else 1.0
+    if end_s is not None:
+        series = series[series.time_s + window_s <= end_s + 1e-9]
+    half = window_s / 2
+    if by_class:
+        for name, s in series.groupby("class"):
+            s = s.groupby("time_s", as_index=False).mb_per_s.sum()
+            ax.plot(s.time_s + half, s.mb_per_s, label=f"{name} ({series[series['class'] == name].client.nunique()} "
+                                                        f"client{'s' if series[series['class'] == name].client.nunique() > 1 else ''})")
+    else:
+        for client, s in series.groupby("client"):
+            default = f"client {client} ({s['class'].iloc[0]})" if "class" in s else f"client {client}"
+            ax.plot(s.time_s + half, s.mb_per_s, label=(labels or {}).get(client, default))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("throughput (MB/s)")
-    ax.set_xlim(0, seconds or float(series.time_s.max() + 2 * half))
+    ax.set_xlim(0, seconds or (float(series.time_s.max() + 2 * half) if len(series) else 1.0))
     ax.set_ylim(bottom=0)
     ax.set_title(title)
     per_s = rates[rates.name.str.endswith(".rate_per_s")]
@@ -89,3 +122,96 @@ def throughput(path: Path, series, rates, title: str, labels: Mapping[int, str] 
     fig.tight_layout()
     atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".")))
     plt.close(fig)
+
+
+def lbn_time(path: Path, t_s, lbn, is_write, title: str) -> None:
+    """Where on the disk each request went, over time (seekwatcher's scatter)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    t_s, lbn, w = np.asarray(t_s, dtype=float), np.asarray(lbn, dtype=float), np.asarray(is_write, dtype=bool)
+    for mask, label, color in ((~w, "read", "tab:blue"), (w, "write", "tab:red")):
+        if mask.any():
+            ax.scatter(t_s[mask], lbn[mask], s=1, lw=0, color=color, label=f"{label} ({int(mask.sum()):,})",
+                       rasterized=True)
+    ax.set_xlabel("arrival time (s)")
+    ax.set_ylabel("LBN")
+    ax.set_title(title)
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, markerscale=6, loc="upper right")
+    _save(fig, path, plt, dpi=110)
+
+
+def queue_depth(path: Path, levels: Mapping[str, tuple], title: str, bins: int = 400) -> None:
+    """Requests outstanding over time: per level, (enter times s, leave times s).
+    Drawn as the time-weighted mean per bin with the bin's maximum shaded: a
+    step per request would be a solid block at a few hundred thousand requests."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for label, (enter, leave) in levels.items():
+        t = np.concatenate([np.asarray(enter, dtype=float), np.asarray(leave, dtype=float)])
+        step = np.concatenate([np.ones(len(enter)), -np.ones(len(leave))])
+        order = np.lexsort((step, t))  # at a tie the leaving request goes first
+        t, depth = t[order], np.cumsum(step[order])
+        if len(t) < 2 or t[-1] <= t[0]:
+            continue
+        # The integral of a step function is piecewise linear, so interpolating it is exact.
+        integral = np.concatenate([[0.0], np.cumsum(depth[:-1] * np.diff(t))])
+        edges = np.linspace(t[0], t[-1], bins + 1)
+        mean = np.diff(np.interp(edges, t, integral)) / np.diff(edges)
+        idx = np.clip(np.searchsorted(t, edges[:-1], side="right") - 1, 0, len(t) - 1)
+        peak = np.maximum.reduceat(depth, idx)
+        mid = (edges[:-1] + edges[1:]) / 2
+        line, = ax.plot(mid, mean, lw=1.2, label=f"{label} (mean {integral[-1] / (t[-1] - t[0]):.2f}, "
+                                                  f"max {int(depth.max())})")
+        ax.fill_between(mid, mean, np.maximum(peak, mean), color=line.get_color(), alpha=0.2, lw=0)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(f"requests outstanding (mean per {1 / bins:.2%} of the run; shaded: max)")
+    ax.yaxis.label.set_size(8)
+    ax.set_title(title)
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper right")
+    _save(fig, path, plt, dpi=110)
+
+
+def run_plots(out: Path, result, name: str, log_x: bool = False) -> list[str]:
+    """What `disksched run --out` writes: summary.json, the response-time CDFs
+    (per class too when there are several), LBN against time, queue depth
+    over time and, with a time series, throughput by class. Returns the names."""
+    from .output import atomic_write, write_json
+
+    out = Path(out)
+    df = result.records()
+    write_json(out / "summary.json", {"summary": result.summary, "counters": result.counters})
+    written = ["summary.json"]
+    # The CDFs show what the summary measured: warm-up rows left out.
+    measured = df[~df.warmup] if "warmup" in df else df
+    note = " (warm-up left out)" if len(measured) < len(df) else ""
+    host_ms, disk_ms = (measured.done_ns - measured.arrival_ns) / 1e6, (measured.done_ns - measured.issued_ns) / 1e6
+    response_cdf(out / "response_cdf.png", {"host": host_ms, "disk": disk_ms}, f"{name}: response time{note}",
+                 log_x=log_x)
+    written.append("response_cdf.png")
+    classes = sorted(measured["class"].unique()) if len(measured) else []
+    if len(classes) > 1:
+        cls = measured["class"]
+        response_cdf(out / "response_cdf_by_class.png",
+                     {f"{CLASS_NAMES.get(int(c), c)} ({int((cls == c).sum()):,})": host_ms[cls == c] for c in classes},
+                     f"{name}: host response time by class{note}", log_x=log_x)
+        written.append("response_cdf_by_class.png")
+    if len(df):
+        lbn_time(out / "lbn_time.png", df.arrival_ns / 1e9, df.lbn, df.is_write, f"{name}: LBN against time")
+        queue_depth(out / "queue_depth.png", {"in the system (arrival to completion)": (df.arrival_ns / 1e9, df.done_ns / 1e9),
+                                              "at the disk (issued to completion)": (df.issued_ns / 1e9, df.done_ns / 1e9)},
+                    f"{name}: queue depth over time")
+        written += ["lbn_time.png", "queue_depth.png"]
+    if result.series_columns is not None:
+        series, rates = result.series(), result.rates()
+        atomic_write(out / "series.csv", lambda tmp: series.to_csv(tmp, index=False))
+        atomic_write(out / "rates.csv", lambda tmp: rates.to_csv(tmp, index=False))
+        throughput(out / "throughput.png", series, rates, f"{name}: throughput by class",
+                   end_s=result.summary["sim_time_ms"] / 1000, by_class=True)
+        written += ["series.csv", "rates.csv", "throughput.png"]
+    return written

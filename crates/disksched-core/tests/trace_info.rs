@@ -152,3 +152,32 @@ fn convert_round_trips_and_never_leaves_a_partial_file() {
     assert_eq!(convert(&bad_in, Some(TraceFormat::Msr), true, TraceFormat::Spc, &bad_out).unwrap(), 4);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn convert_until_stops_when_asked_and_leaves_nothing() {
+    use disksched_core::trace::convert::convert_until;
+    let dir = scratch("until");
+    let src = dir.join("in.ascii");
+    // 200,000 records: asked at 65,536, 131,072 and 196,608.
+    let text: String = (0..200_000u64).map(|i| format!("{}.0 0 {} 8 1\n", i, i * 8)).collect();
+    std::fs::write(&src, text).unwrap();
+    let out = dir.join("out.msr");
+    let mut asked = 0;
+    let e = convert_until(&src, None, false, TraceFormat::Msr, &out, &mut || {
+        asked += 1;
+        asked < 2
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("interrupted"), "{e}");
+    assert_eq!(asked, 2);
+    let left: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+    assert_eq!(left, ["in.ascii"]);
+    let mut calls = 0;
+    let n = convert_until(&src, None, false, TraceFormat::Msr, &out, &mut || {
+        calls += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!((n, calls), (200_000, 200_000 / 65_536));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -112,20 +112,36 @@ fn run<'py>(
         }
     }
     let sim = Simulation::new(&cfg).map_err(err)?;
+    // A signal handler's exception (KeyboardInterrupt) or the progress
+    // callback's own is kept and raised, never swallowed into "interrupted".
+    let mut raised: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut cb = |done: u64, total: u64| -> bool {
+            if raised.is_some() {
+                return false;
+            }
             Python::with_gil(|py| {
-                if py.check_signals().is_err() {
-                    return false;
-                }
-                match &progress {
-                    Some(f) => f.call1(py, (done, total)).is_ok(),
-                    None => true,
+                let r = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (done, total)).map(drop),
+                    None => Ok(()),
+                });
+                match r {
+                    Ok(()) => true,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
                 }
             })
         };
         sim.run(&mut cb)
     });
+    // The final progress call's result is ignored by the core: its exception
+    // (or a signal that arrived after the last check) still ends the run here.
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    py.check_signals()?;
     let result = result.map_err(err)?;
     let mut summary = serde_json::to_value(&result.summary).map_err(json_err)?;
     if let Some(f) = &result.freeblock {
@@ -141,6 +157,8 @@ fn run<'py>(
         None => None,
         Some(r) => {
             let d = PyDict::new(py);
+            // The rows the summary leaves out (`run.warmup_requests`: the first requests by arrival order).
+            let warmup: Vec<bool> = r.seq.iter().map(|&s| s < cfg.run.warmup_requests).collect();
             d.set_item("seq", r.seq.into_pyarray(py))?;
             d.set_item("client", r.client.into_pyarray(py))?;
             d.set_item("lbn", r.lbn.into_pyarray(py))?;
@@ -156,6 +174,7 @@ fn run<'py>(
             d.set_item("seek_ns", r.seek_ns.into_pyarray(py))?;
             d.set_item("rotation_ns", r.rotation_ns.into_pyarray(py))?;
             d.set_item("transfer_ns", r.transfer_ns.into_pyarray(py))?;
+            d.set_item("warmup", warmup.into_pyarray(py))?;
             Some(d)
         }
     };
@@ -178,6 +197,23 @@ fn run<'py>(
         }
     };
     Ok((summary, counters, recs, series))
+}
+
+/// Check a run config without running it (`Simulation::new` does every
+/// check a run does, including the disk and trace files) and return it
+/// resolved, with every default filled in: (TOML, JSON).
+#[pyfunction]
+fn config_resolve(py: Python<'_>, config_toml: &str, origin: &str) -> PyResult<(String, String)> {
+    let cfg = if origin.ends_with(".json") {
+        SimConfig::from_json(config_toml, origin)
+    } else {
+        SimConfig::from_toml(config_toml, origin)
+    }
+    .map_err(err)?;
+    py.allow_threads(|| Simulation::new(&cfg).map(drop)).map_err(err)?;
+    let json = serde_json::to_string(&cfg).map_err(json_err)?;
+    let toml = toml::to_string(&cfg).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    Ok((toml, json))
 }
 
 /// Names of the built-in disks.
@@ -265,10 +301,14 @@ fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cy
 }
 
 /// Import a disk (DiskSim file, or any resolvable disk) and return its spec as TOML.
+/// `disk` names the `disksim_disk` (or `dm_disk`) block of a file that holds several.
 #[pyfunction]
-#[pyo3(signature = (path, name=None))]
-fn disk_import(path: &str, name: Option<&str>) -> PyResult<String> {
-    let mut spec = builtin::resolve(path, None).map_err(err)?;
+#[pyo3(signature = (path, name=None, disk=None))]
+fn disk_import(path: &str, name: Option<&str>, disk: Option<&str>) -> PyResult<String> {
+    let mut spec = match disk {
+        Some(d) => disksched_core::disk::disksim::import(Path::new(path), name, Some(d)).map_err(err)?,
+        None => builtin::resolve(path, None).map_err(err)?,
+    };
     if let Some(n) = name {
         spec.name = n.to_string();
     }
@@ -337,7 +377,23 @@ fn trace_info(py: Python<'_>, path: &str, format: Option<&str>, skip_bad_lines: 
 fn trace_convert(py: Python<'_>, path: &str, to: &str, out: &str, format: Option<&str>, skip_bad_lines: bool) -> PyResult<u64> {
     let format = trace_format(format)?;
     let to = to.parse().map_err(err)?;
-    py.allow_threads(|| disksched_core::trace::convert::convert(path, format, skip_bad_lines, to, out)).map_err(err)
+    // Ctrl-C stops the conversion (the core removes its temporary) and is raised here.
+    let mut raised: Option<PyErr> = None;
+    let n = py.allow_threads(|| {
+        disksched_core::trace::convert::convert_until(path, format, skip_bad_lines, to, out, &mut || {
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => true,
+                Err(e) => {
+                    raised = Some(e);
+                    false
+                }
+            })
+        })
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    n.map_err(err)
 }
 
 /// Parsing speed of a trace format (generated file of `lines` lines), lines per second.
@@ -363,6 +419,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DiskschedError", m.py().get_type::<DiskschedError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(disk_names, m)?)?;
+    m.add_function(wrap_pyfunction!(config_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(disk_show, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(shaper_info, m)?)?;

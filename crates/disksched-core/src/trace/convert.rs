@@ -11,6 +11,13 @@ use std::path::Path;
 /// Convert `path` (format detected unless given) to `to` at `out`; returns
 /// the number of records written.
 pub fn convert(path: impl AsRef<Path>, format: Option<TraceFormat>, skip_bad_lines: bool, to: TraceFormat, out: impl AsRef<Path>) -> Result<u64> {
+    convert_until(path, format, skip_bad_lines, to, out, &mut || true)
+}
+
+/// `convert`, asking `keep_going` every 65,536 records: `false` (the binding's
+/// Ctrl-C) stops it with an error and removes the temporary file.
+pub fn convert_until(path: impl AsRef<Path>, format: Option<TraceFormat>, skip_bad_lines: bool, to: TraceFormat,
+                     out: impl AsRef<Path>, keep_going: &mut dyn FnMut() -> bool) -> Result<u64> {
     let out = out.as_ref();
     let out_s = out.display().to_string();
     let file_err = |msg: String| Error::File { path: out_s.clone(), msg };
@@ -26,6 +33,9 @@ pub fn convert(path: impl AsRef<Path>, format: Option<TraceFormat>, skip_bad_lin
         for rec in reader {
             w.write(&rec?)?;
             n += 1;
+            if n & 0xFFFF == 0 && !keep_going() {
+                return Err(Error::Config { what: "trace convert".into(), msg: "interrupted".into() });
+            }
         }
         let mut buf = w.into_inner();
         buf.flush().map_err(|e| file_err(format!("write failed: {e}")))?;

@@ -1,0 +1,49 @@
+"""Traces shipped inside the package (xz-compressed; every trace reader reads
+.xz directly), so `validate`, `bench` and the reproductions work from an
+installed package. From DiskSim 4.0's validation set (CMU Parallel Data Lab,
+BSD-3-Clause; see README.md beside this file).
+
+    >>> from disksched import data
+    >>> data.trace_path("atlas10k")          # doctest: +SKIP
+    PosixPath('.../disksched/data/atlas10k.trace.xz')
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._core import DiskschedError
+
+DIR = Path(__file__).resolve().parent
+
+# name -> file: real-drive validation traces (DiskSim "validate" format, one per
+# drive, named after the built-in disk) and HP Labs' one-week workstation trace.
+TRACES = {
+    "atlas10k": "atlas10k.trace.xz",
+    "cheetah4lp": "cheetah4LP.trace.xz",
+    "dec_rz26": "dec_rz26.trace.xz",
+    "hp_c2247a": "hp_c2247a.trace.xz",
+    "st41601n": "st41601n.trace.xz",
+    "ajw.1week": "ajw.1week.srt.xz",
+}
+# Other spellings: the original file names.
+_ALIASES = {"cheetah4LP": "cheetah4lp", "ajw.1week.srt": "ajw.1week", "ajw": "ajw.1week"}
+
+
+def names() -> list[str]:
+    """Names of the built-in traces."""
+    return list(TRACES)
+
+
+def trace_path(name: str) -> Path:
+    """Path of the built-in trace `name` (e.g. "atlas10k", "ajw.1week"; a trailing
+    ".trace" and the original spellings are accepted)."""
+    key = name[:-len(".trace")] if name.endswith(".trace") else name
+    key = _ALIASES.get(key, key)
+    key = key if key in TRACES else key.lower()
+    if key not in TRACES:
+        raise DiskschedError(f"unknown built-in trace '{name}' (expected one of: {', '.join(TRACES)})")
+    path = DIR / TRACES[key]
+    if not path.exists():
+        raise DiskschedError(f"built-in trace '{name}': {path} is missing from this installation")
+    return path
