@@ -171,3 +171,18 @@ def test_ctl_sched_and_set_choose_the_controller_queue():
     assert p.returncode == 0 and "controller" not in p.stdout
     p = cli("run", ROOT / "examples/oltp.toml", "--ctl-sched", "rr", "--ctl-set", "wait_ms=99")
     assert p.returncode == 2 and p.stderr.strip() == "error: controller.set.wait_ms: 99 ms is out of range [0, 30]"
+
+
+def test_bench_peak_rss_is_the_childs_own():
+    # A child started by fork+exec keeps its parent's ru_maxrss; the figure must
+    # not grow with what the parent holds.
+    from disksched import bench
+
+    cfg = bench.bench_configs(2000)[0][2]
+    before = bench.run_isolated(cfg)["peak_rss_mb"]
+    ballast = bytearray(300 * 2**20)
+    ballast[::4096] = b"x" * len(ballast[::4096])  # touch every page
+    after = bench.run_isolated(cfg)["peak_rss_mb"]
+    del ballast
+    assert after < before + 50, (before, after)
+    assert after < 200

@@ -60,3 +60,8 @@ def trace_parse_rate(format: str, lines: int) -> float:
 
 def disk_datasheet(figures_json: str) -> str:
     """A plausible disk spec (TOML) from datasheet figures (JSON object)."""
+
+def disk_characteristics(disk: str, seek_distances: list[int] = ..., cylinders: list[int] = ...,
+                         lbns: list[int] = ...) -> str:
+    """JSON: geometry, zones with media rates (MB/s), average_seek_ms, seek_ms at `seek_distances`,
+    cylinder_tracks ([[first LBN, count] by head]) of `cylinders`, lbn_cylinder (cylinder or null) of `lbns`."""

@@ -85,6 +85,20 @@ def hpl_replay(trace: str) -> dict:
     return {"workload": "hpl-replay", "scheduler": "sptf", **run_isolated(cfg)}
 
 
+def peak_rss_mb() -> float:
+    """This process's own peak resident set. `ru_maxrss` is not it: a child
+    started by fork and exec keeps the parent's high-water mark, so on Linux
+    read `VmHWM`, which exec resets."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def measure(config: dict) -> dict:
     """Run one config in this process and measure it."""
     _core.heap_bytes(reset=True)
@@ -100,7 +114,7 @@ def measure(config: dict) -> dict:
         "requests": completed,
         "wall_s": wall,
         "requests_per_s": completed / wall,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
         "heap_peak_mb": _core.heap_bytes()[1] / 2**20,
         "mean_response_ms": json.loads(summary)["host_response_ms"]["mean"],
     }

@@ -244,8 +244,37 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
     rows = [["demerit (RMS of CDF distance)", f"{v['rms_ms']:.3f} ms", ""],
             ["requests", str(v["requests"]), ""],
             ["mean", f"{v['measured_mean_ms']:.3f}", f"{v['simulated_mean_ms']:.3f}"]]
+    # The demerit compares distributions; these pair each request with its own measurement.
+    e = v["per_request"]
+    rows += [["per-request |sim - measured|: mean", f"{e['mean_abs_ms']:.3f} ms", ""],
+             ["per-request |sim - measured|: p90", f"{e['p90_abs_ms']:.3f} ms", ""],
+             ["requests within 0.5 ms", f"{100 * e['within_0_5ms_fraction']:.1f}%", ""]]
     rows += [[f"p{100 * q:g}", f"{m:.3f}", f"{s:.3f}"] for q, m, s in v["percentiles"]]
     console.print(_table(f"{disk} vs {trace}", ["", "measured ms", "simulated ms"], rows))
+
+
+@app.command()
+def characterize(disk: str = typer.Option(..., help="Built-in disk name, spec .toml or DiskSim .parv/.diskspecs/.model."),
+                 out: Optional[Path] = typer.Option(None, help="Directory for characterize.json and the plots."),
+                 json_out: bool = typer.Option(False, "--json", help="Print a JSON object.")) -> None:
+    """A drive's curves: service time and throughput vs request size, seek curve, media rate per zone."""
+    from . import characterize as ch
+
+    res = ch.characterize(disk, log=lambda m: err_console.print(m, highlight=False))
+    if out is not None:
+        from .output import write_json
+
+        write_json(out / "characterize.json", res)
+        written = [out / "characterize.json"] + ch.plots(out, res)
+    if json_out:
+        print(json.dumps(res, indent=2))
+        return
+    for title, columns, rows in ch.tables(res):
+        console.print(_table(title, columns, rows))
+    for note in ch.notes(res):
+        console.print(f"- {note}", highlight=False)
+    if out is not None:
+        console.print("wrote " + ", ".join(str(p) for p in written))
 
 
 def _print_reproduction(rep) -> None:

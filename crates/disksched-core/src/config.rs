@@ -236,6 +236,10 @@ impl SimConfig {
         if self.run.requests == Some(0) {
             return Err(config_err("run.requests", "must be >= 1"));
         }
+        if let Some(n) = self.run.requests.filter(|&n| self.run.warmup_requests >= n) {
+            return Err(config_err("run.warmup_requests", format!(
+                "{} leaves none of the {n} requests measured; it must be below run.requests", self.run.warmup_requests)));
+        }
         if let Some(w) = self.run.series_window_ms.filter(|w| !(*w >= 1.0 && *w <= 3_600_000.0)) {
             return Err(config_err("run.series_window_ms", format!("{w} is out of range [1, 3600000]")));
         }

@@ -7,6 +7,7 @@
 //! `workload` (generators), `metrics`, `config` and `sim` (the wiring).
 
 pub mod background;
+pub mod characterize;
 pub mod config;
 pub mod disk;
 pub mod engine;

@@ -428,6 +428,11 @@ impl Simulation {
             .chain(self.units.iter().flat_map(|u| u.sched.counters()).map(|(n, v)| ("disk", n, v)))
             .collect();
         let summary = self.metrics.summary(end);
+        if summary.requests == 0 && self.counters.completed > 0 {
+            // A run whose every request is warm-up has no figures to report.
+            return Err(crate::error::config_err("run.warmup_requests", format!(
+                "leaves none of the run's {} requests measured; it must be below the request count", self.counters.completed)));
+        }
         let freeblock = self.freeblock.take().map(|mut f| {
             let s = &mut f.summary;
             let span_s = summary.sim_time_ms / 1000.0;
@@ -450,7 +455,7 @@ impl Simulation {
             counters: self.counters,
             scheduler_counters,
             records: self.metrics.records.take(),
-            series: self.metrics.take_series(samples),
+            series: self.metrics.take_series(samples)?,
         })
     }
 

@@ -6,6 +6,9 @@
 //! The demerit figure is DiskSim's (Ganger's): the root-mean-square
 //! horizontal distance between the two access-time CDFs, in ms, taken at
 //! 10,000 evenly spaced quantiles 0.0001 .. 1.0 with linear interpolation.
+//! It compares two distributions, so errors that cancel (one request too fast,
+//! another as much too slow) lower it; the per-request error beside it pairs
+//! each simulated request with the same measured one, in trace order.
 
 use crate::config::{DiskConfig, HostConfig, RunConfig, SimConfig};
 use crate::disk::DiskModel;
@@ -23,6 +26,8 @@ pub struct Validation {
     pub rms_ms: f64,
     pub measured_mean_ms: f64,
     pub simulated_mean_ms: f64,
+    /// Per-request error: |simulated - measured| of the same request, ms.
+    pub per_request: PerRequestError,
     /// (quantile, measured ms, simulated ms) at 0.1, 0.25, 0.5, 0.75, 0.9, 0.99.
     pub percentiles: Vec<(f64, f64, f64)>,
     /// Per-request access times in ms, in trace order.
@@ -30,6 +35,31 @@ pub struct Validation {
     pub measured_ms: Vec<f64>,
     #[serde(skip)]
     pub simulated_ms: Vec<f64>,
+}
+
+/// |simulated - measured| request by request (pairs in trace order).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PerRequestError {
+    pub mean_abs_ms: f64,
+    /// 90th percentile of the absolute errors (same quantile rule as `percentiles`).
+    pub p90_abs_ms: f64,
+    /// Share of requests whose absolute error is at most `WITHIN_MS`.
+    pub within_0_5ms_fraction: f64,
+}
+
+/// The bound of `within_0_5ms_fraction`, ms.
+pub const WITHIN_MS: f64 = 0.5;
+
+/// Per-request error of two equally long series (panics on unequal or empty input:
+/// `validate` replays every traced request, so they always match).
+pub fn per_request_error(measured: &[f64], simulated: &[f64]) -> PerRequestError {
+    assert!(!measured.is_empty() && measured.len() == simulated.len(), "one simulated time per measured request");
+    let mut abs: Vec<f64> = measured.iter().zip(simulated).map(|(m, s)| (s - m).abs()).collect();
+    // A hair of tolerance: times in ms carry binary rounding (0.5 may print as 0.50000000001).
+    let within = abs.iter().filter(|&&e| e <= WITHIN_MS + 1e-9).count();
+    let mean_abs_ms = abs.iter().sum::<f64>() / abs.len() as f64;
+    abs.sort_by(f64::total_cmp);
+    PerRequestError { mean_abs_ms, p90_abs_ms: quantile(&abs, 0.9), within_0_5ms_fraction: within as f64 / abs.len() as f64 }
 }
 
 /// Value at quantile `q` of sorted samples: the empirical CDF's points
@@ -102,6 +132,7 @@ pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
     Ok(Validation {
         requests: simulated_ms.len() as u64,
         rms_ms: demerit(&measured_ms, &simulated_ms),
+        per_request: per_request_error(&measured_ms, &simulated_ms),
         measured_mean_ms: mean(&measured_ms),
         simulated_mean_ms: mean(&simulated_ms),
         percentiles: [0.1, 0.25, 0.5, 0.75, 0.9, 0.99].iter().map(|&q| (q, quantile(&ms, q), quantile(&ss, q))).collect(),

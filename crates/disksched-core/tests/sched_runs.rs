@@ -41,22 +41,44 @@ fn mean_run_length(r: &RunResult) -> f64 {
     order.len() as f64 / (switches + 1) as f64
 }
 
+/// Mean time at the disk (issue to completion) of a run's requests, ms.
+fn mean_service_ms(r: &RunResult) -> f64 {
+    let rec = r.records.as_ref().unwrap();
+    (0..rec.len()).map(|i| (rec.done_ns[i] - rec.issued_ns[i]) as f64 / 1e6).sum::<f64>() / rec.len() as f64
+}
+
 #[test]
 fn rr_returns_to_a_client_that_issues_within_wait_ms() {
-    let rr = run(&two_readers("rr", 2.0, ""));
+    // Each 64 KB read here takes over 10 ms, so with the 2 ms think a reader submits
+    // about every 15 ms: within wait_ms = 20, not within the default 10.
+    let rr = run(&two_readers("rr", 2.0, "set = { wait_ms = 20 }"));
     let clook = run(&two_readers("clook", 2.0, ""));
+    // Within a slice a reader submits every service time + 2 ms think.
+    let gap = mean_service_ms(&rr) + 2.0;
+    assert!(gap > 10.0 && gap < 20.0, "gap {gap} ms");
     assert!(counter(&rr, "wait_hits") > 1000, "hits {}", counter(&rr, "wait_hits"));
     // Anticipation keeps serving one reader for a slice; C-LOOK alternates.
     assert!(mean_run_length(&rr) > 5.0 * mean_run_length(&clook), "{} vs {}", mean_run_length(&rr), mean_run_length(&clook));
+    // At the default 10 ms, gs_rr's think-time test finds the gap too long and stops waiting.
+    let r = run(&two_readers("rr", 2.0, ""));
+    assert!(counter(&r, "wait_skipped") > 1000 && counter(&r, "wait_hits") < 50, "{:?}", r.scheduler_counters);
 }
 
 #[test]
 fn rr_gives_up_on_a_client_that_thinks_longer_than_wait_ms() {
+    // Each reader's next request comes 20 ms after its last completes: past wait_ms, so
+    // it never arrives while its queue is in service, and (as in gs_rr) its think time
+    // is never sampled: every wait times out.
     let r = run(&two_readers("rr", 20.0, ""));
     assert_eq!(counter(&r, "wait_hits"), 0);
     assert!(counter(&r, "wait_misses") > 1000);
-    // With wait_ms raised above the think time, the bet pays again.
+    // With wait_ms raised above the think time the client comes back in time, but its
+    // gap between submissions (think + service, over 30 ms) exceeds wait_ms:
+    // after a few hits the think-time test stops the waiting.
     let r = run(&two_readers("rr", 20.0, "set = { wait_ms = 25 }"));
+    assert!(counter(&r, "wait_skipped") > 1000 && counter(&r, "wait_hits") < 50, "{:?}", r.scheduler_counters);
+    // Without the test the bet pays again.
+    let r = run(&two_readers("rr", 20.0, "set = { wait_ms = 25, think_test = 0 }"));
     assert!(counter(&r, "wait_hits") > 1000);
 }
 

@@ -2,7 +2,7 @@
 mod common;
 
 use disksched_core::disk::{builtin, DiskModel};
-use disksched_core::validate::{demerit, validate};
+use disksched_core::validate::{demerit, per_request_error, validate};
 use std::sync::Arc;
 
 #[test]
@@ -15,6 +15,33 @@ fn demerit_is_zero_for_equal_distributions_and_the_shift_for_a_shifted_one() {
     let mut rev = a.clone();
     rev.reverse();
     assert_eq!(demerit(&a, &rev), 0.0);
+}
+
+#[test]
+fn per_request_error_sees_errors_that_cancel_in_the_demerit() {
+    // The same four times in reverse order: the distributions are equal
+    // (demerit 0), every request is wrong by 3, 1, 1 and 3 ms.
+    let measured = [1.0, 2.0, 3.0, 4.0];
+    let simulated = [4.0, 3.0, 2.0, 1.0];
+    assert_eq!(demerit(&measured, &simulated), 0.0);
+    let e = per_request_error(&measured, &simulated);
+    assert_eq!(e.mean_abs_ms, (3.0 + 1.0 + 1.0 + 3.0) / 4.0);
+    assert_eq!(e.within_0_5ms_fraction, 0.0);
+    // Sorted errors 1, 1, 3, 3: quantile 0.9 is at t = 0.9 * 4 - 1 = 2.6,
+    // between the 3rd and 4th (both 3).
+    assert_eq!(e.p90_abs_ms, 3.0);
+}
+
+#[test]
+fn per_request_error_of_known_offsets() {
+    // Errors 0.2, 0.5 (counts as within), 0, 1.0 and 2.5 ms.
+    let measured = [1.0, 2.0, 3.0, 4.0, 5.0];
+    let simulated = [1.2, 1.5, 3.0, 5.0, 7.5];
+    let e = per_request_error(&measured, &simulated);
+    assert!((e.mean_abs_ms - (0.2 + 0.5 + 0.0 + 1.0 + 2.5) / 5.0).abs() < 1e-12);
+    assert_eq!(e.within_0_5ms_fraction, 3.0 / 5.0);
+    // Sorted 0, 0.2, 0.5, 1.0, 2.5: t = 0.9 * 5 - 1 = 3.5, halfway from 1.0 to 2.5.
+    assert!((e.p90_abs_ms - 1.75).abs() < 1e-12);
 }
 
 fn demerit_of(disk: &str, trace: &str) -> f64 {

@@ -228,6 +228,40 @@ fn validate<'py>(py: Python<'py>, disk: &str, trace: &str)
     Ok((summary, v.measured_ms.into_pyarray(py), v.simulated_ms.into_pyarray(py)))
 }
 
+fn model_of(disk: &str) -> PyResult<DiskModel> {
+    DiskModel::new(builtin::resolve(disk, None).map_err(err)?).map_err(err)
+}
+
+/// What `characterize` reads off a disk model, as JSON: geometry, zones with
+/// their media rates, the seek curve at `seek_distances` (cylinders) and the
+/// LBNs of each track of `cylinders` ([[first, count] by head] each) and the cylinder of each of `lbns` (null past the end).
+#[pyfunction]
+#[pyo3(signature = (disk, seek_distances=vec![], cylinders=vec![], lbns=vec![]))]
+fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cylinders: Vec<u32>, lbns: Vec<u64>) -> PyResult<String> {
+    use disksched_core::characterize as ch;
+    let model = model_of(disk)?;
+    let facts = py.allow_threads(|| serde_json::json!({
+        "name": model.spec.name,
+        "rpm": model.spec.rpm,
+        "revolution_ms": model.mech.revolution_ns() as f64 / 1e6,
+        "sector_bytes": model.spec.sector_bytes,
+        "capacity_blocks": model.layout.capacity(),
+        "cylinders": model.layout.cylinders(),
+        "surfaces": model.layout.surfaces(),
+        "max_seek_distance": model.mech.max_seek_distance(),
+        // Cylinders of the first and last LBN: the reach of a seek between LBNs.
+        "lbn_cylinders": [model.layout.lbn_to_pbn(0).cylinder, model.layout.lbn_to_pbn(model.layout.capacity() - 1).cylinder],
+        "head_switch_ms": model.mech.head_switch_ns as f64 / 1e6,
+        "average_seek_ms": ch::average_seek_ms(&model),
+        "zones": ch::zones(&model),
+        "seek_ms": seek_distances.iter().map(|&d| ch::seek_ms(&model, d)).collect::<Vec<_>>(),
+        "cylinder_tracks": cylinders.iter().map(|&c| ch::cylinder_tracks(&model, c)).collect::<Vec<_>>(),
+        "lbn_cylinder": lbns.iter().map(|&l| (l < model.layout.capacity()).then(|| model.layout.lbn_to_pbn(l).cylinder))
+            .collect::<Vec<_>>(),
+    }));
+    serde_json::to_string(&facts).map_err(json_err)
+}
+
 /// Import a disk (DiskSim file, or any resolvable disk) and return its spec as TOML.
 #[pyfunction]
 #[pyo3(signature = (path, name=None))]
@@ -336,6 +370,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(disk_import, m)?)?;
     m.add_function(wrap_pyfunction!(disk_datasheet, m)?)?;
+    m.add_function(wrap_pyfunction!(disk_characteristics, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     Ok(())

@@ -106,15 +106,34 @@ pub struct Series {
     pub sample_value: Vec<f64>,
 }
 
+/// Most rows (clients x windows) a series may hold: about 250 MB of output.
+/// A window far smaller than the run (or a vast number of clients) would
+/// otherwise allocate gigabytes for a handful of requests.
+pub const MAX_SERIES_ROWS: u64 = 4_000_000;
+
 /// Per client: class and, per window, [bytes, requests, deadline requests, missed].
 struct SeriesAcc {
     window_ns: u64,
     clients: std::collections::BTreeMap<u32, (Class, Vec<[u64; 4]>)>,
+    /// Set when a completion would take the series past `MAX_SERIES_ROWS`:
+    /// (clients, windows, time ns); the series is then dropped.
+    too_large: Option<(u64, u64, u64)>,
 }
 
 impl SeriesAcc {
     fn add(&mut self, r: &Request, bytes: u64) {
-        let w = (r.service.done.0 / self.window_ns) as usize;
+        if self.too_large.is_some() {
+            return;
+        }
+        let w = r.service.done.0 / self.window_ns;
+        let clients = self.clients.len() as u64 + !self.clients.contains_key(&r.client) as u64;
+        let windows = self.clients.values().map(|(_, v)| v.len() as u64).max().unwrap_or(0).max(w + 1);
+        if clients.saturating_mul(windows) > MAX_SERIES_ROWS {
+            self.too_large = Some((clients, windows, r.service.done.0));
+            self.clients.clear();
+            return;
+        }
+        let w = w as usize;
         let (_, windows) = self.clients.entry(r.client).or_insert((r.class, Vec::new()));
         if windows.len() <= w {
             windows.resize(w + 1, [0; 4]);
@@ -255,18 +274,27 @@ impl Metrics {
 
     /// Keep time series in windows of `window_ns` (see `Series`).
     pub fn keep_series(&mut self, window_ns: u64) {
-        self.series = Some(SeriesAcc { window_ns: window_ns.max(1), clients: Default::default() });
+        self.series = Some(SeriesAcc { window_ns: window_ns.max(1), clients: Default::default(), too_large: None });
     }
 
-    /// The time series kept, with the host scheduler's `samples`.
-    pub fn take_series(&mut self, samples: Vec<(SimTime, String, f64)>) -> Option<Series> {
-        let mut s = self.series.take()?.finish();
+    /// The time series kept, with the host scheduler's `samples`; an error
+    /// when it outgrew `MAX_SERIES_ROWS`.
+    pub fn take_series(&mut self, samples: Vec<(SimTime, String, f64)>) -> crate::error::Result<Option<Series>> {
+        let Some(acc) = self.series.take() else { return Ok(None) };
+        if let Some((clients, windows, t_ns)) = acc.too_large {
+            return Err(crate::error::config_err(
+                "run.series_window_ms",
+                format!("{} ms windows would need {clients} clients x {windows} windows by t = {:.3} s, more than {MAX_SERIES_ROWS} series rows; \
+                         choose a larger window", acc.window_ns as f64 / NS_PER_MS as f64, t_ns as f64 / 1e9),
+            ));
+        }
+        let mut s = acc.finish();
         for (t, name, v) in samples {
             s.sample_ns.push(t.0);
             s.sample_name.push(name);
             s.sample_value.push(v);
         }
-        Some(s)
+        Ok(Some(s))
     }
 
     /// Measure a controller queue too (see `controller_queue`).

@@ -13,10 +13,12 @@
 //! The policy sets the shaped rates (`rate_per_s`, `rate_kb_per_s`) of every
 //! pipe but real-time: `fixed` leaves them as configured; the feedback
 //! policies cut them (x `cut_factor`) on each missed-deadline notification (a
-//! real-time request completing after its deadline) and raise them again
+//! real-time request's deadline passing while it is queued or in flight;
+//! signalled then, not when the late request completes) and raise them again
 //! `optimistic`ally (continuously, `recover_pct_per_s`) or
-//! `pessimistic`ally (back to the configured rate, only when the set of
-//! active real-time clients, i.e. their aggregate demand, changes).
+//! `pessimistic`ally (back to the configured rate, only when the declared
+//! real-time demand changes: a real-time client starts, or withdraws after
+//! `rt_idle_ms` with nothing outstanding).
 //!
 //! Every request goes through the shaper (the inner scheduler's `bypass` is
 //! not consulted), so every real-time completion can be checked for a miss.
@@ -74,7 +76,7 @@ pub const POLICY_TUNABLES: &[Tunable] = &[
         "misses this soon after a cut do not cut again (requests queued together miss together); 0 = every miss cuts"),
     tunable("min_rate_pct", "%", 0.1, 5.0, 100.0, "cuts stop at this share of the configured rate"),
     tunable("recover_pct_per_s", "% per s", 0.0, 2.0, 1000.0, "optimistic: growth per second, in % of the configured rate"),
-    tunable("rt_idle_ms", "ms", 1.0, 1000.0, 3_600_000.0, "pessimistic: a real-time client silent this long has stopped"),
+    tunable("rt_idle_ms", "ms", 1.0, 1000.0, 3_600_000.0, "pessimistic: a real-time client with nothing queued or in flight this long has withdrawn its demand"),
 ];
 
 /// Tunables of a class's pipe (`host.shaper.<class>`); 0 = no such gate.

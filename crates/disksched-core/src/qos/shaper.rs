@@ -13,6 +13,17 @@
 //! A forced dispatch with only gated requests left sends the oldest pipe
 //! head without tokens (counted as `shaper_forced`; the simulation never
 //! forces while a wake-up is pending).
+//!
+//! A real-time request's missed deadline is signalled when the deadline
+//! passes, not when the late request completes (a starved request must
+//! signal too): the shaper looks at the deadlines of the real-time requests
+//! it holds or has passed on, at every call, and under a feedback policy asks
+//! to be woken at the next deadline when it sends nothing. Each request
+//! signals at most once. The pessimistic policy's real-time demand is the set
+//! of declared real-time clients: a client declares itself with its first
+//! request and withdraws once it has had nothing outstanding (queued or in
+//! flight) for `rt_idle_ms`, so a starved stream, which always has a request
+//! waiting, never looks idle.
 
 use super::bucket::Bucket;
 use super::{Policy, ShaperConfig, PIPE_TUNABLES, POLICY_TUNABLES};
@@ -20,7 +31,7 @@ use crate::error::Result;
 use crate::host::{Class, ReqId};
 use crate::sched::{check_tunables, SchedCtx, Scheduler};
 use crate::time::{SimDuration, SimTime, NS_PER_S};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What a gate counts and which requests it applies to.
 #[derive(Clone, Copy, Debug)]
@@ -75,8 +86,10 @@ pub struct Shaper {
     scale: f64,
     last_cut: Option<SimTime>,
     last_advance: SimTime,
-    /// Active real-time clients and their last request (pessimistic policy).
-    rt_clients: BTreeMap<u32, SimTime>,
+    /// Declared real-time clients (pessimistic policy): requests outstanding, and since when none.
+    rt_clients: BTreeMap<u32, (u32, SimTime)>,
+    /// (deadline, seq) of real-time requests outstanding that have not yet missed.
+    rt_deadlines: BTreeSet<(SimTime, u64)>,
     wake: Option<SimTime>,
     sample_every: Option<SimDuration>,
     next_sample: SimTime,
@@ -132,6 +145,7 @@ impl Shaper {
             last_cut: None,
             last_advance: SimTime::ZERO,
             rt_clients: BTreeMap::new(),
+            rt_deadlines: BTreeSet::new(),
             wake: None,
             sample_every: sample_every.filter(|d| d.0 > 0),
             next_sample: SimTime::ZERO,
@@ -186,10 +200,26 @@ impl Shaper {
         if self.policy == Policy::Pessimistic {
             let before = self.rt_clients.len();
             let idle = self.rt_idle;
-            self.rt_clients.retain(|_, last| *last + idle > now);
+            self.rt_clients.retain(|_, (outstanding, since)| *outstanding > 0 || *since + idle > now);
             if self.rt_clients.len() != before {
                 self.demand_changed();
             }
+        }
+        // Deadlines that have passed (strictly: a request done at its deadline is on time).
+        while let Some(&(d, seq)) = self.rt_deadlines.first().filter(|(d, _)| *d < now) {
+            self.rt_deadlines.remove(&(d, seq));
+            self.missed(now);
+        }
+    }
+
+    /// A real-time deadline has passed: count it, and a feedback policy cuts the shaped rates.
+    fn missed(&mut self, now: SimTime) {
+        self.misses += 1;
+        let ready = self.last_cut.is_none_or(|t| now >= t + self.cut_holdoff);
+        if self.policy != Policy::Fixed && ready {
+            self.scale = (self.scale * self.cut_factor).max(self.min_scale);
+            self.last_cut = Some(now);
+            self.cuts += 1;
         }
     }
 
@@ -245,8 +275,21 @@ impl Scheduler for Shaper {
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.advance(ctx);
         let r = ctx.reqs.get(id);
-        if self.policy == Policy::Pessimistic && r.class == Class::RealTime && self.rt_clients.insert(r.client, ctx.now).is_none() {
-            self.demand_changed();
+        if r.class == Class::RealTime {
+            if let Some(d) = r.deadline {
+                self.rt_deadlines.insert((d, r.seq));
+                if d < ctx.now {
+                    self.settle(ctx.now); // issued already late: it misses now
+                }
+            }
+            if self.policy == Policy::Pessimistic {
+                // A new real-time client declares its demand (one back within rt_idle_ms never withdrew).
+                let declared = !self.rt_clients.contains_key(&r.client);
+                self.rt_clients.entry(r.client).or_insert((0, ctx.now)).0 += 1;
+                if declared {
+                    self.demand_changed();
+                }
+            }
         }
         let i = self.pipes.iter().position(|p| p.class == r.class).expect("a pipe per class");
         if self.pipes[i].gates.is_empty() {
@@ -279,22 +322,31 @@ impl Scheduler for Shaper {
         }
         let mut wake = self.inner.wake_at().into_iter().chain(self.next_token(ctx)).min();
         if self.held > 0 && self.policy == Policy::Pessimistic && self.scale < 1.0 {
-            // A real-time client going quiet raises the rates: look again then.
-            wake = wake.into_iter().chain(self.rt_clients.values().map(|&t| t + self.rt_idle).min()).min();
+            // A real-time client withdrawing raises the rates: look again then.
+            let withdraw = self.rt_clients.values().filter(|c| c.0 == 0).map(|c| c.1 + self.rt_idle).min();
+            wake = wake.into_iter().chain(withdraw).min();
+        }
+        if self.policy != Policy::Fixed {
+            // The next real-time deadline to pass cuts the rates: be there (just after it).
+            let next_miss = self.rt_deadlines.first().map(|&(d, _)| d + SimDuration(1));
+            wake = wake.into_iter().chain(next_miss).min();
         }
         self.wake = wake;
         None
     }
     fn complete(&mut self, id: ReqId, ctx: &SchedCtx) {
+        // A late request has signalled its miss here (advance) or before.
         self.advance(ctx);
         let r = ctx.reqs.get(id);
-        if r.class == Class::RealTime && r.deadline.is_some_and(|d| ctx.now > d) {
-            self.misses += 1;
-            let ready = self.last_cut.is_none_or(|t| ctx.now >= t + self.cut_holdoff);
-            if self.policy != Policy::Fixed && ready {
-                self.scale = (self.scale * self.cut_factor).max(self.min_scale);
-                self.last_cut = Some(ctx.now);
-                self.cuts += 1;
+        if r.class == Class::RealTime {
+            if let Some(d) = r.deadline {
+                self.rt_deadlines.remove(&(d, r.seq));
+            }
+            if let Some(c) = self.rt_clients.get_mut(&r.client) {
+                c.0 = c.0.saturating_sub(1);
+                if c.0 == 0 {
+                    c.1 = ctx.now;
+                }
             }
         }
         self.inner.complete(id, ctx);

@@ -284,17 +284,10 @@ pub const REGISTRY: &[SchedInfo] = &[
         ],
         build: |t| Box::new(mq_deadline::MqDeadline::new(t)) },
     SchedInfo { name: "rr", aliases: &["gsched_rr", "g_rr"], summary: "GEOM_SCHED round robin per client, C-SCAN within, with anticipation",
-        tunables: &[
-            tunable("queue_depth", "requests", 1.0, 1.0, 50.0, "most requests in flight"),
-            tunable("wait_ms", "ms", 0.0, 10.0, 30.0, "anticipation: idle this long for the client in service"),
-            tunable("quantum_ms", "ms", 1.0, 100.0, 500.0, "longest time slice of a client"),
-            tunable("quantum_kb", "KB", 16.0, 8192.0, 65536.0, "most data per slice"),
-            tunable("bypass", "bool", 0.0, 0.0, 1.0, "1 = pass every request straight through"),
-            tunable("w_anticipate", "bool", 0.0, 1.0, 1.0, "anticipate after writes too"),
-        ],
+        tunables: rr::TUNABLES,
         build: |t| Box::new(rr::Rr::new(t)) },
-    SchedInfo { name: "anticipatory", aliases: &["as"], summary: "C-LOOK that idles briefly after a read for the same client's next one",
-        tunables: &[tunable("antic_expire_ms", "ms", 0.0, 6.0, 100.0, "longest wait for the anticipated request; 0 = plain C-LOOK")],
+    SchedInfo { name: "anticipatory", aliases: &["as"], summary: "Linux AS: read and write batches with expiry, C-LOOK within, idling briefly after a read for the same client's next one",
+        tunables: anticipatory::TUNABLES,
         build: |t| Box::new(anticipatory::Anticipatory::new(t)) },
 ];
 

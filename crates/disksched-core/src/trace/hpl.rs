@@ -84,7 +84,12 @@ impl HplState {
         let mut first = true;
         loop {
             line.clear();
-            let n = src.read_until(b'\n', &mut line)?;
+            // Bounded read: a header line that never ends must not be read whole.
+            let room = (MAX_HEADER_BYTES as u64 + 1).saturating_sub(offset);
+            let n = (&mut *src).take(room).read_until(b'\n', &mut line)?;
+            if n == 0 && room == 0 {
+                return Err(HplError::Bad { msg: format!("no end of header within {MAX_HEADER_BYTES} bytes"), fatal: true });
+            }
             if n == 0 {
                 return Err(HplError::Bad { msg: "end of file inside the header (no closing `};` of `disks`)".into(), fatal: true });
             }
@@ -206,5 +211,22 @@ impl HplState {
             think_ns: None,
         });
         Ok(Step::Record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufReader, Read};
+
+    #[test]
+    fn a_header_line_that_never_ends_is_refused_after_the_cap() {
+        // An endless line: reading it whole would never return.
+        let endless = MAGIC.chain(std::io::repeat(b'x'));
+        let mut src = BufReader::new(endless);
+        match HplState::read_header(&mut src) {
+            Err(HplError::Bad { msg, fatal: true }) => assert!(msg.contains("no end of header"), "{msg}"),
+            _ => panic!("expected the header cap"),
+        }
     }
 }

@@ -78,6 +78,9 @@ pub struct TraceInfo {
     pub bad_lines_skipped: u64,
 }
 
+/// Coarsest region: 2^48 blocks (128 PiB), beyond any device's size.
+const MAX_GRANULARITY: u64 = 1 << 48;
+
 /// Distinct blocks touched, as disjoint extents `(device, start) -> end`.
 struct Footprint {
     extents: BTreeMap<(u32, u64), u64>,
@@ -123,8 +126,10 @@ impl Footprint {
     }
 
     /// Double the region size until at most half the extent budget is used.
+    /// Extents of different devices never merge, so with more devices than
+    /// the budget coarsening stops at `MAX_GRANULARITY` (one extent a device).
     fn coarsen(&mut self) {
-        while self.extents.len() > MAX_EXTENTS / 2 {
+        while self.extents.len() > MAX_EXTENTS / 2 && self.granularity < MAX_GRANULARITY {
             self.granularity *= 2;
             let old = std::mem::take(&mut self.extents);
             self.blocks = 0;

@@ -548,7 +548,9 @@ pub fn write_record(format: TraceFormat, r: &TraceRecord, w: &mut impl Write) ->
 pub struct TraceWriter<W: Write> {
     format: TraceFormat,
     w: W,
-    started: bool,
+    /// Records written so far, to name the one a format cannot hold.
+    written: u64,
+    first_time_ns: Option<u64>,
     fio_devices: std::collections::BTreeSet<u32>,
 }
 
@@ -557,19 +559,36 @@ impl<W: Write> TraceWriter<W> {
         if !format.writable() {
             return Err(unwritable(format));
         }
-        Ok(TraceWriter { format, w, started: false, fio_devices: Default::default() })
+        Ok(TraceWriter { format, w, written: 0, first_time_ns: None, fio_devices: Default::default() })
+    }
+
+    /// Refuses a record the format would store wrongly: a byte offset past
+    /// 2^64 (msr, fio, alibaba count bytes), or for msr a time before the first
+    /// record's (its reader counts from the first record and rejects those).
+    fn check(&mut self, r: &TraceRecord) -> Result<()> {
+        let first = *self.first_time_ns.get_or_insert(r.time_ns);
+        let fail = |msg: String| Err(Error::Config { what: format!("{} output, record {}", self.format, self.written + 1), msg });
+        let bytes = matches!(self.format, TraceFormat::Msr | TraceFormat::Fio | TraceFormat::Alibaba);
+        if bytes && r.lbn.checked_add(r.blocks as u64).and_then(|e| e.checked_mul(BLOCK_BYTES)).is_none() {
+            return fail(format!("block {} + {} blocks is past the largest byte offset {} can hold (2^64 bytes)", r.lbn, r.blocks, self.format));
+        }
+        if self.format == TraceFormat::Msr && r.time_ns < first {
+            return fail(format!("time {} ns is before the first record's {} ns; msr times count from the first record", r.time_ns, first));
+        }
+        Ok(())
     }
 
     pub fn write(&mut self, r: &TraceRecord) -> Result<()> {
+        self.check(r)?;
         if self.format == TraceFormat::Fio {
-            if !self.started {
+            if self.written == 0 {
                 writeln!(self.w, "fio version 3 iolog").map_err(write_err)?;
             }
             if self.fio_devices.insert(r.device) {
                 fio::write_file_lines(r, &mut self.w).map_err(write_err)?;
             }
         }
-        self.started = true;
+        self.written += 1;
         write_record(self.format, r, &mut self.w)
     }
 

@@ -7,7 +7,7 @@
 //! `RandomIo` (Ruemmler & Wilkes' observation that most requests are close
 //! to the previous one of the same stream).
 
-use super::{one, check_count, check_nonneg, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
+use super::{one, check_count, check_nonneg, check_range, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
 use crate::error::Result;
 use crate::host::Class;
 use crate::time::SimTime;
@@ -63,7 +63,9 @@ impl Local {
     pub fn new(cfg: LocalConfig, capacity: u64, sector_bytes: u32) -> Result<Local> {
         check_count("workload.clients", cfg.clients, 1, 1_000_000)?;
         check_nonneg("workload.think_time_ms", cfg.think_time_ms)?;
-        check_nonneg("workload.mean_distance_kb", cfg.mean_distance_kb)?;
+        // A mean distance beyond the disk is meaningless (and past f64's range, not a distribution).
+        let disk_kb = capacity as f64 * sector_bytes as f64 / 1024.0;
+        check_range("workload.mean_distance_kb", cfg.mean_distance_kb, 0.0, disk_kb)?;
         let io = RandomIoSampler::new(&cfg.io, capacity, sector_bytes, "workload")?;
         let mean_blocks = cfg.mean_distance_kb * 1024.0 / sector_bytes as f64;
         let dist = match (mean_blocks > 0.0, cfg.distance_dist) {

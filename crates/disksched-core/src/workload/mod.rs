@@ -84,7 +84,8 @@ pub enum WorkloadConfig {
     Trace(replay::ReplayConfig),
     /// The freeblock paper's OLTP foreground: 10 clients, 30 ms think time,
     /// 2:1 reads, exponential sizes (mean 8 KB) in 4 KB multiples, uniform.
-    Oltp,
+    /// Fixed: it takes no fields (a `closed` workload varies them).
+    Oltp(OltpConfig),
     Strided(strided::StridedConfig),
     Local(local::LocalConfig),
     Hotcold(hotcold::HotColdConfig),
@@ -108,7 +109,7 @@ impl WorkloadConfig {
             WorkloadConfig::Closed(c) => Box::new(closed::Closed::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Sequential(c) => Box::new(sequential::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Trace(c) => Box::new(replay::Replay::new(c.clone(), capacity_blocks, base_dir)?),
-            WorkloadConfig::Oltp => Box::new(closed::Closed::new(closed::ClosedConfig::oltp(), capacity_blocks, sector_bytes)?),
+            WorkloadConfig::Oltp(_) => Box::new(closed::Closed::new(closed::ClosedConfig::oltp(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Strided(c) => Box::new(strided::Strided::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Local(c) => Box::new(local::Local::new(c.clone(), capacity_blocks, sector_bytes)?),
             WorkloadConfig::Hotcold(c) => Box::new(hotcold::HotCold::new(c.clone(), capacity_blocks, sector_bytes)?),
@@ -122,6 +123,12 @@ impl WorkloadConfig {
         })
     }
 }
+
+/// `kind = "oltp"` takes no fields; this refuses any (a unit variant would
+/// silently ignore `clients` or `think_time_ms`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OltpConfig {}
 
 /// Request sizes: constant, or exponential rounded up to a multiple.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -267,11 +274,22 @@ pub(crate) fn one() -> u32 {
 }
 
 /// `what` must be a finite number >= 0 (think times, means that may be zero).
+/// A number as a person reads it: plain, or in exponent form when plain
+/// would print hundreds of digits (1e308) or a string of zeros (1e-9).
+pub(crate) fn num(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-3..1e15).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 pub(crate) fn check_nonneg(what: &str, v: f64) -> Result<()> {
     if v >= 0.0 && v.is_finite() {
         Ok(())
     } else {
-        Err(config_err(what, format!("{v} must be >= 0")))
+        Err(config_err(what, format!("{} must be >= 0", num(v))))
     }
 }
 
@@ -280,7 +298,7 @@ pub(crate) fn check_pos(what: &str, v: f64) -> Result<()> {
     if v > 0.0 && v.is_finite() {
         Ok(())
     } else {
-        Err(config_err(what, format!("{v} must be > 0")))
+        Err(config_err(what, format!("{} must be > 0", num(v))))
     }
 }
 
@@ -289,7 +307,7 @@ pub(crate) fn check_range(what: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
     if (lo..=hi).contains(&v) {
         Ok(())
     } else {
-        Err(config_err(what, format!("{v} is out of range [{lo}, {hi}]")))
+        Err(config_err(what, format!("{} is out of range [{}, {}]", num(v), num(lo), num(hi))))
     }
 }
 

@@ -5,7 +5,7 @@
 //! Markov-modulated Poisson process used for bursty traffic). The run starts
 //! at the beginning of an on period. Sizes and addresses as `RandomIo`.
 
-use super::{check_pos, Generator, IoSpec, RandomIo, RandomIoSampler, SimRng};
+use super::{check_range, Generator, IoSpec, RandomIo, RandomIoSampler, SimRng};
 use crate::error::Result;
 use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
 use rand_distr::{Distribution, Exp};
@@ -22,6 +22,10 @@ pub struct OnOffConfig {
     pub io: RandomIo,
 }
 
+/// Bounds of `mean_on_ms` and `mean_off_ms`, ms.
+const MIN_PERIOD_MS: f64 = 1e-3;
+const MAX_PERIOD_MS: f64 = 1e9;
+
 pub struct OnOff {
     io: RandomIoSampler,
     gap_ns: Exp<f64>,
@@ -33,9 +37,19 @@ pub struct OnOff {
 
 impl OnOff {
     pub fn new(cfg: OnOffConfig, capacity: u64, sector_bytes: u32) -> Result<OnOff> {
-        check_pos("workload.on_rate_per_s", cfg.on_rate_per_s)?;
-        check_pos("workload.mean_on_ms", cfg.mean_on_ms)?;
-        check_pos("workload.mean_off_ms", cfg.mean_off_ms)?;
+        // Periods from 1 us to about 11.6 days: shorter on periods hold almost
+        // no arrival (each arrival would cost millions of empty periods), longer
+        // ones overflow the nanosecond clock.
+        check_range("workload.on_rate_per_s", cfg.on_rate_per_s, 1e-6, 1e9)?;
+        check_range("workload.mean_on_ms", cfg.mean_on_ms, MIN_PERIOD_MS, MAX_PERIOD_MS)?;
+        check_range("workload.mean_off_ms", cfg.mean_off_ms, MIN_PERIOD_MS, MAX_PERIOD_MS)?;
+        // Each arrival is searched for period by period: bound the periods per arrival.
+        let per_period = cfg.on_rate_per_s * cfg.mean_on_ms / 1e3;
+        if per_period < 1e-6 {
+            return Err(crate::error::config_err("workload.mean_on_ms", format!(
+                "{} ms on periods at {} requests/s hold {per_period:.1e} arrivals on average; at least 1e-6 expected \
+                 (a longer on period or a higher on_rate_per_s)", super::num(cfg.mean_on_ms), super::num(cfg.on_rate_per_s))));
+        }
         let io = RandomIoSampler::new(&cfg.io, capacity, sector_bytes, "workload")?;
         let rate = |mean_ns: f64| Exp::new(1.0 / mean_ns).expect("positive rate");
         Ok(OnOff {

@@ -190,9 +190,10 @@ impl Replay {
         let blocks = rec.blocks as u64;
         let room = self.capacity.saturating_sub(blocks);
         let lbn = match self.cfg.map {
-            AddressMap::None => Some(rec.lbn).filter(|&l| l + blocks <= self.capacity),
-            AddressMap::Offset => Some(rec.lbn + self.cfg.offset_blocks).filter(|&l| l + blocks <= self.capacity),
-            AddressMap::Modulo => Some((rec.lbn + self.cfg.offset_blocks) % (room + 1)),
+            // Checked: a block number near 2^64 must be refused, not wrapped onto the disk.
+            AddressMap::None => Some(rec.lbn).filter(|&l| l.checked_add(blocks).is_some_and(|e| e <= self.capacity)),
+            AddressMap::Offset => rec.lbn.checked_add(self.cfg.offset_blocks).filter(|&l| l.checked_add(blocks).is_some_and(|e| e <= self.capacity)),
+            AddressMap::Modulo => Some(((rec.lbn as u128 + self.cfg.offset_blocks as u128) % (room as u128 + 1)) as u64),
             AddressMap::Scale => {
                 let src = self.cfg.source_blocks.unwrap() as u128;
                 Some(((rec.lbn as u128 * (room as u128 + 1) / src) as u64).min(room))

@@ -4,8 +4,13 @@
 //! sequentially. Request k is due at `start_ms` + k x period and is issued
 //! then, or when request k-1 completes if that is later: one request in
 //! flight, and a stream that has fallen behind reads back to back to catch
-//! up. Each request's deadline is the end of its period, `start_ms` + (k+1) x
-//! period, so a stream behind its schedule misses until it has caught up.
+//! up. Each request's deadline is the end of its period plus the client's
+//! playout buffer of `buffer_periods` periods, `start_ms` + (k+1+buffer) x
+//! period: the data a player holds lets a request finish that much late
+//! before playback stalls. The default, one period, is classic double
+//! buffering (one buffer plays while the other fills); 0 is no slack. A
+//! stream behind its schedule (by more than its buffer) misses until it has
+//! caught up.
 //! No request is due at or after `stop_ms`. Stream 0 starts at `start_lbn` if
 //! given, the others at random request-aligned blocks; a stream wraps to
 //! block 0 at the end of the disk.
@@ -35,6 +40,13 @@ pub struct StreamConfig {
     /// When they stop (no request is due at or after it), ms; never if absent.
     #[serde(default)]
     pub stop_ms: Option<f64>,
+    /// Playout buffer, in periods: each deadline's slack (0 to 1000; default 1, double buffering).
+    #[serde(default = "default_buffer_periods")]
+    pub buffer_periods: f64,
+}
+
+fn default_buffer_periods() -> f64 {
+    1.0
 }
 
 pub struct Stream {
@@ -42,6 +54,7 @@ pub struct Stream {
     capacity: u64,
     blocks: u64,
     period_ns: u64,
+    slack_ns: u64,
     start: SimTime,
     stop: Option<SimTime>,
     next_lbn: Vec<u64>,
@@ -58,6 +71,9 @@ impl Stream {
         if let Some(s) = cfg.stop_ms.filter(|&s| !(s > cfg.start_ms && s.is_finite())) {
             return Err(config_err("workload.stop_ms", format!("{s} must be after start_ms ({})", cfg.start_ms)));
         }
+        if !(0.0..=1000.0).contains(&cfg.buffer_periods) {
+            return Err(config_err("workload.buffer_periods", format!("{} is out of range [0, 1000]", cfg.buffer_periods)));
+        }
         if let Some(s) = cfg.start_lbn.filter(|&s| s + blocks > capacity) {
             return Err(config_err("workload.start_lbn", format!("{s} is out of range [0, {}]", capacity - blocks)));
         }
@@ -69,6 +85,7 @@ impl Stream {
             capacity,
             blocks,
             period_ns: period_ns.round() as u64,
+            slack_ns: (period_ns.round() * cfg.buffer_periods).round() as u64,
             start: SimTime::ZERO + SimDuration::from_ms(cfg.start_ms),
             stop: cfg.stop_ms.map(|s| SimTime::ZERO + SimDuration::from_ms(s)),
             next_lbn: vec![],
@@ -100,7 +117,7 @@ impl Generator for Stream {
             self.next_lbn[c] = 0;
         }
         self.next_k[c] += 1;
-        let deadline = Some(self.due(self.next_k[c]));
+        let deadline = Some(self.due(self.next_k[c]) + SimDuration(self.slack_ns));
         let io = IoSpec { lbn: self.next_lbn[c], blocks: self.blocks as u32, is_write: self.cfg.write, class: Class::BestEffort, deadline, range: None, flow: None };
         self.next_lbn[c] += self.blocks;
         Some((io, None))

@@ -90,7 +90,11 @@ struct Parser {
     dir: PathBuf,
     /// Line of the last token, for "unexpected end of file".
     last_line: usize,
+    /// `source` includes above this file.
     depth: usize,
+    /// Lists, blocks and topology nodes open at this point: bounded so that a
+    /// hostile file cannot overflow the stack.
+    nest: usize,
 }
 
 fn lex(text: &str) -> Vec<(Tok, usize)> {
@@ -137,9 +141,18 @@ pub fn parse_file(path: &Path) -> Result<ParamFile> {
 }
 
 const MAX_DEPTH: usize = 16;
+/// Deepest nesting of `[`, blocks and topology nodes; DiskSim's files use 4.
+const MAX_NEST: usize = 64;
 
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::File { path: path.display().to_string(), msg: e.to_string() })
+    let file_err = |msg: String| Error::File { path: path.display().to_string(), msg };
+    let bytes = std::fs::read(path).map_err(|e| file_err(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        file_err(format!("line {line}, column {col}: not valid UTF-8 text (a DiskSim parameter file is plain text)"))
+    })
 }
 
 fn parse_file_at(path: &Path, depth: usize) -> Result<ParamFile> {
@@ -167,7 +180,19 @@ impl Parser {
             dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
             last_line: text.lines().count().max(1),
             depth,
+            nest: 0,
         }
+    }
+
+    /// Runs `f` one nesting level deeper, refusing past `MAX_NEST`.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Parser) -> Result<T>) -> Result<T> {
+        if self.nest >= MAX_NEST {
+            return Err(self.loc().err(format!("`[`, blocks or topology nested more than {MAX_NEST} deep")));
+        }
+        self.nest += 1;
+        let r = f(self);
+        self.nest -= 1;
+        r
     }
 
     fn loc(&self) -> Loc {
@@ -280,7 +305,7 @@ impl Parser {
                 }
                 Some(Tok::Comma) => self.pos += 1,
                 None => return Err(self.loc().err(format!("unclosed `[` of topology node {name} (line {})", loc.line))),
-                _ => children.push(self.topo_node()?),
+                _ => children.push(self.nested(Parser::topo_node)?),
             }
         }
         Ok(TopoNode { type_name, name, children, loc })
@@ -355,7 +380,7 @@ impl Parser {
     fn value(&mut self) -> Result<Node> {
         let loc = self.loc();
         match self.peek().cloned() {
-            Some(Tok::LBracket) => Ok(Node { value: Value::List(self.list()?), loc }),
+            Some(Tok::LBracket) => Ok(Node { value: Value::List(self.nested(Parser::list)?), loc }),
             Some(Tok::Word(w)) => {
                 let next = self.peek2().cloned();
                 if w == "source" && matches!(next, Some(Tok::Word(_))) {
@@ -372,7 +397,7 @@ impl Parser {
                 }
                 let named_block = matches!(next, Some(Tok::Word(_))) && matches!(self.toks.get(self.pos + 2).map(|t| &t.0), Some(Tok::LBrace));
                 if next == Some(Tok::LBrace) || named_block {
-                    return Ok(Node { value: Value::Block(self.block_header_and_body()?), loc });
+                    return Ok(Node { value: Value::Block(self.nested(Parser::block_header_and_body)?), loc });
                 }
                 self.pos += 1;
                 Ok(Node { value: Value::Word(w), loc })
