@@ -342,10 +342,10 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
                 r = rep.judge_saved(nm, saved, claims)
                 cmd = saved.get("command", f"disksched reproduce {nm}")
             else:
+                commit = _source_commit()  # before the run: the code it ran
                 r = rep.reproduce(nm, out, quick, n, claims, lambda m: err_console.print(m, highlight=False))
                 cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
                        + (f" --seeds {n}" if seeds is not None else "") + f" --out {out}")
-                commit = _source_commit()
                 if commit:
                     cmd += f"` at commit `{commit}"
         except ClaimsError as e:
