@@ -275,7 +275,10 @@ def markdown(rep: Report, command: str) -> str:
              f"{rep.elapsed_s:.0f} s). Do not edit: rerun the command. Every number below is the mean over the "
              f"seeds with its 95% Student-t confidence interval in brackets (none with one seed); a claim "
              f"*holds* when its whole interval passes the check, *fails* when none of it does, and is "
-             f"*unclear* otherwise. *Stated* claims are the ones the project states as reproduced: "
+             f"*unclear* otherwise"
+             + (f" (with {rep.seeds} seeds the interval is the mean +- {T975[rep.seeds - 2]} standard errors)"
+                if 2 <= rep.seeds <= len(T975) + 1 else "") + ". "
+             f"*Stated* claims are the ones the project states as reproduced: "
              f"`--check` fails the run when one of them does not hold.", ""]
     if rep.meta.get("citation"):
         lines += [f"Paper: {rep.meta['citation']}", ""]
