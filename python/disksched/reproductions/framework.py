@@ -32,7 +32,10 @@ from __future__ import annotations
 
 import math
 import time
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
