@@ -258,17 +258,24 @@ fn read_ahead_modes_stop_where_disksim_says() {
 
 #[test]
 fn read_ahead_over_the_requested_data_loses_it() {
-    // A 300-block segment, read-ahead until it is full (mode 3). After a miss
-    // on 0..10 and a long pause: kept, the request and 290 blocks of
-    // read-ahead (0..300) are buffered; replaceable, a segment's worth beyond
-    // it (10..310) and the request is gone, so re-reading it misses.
-    let after_miss = |over: bool, lbn: u64| {
-        let mut d = drive(&format!("{CACHE}continuous_read = 3\nread_ahead_over_requested = {over}"));
+    // A 300-block segment, read-ahead up to DiskSim's limit (mode 3). With no
+    // maximum the limit is a segment's worth from the request's start (kept:
+    // 0..300 buffered after a miss on 0..10 and a long pause) or from its
+    // end (over requested: 10..310, the window slid past the request, so
+    // re-reading it misses).
+    let after_miss = |over: bool, max: u32, lbn: u64| {
+        let c = CACHE.replace("read_ahead_max_blocks = 300", &format!("read_ahead_max_blocks = {max}"));
+        let mut d = drive(&format!("{c}continuous_read = 3\nread_ahead_over_requested = {over}"));
         d.serve(SimTime(0), 0, 10, false);
         d.serve(SimTime(100_000_000), lbn, 10, false).media_start.0 == 0
     };
-    assert!(after_miss(false, 0) && !after_miss(false, 300));
-    assert!(!after_miss(true, 0) && after_miss(true, 300));
+    assert!(after_miss(false, 0, 0) && !after_miss(false, 0, 300));
+    assert!(!after_miss(true, 0, 0) && after_miss(true, 0, 300));
+    // With a maximum the limit is the request's end + the maximum either way
+    // (DiskSim: the flag then changes nothing): 10..310.
+    for over in [false, true] {
+        assert!(!after_miss(over, 300, 0) && after_miss(over, 300, 300));
+    }
 }
 
 #[test]
