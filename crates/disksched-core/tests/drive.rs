@@ -241,19 +241,20 @@ fn read_ahead_modes_stop_where_disksim_says() {
     assert_eq!(crosses_track_hit(3), (true, true));
     // Mode 4 without a preceding read of the track before: as mode 1.
     assert_eq!(crosses_track_hit(4), (true, false));
-    // Mode 4 continuing a read of the track before (track 0 -> track 1):
-    // to the end of the following track (track 2, LBN 300).
+    // Mode 4 (DiskSim): one track further when the segment's data already
+    // begins before the track holding the block after the request. A miss
+    // on 95..105 crossed into track 1: read ahead to the end of track 2 (300).
     let mut d = drive(&format!("{CACHE}continuous_read = 4"));
-    d.serve(SimTime(0), 50, 10, false);
-    d.serve(SimTime(100_000_000), 1500, 10, false); // elsewhere: the stream test looks at the last read only
-    d.serve(SimTime(200_000_000), 150, 10, false);
-    let s = d.serve(SimTime(300_000_000), 250, 10, false);
-    assert!(!s.cache_hit, "the last read was not on the track before");
+    d.serve(SimTime(0), 95, 10, false);
+    let s = d.serve(SimTime(100_000_000), 250, 10, false);
+    assert!(s.cache_hit && s.media_start.0 == 0, "{s:?}");
+    // A miss on 150..160 after one on 50..60 (the track before, but another
+    // segment): its segment begins on track 1, so only to the end of track 1.
     let mut d = drive(&format!("{CACHE}continuous_read = 4"));
     d.serve(SimTime(0), 50, 10, false);
     d.serve(SimTime(100_000_000), 150, 10, false);
-    let s = d.serve(SimTime(200_000_000), 250, 10, false);
-    assert!(s.cache_hit && s.media_start.0 == 0, "{s:?}");
+    assert!(d.serve(SimTime(200_000_000), 190, 10, false).media_start.0 == 0);
+    assert!(!d.serve(SimTime(300_000_000), 250, 10, false).cache_hit);
 }
 
 #[test]

@@ -442,7 +442,7 @@ impl Drive {
         }
         let segment = self.cache.allocate(lo, end, false);
         // Drives that read ahead only for a detected stream do so once a read continues the last one.
-        let max_ra = if self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end) } else { 0 };
+        let max_ra = if self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo) } else { 0 };
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment,
@@ -488,15 +488,15 @@ impl Drive {
     /// the heads are on after the request (the one holding the block after
     /// it, so a read ending at a track end reads the next track), 2 of its
     /// cylinder, 3 up to the limit, 4 to the end of the following
-    /// track when the read continues one that reached the track before
-    /// (else as 1; "the track before" is taken as the same number of blocks
-    /// back); 0 the maximum read-ahead flat. Modes 1-3 stop at DiskSim's
-    /// limit: the request's end + Maximum read-ahead, or with no maximum a
-    /// segment's worth from the request's start (its data kept) or end
-    /// (`read_ahead_over_requested`); the segment's window slides, so a
-    /// request as large as the segment still reads ahead. Mode 4 stays
-    /// within the segment's room and the maximum; then at least the minimum.
-    fn readahead_blocks(&self, lbn: u64, end: u64) -> u32 {
+    /// track
+    /// when the segment (from `seg_lo`) already reaches back before the track
+    /// holding the block after the request (else as 1); 0 the maximum
+    /// read-ahead flat. Modes 1-3 stop at DiskSim's limit: the request's end
+    /// + Maximum read-ahead, or with no maximum a segment's worth from the
+    /// request's start (its data kept) or end (`read_ahead_over_requested`).
+    /// The segment's window slides, so a request as large as the segment
+    /// still reads ahead, up to a segment beyond its end; then at least the minimum.
+    fn readahead_blocks(&self, lbn: u64, end: u64, seg_lo: u64) -> u32 {
         let (layout, spec) = (&self.model.layout, &self.model.spec.controller);
         let cap = layout.capacity();
         if end >= cap {
@@ -524,15 +524,12 @@ impl Drive {
             }
             3 => limit,
             4 => {
+                // DiskSim: the end of the track holding the block after the
+                // request, and one track further when the segment's data
+                // already begins before that track (a stream, or a read that
+                // crossed into it). No maximum; the window bounds it below.
                 let here = track_end(next);
-                let track_first = track(lbn).0;
-                let streaming = self.last_read_end.is_some_and(|e| e <= lbn && e + (here - track_first) > track_first);
-                let to = if streaming && here < cap { track_end(here) } else { here };
-                // The segment holds the request and its read-ahead, or (when
-                // the read-ahead may replace the data just returned) a
-                // segment's worth beyond the request.
-                let room = (if spec.read_ahead_over_requested { end } else { lbn } + seg).max(end);
-                to.min(room).min(cap).saturating_sub(end).clamp(min.min(max), max) + end
+                if seg_lo < track(next).0 && here < cap { track_end(here) } else { here }
             }
             _ => track_end(next).min(limit),
         };
@@ -572,7 +569,8 @@ impl Drive {
         if let Some((i, n)) = self.cache.lookup(lbn, end, spec.read_hits_on_write_data) {
             if n == blocks as u64 {
                 self.cache.touch(i);
-                let want = end + self.readahead_blocks(lbn, end) as u64;
+                let seg_lo = self.cache.segments[i].map_or(lbn, |s| s.lo);
+                let want = end + self.readahead_blocks(lbn, end, seg_lo) as u64;
                 if spec.continuous_read > 0 {
                     match self.readahead {
                         // A hit extends a read-ahead still running on its segment.
@@ -634,7 +632,7 @@ impl Drive {
         // before the media reaches them is rare with one command at a time).
         self.cache.extend(ra.segment, end);
         self.cache.touch(ra.segment);
-        let max_ra = self.readahead_blocks(lbn, end);
+        let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo));
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0,
