@@ -330,7 +330,8 @@ impl Drive {
         let mut svc = self.serve_access(now, lbn, blocks, is_write);
         self.state.head.next_lbn = Some(lbn + blocks as u64);
         let ctl = &self.model.controller;
-        let extra = ctl.completion_ns[is_write as usize] + if svc.media_start.0 > 0 { ctl.reselect_ns[is_write as usize] } else { 0 };
+        let reselected = svc.media_start.0 > 0 && !svc.cache_hit;
+        let extra = ctl.completion_ns[is_write as usize] + if reselected { ctl.reselect_ns[is_write as usize] } else { 0 };
         svc.done.0 += extra;
         svc.bus_wait_ns += extra;
         svc
@@ -429,7 +430,10 @@ impl Drive {
         let start = (now.0 + miss_ns).max(mech_free);
         let first = lbn + cached as u64;
         let a = model.media_access(from, start, None, first, blocks - cached, false, &mut self.pieces);
-        let done = model.read_bus_done(&a, blocks - cached).max(now.0 + overhead_ns + bus_total);
+        // A partial hit stays connected and sends each further block as it is
+        // read (no disconnect, so no water mark and no reselect); a miss
+        // reconnects once the water mark's share is in.
+        let done = if cached > 0 { a.sent_by } else { model.read_bus_done(&a, blocks) }.max(now.0 + overhead_ns + bus_total);
         // The segment: this request, plus the sectors that passed while waiting for it.
         let mut lo = lbn;
         if spec.read_any_free_blocks && cached == 0 {
