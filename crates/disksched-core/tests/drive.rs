@@ -422,3 +422,20 @@ fn a_partial_hit_takes_the_hit_overhead_and_stays_connected() {
     let s = d.serve(SimTime(53_000_000), 35, 10, false);
     assert!(s.cache_hit && close(ms(&s), 59.0), "{s:?}");
 }
+
+#[test]
+fn a_stream_detecting_drive_reads_ahead_only_for_a_read_that_continues_the_last() {
+    // `read_ahead_when = "stream"`: the miss on 10..20 starts no read-ahead,
+    // so 20..30 misses at 50 ms (from 50.2, sector 20 at 52.0 .. 53.0); that
+    // read continues the last one, so it reads ahead and 30..40 hits.
+    let mut d = drive(&format!("{RA20}read_ahead_when = \"stream\""));
+    d.serve(SimTime(0), 10, 10, false);
+    let s = d.serve(SimTime(50_000_000), 20, 10, false);
+    assert!(!s.cache_hit && close(ms(&s), 53.0), "{s:?}");
+    let s = d.serve(SimTime(60_000_000), 30, 10, false);
+    assert!(s.cache_hit && close(ms(&s), 60.3), "{s:?}");
+    // The default reads ahead after every read: 20..30 is a hit.
+    let mut d = drive(RA20);
+    d.serve(SimTime(0), 10, 10, false);
+    assert!(close(ms(&d.serve(SimTime(50_000_000), 20, 10, false)), 50.3));
+}
