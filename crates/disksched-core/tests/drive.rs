@@ -241,34 +241,42 @@ fn read_ahead_modes_stop_where_disksim_says() {
     assert_eq!(crosses_track_hit(3), (true, true));
     // Mode 4 without a preceding read of the track before: as mode 1.
     assert_eq!(crosses_track_hit(4), (true, false));
-    // Mode 4 continuing a read of the track before (track 0 -> track 1):
-    // to the end of the following track (track 2, LBN 300).
+    // Mode 4 (DiskSim): one track further when the segment's data already
+    // begins before the track holding the block after the request. A miss
+    // on 95..105 crossed into track 1: read ahead to the end of track 2 (300).
     let mut d = drive(&format!("{CACHE}continuous_read = 4"));
-    d.serve(SimTime(0), 50, 10, false);
-    d.serve(SimTime(100_000_000), 1500, 10, false); // elsewhere: the stream test looks at the last read only
-    d.serve(SimTime(200_000_000), 150, 10, false);
-    let s = d.serve(SimTime(300_000_000), 250, 10, false);
-    assert!(!s.cache_hit, "the last read was not on the track before");
+    d.serve(SimTime(0), 95, 10, false);
+    let s = d.serve(SimTime(100_000_000), 250, 10, false);
+    assert!(s.cache_hit && s.media_start.0 == 0, "{s:?}");
+    // A miss on 150..160 after one on 50..60 (the track before, but another
+    // segment): its segment begins on track 1, so only to the end of track 1.
     let mut d = drive(&format!("{CACHE}continuous_read = 4"));
     d.serve(SimTime(0), 50, 10, false);
     d.serve(SimTime(100_000_000), 150, 10, false);
-    let s = d.serve(SimTime(200_000_000), 250, 10, false);
-    assert!(s.cache_hit && s.media_start.0 == 0, "{s:?}");
+    assert!(d.serve(SimTime(200_000_000), 190, 10, false).media_start.0 == 0);
+    assert!(!d.serve(SimTime(300_000_000), 250, 10, false).cache_hit);
 }
 
 #[test]
 fn read_ahead_over_the_requested_data_loses_it() {
-    // A 300-block segment, read-ahead until it is full (mode 3). After a miss
-    // on 0..10 and a long pause: kept, the request and 290 blocks of
-    // read-ahead (0..300) are buffered; replaceable, a segment's worth beyond
-    // it (10..310) and the request is gone, so re-reading it misses.
-    let after_miss = |over: bool, lbn: u64| {
-        let mut d = drive(&format!("{CACHE}continuous_read = 3\nread_ahead_over_requested = {over}"));
+    // A 300-block segment, read-ahead up to DiskSim's limit (mode 3). With no
+    // maximum the limit is a segment's worth from the request's start (kept:
+    // 0..300 buffered after a miss on 0..10 and a long pause) or from its
+    // end (over requested: 10..310, the window slid past the request, so
+    // re-reading it misses).
+    let after_miss = |over: bool, max: u32, lbn: u64| {
+        let c = CACHE.replace("read_ahead_max_blocks = 300", &format!("read_ahead_max_blocks = {max}"));
+        let mut d = drive(&format!("{c}continuous_read = 3\nread_ahead_over_requested = {over}"));
         d.serve(SimTime(0), 0, 10, false);
         d.serve(SimTime(100_000_000), lbn, 10, false).media_start.0 == 0
     };
-    assert!(after_miss(false, 0) && !after_miss(false, 300));
-    assert!(!after_miss(true, 0) && after_miss(true, 300));
+    assert!(after_miss(false, 0, 0) && !after_miss(false, 0, 300));
+    assert!(!after_miss(true, 0, 0) && after_miss(true, 0, 300));
+    // With a maximum the limit is the request's end + the maximum either way
+    // (DiskSim: the flag then changes nothing): 10..310.
+    for over in [false, true] {
+        assert!(!after_miss(over, 300, 0) && after_miss(over, 300, 300));
+    }
 }
 
 #[test]
@@ -294,4 +302,140 @@ fn write_back_reports_once_the_data_is_buffered_and_reads_hit_it() {
     let mut d = drive(&c.replace("read_hits_on_write_data = true", "read_hits_on_write_data = false"));
     d.serve(SimTime(0), 500, 8, true);
     assert!(!d.serve(SimTime(50_000_000), 500, 8, false).cache_hit);
+}
+
+#[test]
+fn a_read_crossing_a_track_never_sends_a_block_before_the_head_has_read_it() {
+    // Bus 0.2 ms a sector, twice the media's time. LBNs 90..110: sectors
+    // 90..99 of surface 0 (9.0 .. 10.0 ms), a head switch, and sector 0 of
+    // surface 1 comes round at 20.0: LBNs 100..109 pass 20.0 .. 21.0. The
+    // bus may send the first ten early, but block 100 only once read
+    // (20.1), and each later one 0.2 ms after the one before: 20.1 + 10 x
+    // 0.2 = 22.1 (not 9.1 + 20 x 0.2 = 13.1, nor the media's end + one
+    // block, 21.2). No block goes before it passed under the head.
+    let s = drive("bus_sector_ms = 0.2").serve(SimTime(0), 90, 20, false);
+    assert!(close(ms(&s), 22.1), "{}", ms(&s));
+    // Across a cylinder: LBN 190 is sector 90 of surface 1 (a head switch,
+    // 9.0 .. 10.0), then cylinder 1 (a 1 ms seek), whose sector 0 passes at
+    // 20.0: the same 22.1.
+    let s = drive("bus_sector_ms = 0.2").serve(SimTime(0), 190, 20, false);
+    assert!(close(ms(&s), 22.1), "{}", ms(&s));
+    // A bus faster than the media: the last block (read by 21.0) plus its own transfer.
+    let s = drive("bus_sector_ms = 0.05").serve(SimTime(0), 90, 20, false);
+    assert!(close(ms(&s), 21.05), "{}", ms(&s));
+    // Every block of every such read, against the layout: block k of LBN
+    // 90 + k is under the head from its sector's time (track 0: 9.0 + 0.1 k;
+    // track 1: 20.0 + 0.1 (k - 10)), so a read of n blocks cannot finish
+    // before the last one has passed plus one bus transfer.
+    for n in 11..=20u64 {
+        for bus in [0.05, 0.1, 0.2, 0.3] {
+            let s = drive(&format!("bus_sector_ms = {bus}")).serve(SimTime(0), 90, n as u32, false);
+            let last_read = 20.0 + 0.1 * (n - 10) as f64;
+            assert!(ms(&s) >= last_read + bus - 1e-6, "{n} blocks, bus {bus}: {} < {}", ms(&s), last_read + bus);
+        }
+    }
+}
+
+/// Read-ahead up to 20 blocks past each request (mode 3); miss overhead
+/// 0.2 ms, hit overhead 0.3, no bus time. A miss on 10..20 at t = 0 reads
+/// 1.0 .. 2.0 ms (sector 10 after the 0.2 ms overhead), then the read-ahead
+/// reads 20..40 until 4.0 and stops.
+const RA20: &str = "caching_enabled = true\ncache_segments = 4\nsegment_size_blocks = 300\nread_ahead_max_blocks = 20\n\
+                    continuous_read = 3\nread_overhead_after_read_ms = 0.2\nread_hit_overhead_after_read_ms = 0.3\n";
+
+#[test]
+fn a_stopped_read_ahead_restarts_with_its_own_positioning_only_on_idle_hit() {
+    for idle_hit in [false, true] {
+        let mut d = drive(&format!("{RA20}read_ahead_on_idle_hit = {idle_hit}"));
+        assert!(close(ms(&d.serve(SimTime(0), 10, 10, false)), 2.0));
+        // A whole hit at 50 ms: 0.3 ms overhead. With the flag it restarts
+        // the read-ahead from the segment's end (LBN 40) after the miss
+        // overhead (50.2, sector 2 under the head): sector 40 comes round at
+        // 54.0, and 40..60 are read 54.0 .. 56.0.
+        let s = d.serve(SimTime(50_000_000), 30, 10, false);
+        assert!(s.cache_hit && close(ms(&s), 50.3), "{s:?}");
+        // At 60 ms LBNs 40..50 are buffered if (and only if) it restarted; a
+        // miss starts at 60.2 and reads sector 40 at 64.0 .. 65.0.
+        let s = d.serve(SimTime(60_000_000), 40, 10, false);
+        if idle_hit {
+            assert!(s.cache_hit && close(ms(&s), 60.3), "{s:?}");
+        } else {
+            assert!(!s.cache_hit && close(ms(&s), 65.0), "{s:?}");
+        }
+    }
+    // The restart is not a free continuation of the stopped read-ahead
+    // (which would have had 40..45 in the buffer at 5.0 ms, a hit at
+    // 51.3): a read of 40..45 at 51.0 joins the restarted read-ahead and
+    // waits for the heads to read it, 54.0 .. 54.5.
+    let mut d = drive(&format!("{RA20}read_ahead_on_idle_hit = true"));
+    d.serve(SimTime(0), 10, 10, false);
+    d.serve(SimTime(50_000_000), 30, 10, false);
+    let s = d.serve(SimTime(51_000_000), 40, 5, false);
+    assert!(close(ms(&s), 54.5), "{s:?}");
+    // A hit while the read-ahead still runs extends it (no flag needed): a
+    // miss on 10..20, then at 3.0 ms (read-ahead at LBN 30) a hit on 20..30
+    // raises its limit to 30 + 20 = 50, so 40..50 are buffered by 5.0.
+    let mut d = drive(RA20);
+    d.serve(SimTime(0), 10, 10, false);
+    assert!(d.serve(SimTime(3_000_000), 20, 10, false).cache_hit);
+    let s = d.serve(SimTime(50_000_000), 40, 10, false);
+    assert!(s.cache_hit && close(ms(&s), 50.3), "{s:?}");
+}
+
+#[test]
+fn read_ahead_over_requested_minus_one_drops_the_data_once_sent() {
+    // DiskSim's -1 (st41601n): a read's own blocks leave the segment once
+    // sent; read-ahead data still hits, and is dropped in turn once read.
+    for drops in [false, true] {
+        let c = format!("{RA20}read_ahead_drops_request = {drops}");
+        // Re-reading the miss at 50 ms: a miss from 50.2, sector 10 at 51.0 .. 52.0.
+        let mut d = drive(&c);
+        d.serve(SimTime(0), 10, 10, false);
+        let s = d.serve(SimTime(50_000_000), 10, 10, false);
+        assert_eq!(close(ms(&s), 52.0), drops, "{s:?}");
+        assert_eq!(close(ms(&s), 50.3), !drops, "{s:?}");
+        // The read-ahead's 20..30: a hit either way; read again at 60 ms it
+        // misses with -1 (60.2, sector 20 at 62.0 .. 63.0).
+        let mut d = drive(&c);
+        d.serve(SimTime(0), 10, 10, false);
+        assert!(close(ms(&d.serve(SimTime(50_000_000), 20, 10, false)), 50.3));
+        let s = d.serve(SimTime(60_000_000), 20, 10, false);
+        assert!(close(ms(&s), if drops { 63.0 } else { 60.3 }), "{s:?}");
+    }
+}
+
+#[test]
+fn a_partial_hit_takes_the_hit_overhead_and_stays_connected() {
+    // Miss overhead 0.2, hit overhead 1.0, reselect 0.15, bus 0.5 ms a
+    // sector. After the miss on 10..20 the read-ahead holds 20..40 (by 4.0).
+    // At 53.0 a read of 35..45: its five cached blocks go out after the hit
+    // overhead, 54.0 .. 56.5; the mechanism starts after the miss overhead
+    // (53.2) and reads 40..45 from sector 40 at 54.0 (54.1 .. 54.5 buffered),
+    // so the bus never waits: 54.0 + 10 x 0.5 = 59.0, and no reselect (it
+    // never disconnected). With the miss overhead it would be 58.2.
+    let c = "caching_enabled = true\ncache_segments = 4\nsegment_size_blocks = 300\nread_ahead_max_blocks = 20\n\
+             continuous_read = 3\nread_overhead_after_read_ms = 0.2\nread_hit_overhead_after_read_ms = 1.0\n\
+             first_reselect_overhead_ms = 0.15\nbus_sector_ms = 0.5";
+    let mut d = drive(c);
+    // The miss itself: 1.0 .. 2.0 on the media, data from 1.1, 10 x 0.5 -> 6.1, + reselect.
+    assert!(close(ms(&d.serve(SimTime(0), 10, 10, false)), 6.25));
+    let s = d.serve(SimTime(53_000_000), 35, 10, false);
+    assert!(s.cache_hit && close(ms(&s), 59.0), "{s:?}");
+}
+
+#[test]
+fn a_stream_detecting_drive_reads_ahead_only_for_a_read_that_continues_the_last() {
+    // `read_ahead_when = "stream"`: the miss on 10..20 starts no read-ahead,
+    // so 20..30 misses at 50 ms (from 50.2, sector 20 at 52.0 .. 53.0); that
+    // read continues the last one, so it reads ahead and 30..40 hits.
+    let mut d = drive(&format!("{RA20}read_ahead_when = \"stream\""));
+    d.serve(SimTime(0), 10, 10, false);
+    let s = d.serve(SimTime(50_000_000), 20, 10, false);
+    assert!(!s.cache_hit && close(ms(&s), 53.0), "{s:?}");
+    let s = d.serve(SimTime(60_000_000), 30, 10, false);
+    assert!(s.cache_hit && close(ms(&s), 60.3), "{s:?}");
+    // The default reads ahead after every read: 20..30 is a hit.
+    let mut d = drive(RA20);
+    d.serve(SimTime(0), 10, 10, false);
+    assert!(close(ms(&d.serve(SimTime(50_000_000), 20, 10, false)), 50.3));
 }

@@ -13,6 +13,7 @@
 use crate::disk::cache::Cache;
 use crate::disk::layout::TrackPiece;
 use crate::disk::mechanics::{sector_phase, REV};
+use crate::disk::spec::ReadAheadWhen;
 use crate::disk::{DiskModel, HeadState};
 use crate::time::{SimDuration, SimTime};
 use std::sync::Arc;
@@ -147,6 +148,10 @@ pub struct MediaAccess {
     pub media_end: u64,
     /// A read's high-water-mark block has passed (its data may go out).
     pub mark_at: u64,
+    /// A read: when its last block could have crossed the bus, each block
+    /// sent once read and once the one before it has gone (the start of
+    /// the data phase, `mark_at`, comes on top: `read_bus_done`).
+    pub sent_by: u64,
     /// Where the heads end up.
     pub cylinder: u32,
     pub head: u32,
@@ -163,6 +168,14 @@ impl DiskModel {
     #[allow(clippy::too_many_arguments)]
     pub fn media_access(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
                         is_write: bool, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
+        self.media_access_sending(from, t, write, lbn, blocks, is_write, 0, pieces)
+    }
+
+    /// `media_access`, where a read's first `unsent` blocks are read but not
+    /// sent to the host (a read-ahead that the request joins part-way).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn media_access_sending(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
+                                       is_write: bool, unsent: u64, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
         let m = &self.mech;
         self.layout.pieces(lbn, blocks, pieces);
         let first = pieces[0];
@@ -171,16 +184,18 @@ impl DiskModel {
         let bus = self.controller.bus_write_sector_ns;
         let write_data_from = write.map(|w| w.data_from);
         let ready = (t + seek_ns).max(write_data_from.map_or(0, |from| from + bus));
-        let media_start = ready + m.rotate_ns(m.phase_at(SimTime(ready)), sector_phase(first.first_sector, first.sectors_per_track));
+        let media_start = m.arrive_ns(ready, sector_phase(first.first_sector, first.sectors_per_track));
         let mut tm = media_start;
         let (mut cyl, mut hd) = (first.cylinder, first.head);
         let mut done_blocks = 0u64;
-        let mark = if is_write { 0 } else { self.controller.read_mark_blocks(blocks) as u64 };
+        let mark = if is_write { 0 } else { unsent + self.controller.read_mark_blocks(blocks - unsent as u32) as u64 };
         let mut mark_at = 0;
+        let read_bus = self.controller.bus_sector_ns;
+        let mut sent_by = 0;
         for (i, p) in pieces.iter().enumerate() {
             if i > 0 {
                 tm += m.reposition_ns(cyl, hd, p.cylinder, p.head, is_write);
-                tm += m.rotate_ns(m.phase_at(SimTime(tm)), sector_phase(p.first_sector, p.sectors_per_track));
+                tm = m.arrive_ns(tm, sector_phase(p.first_sector, p.sectors_per_track));
                 cyl = p.cylinder;
                 hd = p.head;
             }
@@ -198,18 +213,32 @@ impl DiskModel {
                 // (A slip inside the piece before the mark is not told apart here.)
                 mark_at = tm + m.sectors_ns(mark - done_blocks, p.sectors_per_track);
             }
+            let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
+            if !is_write && done_blocks + p.blocks as u64 > unsent {
+                // Each block goes out once it is buffered and the one before
+                // it has gone: within a piece blocks come evenly, so the
+                // bound is set by its first or its last sent block (a head
+                // switch or seek between pieces lets the bus catch up, but
+                // never get ahead of the head).
+                let skip = unsent.saturating_sub(done_blocks);
+                let k = p.blocks as u64 - skip;
+                let first_in = tm + m.sectors_ns(skip + 1, p.sectors_per_track);
+                sent_by = (sent_by + k * read_bus).max(first_in + k * read_bus).max(tm + piece_ns + read_bus);
+            }
             done_blocks += p.blocks as u64;
-            tm += m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
+            tm += piece_ns;
         }
-        MediaAccess { seek_ns, rotation_ns: media_start - (t + seek_ns), media_start, media_end: tm, mark_at, cylinder: cyl, head: hd }
+        MediaAccess {
+            seek_ns, rotation_ns: media_start.saturating_sub(t + seek_ns), media_start, media_end: tm, mark_at, sent_by,
+            cylinder: cyl, head: hd,
+        }
     }
 
     /// When a read's data has all crossed the bus: it goes out once the
-    /// high water mark's blocks are buffered, the last sector one bus
-    /// transfer after the media at best.
+    /// high water mark's blocks are buffered, each block no sooner than it
+    /// has been read and the one before it sent.
     pub(crate) fn read_bus_done(&self, a: &MediaAccess, blocks: u32) -> u64 {
-        let ctl = &self.controller;
-        (a.media_end + ctl.bus_sector_ns).max(a.mark_at + ctl.data_phase_ns(blocks, false))
+        a.sent_by.max(a.mark_at + self.controller.data_phase_ns(blocks, false))
     }
 
     /// Time one command starting at `now` from `state` with no cache, and
@@ -238,16 +267,20 @@ impl DiskModel {
     }
 }
 
-/// Read-ahead in progress after a read miss: blocks from `lbn` on, read
-/// from `start` with the heads at `from`, until `limit` blocks or the next
-/// command that needs the mechanism.
+/// Read-ahead in progress after a read: blocks from `lbn` on, read from
+/// `start` with the heads at `from`, until `limit` blocks or the next
+/// command that needs the mechanism. `from`/`start`/`lbn` are a checkpoint
+/// at a track-piece boundary: `readahead_progress` moves it forward as time
+/// passes, so no piece is walked twice (a long stream stays linear).
 #[derive(Clone, Copy, Debug)]
 struct ReadAhead {
     segment: usize,
     from: (u32, u32),
     start: u64,
     lbn: u64,
+    /// Blocks still to read from `lbn`.
     limit: u32,
+    /// Blocks from `lbn` it reads before a command may stop it.
     min: u32,
 }
 
@@ -297,7 +330,8 @@ impl Drive {
         let mut svc = self.serve_access(now, lbn, blocks, is_write);
         self.state.head.next_lbn = Some(lbn + blocks as u64);
         let ctl = &self.model.controller;
-        let extra = ctl.completion_ns[is_write as usize] + if svc.media_start.0 > 0 { ctl.reselect_ns[is_write as usize] } else { 0 };
+        let reselected = svc.media_start.0 > 0 && !svc.cache_hit;
+        let extra = ctl.completion_ns[is_write as usize] + if reselected { ctl.reselect_ns[is_write as usize] } else { 0 };
         svc.done.0 += extra;
         svc.bus_wait_ns += extra;
         svc
@@ -319,27 +353,7 @@ impl Drive {
         let last_w = self.state.last_was_write as usize;
         let bus_total = ctl.data_phase_ns(blocks, is_write);
         if !is_write {
-            // A read wholly in the buffer (read-ahead counted as far as it got) needs no mechanism.
-            if let Some(ra) = self.readahead {
-                let (got, _, _) = self.readahead_progress(&ra, now.0);
-                self.cache.extend(ra.segment, ra.lbn + got as u64);
-            }
-            if let Some((i, n)) = self.cache.lookup(lbn, end, spec.read_hits_on_write_data) {
-                if n == blocks as u64 {
-                    self.cache.touch(i);
-                    // Continuous read: keep reading ahead of the stream being served.
-                    if self.readahead.is_some_and(|ra| ra.segment == i) && spec.continuous_read > 0 {
-                        let want = end + self.readahead_blocks(lbn, end) as u64;
-                        let ra = self.readahead.as_mut().expect("checked");
-                        ra.limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
-                    }
-                    self.last_read_end = Some(end);
-                    let overhead_ns = ctl.hit_overhead_ns[0][last_w];
-                    self.state.last_was_write = false;
-                    return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(now.0 + overhead_ns + bus_total), cache_hit: true, ..Default::default() };
-                }
-            }
-            if let Some(svc) = self.serve_from_readahead(now, lbn, blocks) {
+            if let Some(svc) = self.serve_read_from_buffer(now, lbn, blocks) {
                 return svc;
             }
         }
@@ -388,20 +402,38 @@ impl Drive {
                 bus_wait_ns: 0, done: SimTime(a.media_end), cache_hit: false, media_start: SimTime(a.media_start),
             };
         }
-        // Read miss, or partial hit: the cached first blocks go out on the bus while the rest is read.
+        self.serve_read_miss(now, lbn, blocks, from, mech_free)
+    }
+
+    /// A read that needs the mechanism (a miss, or a partial hit whose rest
+    /// the read-ahead is not reading): the heads are at `from`, free at `mech_free`.
+    fn serve_read_miss(&mut self, now: SimTime, lbn: u64, blocks: u32, from: (u32, u32), mech_free: u64) -> Service {
+        let model = self.model.clone();
+        let (ctl, spec) = (&model.controller, &model.spec.controller);
+        let end = lbn + blocks as u64;
+        let last_w = self.state.last_was_write as usize;
+        let bus_total = ctl.data_phase_ns(blocks, false);
+        // The cached first blocks of a partial hit go out on the bus at once
+        // (DiskSim: Read hit overhead + data preparation) while the rest is
+        // read; the mechanism may start after the miss overhead either way.
         let cached = self.cache.lookup(lbn, end, spec.read_hits_on_write_data).map_or(0, |(_, n)| n) as u32;
-        let overhead_ns = ctl.overhead_ns[0][last_w];
+        let miss_ns = ctl.overhead_ns[0][last_w];
+        let overhead_ns = if cached > 0 { ctl.hit_overhead_ns[0][last_w] } else { miss_ns };
         if cached == blocks {
             // The read-ahead's minimum, finished before it stopped, brought it all in.
             self.state.last_was_write = false;
             self.last_read_end = Some(end);
             let done = (now.0 + overhead_ns + bus_total).max(mech_free + ctl.bus_sector_ns);
+            self.drop_sent_request(lbn, end);
             return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(done), cache_hit: true, ..Default::default() };
         }
-        let start = (now.0 + overhead_ns).max(mech_free);
+        let start = (now.0 + miss_ns).max(mech_free);
         let first = lbn + cached as u64;
         let a = model.media_access(from, start, None, first, blocks - cached, false, &mut self.pieces);
-        let done = model.read_bus_done(&a, blocks - cached).max(now.0 + overhead_ns + bus_total);
+        // A partial hit stays connected and sends each further block as it is
+        // read (no disconnect, so no water mark and no reselect); a miss
+        // reconnects once the water mark's share is in.
+        let done = if cached > 0 { a.sent_by } else { model.read_bus_done(&a, blocks) }.max(now.0 + overhead_ns + bus_total);
         // The segment: this request, plus the sectors that passed while waiting for it.
         let mut lo = lbn;
         if spec.read_any_free_blocks && cached == 0 {
@@ -413,7 +445,8 @@ impl Drive {
             }
         }
         let segment = self.cache.allocate(lo, end, false);
-        let max_ra = self.readahead_blocks(lbn, end);
+        // Drives that read ahead only for a detected stream do so once a read continues the last one.
+        let max_ra = if self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo) } else { 0 };
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment,
@@ -423,6 +456,7 @@ impl Drive {
             limit: max_ra,
             min: spec.read_ahead_min_blocks.min(max_ra),
         });
+        self.drop_sent_request(lbn, end);
         self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
         Service {
             overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,
@@ -430,18 +464,48 @@ impl Drive {
         }
     }
 
+    /// Whether a read miss of `lbn` starts a read-ahead: after every read, or
+    /// (`read_ahead_when = "stream"`) only when it continues the last read.
+    fn reads_ahead_after(&self, lbn: u64) -> bool {
+        match self.model.spec.controller.read_ahead_when {
+            ReadAheadWhen::EveryRead => true,
+            ReadAheadWhen::Stream => self.last_read_end == Some(lbn),
+        }
+    }
+
+    /// DiskSim's `Read-ahead over requested = -1`: once a read's data has
+    /// been sent its own blocks leave the segment (the segment now starts at
+    /// the request's end), so a re-read misses while read-ahead data still hits.
+    fn drop_sent_request(&mut self, lbn: u64, end: u64) {
+        if !self.model.spec.controller.read_ahead_drops_request {
+            return;
+        }
+        for s in self.cache.segments.iter_mut().flatten() {
+            if !s.write && s.lo < end && lbn < s.hi && s.hi >= end {
+                s.lo = s.lo.max(end);
+            }
+        }
+    }
+
     /// How many blocks the buffer reads ahead after a read of [lbn, end):
     /// DiskSim's `Buffer continuous read` modes: 1 to the end of the track
     /// the heads are on after the request (the one holding the block after
     /// it, so a read ending at a track end reads the next track), 2 of its
-    /// cylinder, 3 until the segment is full, 4 to the end of the following
-    /// track when the read continues one that reached the track before
-    /// (else as 1; "the track before" is taken as the same number of blocks
-    /// back); 0 the maximum read-ahead flat. Never more than the segment
-    /// holds; then at least the minimum and at most the maximum read-ahead.
-    fn readahead_blocks(&self, lbn: u64, end: u64) -> u32 {
+    /// cylinder, 3 up to the limit, 4 to the end of the following
+    /// track
+    /// when the segment (from `seg_lo`) already reaches back before the track
+    /// holding the block after the request (else as 1); 0 the maximum
+    /// read-ahead flat. Modes 1-3 stop at DiskSim's limit: the request's end
+    /// + Maximum read-ahead, or with no maximum a segment's worth from the
+    /// request's start (its data kept) or end (`read_ahead_over_requested`).
+    /// The segment's window slides, so a request as large as the segment
+    /// still reads ahead, up to a segment beyond its end; then at least the minimum.
+    fn readahead_blocks(&self, lbn: u64, end: u64, seg_lo: u64) -> u32 {
         let (layout, spec) = (&self.model.layout, &self.model.spec.controller);
         let cap = layout.capacity();
+        if end >= cap {
+            return 0;
+        }
         let track = |lbn: u64| {
             let p = layout.lbn_to_pbn(lbn);
             layout.track_lbns(p.cylinder, p.head)
@@ -450,30 +514,30 @@ impl Drive {
             let (first, n) = track(lbn);
             (first + n).max(lbn + 1)
         };
-        let max = spec.read_ahead_max_blocks as u64;
-        // The segment holds the request and its read-ahead, or (when the
-        // read-ahead may replace the data just returned) a segment's worth
-        // beyond the request.
-        let room = (if spec.read_ahead_over_requested { end } else { lbn } + self.cache.segment_blocks).max(end);
+        let (max, seg) = (spec.read_ahead_max_blocks as u64, self.cache.segment_blocks);
+        let min = (spec.read_ahead_min_blocks as u64).min(max.max(seg));
+        let limit = if max > 0 { end + max } else { (if spec.read_ahead_over_requested { end } else { lbn }) + seg };
         // The heads are on the track (cylinder) of the block after the request.
-        let next = end.min(cap - 1);
+        let next = end;
         let to = match spec.continuous_read {
             0 => end + max,
             2 => {
                 let cyl = layout.lbn_to_pbn(next).cylinder;
-                (0..layout.surfaces()).map(|h| layout.track_lbns(cyl, h)).map(|(first, n)| first + n).max().unwrap_or(end)
+                let cyl_end = (0..layout.surfaces()).map(|h| layout.track_lbns(cyl, h)).map(|(first, n)| first + n).max().unwrap_or(end);
+                cyl_end.min(limit)
             }
-            3 => room,
+            3 => limit,
             4 => {
+                // DiskSim: the end of the track holding the block after the
+                // request, and one track further when the segment's data
+                // already begins before that track (a stream, or a read that
+                // crossed into it). No maximum; the window bounds it below.
                 let here = track_end(next);
-                let track_first = track(lbn).0;
-                let streaming = self.last_read_end.is_some_and(|e| e <= lbn && e + (here - track_first) > track_first);
-                if streaming && here < cap { track_end(here) } else { here }
+                if seg_lo < track(next).0 && here < cap { track_end(here) } else { here }
             }
-            _ => track_end(next),
+            _ => track_end(next).min(limit),
         };
-        let min = (spec.read_ahead_min_blocks as u64).min(max);
-        to.min(room).min(cap).saturating_sub(end).clamp(min, max).min(cap - end) as u32
+        to.min(end + seg.max(1)).min(cap).saturating_sub(end).max(min).min(cap - end) as u32
     }
 
     /// Serve a read from the buffer without the mechanism: a hit an external
@@ -495,72 +559,140 @@ impl Drive {
         }
     }
 
-    /// A read that starts inside the data the read-ahead has buffered, or
-    /// exactly where it is reading, waits for the read-ahead to reach its end
-    /// instead of stopping it (stopping would leave the heads just past the
-    /// next sector: a lost revolution per request of a sequential stream).
-    /// The read-ahead then goes on from the request's end. Only within the
-    /// read-ahead's limit: past it the heads stopped reading.
+    /// A read served without new positioning, if it can be: wholly in the
+    /// buffer (the read-ahead counted as far as it got by `now`), or starting
+    /// in data a still-running read-ahead has buffered or is reading.
+    fn serve_read_from_buffer(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
+        let model = self.model.clone();
+        let (ctl, spec) = (&model.controller, &model.spec.controller);
+        let end = lbn + blocks as u64;
+        let last_w = self.state.last_was_write as usize;
+        let bus_total = ctl.data_phase_ns(blocks, false);
+        let progress = self.readahead_progress(now.0);
+        let running = progress.is_some_and(|(_, finished)| finished.is_none());
+        if let Some((i, n)) = self.cache.lookup(lbn, end, spec.read_hits_on_write_data) {
+            if n == blocks as u64 {
+                self.cache.touch(i);
+                let seg_lo = self.cache.segments[i].map_or(lbn, |s| s.lo);
+                let want = end + self.readahead_blocks(lbn, end, seg_lo) as u64;
+                if spec.continuous_read > 0 {
+                    match self.readahead {
+                        // A hit extends a read-ahead still running on its segment.
+                        Some(ra) if running && ra.segment == i => {
+                            let ra = self.readahead.as_mut().expect("checked");
+                            ra.limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
+                        }
+                        // A stopped one is restarted only by a hit that finds
+                        // the mechanism idle, and only if the drive does that
+                        // (`Read-ahead on idle hit`): from the segment's end,
+                        // with its own seek and rotation.
+                        _ if !running && spec.read_ahead_on_idle_hit => {
+                            let (from, free) = match progress {
+                                Some((at, finished)) => (at, finished.unwrap_or(now.0)),
+                                None => ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0),
+                            };
+                            let hi = self.cache.segments[i].map_or(end, |s| s.hi);
+                            if free <= now.0 && want > hi && hi < model.layout.capacity() {
+                                let limit = (want - hi).min(model.layout.capacity() - hi) as u32;
+                                let start = now.0 + ctl.overhead_ns[0][last_w];
+                                self.readahead = Some(ReadAhead { segment: i, from, start, lbn: hi, limit, min: 0 });
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                self.last_read_end = Some(end);
+                self.drop_sent_request(lbn, end);
+                let overhead_ns = ctl.hit_overhead_ns[0][last_w];
+                self.state.last_was_write = false;
+                return Some(Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(now.0 + overhead_ns + bus_total), cache_hit: true, ..Default::default() });
+            }
+        }
+        if running {
+            return self.serve_from_readahead(now, lbn, blocks);
+        }
+        None
+    }
+
+    /// A read that starts inside the data the running read-ahead has
+    /// buffered, or exactly where it is reading, joins it instead of
+    /// stopping it (stopping would leave the heads just past the next
+    /// sector: a lost revolution per request of a sequential stream). Its
+    /// cached blocks go out at once, the rest as the heads read them, and
+    /// the read-ahead then goes on from the request's end.
     fn serve_from_readahead(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
         let ra = self.readahead?;
         let end = lbn + blocks as u64;
         let seg = self.cache.segments[ra.segment]?;
-        if !(seg.lo <= lbn && lbn <= seg.hi.max(ra.lbn) && end > ra.lbn && end <= ra.lbn + ra.limit as u64) {
+        if !(seg.lo <= lbn && lbn <= seg.hi.max(ra.lbn) && end > ra.lbn) {
             return None;
         }
         let model = self.model.clone();
         let overhead_ns = model.controller.hit_overhead_ns[0][self.state.last_was_write as usize];
-        let a = model.media_access(ra.from, ra.start, None, ra.lbn, (end - ra.lbn) as u32, false, &mut self.pieces);
-        let bus_ns = model.controller.bus_sector_ns;
-        let done = (a.media_end + bus_ns).max(now.0 + overhead_ns + model.controller.data_phase_ns(blocks, false));
+        let unsent = lbn.saturating_sub(ra.lbn);
+        let a = model.media_access_sending(ra.from, ra.start, None, ra.lbn, (end - ra.lbn) as u32, false, unsent, &mut self.pieces);
+        let done = a.sent_by.max(now.0 + overhead_ns + model.controller.data_phase_ns(blocks, false));
         // Blocks up to `end` count as buffered from now on (a request arriving
         // before the media reaches them is rare with one command at a time).
         self.cache.extend(ra.segment, end);
         self.cache.touch(ra.segment);
-        let max_ra = self.readahead_blocks(lbn, end);
+        let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo));
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0,
         });
+        self.drop_sent_request(lbn, end);
         self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
         let transfer_ns = a.media_end.saturating_sub(now.0.max(ra.start));
         Some(Service { overhead_ns, transfer_ns, bus_wait_ns: done - a.media_end, done: SimTime(done), cache_hit: true, ..Default::default() })
     }
 
-    /// How far the read-ahead has got by time `t`: blocks in the buffer,
-    /// where the heads are, and when it finished if it has. One walk over
-    /// its track pieces, timed exactly as `media_access` times them.
-    fn readahead_progress(&mut self, ra: &ReadAhead, t: u64) -> (u32, (u32, u32), Option<u64>) {
+    /// Bring the read-ahead up to time `t`: the blocks it has read by then go
+    /// into its segment, and its checkpoint moves past every track piece it
+    /// has finished (timed exactly as `media_access` times them). Returns
+    /// where the heads are and when it finished, if it has (None: no read-ahead).
+    fn readahead_progress(&mut self, t: u64) -> Option<((u32, u32), Option<u64>)> {
+        let mut ra = self.readahead?;
         let model = self.model.clone();
         let m = &model.mech;
         if t <= ra.start {
-            return (0, ra.from, None);
+            return Some((ra.from, None));
         }
-        model.layout.pieces(ra.lbn, ra.limit, &mut self.pieces);
-        let (mut at, mut tm, mut done) = (ra.from, ra.start, 0u32);
-        for p in &self.pieces {
-            tm += m.reposition_ns(at.0, at.1, p.cylinder, p.head, false);
-            tm += m.rotate_ns(m.phase_at(SimTime(tm)), sector_phase(p.first_sector, p.sectors_per_track));
-            at = (p.cylinder, p.head);
-            if tm >= t {
-                return (done, at, None);
+        let mut out = None;
+        if ra.limit > 0 {
+            model.layout.pieces(ra.lbn, ra.limit, &mut self.pieces);
+            for p in &self.pieces {
+                let at = (p.cylinder, p.head);
+                let mut tm = ra.start + m.reposition_ns(ra.from.0, ra.from.1, p.cylinder, p.head, false);
+                tm = m.arrive_ns(tm, sector_phase(p.first_sector, p.sectors_per_track));
+                if tm >= t {
+                    out = Some((at, 0));
+                    break;
+                }
+                let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
+                if tm + piece_ns > t {
+                    // Whole sectors passed by `t` (a slip inside the piece is not told apart here).
+                    let sectors = ((t - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u32;
+                    out = Some((at, sectors.min(p.blocks)));
+                    break;
+                }
+                ra = ReadAhead { from: at, start: tm + piece_ns, lbn: ra.lbn + p.blocks as u64, limit: ra.limit - p.blocks,
+                    min: ra.min.saturating_sub(p.blocks), ..ra };
             }
-            let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
-            if tm + piece_ns > t {
-                // Whole sectors passed by `t` (a slip inside the piece is not told apart here).
-                let sectors = ((t - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u32;
-                return (done + sectors.min(p.blocks), at, None);
-            }
-            tm += piece_ns;
-            done += p.blocks;
         }
-        (done, at, Some(tm))
+        self.readahead = Some(ra);
+        let (at, got, finished) = match out {
+            Some((at, got)) => (at, got, None),
+            None => (ra.from, 0, Some(ra.start)),
+        };
+        self.cache.extend(ra.segment, ra.lbn + got as u64);
+        Some((at, finished))
     }
 
     /// Stop the read-ahead (after its minimum) for a command that needs the
     /// mechanism at `now`: returns where the heads are and when they are free.
     fn settle_readahead(&mut self, now: u64) -> ((u32, u32), u64) {
-        let Some(ra) = self.readahead.take() else {
+        let Some(ra) = self.readahead else {
             return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
         };
         let min_end = if ra.min > 0 {
@@ -569,10 +701,10 @@ impl Drive {
             0
         };
         let stop = now.max(min_end);
-        let (n, at, finished) = self.readahead_progress(&ra, stop);
-        self.cache.extend(ra.segment, ra.lbn + n as u64);
+        let (at, finished) = self.readahead_progress(stop).expect("a read-ahead");
+        let start = self.readahead.take().expect("a read-ahead").start;
         // Finished early: free since then; else stopped mid-way at `stop`, or
         // (a command queued behind the read) where the read itself ended.
-        (at, finished.map_or(stop.max(ra.start), |end| end.max(now)))
+        (at, finished.map_or(stop.max(start), |end| end.max(now)))
     }
 }

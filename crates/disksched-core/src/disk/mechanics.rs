@@ -126,6 +126,21 @@ impl Mechanics {
         delta.div_ceil(self.rpm_milli)
     }
 
+    /// When phase `to` first passes under the head at or after `t`: the first
+    /// whole ns at or after the exact instant. A `t` up to 2 ns past `to` (a
+    /// transfer time rounded up) counts as on time and is moved back to that
+    /// ns, so times chained sector to sector never drift from the platter
+    /// (`t + rotate_ns` would keep the drift and, a few ns later, lose a revolution).
+    #[inline]
+    pub fn arrive_ns(&self, t: u64, to: u64) -> u64 {
+        let from = self.phase_at(SimTime(t));
+        let late = if from >= to { from - to } else { REV - to + from };
+        if late <= 2 * self.rpm_milli {
+            return t - late / self.rpm_milli;
+        }
+        t + (REV - late).div_ceil(self.rpm_milli)
+    }
+
     /// `sectors_ns(1, spt)` in 64-bit arithmetic (hot in write predictions).
     #[inline]
     pub fn sector_ns(&self, spt: u32) -> u64 {

@@ -284,8 +284,46 @@ pub struct ControllerSpec {
     /// read ahead and a re-read of that data misses (else the segment keeps
     /// the request and reads ahead only into the room left).
     pub read_ahead_over_requested: bool,
+    /// DiskSim `Read-ahead over requested = -1`: once a read's data has been
+    /// sent its own blocks leave the segment, so an immediate re-read misses
+    /// while the read-ahead data still hits.
+    #[serde(skip_serializing_if = "is_false")]
+    pub read_ahead_drops_request: bool,
+    /// DiskSim `Read-ahead on idle hit`: a whole hit that finds the mechanism
+    /// idle restarts a read-ahead that has stopped (a new seek and rotation
+    /// from the heads to the segment's end). Without it a stopped read-ahead
+    /// stays stopped; a running one is extended by hits either way.
+    #[serde(skip_serializing_if = "is_false")]
+    pub read_ahead_on_idle_hit: bool,
+    /// When a read miss starts a read-ahead: after every read (DiskSim's
+    /// behaviour, the default) or only once a read continues the previous
+    /// one (`stream`: drives that detect sequential streams first). Set it
+    /// only from knowledge of the drive, never to fit a trace.
+    #[serde(skip_serializing_if = "ReadAheadWhen::is_default")]
+    pub read_ahead_when: ReadAheadWhen,
     /// DiskSim `Minimum seek delay`: a nonsequential write positions for at least this, even on the same track.
     pub minimum_seek_delay_ms: f64,
+}
+
+/// When a drive starts a read-ahead (`read_ahead_when`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadAheadWhen {
+    /// After every read miss (DiskSim).
+    #[default]
+    EveryRead,
+    /// Only after a read that starts where the previous read ended.
+    Stream,
+}
+
+impl ReadAheadWhen {
+    fn is_default(&self) -> bool {
+        *self == ReadAheadWhen::EveryRead
+    }
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 impl Default for ControllerSpec {
@@ -330,6 +368,9 @@ impl Default for ControllerSpec {
             water_mark_by_request: true,
             minimum_seek_delay_ms: 0.0,
             read_ahead_over_requested: false,
+            read_ahead_drops_request: false,
+            read_ahead_on_idle_hit: false,
+            read_ahead_when: ReadAheadWhen::EveryRead,
             extra_write_disconnect: false,
             extradisc_command_overhead_ms: 0.0,
             extradisc_disconnect_overhead_ms: 0.0,
