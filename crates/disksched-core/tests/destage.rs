@@ -287,3 +287,46 @@ fn open_fcfs_on_a_write_back_drive_reaches_a_steady_state_and_its_parts_add_up()
     assert!(s.destages as f64 > 0.95 * s.writes as f64 && s.writes <= writes, "{} destages, {} writes", s.destages, s.writes);
     assert!(s.mean_destage_seek_ms > 1.0 && s.mean_destage_transfer_ms > 0.0, "{s:?}");
 }
+
+#[test]
+fn the_exact_belief_follows_a_write_back_drive() {
+    // A host's exact belief (the model without the read cache, as the
+    // router advances it) must put the heads where the drive's destages
+    // leave them: random writes and reads at random gaps, many arriving
+    // during a destage. Every write's report and every read's first sector
+    // agree with the drive; a read arriving after the destage is predicted
+    // exactly by the exact predictor from the belief.
+    use disksched_core::disk::{DriveState, HeadState, Predictor};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let mut d = drive(&WRITE_BACK.replace("read_hits_on_write_data = true", "read_hits_on_write_data = false"));
+    let model = d.model.clone();
+    let pred = Predictor::exact(model.clone());
+    let (mut belief, mut pieces, mut rng) = (DriveState::default(), Vec::new(), StdRng::seed_from_u64(3));
+    let (mut t, mut during, mut predicted) = (0u64, 0, 0);
+    for _ in 0..3000 {
+        let (lbn, blocks, is_write) = (rng.gen_range(0..1900u64), rng.gen_range(1..40u32), rng.gen_bool(0.5));
+        let destaging = d.state.head.time.0 > t;
+        let head = HeadState { time: belief.head.time.max(SimTime(t)), last_was_write: belief.last_was_write, ..belief.head };
+        let want = (!is_write && !destaging).then(|| t + pred.positioning_at(&head, &pred.target(lbn), false, blocks).total_ns());
+        belief.head.time = belief.head.time.max(SimTime(t));
+        let b = model.serve(&mut belief, SimTime(t), lbn, blocks, is_write, &mut pieces);
+        let s = d.serve(SimTime(t), lbn, blocks, is_write);
+        if is_write {
+            assert_eq!(b.done, s.done, "write {lbn}+{blocks} at {t}: {b:?} vs {s:?}");
+            assert_eq!((belief.head.cylinder, belief.head.head, belief.head.time), (d.state.head.cylinder, d.state.head.head, d.state.head.time));
+        } else if !s.cache_hit {
+            assert_eq!(b.media_start, s.media_start, "read {lbn}+{blocks} at {t}");
+            if let Some(want) = want {
+                assert!(want.abs_diff(s.media_start.0) <= 2, "read {lbn}+{blocks} at {t}: predicted {want}, drive {s:?}");
+                predicted += 1;
+            }
+        } else {
+            // The belief has no read cache: it read from the media what the
+            // drive found in its buffer (outside this test's subject).
+            belief = d.state;
+        }
+        during += destaging as u32;
+        t = s.done.0 + rng.gen_range(0..8 * MS);
+    }
+    assert!(during > 500 && predicted > 300, "{during} during a destage, {predicted} predicted");
+}
