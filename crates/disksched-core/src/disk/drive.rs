@@ -387,9 +387,13 @@ fn write_service(plan: &WritePlan, now: u64, start: u64, a: &MediaAccess, done: 
     }
 }
 
+/// How far before a destage's (rounded) end a joining write's media write is
+/// timed from, ns.
+const JOIN_SLACK_NS: u64 = 16;
+
 /// The write being destaged (write-back): its data ends at `end_lbn`, in
-/// `segment`, `blocks` of them since the destage began; the media write
-/// ends at `media_end` with the heads at `at`.
+/// `segment`, `blocks` of them since the destage began (writes that joined
+/// it included); the media write ends at `media_end` with the heads at `at`.
 #[derive(Clone, Copy, Debug)]
 struct Destage {
     segment: usize,
@@ -563,9 +567,19 @@ impl Drive {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         let destaging = self.destage.filter(|d| ctl.fast_write && d.media_end > now);
-        let appends = destaging.filter(|d| spec.combine_seq_writes && d.end_lbn == lbn && d.blocks + blocks as u64 <= self.cache.segment_blocks);
+        // It joins if it fits the segment beside the destage's data still to
+        // be written (counted at the media rate from the destage's end).
+        let unwritten = |d: &Destage| {
+            let sector_ns = model.mech.sector_ns(model.layout.sectors_per_track(d.at.0, d.at.1)).max(1);
+            ((d.media_end - now) / sector_ns + 1).min(d.blocks)
+        };
+        let appends = destaging.filter(|d| spec.combine_seq_writes && d.end_lbn == lbn && unwritten(d) + blocks as u64 <= self.cache.segment_blocks);
         let (from, mech_free) = match appends {
-            Some(d) => (d.at, d.media_end),
+            // The destage's end is rounded up by a ns or so per track piece;
+            // going on a few ns before it keeps the continuation on the very
+            // next sector (sectors are microseconds apart) instead of letting
+            // the rounding, summed over joins, cost a revolution.
+            Some(d) => (d.at, d.media_end.saturating_sub(JOIN_SLACK_NS)),
             None => self.settle_readahead(now),
         };
         self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free), ..Default::default() };
