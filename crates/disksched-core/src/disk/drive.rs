@@ -566,7 +566,9 @@ impl Drive {
         let model = self.model.clone();
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
-        let destaging = self.destage.filter(|d| ctl.fast_write && d.media_end > now);
+        // (Only while the destage is the mechanism's last work: a SCAN sweep
+        // or idle background work after it has moved the heads on.)
+        let destaging = self.destage.filter(|d| ctl.fast_write && d.media_end > now && d.media_end == self.state.head.time.0);
         // It joins if it fits the segment beside the destage's data still to
         // be written (counted at the media rate from the destage's end).
         let unwritten = |d: &Destage| {
