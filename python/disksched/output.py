@@ -148,8 +148,14 @@ def summary_rows(summary: dict) -> list[tuple[str, str]]:
                              f"p99 {h['p99']:.3f}  p99.9 {h['p999']:.3f}  max {h['max']:.3f}"),
         ("disk response ms", f"mean {d['mean']:.3f}  p50 {d['p50']:.3f}  p90 {d['p90']:.3f}  "
                              f"p99 {d['p99']:.3f}  p99.9 {d['p999']:.3f}  max {d['max']:.3f}"),
-        ("service ms", f"seek {summary['mean_seek_ms']:.3f}  rotation {summary['mean_rotation_ms']:.3f}  "
-                       f"transfer {summary['mean_transfer_ms']:.3f}  overhead {summary['mean_overhead_ms']:.3f}"),
+        ("service ms", f"mean {summary['mean_service_ms']:.3f} = overhead {summary['mean_overhead_ms']:.3f}  "
+                       f"destage wait {summary['mean_destage_wait_ms']:.3f}  seek {summary['mean_seek_ms']:.3f}  "
+                       f"rotation {summary['mean_rotation_ms']:.3f}  transfer {summary['mean_transfer_ms']:.3f}  "
+                       f"bus {summary['mean_bus_ms']:.3f}"),
+    ] + ([
+        ("destages ms", f"{summary['destages']:,} after their writes' reports: seek {summary['mean_destage_seek_ms']:.3f}  "
+                        f"rotation {summary['mean_destage_rotation_ms']:.3f}  transfer {summary['mean_destage_transfer_ms']:.3f}"),
+    ] if summary.get("destages") else []) + [
         ("queues", f"host mean {summary['mean_host_queue']:.2f} (max {summary['max_host_queue']})  "
                    + (f"controller mean {summary['mean_controller_queue']:.2f} (max {summary['max_controller_queue']})  "
                       if "mean_controller_queue" in summary else "")

@@ -62,6 +62,8 @@ fn sorted_by_seq(r: Records) -> Records {
         seek_ns: pick(&r.seek_ns),
         rotation_ns: pick(&r.rotation_ns),
         transfer_ns: pick(&r.transfer_ns),
+        destage_wait_ns: pick(&r.destage_wait_ns),
+        destage_ns: pick(&r.destage_ns),
     }
 }
 

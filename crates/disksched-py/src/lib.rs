@@ -174,6 +174,8 @@ fn run<'py>(
             d.set_item("seek_ns", r.seek_ns.into_pyarray(py))?;
             d.set_item("rotation_ns", r.rotation_ns.into_pyarray(py))?;
             d.set_item("transfer_ns", r.transfer_ns.into_pyarray(py))?;
+            d.set_item("destage_wait_ns", r.destage_wait_ns.into_pyarray(py))?;
+            d.set_item("destage_ns", r.destage_ns.into_pyarray(py))?;
             d.set_item("warmup", warmup.into_pyarray(py))?;
             Some(d)
         }

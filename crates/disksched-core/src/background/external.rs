@@ -144,7 +144,7 @@ impl External {
         let ctl = &m.controller;
         let overhead = ctl.overhead_ns[is_write as usize][from.last_was_write as usize];
         let start = (issue + overhead).max(from.time.0);
-        let write = is_write.then(|| ctl.write_data(issue, overhead, from, lbn));
+        let write = is_write.then(|| ctl.write_plan(issue, from.last_was_write, from.next_lbn == Some(lbn), blocks, None, false).data);
         let a = m.media_access((from.cylinder, from.head), start, write, lbn, blocks, is_write, &mut self.pieces);
         let done = if is_write { a.media_end } else { m.read_bus_done(&a, blocks) };
         let end = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), last_was_write: is_write, next_lbn: Some(lbn + blocks as u64) };

@@ -34,6 +34,15 @@ pub struct Service {
     pub cache_hit: bool,
     /// When the request's first sector passed under the head (0: no media access).
     pub media_start: SimTime,
+    /// Time the command waited for the mechanism to finish a destage
+    /// (earlier write-back data going to the media) before its own work.
+    pub destage_wait_ns: u64,
+    /// This write's own destage (write-back: done after it was reported,
+    /// charged to no part of its service): positioning, rotation (with any
+    /// wait for its data), media transfer.
+    pub destage_seek_ns: u64,
+    pub destage_rotation_ns: u64,
+    pub destage_transfer_ns: u64,
 }
 
 /// The drive's mutable state between commands.
@@ -56,26 +65,42 @@ pub struct ControllerTiming {
     pub data_prep_ns: u64,
     /// Status phase at the end of every command: [read, write].
     pub completion_ns: [u64; 2],
-    /// Reconnecting to the host after a disconnected media access:
-    /// [read, write]. A write that reselected once for its data (extra write
-    /// disconnect) reselects a second time for its status: DiskSim's
-    /// `Other reselect overhead` rather than the first.
+    /// Reconnecting to the host after a disconnected media access (DiskSim's
+    /// `First reselect overhead`): [read, write].
     pub reselect_ns: [u64; 2],
+    /// Bus time of the disconnect after a write's data (`Write disconnect overhead`).
+    pub write_disconnect_ns: u64,
+    /// Bus time of a read's disconnect after its command (`Read disconnect
+    /// afterread / afterwrite`): [last was a write].
+    pub read_disconnect_ns: [u64; 2],
+    /// Write-back (`Fast write level` 1 or 2 with caching): writes are
+    /// reported once their data is in and destaged afterwards.
+    pub fast_write: bool,
     /// A read reconnects to send its data once this many of its blocks are in
     /// the buffer: DiskSim's high water mark, a fraction of the request
     /// (`Set watermark by reqsize`) or of a segment.
     read_water: f64,
     water_blocks: Option<u32>,
-    /// Least time from the end of command processing to the media access
-    /// of a write that does not continue the last command (DiskSim's
-    /// `Minimum seek delay`, "for a nonsequential write request").
+    /// Least positioning time of a write, unless it appends to a media
+    /// write in progress (DiskSim's `Minimum seek delay`, §2.6).
     pub min_seek_ns: u64,
-    /// From a write miss's arrival until its data starts crossing the bus,
-    /// when it is not right after the command overhead (DiskSim's extra
-    /// write disconnect: command, disconnect, the delay, reselect; the
-    /// second disconnect after the data is counted here too, since the
-    /// media write waits for it).
-    extradisc_ns: Option<u64>,
+    /// DiskSim's extra write disconnect path (PDL's rule, §2.4), on drives
+    /// with `Extra write disconnect` and a dedicated write segment.
+    extradisc: Option<Extradisc>,
+    /// `Extra write disconnect` also holds every write's first sector until
+    /// 10 (or 15) blocks are buffered (§2.5).
+    write_threshold: bool,
+}
+
+/// The extra write disconnect's figures, ns (DiskSim's `Extradisc *`).
+#[derive(Clone, Copy, Debug)]
+struct Extradisc {
+    command_ns: u64,
+    disconnect_ns: u64,
+    inter_disconnect_ns: u64,
+    second_disconnect_ns: u64,
+    seek_delta_ns: u64,
+    other_reselect_ns: u64,
 }
 
 impl ControllerTiming {
@@ -94,20 +119,79 @@ impl ControllerTiming {
             bus_write_sector_ns: SimDuration::from_ms(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)).ns(),
             data_prep_ns: ms(c.data_preparation_overhead_ms),
             completion_ns: [ms(c.read_completion_overhead_ms), ms(c.write_completion_overhead_ms)],
-            reselect_ns: [ms(c.first_reselect_overhead_ms),
-                ms(if c.extra_write_disconnect { c.other_reselect_overhead_ms } else { c.first_reselect_overhead_ms })],
+            reselect_ns: [ms(c.first_reselect_overhead_ms); 2],
+            write_disconnect_ns: ms(c.write_disconnect_overhead_ms),
+            read_disconnect_ns: [ms(c.read_disconnect_after_read_ms), ms(c.read_disconnect_after_write_ms)],
+            fast_write: c.fast_write_level > 0 && c.caching_enabled && c.cache_segments > 0 && c.segment_size_blocks > 0,
             read_water: c.read_water_mark,
             water_blocks: (!c.water_mark_by_request).then_some(c.segment_size_blocks),
             min_seek_ns: ms(c.minimum_seek_delay_ms),
-            extradisc_ns: c.extra_write_disconnect.then(|| ms(c.extradisc_command_overhead_ms
-                + c.extradisc_disconnect_overhead_ms + c.extradisc_inter_disconnect_delay_ms
-                + c.first_reselect_overhead_ms + c.extradisc_second_disconnect_overhead_ms)),
+            // PDL takes the path only for a write into the most recently used
+            // segment after a write there; without a dedicated write segment
+            // a write takes the least recently used one, so (almost) never.
+            extradisc: (c.extra_write_disconnect && c.separate_write_segment).then(|| Extradisc {
+                command_ns: ms(c.extradisc_command_overhead_ms),
+                disconnect_ns: ms(c.extradisc_disconnect_overhead_ms),
+                inter_disconnect_ns: ms(c.extradisc_inter_disconnect_delay_ms),
+                second_disconnect_ns: ms(c.extradisc_second_disconnect_overhead_ms),
+                seek_delta_ns: ms(c.extradisc_seek_delta_ms),
+                other_reselect_ns: ms(c.other_reselect_overhead_ms),
+            }),
+            write_threshold: c.extra_write_disconnect,
         }
     }
 
-    /// When a write miss arriving at `now` starts sending its data, given its command overhead.
-    pub fn write_data_from(&self, now: u64, overhead_ns: u64) -> u64 {
-        now + self.extradisc_ns.unwrap_or(overhead_ns) + self.data_prep_ns
+    /// Command overhead before a write's positioning may start, on the ordinary path
+    /// (write-back drives use the write *hit* figures for every write, §2.2).
+    pub fn write_overhead_ns(&self, last_was_write: bool) -> u64 {
+        let table = if self.fast_write { &self.hit_overhead_ns } else { &self.overhead_ns };
+        table[1][last_was_write as usize]
+    }
+
+    /// Blocks of an `n`-block write that must be in the buffer before its
+    /// first sector is written: 1, or on `Extra write disconnect` drives
+    /// min(n, 10) below 45 blocks and 15 from 45 on (DiskSim, §2.5).
+    pub fn write_first_blocks(&self, n: u32) -> u32 {
+        match (self.write_threshold, n) {
+            (false, _) => 1,
+            (true, n) if n < 45 => n.clamp(1, 10),
+            _ => 15,
+        }
+    }
+
+    /// How a write of `blocks` arriving at `now` is timed on the bus.
+    /// `last_was_write` / `continues`: the last command reported was a write /
+    /// ended where this one starts. `busy_until`: a write-back write that
+    /// arrived during a destage it does not join waits for its end (the
+    /// mechanism cannot be shared). `appends`: it joins the destage in progress.
+    pub fn write_plan(&self, now: u64, last_was_write: bool, continues: bool, blocks: u32,
+                      busy_until: Option<u64>, appends: bool) -> WritePlan {
+        let last = last_was_write as usize;
+        let bus_ns = blocks as u64 * self.bus_write_sector_ns;
+        let first_blocks = self.write_first_blocks(blocks);
+        let data = |data_from| WriteData { data_from, appends, first_blocks };
+        if self.fast_write {
+            let overhead_ns = self.hit_overhead_ns[1][last];
+            let cmd_end = now + overhead_ns;
+            // Waiting for a destage: disconnect, then reselect once it has ended.
+            let (back, reselect_ns) = busy_until.map_or((cmd_end, 0), |end| ((cmd_end + self.write_disconnect_ns).max(end), self.reselect_ns[1]));
+            let data_from = back + reselect_ns + self.data_prep_ns;
+            return WritePlan { overhead_ns, mech_from: cmd_end, data: data(data_from), data_end: data_from + bus_ns,
+                               wait_ns: back - cmd_end, status: None, completion_ns: self.completion_ns[1] };
+        }
+        if let Some(x) = self.extradisc.filter(|_| last_was_write && !continues) {
+            // Command and disconnect without data; the heads may go after the
+            // command plus the seek delta; the data comes after the delay and a
+            // reselect; the status after the media write, by `Other reselect`.
+            let data_from = now + x.command_ns + x.disconnect_ns + x.inter_disconnect_ns + self.reselect_ns[1] + self.data_prep_ns;
+            return WritePlan { overhead_ns: x.command_ns + x.seek_delta_ns, mech_from: now + x.command_ns + x.seek_delta_ns,
+                               data: data(data_from), data_end: data_from + bus_ns, wait_ns: 0,
+                               status: Some((x.second_disconnect_ns, x.other_reselect_ns)), completion_ns: self.completion_ns[1] };
+        }
+        let overhead_ns = self.overhead_ns[1][last];
+        let data_from = now + overhead_ns + self.data_prep_ns;
+        WritePlan { overhead_ns, mech_from: now + overhead_ns, data: data(data_from), data_end: data_from + bus_ns, wait_ns: 0,
+                    status: Some((self.write_disconnect_ns, self.reselect_ns[1])), completion_ns: self.completion_ns[1] }
     }
 
     /// One data phase of `blocks` on the bus: its preparation and the transfer.
@@ -115,10 +199,6 @@ impl ControllerTiming {
         self.data_prep_ns + blocks as u64 * if is_write { self.bus_write_sector_ns } else { self.bus_sector_ns }
     }
 
-    /// The data of a write miss of `lbn` arriving at `now` with the heads at `head`.
-    pub fn write_data(&self, now: u64, overhead_ns: u64, head: &HeadState, lbn: u64) -> WriteData {
-        WriteData { data_from: self.write_data_from(now, overhead_ns), sequential: head.next_lbn == Some(lbn) }
-    }
 
     /// Blocks of a `blocks`-block read that must be buffered before its data
     /// goes out: the water mark's share in whole blocks, rounded down (at least one).
@@ -128,13 +208,43 @@ impl ControllerTiming {
     }
 }
 
-/// A write miss's data on its way in.
+/// A write's data on its way in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteData {
     /// When its first block starts crossing the bus.
     pub data_from: u64,
-    /// It starts at the LBN after the last command's last block.
-    pub sequential: bool,
+    /// It appends to a media write in progress (no minimum seek delay).
+    pub appends: bool,
+    /// Blocks buffered before its first sector may be written.
+    pub first_blocks: u32,
+}
+
+/// A write's bus phases, absolute ns (see `ControllerTiming::write_plan`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WritePlan {
+    /// Command processing before the heads may move (`mech_from - now`).
+    pub overhead_ns: u64,
+    /// Earliest start of the write's positioning.
+    pub mech_from: u64,
+    pub data: WriteData,
+    /// Its last block has crossed the bus.
+    pub data_end: u64,
+    /// Held back by a destage before its data could come in.
+    pub wait_ns: u64,
+    /// Reported after the media write: (disconnect after the data, status
+    /// reselect); None: reported once the data is in (write-back).
+    status: Option<(u64, u64)>,
+    completion_ns: u64,
+}
+
+impl WritePlan {
+    /// When the write is reported, its media write ending at `media_end`.
+    pub fn done(&self, media_end: u64) -> u64 {
+        match self.status {
+            None => self.data_end + self.completion_ns,
+            Some((disconnect_ns, reselect_ns)) => media_end.max(self.data_end + disconnect_ns) + reselect_ns + self.completion_ns,
+        }
+    }
 }
 
 /// The mechanical part of one access, ns.
@@ -179,11 +289,12 @@ impl DiskModel {
         let m = &self.mech;
         self.layout.pieces(lbn, blocks, pieces);
         let first = pieces[0];
-        let min_seek_ns = if write.is_some_and(|w| !w.sequential) { self.controller.min_seek_ns } else { 0 };
+        let min_seek_ns = if write.is_some_and(|w| !w.appends) { self.controller.min_seek_ns } else { 0 };
         let seek_ns = m.reposition_ns(from.0, from.1, first.cylinder, first.head, is_write).max(min_seek_ns);
         let bus = self.controller.bus_write_sector_ns;
         let write_data_from = write.map(|w| w.data_from);
-        let ready = (t + seek_ns).max(write_data_from.map_or(0, |from| from + bus));
+        let first_blocks = write.map_or(1, |w| w.first_blocks.max(1)) as u64;
+        let ready = (t + seek_ns).max(write_data_from.map_or(0, |from| from + first_blocks * bus));
         let media_start = m.arrive_ns(ready, sector_phase(first.first_sector, first.sectors_per_track));
         let mut tm = media_start;
         let (mut cyl, mut hd) = (first.cylinder, first.head);
@@ -203,7 +314,7 @@ impl DiskModel {
                 // Write data that has not arrived when the head reaches its
                 // sector: the write waits a revolution for that sector.
                 let last_at = |tm: u64| tm + m.sectors_ns(p.span_sectors.saturating_sub(1) as u64, p.sectors_per_track);
-                let first_in = bus_start + (done_blocks + 1) * bus;
+                let first_in = bus_start + (done_blocks + 1).max(first_blocks) * bus;
                 let last_in = bus_start + (done_blocks + p.blocks as u64) * bus;
                 while first_in > tm || last_in > last_at(tm) {
                     tm += m.revolution_ns();
@@ -241,19 +352,35 @@ impl DiskModel {
         a.sent_by.max(a.mark_at + self.controller.data_phase_ns(blocks, false))
     }
 
-    /// Time one command starting at `now` from `state` with no cache, and
-    /// advance `state`. Predictors (beliefs) time requests this way; the
-    /// drive adds its cache on top.
+    /// Time one command starting at `now` from `state` with no read cache,
+    /// and advance `state`. Predictors (beliefs) time requests this way; the
+    /// drive adds its cache on top. A write-back drive's write is believed
+    /// as the drive does it: reported once its data is in, its destage
+    /// positioning from the end of the command overhead (after a destage in
+    /// progress that it does not continue), the heads free at the destage's end.
     pub fn serve(&self, state: &mut DriveState, now: SimTime, lbn: u64, blocks: u32, is_write: bool,
                  pieces: &mut Vec<TrackPiece>) -> Service {
         let ctl = &self.controller;
-        let overhead_ns = ctl.overhead_ns[is_write as usize][state.last_was_write as usize];
-        let start = now.0 + overhead_ns;
-        let write = is_write.then(|| ctl.write_data(now.0, overhead_ns, &state.head, lbn));
-        let a = self.media_access((state.head.cylinder, state.head.head), start, write, lbn, blocks, is_write, pieces);
-        let done = if is_write { a.media_end } else { self.read_bus_done(&a, blocks) };
-        let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(lbn + blocks as u64), ..Default::default() };
-        *state = DriveState { head, last_was_write: is_write };
+        let from = (state.head.cylinder, state.head.head);
+        let busy = state.head.time.0;
+        let end = lbn + blocks as u64;
+        if is_write {
+            let continues = state.head.next_lbn == Some(lbn);
+            let destaging = ctl.fast_write && state.last_was_write && busy > now.0;
+            let appends = destaging && continues && self.spec.controller.combine_seq_writes;
+            let plan = ctl.write_plan(now.0, state.last_was_write, continues, blocks, (destaging && !appends).then_some(busy), appends);
+            let start = plan.mech_from.max(busy);
+            let a = self.media_access(from, start, Some(plan.data), lbn, blocks, true, pieces);
+            let done = plan.done(a.media_end);
+            *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), next_lbn: Some(end), ..Default::default() }, last_was_write: true };
+            return write_service(&plan, now.0, start, &a, done, ctl.fast_write);
+        }
+        let overhead_ns = ctl.overhead_ns[0][state.last_was_write as usize];
+        let start = (now.0 + overhead_ns).max(busy);
+        let a = self.media_access(from, start, None, lbn, blocks, false, pieces);
+        let done = self.read_bus_done(&a, blocks);
+        let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(end), ..Default::default() };
+        *state = DriveState { head, last_was_write: false };
         Service {
             overhead_ns,
             seek_ns: a.seek_ns,
@@ -261,10 +388,48 @@ impl DiskModel {
             transfer_ns: a.media_end - a.media_start,
             bus_wait_ns: done - a.media_end,
             done: SimTime(done),
-            cache_hit: false,
             media_start: SimTime(a.media_start),
+            destage_wait_ns: start - (now.0 + overhead_ns),
+            ..Default::default()
         }
     }
+}
+
+/// A write's service from its plan, positioning start `start`, media access
+/// `a` and report time `done`. A write-back write's media access is its
+/// destage, charged to it as destage figures, not as its service.
+fn write_service(plan: &WritePlan, now: u64, start: u64, a: &MediaAccess, done: u64, write_back: bool) -> Service {
+    let transfer_ns = a.media_end - a.media_start;
+    if write_back {
+        return Service {
+            overhead_ns: plan.overhead_ns, destage_wait_ns: plan.wait_ns,
+            bus_wait_ns: done - now - plan.overhead_ns - plan.wait_ns, done: SimTime(done), cache_hit: true,
+            destage_seek_ns: a.seek_ns, destage_rotation_ns: a.rotation_ns, destage_transfer_ns: transfer_ns,
+            ..Default::default()
+        };
+    }
+    Service {
+        overhead_ns: plan.overhead_ns, destage_wait_ns: start - plan.mech_from,
+        seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns,
+        bus_wait_ns: done - a.media_end, done: SimTime(done), media_start: SimTime(a.media_start),
+        ..Default::default()
+    }
+}
+
+/// How far before a destage's (rounded) end a joining write's media write is
+/// timed from, ns.
+const JOIN_SLACK_NS: u64 = 16;
+
+/// The write being destaged (write-back): its data ends at `end_lbn`, in
+/// `segment`, `blocks` of them since the destage began (writes that joined
+/// it included); the media write ends at `media_end` with the heads at `at`.
+#[derive(Clone, Copy, Debug)]
+struct Destage {
+    segment: usize,
+    end_lbn: u64,
+    blocks: u64,
+    media_end: u64,
+    at: (u32, u32),
 }
 
 /// Read-ahead in progress after a read: blocks from `lbn` on, read from
@@ -294,9 +459,8 @@ pub struct Drive {
     cache: Cache,
     readahead: Option<ReadAhead>,
     pieces: Vec<TrackPiece>,
-    /// Write-back data not yet on the media: (destage end, blocks), in destage order.
-    dirty: std::collections::VecDeque<(u64, u64)>,
-    dirty_blocks: u64,
+    /// The last write-back write's destage (in progress while `media_end` is ahead).
+    destage: Option<Destage>,
     /// End of the last read served (the stream test of read-ahead mode 4).
     last_read_end: Option<u64>,
 }
@@ -305,7 +469,7 @@ impl Drive {
     pub fn new(model: Arc<DiskModel>) -> Drive {
         let c = &model.spec.controller;
         let cache = if c.caching_enabled { Cache::new(c.cache_segments, c.segment_size_blocks) } else { Cache::new(0, 0) };
-        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), dirty: Default::default(), dirty_blocks: 0, last_read_end: None }
+        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), destage: None, last_read_end: None }
     }
 
     /// Move the heads to `cylinder` with nothing to transfer (SCAN's sweep to
@@ -327,81 +491,36 @@ impl Drive {
     /// host before its data or status, and every command ends with the
     /// completion (status) overhead.
     pub fn serve(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
-        let mut svc = self.serve_access(now, lbn, blocks, is_write);
+        if is_write {
+            return self.serve_write(now.0, lbn, blocks);
+        }
+        let mut svc = self.serve_read(now, lbn, blocks);
         self.state.head.next_lbn = Some(lbn + blocks as u64);
         let ctl = &self.model.controller;
         let reselected = svc.media_start.0 > 0 && !svc.cache_hit;
-        let extra = ctl.completion_ns[is_write as usize] + if reselected { ctl.reselect_ns[is_write as usize] } else { 0 };
+        let extra = ctl.completion_ns[0] + if reselected { ctl.reselect_ns[0] } else { 0 };
         svc.done.0 += extra;
         svc.bus_wait_ns += extra;
         svc
     }
 
-    fn serve_access(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
+    /// A read, before its status phase: from the buffer if it can be, else
+    /// with the mechanism once the read-ahead has stopped.
+    fn serve_read(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Service {
         if !self.cache.enabled() {
             let mut s = self.state;
             s.head.time = s.head.time.max(now);
             self.last_source = s.head;
             let start = s.head.time;
-            let svc = self.model.serve(&mut s, start, lbn, blocks, is_write, &mut self.pieces);
+            let svc = self.model.serve(&mut s, start, lbn, blocks, false, &mut self.pieces);
             self.state = s;
             return svc;
         }
-        let model = self.model.clone();
-        let (ctl, spec) = (&model.controller, &model.spec.controller);
-        let end = lbn + blocks as u64;
-        let last_w = self.state.last_was_write as usize;
-        let bus_total = ctl.data_phase_ns(blocks, is_write);
-        if !is_write {
-            if let Some(svc) = self.serve_read_from_buffer(now, lbn, blocks) {
-                return svc;
-            }
+        if let Some(svc) = self.serve_read_from_buffer(now, lbn, blocks) {
+            return svc;
         }
         let (from, mech_free) = self.settle_readahead(now.0);
         self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free), ..Default::default() };
-        if is_write {
-            let seg = self.cache.allocate(lbn, end, true);
-            self.cache.invalidate(lbn, end, Some(seg));
-            if spec.fast_write_level > 0 {
-                // Immediate report: complete once the data is in the buffer;
-                // destage as soon as the mechanism is free. At level 1 only
-                // one write may wait in the buffer, so a write arriving during
-                // a destage is reported when that destage ends.
-                let overhead_ns = ctl.hit_overhead_ns[1][last_w];
-                let buffered = now.0 + overhead_ns + bus_total;
-                let mut done = if spec.fast_write_level == 1 && self.state.last_was_write { buffered.max(mech_free) } else { buffered };
-                // The buffer holds only so much dirty data: a write that does
-                // not fit comes in as earlier destages free room.
-                while self.dirty.front().is_some_and(|&(end, _)| end <= now.0) {
-                    self.dirty_blocks -= self.dirty.pop_front().unwrap().1;
-                }
-                let room = self.cache.segment_blocks * spec.cache_segments as u64;
-                let (mut left, mut freed_at) = (self.dirty_blocks + blocks as u64, 0);
-                for &(end, n) in &self.dirty {
-                    if left <= room {
-                        break;
-                    }
-                    left -= n;
-                    freed_at = end;
-                }
-                done = done.max(freed_at + bus_total);
-                let a = model.media_access(from, done.max(mech_free), None, lbn, blocks, true, &mut self.pieces);
-                self.dirty.push_back((a.media_end, blocks as u64));
-                self.dirty_blocks += blocks as u64;
-                self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: true };
-                self.last_source.time = SimTime(done.max(mech_free));
-                return Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(done), cache_hit: true, ..Default::default() };
-            }
-            let overhead_ns = ctl.overhead_ns[1][last_w];
-            let start = (now.0 + overhead_ns).max(mech_free);
-            let write = ctl.write_data(now.0, overhead_ns, &self.state.head, lbn);
-            let a = model.media_access(from, start, Some(write), lbn, blocks, true, &mut self.pieces);
-            self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: true };
-            return Service {
-                overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,
-                bus_wait_ns: 0, done: SimTime(a.media_end), cache_hit: false, media_start: SimTime(a.media_start),
-            };
-        }
         self.serve_read_miss(now, lbn, blocks, from, mech_free)
     }
 
@@ -461,6 +580,7 @@ impl Drive {
         Service {
             overhead_ns, seek_ns: a.seek_ns, rotation_ns: a.rotation_ns, transfer_ns: a.media_end - a.media_start,
             bus_wait_ns: done - a.media_end, done: SimTime(done), cache_hit: cached > 0, media_start: SimTime(a.media_start),
+            destage_wait_ns: start - (now.0 + miss_ns), ..Default::default()
         }
     }
 
@@ -485,6 +605,83 @@ impl Drive {
                 s.lo = s.lo.max(end);
             }
         }
+    }
+
+    /// Serve a write (the whole write path). Write-through: command, data
+    /// while the heads position, media write, status. Write-back (DiskSim
+    /// §2.1, §3.5): reported once its data is in; its media write (the
+    /// destage) positions from the end of the command overhead, overlapping
+    /// the data phase, and writes each sector as its data arrives. A write
+    /// arriving during a destage waits for its end, unless it starts where
+    /// the destage's data ends (`Combine seq writes`) and joins it. One
+    /// destage at a time: with no write prebuffering, a write needs the
+    /// mechanism, so `Maximum number of write segments` never binds.
+    fn serve_write(&mut self, now: u64, lbn: u64, blocks: u32) -> Service {
+        let model = self.model.clone();
+        let (ctl, spec) = (&model.controller, &model.spec.controller);
+        let end = lbn + blocks as u64;
+        // (Only while the destage is the mechanism's last work: a SCAN sweep
+        // or idle background work after it has moved the heads on.)
+        let destaging = self.destage.filter(|d| ctl.fast_write && d.media_end > now && d.media_end == self.state.head.time.0);
+        // It joins if it fits the segment beside the destage's data still to
+        // be written (counted at the media rate from the destage's end).
+        let unwritten = |d: &Destage| {
+            let sector_ns = model.mech.sector_ns(model.layout.sectors_per_track(d.at.0, d.at.1)).max(1);
+            ((d.media_end - now) / sector_ns + 1).min(d.blocks)
+        };
+        let appends = destaging.filter(|d| spec.combine_seq_writes && d.end_lbn == lbn && unwritten(d) + blocks as u64 <= self.cache.segment_blocks);
+        let (from, mech_free) = match appends {
+            // The destage's end is rounded up by a ns or so per track piece;
+            // going on a few ns before it keeps the continuation on the very
+            // next sector (sectors are microseconds apart) instead of letting
+            // the rounding, summed over joins, cost a revolution.
+            Some(d) => (d.at, d.media_end.saturating_sub(JOIN_SLACK_NS)),
+            None => self.settle_readahead(now),
+        };
+        self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free), ..Default::default() };
+        let continues = self.state.head.next_lbn == Some(lbn);
+        let busy_until = destaging.filter(|_| appends.is_none()).map(|d| d.media_end);
+        let plan = ctl.write_plan(now, self.state.last_was_write, continues, blocks, busy_until, appends.is_some());
+        let start = plan.mech_from.max(mech_free);
+        let a = model.media_access(from, start, Some(plan.data), lbn, blocks, true, &mut self.pieces);
+        let done = plan.done(a.media_end);
+        let segment = match appends {
+            Some(d) => {
+                self.cache.extend(d.segment, end);
+                d.segment
+            }
+            None if self.cache.enabled() => self.cache.allocate(lbn, end, true),
+            None => 0,
+        };
+        if self.cache.enabled() {
+            self.cache.invalidate(lbn, end, Some(segment));
+            self.cache.touch(segment);
+        }
+        self.destage = ctl.fast_write.then_some(Destage {
+            segment, end_lbn: end, blocks: appends.map_or(0, |d| d.blocks) + blocks as u64, media_end: a.media_end, at: (a.cylinder, a.head),
+        });
+        self.state = DriveState {
+            head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), next_lbn: Some(end), ..Default::default() },
+            last_was_write: true,
+        };
+        write_service(&plan, now, start, &a, done, ctl.fast_write)
+    }
+
+    /// A read wholly in the buffer. During a destage it cannot use the bus
+    /// at once (DiskSim §3.5): it takes the miss path (command, disconnect),
+    /// waits for the destage to end and reselects for its data.
+    fn read_hit(&mut self, now: u64, bus_ns: u64) -> Service {
+        let ctl = &self.model.controller;
+        let last_w = self.state.last_was_write as usize;
+        self.state.last_was_write = false;
+        let Some(d) = self.destage.filter(|d| d.media_end > now) else {
+            let overhead_ns = ctl.hit_overhead_ns[0][last_w];
+            return Service { overhead_ns, bus_wait_ns: bus_ns, done: SimTime(now + overhead_ns + bus_ns), cache_hit: true, ..Default::default() };
+        };
+        let overhead_ns = ctl.overhead_ns[0][last_w];
+        let back = (now + overhead_ns + ctl.read_disconnect_ns[last_w]).max(d.media_end);
+        let bus_wait_ns = ctl.reselect_ns[0] + bus_ns;
+        Service { overhead_ns, destage_wait_ns: back - now - overhead_ns, bus_wait_ns, done: SimTime(back + bus_wait_ns), cache_hit: true, ..Default::default() }
     }
 
     /// How many blocks the buffer reads ahead after a read of [lbn, end):
@@ -554,6 +751,9 @@ impl Drive {
     /// external view: a seek's variation, a revolution missed or gained).
     pub fn shift_last(&mut self, delta_ns: i64) {
         self.state.head.time = SimTime(self.state.head.time.0.saturating_add_signed(delta_ns));
+        if let Some(d) = &mut self.destage {
+            d.media_end = d.media_end.saturating_add_signed(delta_ns);
+        }
         if let Some(ra) = &mut self.readahead {
             ra.start = ra.start.saturating_add_signed(delta_ns);
         }
@@ -603,9 +803,7 @@ impl Drive {
                 }
                 self.last_read_end = Some(end);
                 self.drop_sent_request(lbn, end);
-                let overhead_ns = ctl.hit_overhead_ns[0][last_w];
-                self.state.last_was_write = false;
-                return Some(Service { overhead_ns, bus_wait_ns: bus_total, done: SimTime(now.0 + overhead_ns + bus_total), cache_hit: true, ..Default::default() });
+                return Some(self.read_hit(now.0, bus_total));
             }
         }
         if running {

@@ -85,35 +85,42 @@ impl Predictor {
     pub fn positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool, blocks: u32) -> Positioning {
         let m = &self.model.mech;
         let ctl = &self.model.controller;
-        // The heads move only once the controller has processed the command.
-        let overhead_ns = if self.overlapped { 0 } else { ctl.overhead_ns[is_write as usize][from.last_was_write as usize] };
         let mut seek_ns = m.reposition_ns(from.cylinder, from.head, to.cylinder, to.head, is_write);
         if seek_ns > 0 {
             seek_ns += self.seek_conservatism_ns;
         }
         if !is_write {
+            // The heads move only once the controller has processed the command.
+            let overhead_ns = if self.overlapped { 0 } else { ctl.overhead_ns[0][from.last_was_write as usize] };
             let arrive = m.phase_after(from_phase, overhead_ns + seek_ns);
             return Positioning { overhead_ns, seek_ns, bus_wait_ns: 0, rotation_ns: m.rotate_ns(arrive, to.phase) };
         }
-        self.write_positioning(from, from_phase, to, overhead_ns, seek_ns, blocks)
+        self.write_positioning(from, from_phase, to, seek_ns, blocks)
     }
 
-    /// A write's positioning as the drive times it: the minimum seek delay
-    /// unless it continues the last command, and the wait for its data.
-    /// The drive starts once the first block is in and loses a revolution
-    /// if the rest falls behind the head; on one track that is the same as
-    /// starting once the rest can keep ahead, which does not depend on where
-    /// the platter is (searches over many targets rely on that). Kept out of
-    /// line so the read path of `positioning` stays small enough to inline.
+    /// A write's positioning as the drive times it (`ControllerTiming::write_plan`:
+    /// on a write-back drive, its destage): the minimum seek delay unless it
+    /// appends to a destage, and the wait for its data. The drive starts
+    /// once the first blocks are in and loses a revolution if the rest falls
+    /// behind the head; on one track that is the same as starting once the
+    /// rest can keep ahead, which does not depend on where the platter is
+    /// (searches over many targets rely on that). `from.time` is when the
+    /// heads are free (a destage's end). Kept out of line so the read path
+    /// of `positioning` stays small enough to inline.
     #[inline(never)]
-    fn write_positioning(&self, from: &HeadState, from_phase: u64, to: &Target, overhead_ns: u64, seek_ns: u64, blocks: u32) -> Positioning {
+    fn write_positioning(&self, from: &HeadState, from_phase: u64, to: &Target, seek_ns: u64, blocks: u32) -> Positioning {
         let (m, ctl) = (&self.model.mech, &self.model.controller);
-        let seek_ns = if from.next_lbn == Some(to.lbn) { seek_ns } else { seek_ns.max(ctl.min_seek_ns) };
+        let continues = from.next_lbn == Some(to.lbn);
+        let appends = ctl.fast_write && from.last_was_write && continues && self.model.spec.controller.combine_seq_writes;
+        let plan = ctl.write_plan(0, from.last_was_write, continues, blocks, None, appends);
+        let overhead_ns = if self.overlapped { 0 } else { plan.overhead_ns };
+        let seek_ns = if appends { seek_ns } else { seek_ns.max(ctl.min_seek_ns) };
         let bus_wait_ns = if self.overlapped { 0 } else {
             let (bus, sector) = (ctl.bus_write_sector_ns, m.sector_ns(to.spt));
             let n = blocks.clamp(1, to.spt) as u64;
-            let keeps_ahead = bus.max((n * bus).saturating_sub((n - 1) * sector));
-            (ctl.write_data_from(0, overhead_ns) + keeps_ahead).saturating_sub(overhead_ns + seek_ns)
+            let first = plan.data.first_blocks as u64;
+            let keeps_ahead = (first * bus).max((n * bus).saturating_sub((n - 1) * sector));
+            (plan.data.data_from + keeps_ahead).saturating_sub(overhead_ns + seek_ns)
         };
         let arrive = m.phase_after(from_phase, overhead_ns + seek_ns + bus_wait_ns);
         Positioning { overhead_ns, seek_ns, bus_wait_ns, rotation_ns: m.rotate_ns(arrive, to.phase) }

@@ -279,6 +279,12 @@ pub struct ControllerSpec {
     pub extradisc_disconnect_overhead_ms: f64,
     pub extradisc_inter_disconnect_delay_ms: f64,
     pub extradisc_second_disconnect_overhead_ms: f64,
+    /// DiskSim `Extradisc seek delta`: an extra-disconnect write's positioning
+    /// starts this long after its command overhead (Extradisc command overhead).
+    pub extradisc_seek_delta_ms: f64,
+    /// DiskSim `Combine seq writes`: a write-back write that starts where the
+    /// write being destaged ends joins that destage instead of waiting for it.
+    pub combine_seq_writes: bool,
     /// DiskSim `Read-ahead over requested`: read-ahead may replace, in its
     /// segment, the data just returned to the host, so a segment's worth is
     /// read ahead and a re-read of that data misses (else the segment keeps
@@ -376,6 +382,8 @@ impl Default for ControllerSpec {
             extradisc_disconnect_overhead_ms: 0.0,
             extradisc_inter_disconnect_delay_ms: 0.0,
             extradisc_second_disconnect_overhead_ms: 0.0,
+            extradisc_seek_delta_ms: 0.0,
+            combine_seq_writes: true,
         }
     }
 }

@@ -57,6 +57,10 @@ pub struct Records {
     pub seek_ns: Vec<u64>,
     pub rotation_ns: Vec<u64>,
     pub transfer_ns: Vec<u64>,
+    /// Time it waited for the drive to finish a destage (earlier write-back data).
+    pub destage_wait_ns: Vec<u64>,
+    /// A write-back write: its own destage's seek + rotation + media transfer, after it was reported.
+    pub destage_ns: Vec<u64>,
 }
 
 impl Records {
@@ -76,6 +80,8 @@ impl Records {
         self.seek_ns.push(r.service.seek_ns);
         self.rotation_ns.push(r.service.rotation_ns);
         self.transfer_ns.push(r.service.transfer_ns);
+        self.destage_wait_ns.push(r.service.destage_wait_ns);
+        self.destage_ns.push(r.service.destage_seek_ns + r.service.destage_rotation_ns + r.service.destage_transfer_ns);
     }
     pub fn len(&self) -> usize {
         self.seq.len()
@@ -200,6 +206,11 @@ pub struct Metrics {
     rotation_ns: u128,
     transfer_ns: u128,
     overhead_ns: u128,
+    bus_ns: u128,
+    service_ns: u128,
+    destage_wait_ns: u128,
+    destage_ns: [u128; 3],
+    destages: u64,
     first_measured_arrival: Option<SimTime>,
     last_done: SimTime,
     host_queue: QueueGauge,
@@ -229,6 +240,21 @@ pub struct Summary {
     pub mean_rotation_ms: f64,
     pub mean_transfer_ms: f64,
     pub mean_overhead_ms: f64,
+    /// Bus phases not overlapped by the media (data, reselect, status).
+    pub mean_bus_ms: f64,
+    /// Waiting for the drive to finish a destage (write-back data of earlier writes).
+    pub mean_destage_wait_ms: f64,
+    /// Start of service at the drive to completion: overhead + destage wait +
+    /// seek + rotation + transfer + bus (each request's parts add up to it,
+    /// except a read taken over from a running read-ahead, whose transfer counts from its start).
+    pub mean_service_ms: f64,
+    /// Write-back destages, done after their writes were reported and charged
+    /// to none of the figures above: how many, and their mean seek, rotation
+    /// (with waits for data) and media transfer, per destage.
+    pub destages: u64,
+    pub mean_destage_seek_ms: f64,
+    pub mean_destage_rotation_ms: f64,
+    pub mean_destage_transfer_ms: f64,
     pub mean_host_queue: f64,
     pub max_host_queue: u64,
     /// With a controller level: its queue (waiting there, not yet at a disk).
@@ -259,6 +285,11 @@ impl Metrics {
             rotation_ns: 0,
             transfer_ns: 0,
             overhead_ns: 0,
+            bus_ns: 0,
+            service_ns: 0,
+            destage_wait_ns: 0,
+            destage_ns: [0; 3],
+            destages: 0,
             first_measured_arrival: None,
             last_done: SimTime::ZERO,
             host_queue: QueueGauge::default(),
@@ -341,11 +372,22 @@ impl Metrics {
         self.rotation_ns += r.service.rotation_ns as u128;
         self.transfer_ns += r.service.transfer_ns as u128;
         self.overhead_ns += r.service.overhead_ns as u128;
+        self.bus_ns += r.service.bus_wait_ns as u128;
+        self.service_ns += r.service.done.0.saturating_sub(r.started.0) as u128;
+        self.destage_wait_ns += r.service.destage_wait_ns as u128;
+        let d = [r.service.destage_seek_ns, r.service.destage_rotation_ns, r.service.destage_transfer_ns];
+        if d.iter().any(|&x| x > 0) {
+            self.destages += 1;
+            for (sum, x) in self.destage_ns.iter_mut().zip(d) {
+                *sum += x as u128;
+            }
+        }
     }
 
     pub fn summary(&self, end: SimTime) -> Summary {
         let n = self.measured.max(1) as f64;
         let mean_ms = |sum: u128| sum as f64 / n / NS_PER_MS as f64;
+        let per_destage = |sum: u128| sum as f64 / self.destages.max(1) as f64 / NS_PER_MS as f64;
         let span_ns = self.last_done.0.saturating_sub(self.first_measured_arrival.map_or(0, |t| t.0));
         let span_s = span_ns as f64 / NS_PER_S as f64;
         let per_s = |x: f64| if span_s > 0.0 { x / span_s } else { 0.0 };
@@ -362,6 +404,13 @@ impl Metrics {
             mean_rotation_ms: mean_ms(self.rotation_ns),
             mean_transfer_ms: mean_ms(self.transfer_ns),
             mean_overhead_ms: mean_ms(self.overhead_ns),
+            mean_bus_ms: mean_ms(self.bus_ns),
+            mean_destage_wait_ms: mean_ms(self.destage_wait_ns),
+            mean_service_ms: mean_ms(self.service_ns),
+            destages: self.destages,
+            mean_destage_seek_ms: per_destage(self.destage_ns[0]),
+            mean_destage_rotation_ms: per_destage(self.destage_ns[1]),
+            mean_destage_transfer_ms: per_destage(self.destage_ns[2]),
             mean_host_queue: self.host_queue.mean(end),
             max_host_queue: self.host_queue.max,
             mean_controller_queue: self.controller_queue.as_ref().map(|g| g.mean(end)),

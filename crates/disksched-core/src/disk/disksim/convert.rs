@@ -249,6 +249,8 @@ fn from_disksim_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         extradisc_disconnect_overhead_ms: f64_or(b, "Extradisc disconnect overhead", 0.0)?,
         extradisc_inter_disconnect_delay_ms: f64_or(b, "Extradisc inter-disconnect delay", 0.0)?,
         extradisc_second_disconnect_overhead_ms: f64_or(b, "Extradisc 2nd disconnect overhead", 0.0)?,
+        extradisc_seek_delta_ms: f64_or(b, "Extradisc seek delta", 0.0)?,
+        combine_seq_writes: flag(b, "Combine seq writes")?,
     };
     spec.controller = c;
     Ok(spec)
