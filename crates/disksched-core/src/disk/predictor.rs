@@ -92,6 +92,9 @@ impl Predictor {
             seek_ns += self.seek_conservatism_ns;
         }
         if !is_write {
+            if from.cylinder == to.cylinder && from.head == to.head {
+                seek_ns = m.same_track_read_ns;
+            }
             let arrive = m.phase_after(from_phase, overhead_ns + seek_ns);
             return Positioning { overhead_ns, seek_ns, bus_wait_ns: 0, rotation_ns: m.rotate_ns(arrive, to.phase) };
         }
