@@ -174,7 +174,7 @@ fn pessimistic_recovers_only_when_declared_demand_changes() {
     let r = run(&loaded("pessimistic", ", stop_ms = 10000"));
     let rate = be_rate(&r);
     let at = |t_ms: u64| rate.iter().find(|x| x.0 == t_ms * MS).unwrap().1;
-    assert!(at(9500) < 400.0 && at(11000) == 400.0, "{rate:?}");
+    assert!(at(9500) < 400.0 && at(20000) == 400.0, "{rate:?}");
     let back = rate.iter().find(|x| x.1 == 400.0 && x.0 > 0).unwrap().0;
     let last_rt_done = (0..r.records.as_ref().unwrap().len()).filter(|&i| r.records.as_ref().unwrap().client[i] == 0)
         .map(|i| r.records.as_ref().unwrap().done_ns[i]).max().unwrap();

@@ -177,10 +177,12 @@ fn the_minimum_seek_delay_spares_only_a_write_appending_to_a_destage() {
     let mut d = drive("minimum_seek_delay_ms = 1.0");
     assert!(close(ms(d.serve(SimTime(0), 0, 2, true).done.0), 10.2));
     assert!(close(ms(d.serve(at(10.2), 2, 1, true).media_start.0), 20.2));
-    // Reads are never held.
+    // Reads are never held: LBN 8 on the same track at 10.2 pays only the
+    // same-track settle (0.5, the head switch here) and reads sector 8 at
+    // 10.8 (held 1.0 it would wait for the next pass, 20.8).
     let mut d = drive("minimum_seek_delay_ms = 1.0");
     d.serve(SimTime(0), 0, 2, true);
-    assert!(close(ms(d.serve(at(10.2), 5, 1, false).media_start.0), 10.5));
+    assert!(close(ms(d.serve(at(10.2), 8, 1, false).media_start.0), 10.8));
 }
 
 /// HP-like extra write disconnect: command 0.3, disconnect 0.1, delay 0.4,

@@ -9,6 +9,11 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::sync::Arc;
 
 fn drive(controller: &str) -> Drive {
+    drive_settling(controller, 0.0)
+}
+
+/// The hand disk with a fixed cost for a read on the heads' own track.
+fn drive_settling(controller: &str, same_track_ms: f64) -> Drive {
     let text = format!(r#"
 name = "hand"
 surfaces = 2
@@ -18,6 +23,7 @@ rpm = 6000.0
 [seek]
 table = [[1, 1.0], [9, 1.0]]
 head_switch_ms = 0.5
+same_track_read_ms = {same_track_ms}
 [layout]
 [[layout.zones]]
 first_cylinder = 0
@@ -393,4 +399,25 @@ fn a_stream_detecting_drive_reads_ahead_only_for_a_read_that_continues_the_last(
     let mut d = drive(RA20);
     d.serve(SimTime(0), 10, 10, false);
     assert!(close(ms(&d.serve(SimTime(50_000_000), 20, 10, false)), 50.3));
+}
+
+#[test]
+fn a_read_on_the_heads_track_pays_the_same_track_cost_before_its_rotation() {
+    // 0.35 ms on the heads' own track. A read of sector 20 at t = 0 (heads on
+    // track 0 at sector 0): without it 2.0 .. 2.1 ms; with it the same (the
+    // sector is 2 ms away). Of sector 2 at 0: 0.2 .. 0.3 without, but with
+    // 0.35 ms to settle sector 2 has passed: the next pass, 10.2 .. 10.3.
+    assert!(close(ms(&drive("").serve(SimTime(0), 20, 1, false)), 2.1));
+    assert!(close(ms(&drive_settling("", 0.35).serve(SimTime(0), 20, 1, false)), 2.1));
+    assert!(close(ms(&drive("").serve(SimTime(0), 2, 1, false)), 0.3));
+    assert!(close(ms(&drive_settling("", 0.35).serve(SimTime(0), 2, 1, false)), 10.3));
+    // Another track pays its seek or head switch instead (LBN 102: surface 1,
+    // 0.5 ms switch, sector 2 passed: 10.2 .. 10.3 either way); writes are not held.
+    assert!(close(ms(&drive_settling("", 0.35).serve(SimTime(0), 102, 1, false)), 10.3));
+    assert!(close(drive_settling("", 0.35).serve(SimTime(0), 2, 1, true).media_start.0 as f64 / 1e6, 0.2));
+    // The exact predictor agrees.
+    let d = drive_settling("", 0.35);
+    let pred = Predictor::exact(d.model.clone());
+    let p = pred.positioning_at(&HeadState::default(), &pred.target(2), false, 1);
+    assert!(close((p.total_ns()) as f64 / 1e6, 10.2), "{p:?}");
 }

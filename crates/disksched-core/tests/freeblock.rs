@@ -297,7 +297,9 @@ fn seek_variation_has_the_configured_mean_and_spread() {
         // The heads start over cylinder 0, head 0.
         let p = if i == 0 { l.lbn_to_pbn(0) } else { l.lbn_to_pbn(rec.lbn[i - 1] + rec.blocks[i - 1] as u64 - 1) };
         let q = l.lbn_to_pbn(rec.lbn[i]);
-        let table = model.mech.reposition_ns(p.cylinder, p.head, q.cylinder, q.head, rec.is_write[i]);
+        // A read on the heads' own track still settles (`same_track_read_ns`).
+        let same_track = (p.cylinder, p.head) == (q.cylinder, q.head) && !rec.is_write[i];
+        let table = if same_track { model.mech.same_track_read_ns } else { model.mech.reposition_ns(p.cylinder, p.head, q.cylinder, q.head, rec.is_write[i]) };
         if table > 0 {
             d.push(rec.seek_ns[i] as f64 - table as f64);
         }

@@ -16,9 +16,9 @@ fn oltp(sched: &str, threshold: u32, seed: u64, requests: u64) -> String {
         kind = "oltp"
         [run]
         requests = {requests}
-        warmup_requests = 1000
+        warmup_requests = {warmup}
         records = true
-    "#)
+    "#, warmup = 1000.min(requests / 2))
 }
 
 fn run(toml: &str) -> disksched_core::Result<disksched_core::RunResult> {

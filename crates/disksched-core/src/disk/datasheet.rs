@@ -141,6 +141,10 @@ impl Datasheet {
                 read_ahead_max_blocks: if segments > 0 { cache_blocks / segments } else { 0 },
                 // Read ahead until the segment is full, and on while a stream hits (DiskSim mode 3).
                 continuous_read: if segments > 0 { 3 } else { 0 },
+                // A stream the host takes more slowly than the media brings
+                // the read-ahead to its limit; current drives resume it when
+                // the stream hits again (DiskSim's `Read-ahead on idle hit`).
+                read_ahead_on_idle_hit: segments > 0,
                 fast_write_level: if self.write_cache { 2 } else { 0 },
                 read_hits_on_write_data: true,
                 ..Default::default()

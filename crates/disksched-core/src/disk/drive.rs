@@ -278,11 +278,19 @@ impl DiskModel {
     #[allow(clippy::too_many_arguments)]
     pub fn media_access(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
                         is_write: bool, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
-        self.media_access_sending(from, t, write, lbn, blocks, is_write, 0, pieces)
+        self.layout.pieces(lbn, blocks, pieces);
+        let first = pieces[0];
+        // A new read access on the heads' own track still settles (`same_track_read_ns`).
+        let same_track_ns = if !is_write && from == (first.cylinder, first.head) { self.mech.same_track_read_ns } else { 0 };
+        let mut a = self.media_access_sending(from, t + same_track_ns, write, lbn, blocks, is_write, 0, pieces);
+        // Counted as positioning, so a service's parts still add up.
+        a.seek_ns += same_track_ns;
+        a
     }
 
     /// `media_access`, where a read's first `unsent` blocks are read but not
-    /// sent to the host (a read-ahead that the request joins part-way).
+    /// sent to the host (a read-ahead that the request joins part-way), and
+    /// a read carrying on where the heads are reading costs no settling.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn media_access_sending(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
                                        is_write: bool, unsent: u64, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
@@ -894,7 +902,7 @@ impl Drive {
             return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
         };
         let min_end = if ra.min > 0 {
-            self.model.clone().media_access(ra.from, ra.start, None, ra.lbn, ra.min, false, &mut self.pieces).media_end
+            self.model.clone().media_access_sending(ra.from, ra.start, None, ra.lbn, ra.min, false, 0, &mut self.pieces).media_end
         } else {
             0
         };

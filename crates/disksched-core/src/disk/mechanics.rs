@@ -25,6 +25,9 @@ pub struct Mechanics {
     pub head_switch_ns: u64,
     /// Signed: DiskSim files may shorten write seeks; the sum is floored at 0.
     pub write_settle_ns: i64,
+    /// A read access that starts on the track the heads are on pays this
+    /// before its rotational wait (`seek.same_track_read_ms`).
+    pub same_track_read_ns: u64,
 }
 
 impl Mechanics {
@@ -50,6 +53,13 @@ impl Mechanics {
         for d in (0..cyls.saturating_sub(1)).rev() {
             seek_floor_ns[d] = seek_floor_ns[d].min(seek_floor_ns[d + 1]);
         }
+        let same_track_read_ns = match spec.seek.same_track_read_ms {
+            Some(v) if !(0.0..=100.0).contains(&v) => {
+                return Err(config_err("seek.same_track_read_ms", format!("{v} is out of range [0, 100]")));
+            }
+            Some(v) => SimDuration::from_ms(v).ns(),
+            None => derived_same_track_ns(&seek_ns, SimDuration::from_ms(spec.seek.head_switch_ms).ns()),
+        };
         Ok(Mechanics {
             rpm_milli: (spec.rpm * 1000.0).round() as u64,
             seek_ns,
@@ -57,6 +67,7 @@ impl Mechanics {
             seek_floor_ns,
             head_switch_ns: SimDuration::from_ms(spec.seek.head_switch_ms).ns(),
             write_settle_ns: settle_ns,
+            same_track_read_ns,
         })
     }
 
@@ -156,6 +167,14 @@ impl Mechanics {
     pub fn max_seek_distance(&self) -> u32 {
         (self.seek_ns.len() - 1) as u32
     }
+}
+
+/// The fixed part of a short seek: the seek curve extrapolated to distance 0
+/// from distances 1 and 2, no more than the head switch (a settle on
+/// another surface) or the single-cylinder seek.
+pub fn derived_same_track_ns(seek_ns: &[u32], head_switch_ns: u64) -> u64 {
+    let t = |d: usize| seek_ns.get(d).copied().unwrap_or(0) as u64;
+    (2 * t(1)).saturating_sub(t(2)).min(head_switch_ns).min(t(1))
 }
 
 /// Phase of the start of physical sector `sector` on a track of `spt` sectors.

@@ -92,6 +92,9 @@ impl Predictor {
         if !is_write {
             // The heads move only once the controller has processed the command.
             let overhead_ns = if self.overlapped { 0 } else { ctl.overhead_ns[0][from.last_was_write as usize] };
+            if from.cylinder == to.cylinder && from.head == to.head {
+                seek_ns = m.same_track_read_ns;
+            }
             let arrive = m.phase_after(from_phase, overhead_ns + seek_ns);
             return Positioning { overhead_ns, seek_ns, bus_wait_ns: 0, rotation_ns: m.rotate_ns(arrive, to.phase) };
         }

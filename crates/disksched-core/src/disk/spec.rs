@@ -188,6 +188,14 @@ pub struct SeekSpec {
     pub hpl: Option<HplSeek>,
     #[serde(default)]
     pub head_switch_ms: f64,
+    /// Fixed cost (settling, servo) of a read miss that finds the heads
+    /// already on its track, before the rotational wait; the seek curve
+    /// folds it into distances of one cylinder and up (DiskSim: 0). Absent:
+    /// derived from the drive's own figures, the seek curve extrapolated to
+    /// distance 0 from distances 1 and 2, at most the head switch and the
+    /// single-cylinder seek (docs/disksim-parameters.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_track_read_ms: Option<f64>,
     /// Added to every write that moved the heads (may be negative: DiskSim's
     /// validated HP and DEC drives shorten write seeks; the sum is floored at 0).
     #[serde(default)]
