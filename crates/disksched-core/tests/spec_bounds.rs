@@ -83,6 +83,17 @@ fn four_billion_cache_segments_in_a_spec_is_an_error() {
 }
 
 #[test]
+fn a_layout_error_in_a_spec_file_names_the_file() {
+    // Past validation: the spares do not fit the sparing unit (found while building the layout).
+    let p = spec_file("spares.toml", |t| {
+        let zones = t.get_mut("layout").unwrap().get_mut("zones").unwrap().as_array_mut().unwrap();
+        zones[0].as_table_mut().unwrap().insert("spares".into(), toml::Value::Integer(1_000_000));
+    });
+    let e = load_err(&p);
+    assert!(e.contains("1000000 spares do not fit"), "{e}");
+}
+
+#[test]
 fn a_bad_seek_table_in_a_spec_names_the_file_and_entry() {
     let p = spec_file("seek.toml", |t| {
         let seek = t.get_mut("seek").unwrap().as_table_mut().unwrap();
