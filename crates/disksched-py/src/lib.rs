@@ -321,8 +321,7 @@ fn disk_import(path: &str, name: Option<&str>, disk: Option<&str>) -> PyResult<S
 /// A disk spec (TOML) from datasheet figures given as JSON.
 #[pyfunction]
 fn disk_datasheet(figures_json: &str) -> PyResult<String> {
-    let sheet: disksched_core::disk::datasheet::Datasheet = serde_json::from_str(figures_json)
-        .map_err(|e| DiskschedError::new_err(format!("datasheet: {e}")))?;
+    let sheet = disksched_core::disk::datasheet::Datasheet::from_json(figures_json).map_err(err)?;
     Ok(sheet.build().map_err(err)?.to_toml())
 }
 

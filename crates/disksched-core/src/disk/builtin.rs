@@ -56,6 +56,10 @@ pub fn resolve(name_or_path: &str, base_dir: Option<&Path>) -> Result<DiskSpec> 
             msg: format!("unknown disk '{name_or_path}' (expected a built-in name: {}, or a path to a .toml spec or a DiskSim .parv/.diskspecs/.model file)", names().join(", ")),
         });
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::File { path: path.display().to_string(), msg: e.to_string() })?;
-    DiskSpec::from_toml(&text, &path.display().to_string())
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::File { path: shown.clone(), msg: e.to_string() })?;
+    let spec = DiskSpec::from_toml(&text, &shown)?;
+    // Build the model once here so a layout or seek-curve error names the file.
+    crate::disk::DiskModel::new(spec.clone()).map_err(|e| Error::File { path: shown, msg: e.to_string() })?;
+    Ok(spec)
 }

@@ -9,7 +9,7 @@
 //! skews are just long enough for a head switch (track) or single-cylinder
 //! seek (cylinder), as drive firmware lays them out for streaming.
 
-use crate::disk::spec::{ControllerSpec, DiskSpec, LayoutSpec, Mapping, SeekSpec, Sparing, ZoneSpec};
+use crate::disk::spec::{limits, ControllerSpec, DiskSpec, LayoutSpec, Mapping, SeekSpec, Sparing, ZoneSpec};
 use crate::error::{config_err, Result};
 use serde::{Deserialize, Serialize};
 
@@ -85,9 +85,26 @@ impl Datasheet {
         let zone_spt: Vec<u32> = (0..n)
             .map(|i| if n == 1 { outer } else { outer + (inner - outer) * i as f64 / (n - 1) as f64 }.round() as u32)
             .collect();
-        let blocks = (self.capacity_gb * 1e9 / SECTOR).ceil() as u64;
+        // Bounded in floating point, before any integer is sized from them.
+        let blocks_f = (self.capacity_gb * 1e9 / SECTOR).ceil();
+        if blocks_f > limits::MAX_BLOCKS as f64 {
+            return Err(config_err("datasheet.capacity_gb", format!(
+                "{} GB is {blocks_f} sectors, above the bound of {} (disk::spec::limits)", self.capacity_gb, limits::MAX_BLOCKS)));
+        }
+        if outer > limits::MAX_SECTORS_PER_TRACK as f64 {
+            return Err(config_err("datasheet.outer_mb_s", format!(
+                "{} MB/s at {} RPM is {outer} sectors per track, above the bound of {} (disk::spec::limits)",
+                self.outer_mb_s, self.rpm, limits::MAX_SECTORS_PER_TRACK)));
+        }
+        let blocks = blocks_f as u64;
         let per_cylinder_set: u64 = zone_spt.iter().map(|&s| s as u64 * self.surfaces as u64).sum();
-        let cyl_per_zone = blocks.div_ceil(per_cylinder_set) as u32;
+        let cyl_per_zone64 = blocks.div_ceil(per_cylinder_set);
+        if cyl_per_zone64 * self.zones as u64 > limits::MAX_CYLINDERS {
+            return Err(config_err("datasheet", format!(
+                "{} GB over {} surfaces at {}-{} MB/s needs {} cylinders, above the bound of {} (disk::spec::limits)",
+                self.capacity_gb, self.surfaces, self.inner_mb_s, self.outer_mb_s, cyl_per_zone64 * self.zones as u64, limits::MAX_CYLINDERS)));
+        }
+        let cyl_per_zone = cyl_per_zone64 as u32;
         let sector_ms = |s: u32| rev_s * 1000.0 / s as f64;
         let zones = zone_spt.iter().enumerate().map(|(i, &s)| ZoneSpec {
             first_cylinder: i as u32 * cyl_per_zone,
@@ -103,7 +120,7 @@ impl Datasheet {
             defects: vec![],
         }).collect();
         let bus_sector_ms = if self.bus_mb_s > 0.0 { SECTOR / (self.bus_mb_s * 1e6) * 1000.0 } else { 0.0 };
-        let cache_blocks = self.cache_kb * 1024 / SECTOR as u32;
+        let cache_blocks = (self.cache_kb as u64 * 1024 / SECTOR as u64).min(u32::MAX as u64) as u32;
         let segments = if cache_blocks == 0 { 0 } else { (cache_blocks / 256).clamp(1, 16) };
         let spec = DiskSpec {
             name: self.name.clone(),
@@ -153,4 +170,62 @@ impl Datasheet {
         crate::disk::DiskModel::new(spec.clone())?;
         Ok(spec)
     }
+
+    /// The figures as JSON (what `disks datasheet` passes). Python's `json`
+    /// writes NaN and Infinity, which JSON lacks; errors name the figure
+    /// and its command-line flag, not a column of the internal string.
+    pub fn from_json(text: &str) -> Result<Datasheet> {
+        let v: serde_json::Value = serde_json::from_str(&quote_nonfinite(text))
+            .map_err(|e| config_err("datasheet", format!("figures are not valid JSON: {e}")))?;
+        let obj = v.as_object().ok_or_else(|| config_err("datasheet", "figures must be a JSON object"))?;
+        for (k, x) in obj {
+            let want = match k.as_str() {
+                "name" => "string",
+                "write_cache" => "bool",
+                "surfaces" | "zones" | "cache_kb" => "u32",
+                _ => "number",
+            };
+            let ok = match want {
+                "string" => x.is_string(),
+                "bool" => x.is_boolean(),
+                "u32" => x.as_u64().is_some_and(|n| n <= u32::MAX as u64),
+                _ => x.is_number(),
+            };
+            if !ok {
+                let shown = x.as_str().map_or_else(|| x.to_string(), str::to_string);
+                let expected = match want {
+                    "u32" => format!("a whole number in [0, {}]", u32::MAX),
+                    "number" => "a finite number".to_string(),
+                    w => format!("a {w}"),
+                };
+                return Err(config_err(format!("datasheet {k} (--{})", k.replace('_', "-")), format!("{shown}: expected {expected}")));
+            }
+        }
+        serde_json::from_value(v).map_err(|e| config_err("datasheet", e.to_string()))
+    }
+}
+
+/// Quote bare NaN / Infinity / -Infinity tokens (outside strings) so they
+/// parse, and are then reported by name.
+fn quote_nonfinite(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_str, mut escaped) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_str {
+            in_str = !(c == '"' && !escaped);
+            escaped = c == '\\' && !escaped;
+        } else if c == '"' {
+            in_str = true;
+        } else if let Some(tok) = ["-Infinity", "Infinity", "NaN"].iter().find(|t| rest.starts_with(**t)) {
+            out.push('"');
+            out.push_str(tok);
+            out.push('"');
+            rest = &rest[tok.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }

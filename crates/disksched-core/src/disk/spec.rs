@@ -396,9 +396,60 @@ impl Default for ControllerSpec {
     }
 }
 
+/// What a spec may make the simulator allocate, declared once. Every way a
+/// disk gets in (spec TOML, DiskSim import, datasheet) passes
+/// [`DiskSpec::validate`], which checks these before anything is sized from
+/// the file. Each bound is far above any drive in DiskSim's catalogue (the
+/// largest: maxtor300g, 80,513 cylinders x 4 surfaces, 1,200 sectors per
+/// track); raise one here if a real drive needs it.
+pub mod limits {
+    /// Recording surfaces (heads).
+    pub const MAX_SURFACES: u64 = 1024;
+    /// Cylinders; the seek curve holds one entry per distance (3 x 4 B each).
+    pub const MAX_CYLINDERS: u64 = 10_000_000;
+    /// Tracks (surfaces x cylinders); a g4 layout keeps a record per track
+    /// (about 36 B each).
+    pub const MAX_TRACKS: u64 = 1 << 24;
+    /// Sectors per track (the g4 track table stores them in 16 bits).
+    pub const MAX_SECTORS_PER_TRACK: u64 = u16::MAX as u64;
+    /// Exported blocks (2^40 sectors = 512 TiB at 512 B); with the two bounds
+    /// above, tracks x sectors per track cannot overflow 64 bits.
+    pub const MAX_BLOCKS: u64 = 1 << 40;
+    /// Bytes per sector.
+    pub const MAX_SECTOR_BYTES: u64 = 1 << 16;
+    /// Slipped, remapped or slipped-track sectors a layout may list in all
+    /// (each kept as 8 or 16 B).
+    pub const MAX_SLIPS: u64 = 1 << 22;
+    /// Zones in a zoned layout.
+    pub const MAX_ZONES: u64 = 1 << 16;
+    /// Buffer cache segments (one record each, scanned on every lookup).
+    pub const MAX_CACHE_SEGMENTS: u64 = 4096;
+    /// Blocks per cache segment (2^24 blocks = 8 GiB at 512 B).
+    pub const MAX_SEGMENT_BLOCKS: u64 = 1 << 24;
+    /// g4 track patterns and index tables, entries over all tables, and the
+    /// depth of the table tree (expanded recursively).
+    pub const MAX_G4_PATTERNS: u64 = 1 << 16;
+    pub const MAX_G4_TABLES: u64 = 4096;
+    pub const MAX_G4_ENTRIES: u64 = 1 << 20;
+    pub const MAX_G4_DEPTH: u64 = 64;
+    /// Points of a measured seek curve.
+    pub const MAX_SEEK_POINTS: u64 = 1 << 20;
+
+    /// `what` = `value` exceeds `max`: the one-line error every bound gives.
+    pub(crate) fn check(what: &str, value: u64, max: u64) -> std::result::Result<(), String> {
+        if value > max {
+            return Err(format!("{what} = {value} exceeds the bound {max} (disk::spec::limits)"));
+        }
+        Ok(())
+    }
+}
+
 impl DiskSpec {
+    /// Parse and validate a spec; errors name `origin` (the file).
     pub fn from_toml(text: &str, origin: &str) -> Result<DiskSpec> {
-        toml::from_str(text).map_err(|e| Error::File { path: origin.to_string(), msg: one_line(&e.to_string()) })
+        let spec: DiskSpec = toml::from_str(text).map_err(|e| Error::File { path: origin.to_string(), msg: one_line(&e.to_string()) })?;
+        spec.validate().map_err(|e| Error::File { path: origin.to_string(), msg: e.to_string() })?;
+        Ok(spec)
     }
 
     pub fn to_toml(&self) -> String {
@@ -409,10 +460,13 @@ impl DiskSpec {
         self.blocks * self.sector_bytes as u64
     }
 
+    /// Structure and [`limits`]: everything the simulator sizes from a spec
+    /// is bounded here, before `Layout`, `Mechanics` or the cache allocate.
     pub fn validate(&self) -> Result<()> {
         if self.surfaces == 0 || self.cylinders == 0 {
             return Err(config_err(&self.name, "surfaces and cylinders must be >= 1"));
         }
+        self.check_limits().map_err(|m| config_err(&self.name, m))?;
         if self.layout.g4.is_some() {
             if !self.layout.zones.is_empty() {
                 return Err(config_err(format!("{}: layout", self.name), "a layout has either zones or a g4 table, not both"));
@@ -434,6 +488,118 @@ impl DiskSpec {
             if i > 0 && z.first_cylinder <= self.layout.zones[i - 1].last_cylinder {
                 return Err(config_err(what, "zones must be in increasing, non-overlapping cylinder order"));
             }
+        }
+        Ok(())
+    }
+}
+
+impl DiskSpec {
+    fn check_limits(&self) -> std::result::Result<(), String> {
+        use limits::*;
+        check("surfaces", self.surfaces as u64, MAX_SURFACES)?;
+        check("cylinders", self.cylinders as u64, MAX_CYLINDERS)?;
+        check("surfaces x cylinders (tracks)", self.surfaces as u64 * self.cylinders as u64, MAX_TRACKS)?;
+        check("blocks", self.blocks, MAX_BLOCKS)?;
+        if self.sector_bytes == 0 {
+            return Err("sector_bytes = 0: expected >= 1".into());
+        }
+        check("sector_bytes", self.sector_bytes as u64, MAX_SECTOR_BYTES)?;
+        let c = &self.controller;
+        check("controller.cache_segments", c.cache_segments as u64, MAX_CACHE_SEGMENTS)?;
+        check("controller.cache_write_segments", c.cache_write_segments as u64, MAX_CACHE_SEGMENTS)?;
+        check("controller.segment_size_blocks", c.segment_size_blocks as u64, MAX_SEGMENT_BLOCKS)?;
+        check("controller.read_ahead_max_blocks", c.read_ahead_max_blocks as u64, MAX_SEGMENT_BLOCKS)?;
+        check("controller.read_ahead_min_blocks", c.read_ahead_min_blocks as u64, MAX_SEGMENT_BLOCKS)?;
+        for (what, t) in [("seek.table", &self.seek.table), ("seek.write_table", &self.seek.write_table)] {
+            if let Some(t) = t {
+                check(&format!("{what} points"), t.len() as u64, MAX_SEEK_POINTS)?;
+            }
+        }
+        if !(self.rpm > 0.0 && self.rpm < 100_000.0) {
+            return Err(format!("rpm = {}: expected in (0, 100000)", self.rpm));
+        }
+        for (what, t) in [("seek.table", &self.seek.table), ("seek.write_table", &self.seek.write_table)] {
+            let mut prev = 0.0;
+            for (i, &(d, ms)) in t.iter().flatten().enumerate() {
+                if !(d >= 1.0 && d > prev && d.is_finite() && ms >= 0.0 && ms.is_finite()) {
+                    return Err(format!("{what}[{i}] = ({d}, {ms}): distances must increase from 1 (previous {prev}) and times be finite and >= 0"));
+                }
+                prev = d;
+            }
+        }
+        let l = &self.layout;
+        check("layout.zones", l.zones.len() as u64, MAX_ZONES)?;
+        let mut listed = 0u64;
+        for (i, z) in l.zones.iter().enumerate() {
+            check(&format!("layout.zones[{i}].sectors_per_track"), z.sectors_per_track as u64, MAX_SECTORS_PER_TRACK)?;
+            check(&format!("layout.zones[{i}].last_cylinder"), z.last_cylinder as u64, MAX_CYLINDERS - 1)?;
+            // Slipped tracks expand to one slip per sector.
+            let n = z.slips.len() as u64 + z.defects.len() as u64
+                + (z.slipped_tracks.len() as u64).saturating_mul(z.sectors_per_track as u64);
+            listed = listed.saturating_add(n);
+            check(&format!("layout.zones[..={i}] slips + defects + slipped-track sectors"), listed, MAX_SLIPS)?;
+            for (k, v) in [("first_block_offset_sectors", z.first_block_offset_sectors),
+                ("track_skew_sectors", z.track_skew_sectors), ("cylinder_skew_sectors", z.cylinder_skew_sectors)] {
+                if !(v.is_finite() && v >= 0.0 && v <= MAX_SECTORS_PER_TRACK as f64 * MAX_TRACKS as f64) {
+                    return Err(format!("layout.zones[{i}].{k} = {v}: expected a finite number of sectors >= 0"));
+                }
+            }
+        }
+        if let Some(g4) = &l.g4 {
+            g4.check_limits(self.surfaces)?;
+        }
+        Ok(())
+    }
+}
+
+impl G4Spec {
+    /// Bounds on the table tree before it is expanded: sizes, depth, the
+    /// tracks it expands to (counted, not built) and the slots it slips.
+    pub(crate) fn check_limits(&self, surfaces: u32) -> std::result::Result<(), String> {
+        use limits::*;
+        check("surfaces", surfaces as u64, MAX_SURFACES)?;
+        check("layout.g4.patterns", self.patterns.len() as u64, MAX_G4_PATTERNS)?;
+        check("layout.g4.tables", self.tables.len() as u64, MAX_G4_TABLES)?;
+        check("layout.g4 table entries", self.tables.iter().map(|t| t.len() as u64).sum(), MAX_G4_ENTRIES)?;
+        for (i, p) in self.patterns.iter().enumerate() {
+            check(&format!("layout.g4.patterns[{i}] sectors"), p[2] as u64, MAX_SECTORS_PER_TRACK)?;
+        }
+        // Per table: tracks it expands to and tree depth (children come first).
+        let mut tracks = vec![0u64; self.tables.len()];
+        let mut depth = vec![0u64; self.tables.len()];
+        for (ti, t) in self.tables.iter().enumerate() {
+            let (mut n, mut d) = (0u64, 1u64);
+            for (ei, e) in t.iter().enumerate() {
+                let [first_slot, first_cyl, _, len, clen, _, run, crun, kind, child, _] = *e;
+                // Keep the expansion's slot and cylinder arithmetic far from overflow.
+                let at = format!("layout.g4.tables[{ti}][{ei}]");
+                for (k, v, max) in [("first slot", first_slot, MAX_BLOCKS), ("slots per child", len, MAX_BLOCKS), ("slots in the run", run, MAX_BLOCKS),
+                    ("first cylinder", first_cyl, MAX_CYLINDERS), ("cylinders per child", clen, MAX_CYLINDERS), ("cylinders in the run", crun, MAX_CYLINDERS)] {
+                    check(&format!("{at} {k} (absolute value)"), v.unsigned_abs(), max)?;
+                }
+                let reps = if len > 0 && run >= 0 { (run / len) as u64 } else { 0 };
+                let each = match kind {
+                    0 => 1,
+                    _ if child >= 0 && (child as usize) < ti => {
+                        d = d.max(depth[child as usize] + 1);
+                        tracks[child as usize]
+                    }
+                    _ => return Err(format!("layout.g4.tables[{ti}][{ei}]: child table {child} must come before its parent (below {ti})")),
+                };
+                n = n.saturating_add(reps.saturating_mul(each));
+                check(&format!("layout.g4.tables[{ti}][{ei}]: tracks of table {ti} (run {run} / {len} slots per child)"), n, MAX_TRACKS)?;
+            }
+            tracks[ti] = n;
+            depth[ti] = d;
+            check(&format!("layout.g4.tables[{ti}] depth"), d, MAX_G4_DEPTH)?;
+        }
+        let mut slipped = 0u64;
+        for (i, &[s, n]) in self.slips.iter().enumerate() {
+            if s.checked_add(n).is_none() {
+                return Err(format!("layout.g4.slips[{i}] = ({s}, {n}): slot + count overflows"));
+            }
+            slipped = slipped.saturating_add(n);
+            check(&format!("layout.g4.slips[..={i}] slipped slots"), slipped, MAX_SLIPS)?;
         }
         Ok(())
     }

@@ -54,6 +54,7 @@ struct Raw {
 impl TrackTable {
     /// One past the highest cylinder the tree's tracks use (the tree is checked first).
     pub(crate) fn extent(g4: &G4Spec, surfaces: u32) -> std::result::Result<u32, String> {
+        g4.check_limits(surfaces)?;
         Self::check(g4, surfaces)?;
         let mut raw = Vec::new();
         Self::expand(g4, g4.tables.len() - 1, 0, 0, 0, &mut raw);
@@ -118,6 +119,7 @@ impl TrackTable {
     pub(crate) fn new(g4: &G4Spec, name: &str, surfaces: u32, cylinders: u32) -> Result<TrackTable> {
         let what = format!("{name}: layout.g4");
         let err = |m: String| config_err(what.clone(), m);
+        g4.check_limits(surfaces).map_err(err)?;
         let totals = Self::check(g4, surfaces).map_err(err)?;
         // Expand the root into tracks.
         let mut raw = Vec::new();

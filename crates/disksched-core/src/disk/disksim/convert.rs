@@ -7,7 +7,7 @@
 
 use super::parser::{parse_file, Block, Loc, Node, ParamFile};
 use crate::disk::layout::Layout;
-use crate::disk::spec::{ControllerSpec, DiskSpec, G4Spec, HplSeek, LayoutSpec, Mapping, SeekSpec, Sparing, ZoneSpec};
+use crate::disk::spec::{limits, ControllerSpec, DiskSpec, G4Spec, HplSeek, LayoutSpec, Mapping, SeekSpec, Sparing, ZoneSpec};
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -80,8 +80,8 @@ pub fn import(path: &Path, name: Option<&str>, disk: Option<&str>) -> Result<Dis
         c.bus_sector_ms = c.bus_sector_ms.max(f64_or(b, "Read block transfer time", 0.0)?);
         c.bus_write_sector_ms = Some(c.bus_write_sector_ms.unwrap_or(0.0).max(f64_or(b, "Write block transfer time", 0.0)?));
     }
-    if let Some(w) = &mut spec.controller.bus_write_sector_ms {
-        *w = w.max(f64_or(disks_bulk(&file), "Bulk sector transfer time", 0.0).unwrap_or(0.0));
+    if let (Some(w), Some(d)) = (&mut spec.controller.bus_write_sector_ms, disks_bulk(&file)) {
+        *w = w.max(f64_or(d, "Bulk sector transfer time", 0.0).unwrap_or(0.0));
     }
     spec.source = format!("DiskSim 4.0 parameters: {}", sources(&file, path).join(", "));
     // DiskSim overwrites a zoned drive's `Block count` with what its zones
@@ -95,9 +95,10 @@ pub fn import(path: &Path, name: Option<&str>, disk: Option<&str>) -> Result<Dis
     Ok(spec)
 }
 
-/// The first disksim_disk block (for its interface speed).
-fn disks_bulk(file: &ParamFile) -> &Block {
-    file.blocks.iter().find(|b| b.type_name == "disksim_disk").expect("a disk was imported")
+/// The first disksim_disk block (for its interface speed); none when a
+/// `.model`'s bare dm_disk was imported.
+fn disks_bulk(file: &ParamFile) -> Option<&Block> {
+    file.blocks.iter().find(|b| b.type_name == "disksim_disk")
 }
 
 fn choose_disk<'a>(file: &ParamFile, disks: &[&'a Block], want: Option<&str>) -> std::result::Result<&'a Block, String> {
@@ -176,6 +177,15 @@ fn f64_or(b: &Block, key: &str, default: f64) -> Result<f64> {
     b.get(key).map_or(Ok(default), |p| p.value.as_f64(key))
 }
 
+/// `key` as a whole number no larger than `max` (a [`limits`] bound), or `default`.
+fn bounded_or(b: &Block, key: &str, default: u32, max: u64) -> Result<u32> {
+    let v = u32_or(b, key, default)?;
+    match b.get(key) {
+        Some(p) => limits::check(&format!("`{key}`"), v as u64, max).map(|_| v).map_err(|m| p.value.loc.err(m)),
+        None => Ok(v),
+    }
+}
+
 fn u32_or(b: &Block, key: &str, default: u32) -> Result<u32> {
     match b.get(key) {
         None => Ok(default),
@@ -224,13 +234,13 @@ fn from_disksim_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         // simulator's command queue depth stays a simulation choice.
         queue_depth: ControllerSpec::default().queue_depth,
         max_queue_length: u32_or(b, "Max queue length", 0)?,
-        cache_segments: u32_or(b, "Number of buffer segments", 0)?,
-        cache_write_segments: u32_or(b, "Maximum number of write segments", 0)?,
-        segment_size_blocks: u32_or(b, "Segment size (in blks)", 0)?,
+        cache_segments: bounded_or(b, "Number of buffer segments", 0, limits::MAX_CACHE_SEGMENTS)?,
+        cache_write_segments: bounded_or(b, "Maximum number of write segments", 0, limits::MAX_CACHE_SEGMENTS)?,
+        segment_size_blocks: bounded_or(b, "Segment size (in blks)", 0, limits::MAX_SEGMENT_BLOCKS)?,
         separate_write_segment: flag(b, "Use separate write segment")?,
         caching_enabled: flag(b, "Enable caching in buffer")?,
-        read_ahead_min_blocks: u32_or(b, "Minimum read-ahead (blks)", 0)?,
-        read_ahead_max_blocks: u32_or(b, "Maximum read-ahead (blks)", 0)?,
+        read_ahead_min_blocks: bounded_or(b, "Minimum read-ahead (blks)", 0, limits::MAX_SEGMENT_BLOCKS)?,
+        read_ahead_max_blocks: bounded_or(b, "Maximum read-ahead (blks)", 0, limits::MAX_SEGMENT_BLOCKS)?,
         continuous_read: u32_or(b, "Buffer continuous read", 0)?,
         fast_write_level: u32_or(b, "Fast write level", 0)?,
         immediate_buffer_read: flag(b, "Immediate buffer read")?,
@@ -262,9 +272,13 @@ fn from_dm_disk(b: &Block, name: &str) -> Result<DiskSpec> {
     let cylinders_node = b.req("Number of cylinders")?;
     let cylinders = cylinders_node.as_u64("Number of cylinders")?;
     let blocks = b.req("Block count")?.as_u64("Block count")?;
-    if surfaces == 0 || surfaces > 1024 || cylinders == 0 || cylinders > 10_000_000 {
-        return Err(b.loc.err(format!("dm_disk: {surfaces} surfaces x {cylinders} cylinders is out of range")));
+    if surfaces == 0 || cylinders == 0 {
+        return Err(b.loc.err(format!("dm_disk: {surfaces} surfaces x {cylinders} cylinders: expected both >= 1")));
     }
+    let bound = |what: &str, v: u64, max: u64| limits::check(what, v, max).map_err(|m| b.loc.err(format!("dm_disk: {m}")));
+    bound("`Number of data surfaces`", surfaces, limits::MAX_SURFACES)?;
+    bound("`Number of cylinders`", cylinders, limits::MAX_CYLINDERS)?;
+    bound("`Block count`", blocks, limits::MAX_BLOCKS)?;
     let mech = sub_block(b, "Mechanical Model", "dm_mech_g1")?;
     let lay_node = b.req("Layout Model")?;
     let lay = lay_node.as_block("Layout Model")?;
@@ -395,9 +409,24 @@ pub fn read_seek_file(path: &Path, from: &Loc) -> Result<(Curve, Option<Curve>)>
         }
         let num = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| err(ln, format!("`{s}` is not a number")));
         let d = num(f[0])?;
-        read.push((d, num(f[1])?));
-        if f.len() == 4 {
-            write.push((d, num(f[3])?));
+        // The curve's rules (mechanics.rs), checked here so an error names this file and line.
+        let prev = read.last().map_or(0.0, |p: &(f64, f64)| p.0);
+        if d < 1.0 || d <= prev {
+            return Err(err(ln, format!("distance {d}: distances must increase from 1 (previous {prev})")));
+        }
+        let ms = num(f[1])?;
+        let wms = if f.len() == 4 { Some(num(f[3])?) } else { None };
+        for t in std::iter::once(ms).chain(wms) {
+            if t < 0.0 {
+                return Err(err(ln, format!("seek time {t} ms: expected >= 0")));
+            }
+        }
+        if read.len() as u64 >= limits::MAX_SEEK_POINTS {
+            return Err(err(ln, format!("more than {} seek points (disk::spec::limits)", limits::MAX_SEEK_POINTS)));
+        }
+        read.push((d, ms));
+        if let Some(w) = wms {
+            write.push((d, w));
         }
     }
     if let Some((n, ln)) = stated {
@@ -534,9 +563,15 @@ fn zone(z: &Block, scheme: u64, surfaces: u32) -> Result<ZoneSpec> {
         let n = z.req(k)?;
         u32::try_from(n.as_u64(k)?).map_err(|_| n.loc.err(format!("`{k}` is too large")))
     };
-    let first = u32_req("First cylinder number")?;
-    let last = u32_req("Last cylinder number")?;
-    let spt = u32_req("Blocks per track")?;
+    // Bounded before the zone's size is computed from them.
+    let bounded = |k: &str, max: u64| -> Result<u32> {
+        let v = u32_req(k)?;
+        limits::check(&format!("`{k}`"), v as u64, max).map_err(|m| z.req(k).map_or_else(|e| e, |n| n.loc.err(m)))?;
+        Ok(v)
+    };
+    let first = bounded("First cylinder number", limits::MAX_CYLINDERS - 1)?;
+    let last = bounded("Last cylinder number", limits::MAX_CYLINDERS - 1)?;
+    let spt = bounded("Blocks per track", limits::MAX_SECTORS_PER_TRACK)?;
     if last < first || spt == 0 {
         return Err(z.loc.err(format!("zone cylinders {first}..{last} with {spt} blocks per track")));
     }
