@@ -77,12 +77,12 @@ fn cheetah4lp_beats_disksim() {
 #[test]
 fn hp_c2247a_regression_gate() {
     let d = demerit_of("hp_c2247a", "hp_c2247a.trace");
-    assert!(d <= 0.10, "demerit {d} ms (DiskSim: 0.090)");
+    assert!(d <= 0.095, "demerit {d} ms (DiskSim: 0.090; 0.093 since the write path follows DiskSim's)");
 }
 
 #[test]
 fn st41601n_finishes_with_a_figure() {
     // DiskSim does not finish on this trace.
     let d = demerit_of("st41601n", "st41601n.trace");
-    assert!(d <= 0.10, "demerit {d} ms");
+    assert!(d <= 0.08, "demerit {d} ms (0.078 with DiskSim's slip turning)");
 }
