@@ -278,27 +278,23 @@ impl DiskModel {
     #[allow(clippy::too_many_arguments)]
     pub fn media_access(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
                         is_write: bool, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
-        self.layout.pieces(lbn, blocks, pieces);
-        let first = pieces[0];
-        // A new read access on the heads' own track still settles (`same_track_read_ns`).
-        let same_track_ns = if !is_write && from == (first.cylinder, first.head) { self.mech.same_track_read_ns } else { 0 };
-        let mut a = self.media_access_sending(from, t + same_track_ns, write, lbn, blocks, is_write, 0, pieces);
-        // Counted as positioning, so a service's parts still add up.
-        a.seek_ns += same_track_ns;
-        a
+        self.media_access_sending(from, t, write, lbn, blocks, is_write, None, pieces)
     }
 
-    /// `media_access`, where a read's first `unsent` blocks are read but not
-    /// sent to the host (a read-ahead that the request joins part-way), and
-    /// a read carrying on where the heads are reading costs no settling.
+    /// `media_access`, or with `joined = Some(unsent)` the continuation of a
+    /// running read-ahead that a read joins: no new positioning, and its first
+    /// `unsent` blocks are read but not sent to the host.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn media_access_sending(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
-                                       is_write: bool, unsent: u64, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
+                                       is_write: bool, joined: Option<u64>, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
         let m = &self.mech;
         self.layout.pieces(lbn, blocks, pieces);
         let first = pieces[0];
+        let unsent = joined.unwrap_or(0);
         let min_seek_ns = if write.is_some_and(|w| !w.appends) { self.controller.min_seek_ns } else { 0 };
-        let seek_ns = m.reposition_ns(from.0, from.1, first.cylinder, first.head, is_write).max(min_seek_ns);
+        // A new read access on the heads' own track still settles (`same_track_read_ns`), counted as positioning.
+        let same_track_ns = if joined.is_none() && !is_write && from == (first.cylinder, first.head) { m.same_track_read_ns } else { 0 };
+        let seek_ns = (m.reposition_ns(from.0, from.1, first.cylinder, first.head, is_write) + same_track_ns).max(min_seek_ns);
         let bus = self.controller.bus_write_sector_ns;
         let write_data_from = write.map(|w| w.data_from);
         let first_blocks = write.map_or(1, |w| w.first_blocks.max(1)) as u64;
@@ -836,7 +832,7 @@ impl Drive {
         let model = self.model.clone();
         let overhead_ns = model.controller.hit_overhead_ns[0][self.state.last_was_write as usize];
         let unsent = lbn.saturating_sub(ra.lbn);
-        let a = model.media_access_sending(ra.from, ra.start, None, ra.lbn, (end - ra.lbn) as u32, false, unsent, &mut self.pieces);
+        let a = model.media_access_sending(ra.from, ra.start, None, ra.lbn, (end - ra.lbn) as u32, false, Some(unsent), &mut self.pieces);
         let done = a.sent_by.max(now.0 + overhead_ns + model.controller.data_phase_ns(blocks, false));
         // Blocks up to `end` count as buffered from now on (a request arriving
         // before the media reaches them is rare with one command at a time).
@@ -902,7 +898,7 @@ impl Drive {
             return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
         };
         let min_end = if ra.min > 0 {
-            self.model.clone().media_access_sending(ra.from, ra.start, None, ra.lbn, ra.min, false, 0, &mut self.pieces).media_end
+            self.model.clone().media_access_sending(ra.from, ra.start, None, ra.lbn, ra.min, false, Some(0), &mut self.pieces).media_end
         } else {
             0
         };
