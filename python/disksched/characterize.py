@@ -265,32 +265,28 @@ def plots(out: Path, res: dict) -> list[Path]:
         plt.close(fig)
         written.append(path)
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for c in CURVES:
-        ax.plot(kb, [r[c]["service_ms"] for r in sizes], marker="o", label=label[c])
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(kb, [str(k) for k in kb])
-    ax.set_xlabel("request size (KB)")
-    ax.set_ylabel("mean service time (ms)")
-    ax.set_title(f"{name}: service time vs request size, 1 outstanding")
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
+    def size_plot(key: str, ylabel: str, what: str):
+        """The four curves' `key` against request size, on a log-2 size axis."""
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for c in CURVES:
+            ax.plot(kb, [r[c][key] for r in sizes], marker="o", label=label[c])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(kb, [str(k) for k in kb])
+        ax.set_xlabel("request size (KB)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{name}: {what} vs request size, 1 outstanding")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        return fig, ax
+
+    fig, ax = size_plot("service_ms", "mean service time (ms)", "service time")
     ax.legend(fontsize=8)
     save(fig, "characterize_service_time.png")
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for c in CURVES:
-        ax.plot(kb, [r[c]["mb_per_s"] for r in sizes], marker="o", label=label[c])
+    fig, ax = size_plot("mb_per_s", "throughput (MB/s)", "throughput")
     ax.plot(kb, [r["dd_read"]["mb_per_s"] for r in sizes], marker="s", ls="--", label="dd read (synchronous)")
     if res["zones"]:
         ax.axhline(res["zones"][0]["media_rate_mb_s"], color="grey", ls=":", label="outer-zone media rate")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(kb, [str(k) for k in kb])
-    ax.set_xlabel("request size (KB)")
-    ax.set_ylabel("throughput (MB/s)")
-    ax.set_title(f"{name}: throughput vs request size, 1 outstanding")
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     save(fig, "characterize_throughput.png")
 
