@@ -33,8 +33,8 @@ def test_same_seed_is_bit_identical_and_seed_override_changes_it(small_oltp):
 
 
 def test_a_controller_level_is_reported_like_the_host_queue(small_oltp):
-    # The host lets 16 through; the controller (added by ctl_sched, threshold 1) keeps one at the disk.
-    r = disksched.run(small_oltp, records=True, ctl_sched="rr", ctl_settings=[("wait_ms", 2)])
+    # The host lets 16 through; the controller (added by the override, threshold 1) keeps one at the disk.
+    r = disksched.run(small_oltp, records=True, overrides={"controller.scheduler": "rr", "controller.set.wait_ms": 2})
     c = r.counters
     assert c["controller_queue"]["requests"] == c["controller_queue"]["done"] == c["pieces"] == 2000
     assert (c["host_queue"]["max_in_flight"], c["controller_queue"]["max_in_flight"]) == (10, 1)  # OLTP: 10 clients
@@ -72,10 +72,13 @@ def test_missing_config_file():
 
 
 def test_scheduler_override_and_tunables(small_oltp):
-    r = disksched.run(small_oltp, sched="rr", settings=[("wait_ms", 5)], records=True)
+    r = disksched.run(small_oltp, overrides={"host.scheduler": "rr", "host.set.wait_ms": 5}, records=True)
     assert "host.wait_hits" in r.counters["scheduler"]
     with pytest.raises(disksched.DiskschedError, match=r"host.set.wait_ms: 50 ms is out of range \[0, 30\]"):
-        disksched.run(small_oltp, sched="rr", settings=[("wait_ms", 50)])
+        disksched.run(small_oltp, overrides={"host.scheduler": "rr", "host.set.wait_ms": 50})
+    with pytest.raises(disksched.DiskschedError, match=r"^overrides host\.queue_treshold: unknown key "
+                                                       r"'host\.queue_treshold'; nearest valid key: host\.queue_threshold "):
+        disksched.run(small_oltp, overrides={"host.queue_treshold": 16})
 
 
 def test_registry_and_disks():

@@ -42,15 +42,27 @@ def test_user_errors_are_one_line_without_traceback(tmp_path):
         assert len(lines) == 1 and lines[0].startswith("error: ") and want in lines[0], p.stderr
 
 
-def test_sched_and_set_override_the_config():
-    p = cli("run", ROOT / "examples/oltp.toml", "--sched", "sptf_sw", "--set", "window_pct=30", "--json")
+def test_dotted_set_overrides_the_config():
+    p = cli("run", ROOT / "examples/oltp.toml", "--set", "host.scheduler=sptf_sw", "--set", "host.set.window_pct=30",
+            "--json")
     assert p.returncode == 0, p.stderr
-    fcfs = json.loads(cli("run", ROOT / "examples/oltp.toml", "--sched", "fcfs", "--json").stdout)
+    fcfs = json.loads(cli("run", ROOT / "examples/oltp.toml", "--set", "host.scheduler=fcfs", "--json").stdout)
     assert json.loads(p.stdout)["host_response_ms"]["mean"] < fcfs["host_response_ms"]["mean"]
-    p = cli("run", ROOT / "examples/oltp.toml", "--sched", "sptf_sw", "--set", "window_pct=5000")
+    p = cli("run", ROOT / "examples/oltp.toml", "--set", "host.scheduler=sptf_sw", "--set", "host.set.window_pct=5000")
     assert p.returncode == 2 and "host.set.window_pct: 5000 % is out of range [0, 1000]" in p.stderr
     p = cli("run", ROOT / "examples/oltp.toml", "--set", "oops")
-    assert p.returncode == 2 and "expected key=number" in p.stderr
+    assert p.returncode == 2 and "expected key.path=value" in p.stderr
+
+
+def test_unknown_dotted_key_names_the_nearest_key():
+    p = cli("run", ROOT / "examples/oltp.toml", "--set", "host.schedular=rr")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith("error: --set host.schedular: unknown key 'host.schedular'; "
+                               "nearest valid key: host.scheduler ("), p.stderr
+    p = cli("run", ROOT / "examples/oltp.toml", "--set", "hots.queue_threshold=4")
+    assert p.returncode == 2 and "nearest valid key: host (" in p.stderr, p.stderr
+    p = cli("run", ROOT / "examples/oltp.toml", "--set", "host.scheduler=rr", "--set", "host.set.wait_msec=5")
+    assert p.returncode == 2 and p.stderr.rstrip().endswith("; nearest: wait_ms"), p.stderr
 
 
 def test_disks_and_schedulers():
@@ -166,12 +178,13 @@ def test_external_freeblock_example_runs_and_bad_noise_is_one_line(tmp_path):
 
 
 def test_ctl_sched_and_set_choose_the_controller_queue():
-    p = cli("run", ROOT / "examples/controller.toml", "--ctl-sched", "mq_deadline", "--ctl-set", "fifo_batch=8", "--json")
+    p = cli("run", ROOT / "examples/controller.toml", "--set", "controller.scheduler=mq_deadline",
+            "--set", "controller.set.fifo_batch=8", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["max_controller_queue"] > 16
     p = cli("run", ROOT / "examples/oltp.toml", "--json")
     assert p.returncode == 0 and "controller" not in p.stdout
-    p = cli("run", ROOT / "examples/oltp.toml", "--ctl-sched", "rr", "--ctl-set", "wait_ms=99")
+    p = cli("run", ROOT / "examples/oltp.toml", "--set", "controller.scheduler=rr", "--set", "controller.set.wait_ms=99")
     assert p.returncode == 2 and p.stderr.strip() == "error: controller.set.wait_ms: 99 ms is out of range [0, 30]"
 
 

@@ -48,9 +48,9 @@ def test_rates_and_overrides():
     # At most 40 per second plus the one-request burst.
     assert readers.max() <= 41 and readers.iloc[1:-1].mean() > 35
     # Overrides from Python: a tighter rate, then the feedback policy.
-    r = disksched.run(base, shaper_settings=[("best-effort.rate_per_s", 10)])
+    r = disksched.run(base, overrides={"host.shaper.best-effort.rate_per_s": 10})
     assert r.series().query("client > 0").groupby("window").requests.sum().max() <= 11
-    r = disksched.run(base, shaper="optimistic", shaper_settings=[("cut_factor", 0.8)])
+    r = disksched.run(base, overrides={"host.shaper.policy": "optimistic", "host.shaper.set.cut_factor": 0.8})
     assert r.counters["scheduler"]["host.shaper_rate_cuts"] >= 0
     assert set(r.rates().name) == {"best-effort.rate_per_s"}
 
@@ -65,23 +65,26 @@ def test_boosting_helps_the_stream():
 
 
 def test_bad_shaper_settings_are_one_line_errors(tmp_path):
-    with pytest.raises(disksched.DiskschedError, match=r"^host\.shaper\.gold\.rate_per_s: unknown class"):
-        disksched.run(_cfg(), shaper_settings=[("gold.rate_per_s", 1)])
+    with pytest.raises(disksched.DiskschedError, match=r"^overrides host\.shaper\.gold\.rate_per_s: unknown key "
+                                                       r"'host\.shaper\.gold'; nearest valid key: host\.shaper\.background"):
+        disksched.run(_cfg(), overrides={"host.shaper.gold.rate_per_s": 1})
     with pytest.raises(disksched.DiskschedError, match="set run.series_window_ms"):
         disksched.run({**_cfg(), "run": {"requests": 10}}).series()
     cfg = tmp_path / "qos.toml"
     cfg.write_text('[disk]\nmodel = "atlas10k"\n[workload]\nkind = "oltp"\n[run]\nrequests = 100\n')
-    p = cli("run", cfg, "--shape", "best-effort.rate_per_s=-1")
+    p = cli("run", cfg, "--set", "host.shaper.best-effort.rate_per_s=-1")
     assert p.returncode == 2
     assert p.stderr == "error: host.shaper.best-effort.rate_per_s: -1 requests/s is out of range [0, 10000000]\n"
-    p = cli("run", cfg, "--shaper", "greedy")
+    p = cli("run", cfg, "--set", "host.shaper.policy=greedy")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "unknown policy 'greedy'" in p.stderr
 
 
 def test_run_out_writes_series_and_throughput(tmp_path):
     cfg = tmp_path / "qos.toml"
     cfg.write_text('[disk]\nmodel = "atlas10k"\n[workload]\nkind = "oltp"\n[run]\nrequests = 3000\nseries_window_ms = 500\n')
-    p = cli("run", cfg, "--out", tmp_path / "out", "--shape", "best-effort.rate_per_s=50")
+    p = cli("run", cfg, "--out", tmp_path / "out", "--set", "host.shaper.best-effort.rate_per_s=50")
     assert p.returncode == 0, p.stderr
-    assert (tmp_path / "out/series.csv").read_text().startswith("client,class,window,time_s,mb_per_s")
+    # A provenance comment, then the table.
+    head, table = (tmp_path / "out/series.csv").read_text().split("\n", 1)
+    assert head.startswith("# disksched: ") and table.startswith("client,class,window,time_s,mb_per_s")
     assert (tmp_path / "out/throughput.png").stat().st_size > 10_000

@@ -19,7 +19,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from . import _core
 from ._core import DiskschedError
 
-__all__ = ["run", "Result", "DiskschedError", "load_config", "config_resolve", "disks", "schedulers", "shaper_info"]
+__all__ = ["run", "sweep", "Result", "DiskschedError", "load_config", "config_resolve", "resolve", "disks", "schedulers",
+           "shaper_info"]
 __version__ = "0.1.0"
 
 Config = Union[str, Path, Mapping[str, Any]]
@@ -35,16 +36,17 @@ class Result:
     counters: dict
     columns: Optional[dict] = field(default=None, repr=False)
     series_columns: Optional[dict] = field(default=None, repr=False)
+    # What produced it: resolved config, overrides, seed, version, commit (see `provenance`).
+    provenance: dict = field(default_factory=dict, repr=False)
 
     def records(self):
-        """Per-request records as a pandas DataFrame (times in ns; `class` 0
-        best-effort, 1 real-time, 2 background; `warmup` marks the rows the
-        summary leaves out, the first `run.warmup_requests` by arrival)."""
-        import pandas as pd
-
+        """Per-request records as a pandas DataFrame (times in ns; `class` by
+        name: best-effort, real-time, background, as in `series()`; `warmup`
+        marks the rows the summary leaves out, the first `run.warmup_requests`
+        by arrival)."""
         if self.columns is None:
             raise DiskschedError("this run kept no per-request records (run with records=True)")
-        return pd.DataFrame(self.columns)
+        return records_frame(self.columns)
 
     def _series(self) -> dict:
         if self.series_columns is None:
@@ -74,6 +76,20 @@ class Result:
         c = self._series()
         return pd.DataFrame({"time_s": c["sample_ns"] / 1e9, "name": pd.Series(c["sample_name"], dtype=object),
                              "value": c["sample_value"]})
+
+
+# The core's request classes by their `class` code (the Class enum order).
+CLASS_NAMES = ("best-effort", "real-time", "background")
+
+
+def records_frame(columns: Mapping[str, Any]):
+    """Record columns (the binding's dict, whole or one streamed chunk) as a DataFrame, `class` by name."""
+    import numpy as np
+    import pandas as pd
+
+    df = pd.DataFrame(dict(columns))
+    df["class"] = pd.Categorical.from_codes(np.asarray(columns["class"], dtype=np.int8), categories=list(CLASS_NAMES))
+    return df
 
 
 SEED_MAX = 2 ** 64 - 1
@@ -142,46 +158,88 @@ def load_config(config: Config) -> tuple[str, str]:
     return text, str(path)
 
 
-def parse_settings(items: Sequence[str]) -> list[tuple[str, float]]:
-    """`key=value` strings (CLI `--set`) as (key, number) pairs."""
-    out = []
-    for item in items:
-        key, sep, value = item.partition("=")
-        try:
-            if not sep or not key:
-                raise ValueError
-            out.append((key.strip(), float(value)))
-        except ValueError:
-            raise DiskschedError(f"--set {item!r}: expected key=number, e.g. wait_ms=5") from None
-    return out
+@dataclass(frozen=True)
+class Resolved:
+    """A config with its overrides applied, as the core reads it (`text` from
+    `origin`), and resolved (`config`: every default filled in)."""
+
+    text: str
+    origin: str
+    config: dict
+    overrides: dict
+    display: str  # the config as the user named it, for messages
+    toml: str = ""  # the resolved config as TOML
+
+    def error(self, e: DiskschedError, flag: str = "--set") -> DiskschedError:
+        from .overrides import restate
+
+        return restate(e, self.origin, self.display, self.overrides, flag)
+
+
+def resolve(config: Config, overrides: Any = None, *, check: bool = False, flag: str = "--set") -> Resolved:
+    """Apply dotted-key `overrides` (a {"host.scheduler": "rr"} mapping or
+    ["host.scheduler=rr"] strings) to `config` and resolve it; every key and
+    value is checked as in a config file (`check=True`: every check a run
+    makes, disk and trace files included)."""
+    from . import overrides as ov
+
+    over = ov.normalize(overrides, flag)
+    text, origin = load_config(config)
+    display = origin if not isinstance(config, Mapping) else "config"
+    if over:
+        data = ov.apply(ov.load_dict(config, text, origin), over, flag)
+        if "seed" in over:
+            check_seed(over["seed"], f"{flag} seed")
+        text, origin = json.dumps(data, default=_json_default, allow_nan=False), ov.json_origin(origin)
+    try:
+        toml_text, resolved = _core.config_resolve(text, origin, check)
+    except DiskschedError as e:
+        raise ov.restate(e, origin, display, over, flag) from None
+    return Resolved(text, origin, json.loads(resolved), over, display, toml_text)
 
 
 def run(config: Config, *, seed: Optional[int] = None, records: Optional[bool] = None,
-        progress: Optional[Callable[[int, int], Any]] = None,
-        sched: Optional[str] = None, settings: Sequence[tuple[str, float]] = (),
-        disk_sched: Optional[str] = None, disk_settings: Sequence[tuple[str, float]] = (),
-        shaper: Optional[str] = None, shaper_settings: Sequence[tuple[str, float]] = (),
-        ctl_sched: Optional[str] = None, ctl_settings: Sequence[tuple[str, float]] = ()) -> Result:
+        overrides: Any = None, progress: Optional[Callable[[int, int], Any]] = None,
+        record_sink: Optional[Callable[[dict], Any]] = None, record_chunk_rows: int = 65536) -> Result:
     """Run a simulation. `config` is a path to a TOML file or a dict of the
-    same shape. `seed`, `records`, the host scheduler (`sched`, with tunable
-    `settings`), the drive's (`disk_sched`, `disk_settings`), the traffic
-    shaper's policy (`shaper`) and settings (`shaper_settings`: `cut_factor`,
-    `best-effort.rate_per_s`, ...) and the controller's scheduler
-    (`ctl_sched`, `ctl_settings`; adds a `[controller]` level if the config
-    has none) override the config's values."""
+    same shape; `overrides` sets any config key by its dotted path
+    (`{"host.scheduler": "rr", "host.set.wait_ms": 5}`); `seed` and `records`
+    (= `run.records`) override the config's. With `record_sink`, records are
+    handed to it in chunks (dicts of columns; `records_frame` makes each a
+    DataFrame) as the run goes instead of being kept."""
     seed = check_seed(seed)
-    text, origin = load_config(config)
-    summary, counters, cols, series = _core.run(text, origin, seed, records, progress, sched, list(settings),
-                                                disk_sched, list(disk_settings), shaper, list(shaper_settings),
-                                                ctl_sched, list(ctl_settings))
-    return Result(json.loads(summary), json.loads(counters), cols, series)
+    over = dict(overrides) if isinstance(overrides, Mapping) else overrides
+    if records is not None:
+        from .overrides import merge, normalize
+
+        over = merge(normalize(over), {"run.records": bool(records)})
+    res = resolve(config, over, flag="overrides" if not isinstance(overrides, (list, tuple)) else "--set")
+    try:
+        summary, counters, cols, series = _core.run(res.text, res.origin, seed, progress, record_sink,
+                                                    record_chunk_rows)
+    except DiskschedError as e:
+        raise res.error(e) from None
+    from . import provenance
+
+    effective = seed if seed is not None else res.config.get("seed", 0)
+    resolved = {**res.config, "seed": effective}
+    return Result(json.loads(summary), json.loads(counters), cols, series,
+                  provenance.make(resolved, res.overrides, effective))
 
 
-def config_resolve(config: Config) -> tuple[str, dict]:
+def config_resolve(config: Config, overrides: Any = None) -> tuple[str, dict]:
     """Check a run config without running it: (resolved TOML with every default, the same as a dict)."""
-    text, origin = load_config(config)
-    toml_text, json_text = _core.config_resolve(text, origin)
-    return toml_text, json.loads(json_text)
+    res = resolve(config, overrides, check=True)
+    return res.toml, res.config
+
+
+def sweep(config: Config, grid: Optional[Mapping[str, Sequence[Any]]] = None, *, seeds: Any = 1, **kwargs):
+    """Run `config` at every point of `grid` ({dotted key: values}, all
+    combinations) for each seed; see `disksched.sweep_runner.sweep`. Returns a
+    pandas DataFrame, one row per run."""
+    from .sweep_runner import sweep as _sweep
+
+    return _sweep(config, grid, seeds=seeds, **kwargs)
 
 
 def disks() -> list[str]:

@@ -11,23 +11,19 @@ def run(
     config_text: str,
     origin: str,
     seed: Optional[int] = ...,
-    records: Optional[bool] = ...,
     progress: Optional[Callable[[int, int], object]] = ...,
-    host_sched: Optional[str] = ...,
-    host_set: Optional[list[tuple[str, float]]] = ...,
-    disk_sched: Optional[str] = ...,
-    disk_set: Optional[list[tuple[str, float]]] = ...,
-    shaper_policy: Optional[str] = ...,
-    shaper_set: Optional[list[tuple[str, float]]] = ...,
-    ctl_sched: Optional[str] = ...,
-    ctl_set: Optional[list[tuple[str, float]]] = ...,
+    record_sink: Optional[Callable[[dict[str, np.ndarray]], object]] = ...,
+    record_chunk_rows: int = ...,
 ) -> tuple[str, str, Optional[dict[str, np.ndarray]], Optional[dict]]:
-    """Run a simulation; returns (summary JSON, counters JSON, record columns or None,
-    time series or None: window_ms, per client-window columns client, class, window,
-    bytes, requests, deadline_requests, missed, and samples sample_ns, sample_name, sample_value)."""
+    """Run a simulation from config text (TOML, or JSON if `origin` ends in `.json`); returns
+    (summary JSON, counters JSON, record columns or None, time series or None: window_ms,
+    per client-window columns client, class, window, bytes, requests, deadline_requests, missed,
+    and samples sample_ns, sample_name, sample_value). With `record_sink`, records go to it in
+    chunks of `record_chunk_rows` while the run goes; the returned columns are the last chunk."""
 
-def config_resolve(config_text: str, origin: str) -> tuple[str, str]:
-    """Check a run config without running it; returns it resolved with every default, as (TOML, JSON)."""
+def config_resolve(config_text: str, origin: str, check: bool = ...) -> tuple[str, str]:
+    """Check a run config without running it (`check=False`: parse only); returns it resolved
+    with every default, as (TOML, JSON)."""
 
 def disk_names() -> list[str]: ...
 def disk_show(name: str, base_dir: Optional[str] = ...) -> tuple[str, str]:

@@ -103,7 +103,7 @@ def measure(config: dict) -> dict:
     """Run one config in this process and measure it."""
     _core.heap_bytes(reset=True)
     t0 = time.perf_counter()
-    summary, counters, _, _ = _core.run(json.dumps(config), "<bench>.json", None, False, None)
+    summary, counters, _, _ = _core.run(json.dumps(config), "<bench>.json", None)
     wall = time.perf_counter() - t0
     completed = json.loads(counters)["completed"]
     fb = json.loads(summary).get("freeblock")

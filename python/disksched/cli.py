@@ -111,42 +111,42 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
 @app.command()
 def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
         seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
-        out: Optional[Path] = typer.Option(None, help="Directory for summary.json and the response-time CDF plot."),
+        out: Optional[Path] = typer.Option(None, help="Directory for summary.json and the plots (see README)."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-        sched: Optional[str] = typer.Option(None, "--sched", help="Host scheduler (overrides the config)."),
-        set_: list[str] = typer.Option([], "--set", help="Host scheduler tunable, key=value (repeatable)."),
-        disk_sched: Optional[str] = typer.Option(None, "--disk-sched", help="The drive's scheduler."),
-        disk_set: list[str] = typer.Option([], "--disk-set", help="Drive scheduler tunable, key=value."),
-        ctl_sched: Optional[str] = typer.Option(None, "--ctl-sched", help="The controller's scheduler "
-                                                "(adds a controller level, threshold 1, if the config has none)."),
-        ctl_set: list[str] = typer.Option([], "--ctl-set", help="Controller scheduler tunable, key=value."),
-        shaper: Optional[str] = typer.Option(None, "--shaper", help="Traffic-shaper policy: fixed, optimistic, pessimistic."),
-        shape: list[str] = typer.Option([], "--shape", help="Shaper tunable, key=value: cut_factor=0.5, "
-                                                            "best-effort.rate_per_s=90, background.wbps=1e6 (repeatable)."),
+        set_: list[str] = typer.Option([], "--set", help="Override any config key by its dotted path: "
+                                       "host.scheduler=rr, host.set.wait_ms=5, disk.model=cheetah9lp (repeatable)."),
+        records: bool = typer.Option(False, "--records", help="Write every request to OUT/records.parquet, "
+                                     "streamed in chunks (memory stays flat at any run length)."),
         force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files."),
         log_x: bool = typer.Option(False, "--log-x", help="Response-time CDFs on a logarithmic time axis.")) -> None:
     """Run one simulation from a config file."""
     from contextlib import nullcontext
 
-    from . import check_seed, parse_settings
+    from . import check_seed, resolve
     from .output import output_dir, summary_rows
+    from .overrides import parse_assignments
 
     # Every mistake that does not need the run is reported before it starts.
     seed = check_seed(seed, "--seed")
-    settings = [parse_settings(x) for x in (set_, disk_set, shape, ctl_set)]
+    overrides = parse_assignments(set_, "--set")
+    if records and out is None:
+        raise DiskschedError("--records needs --out DIR (records.parquet is written there)")
+    resolve(config, overrides)
     progress = Progress(f"running {config.name}")
     with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
-        try:
-            result = run_sim(config, seed=seed, records=True if out else None, progress=progress, sched=sched,
-                             settings=settings[0], disk_sched=disk_sched, disk_settings=settings[1],
-                             shaper=shaper, shaper_settings=settings[2],
-                             ctl_sched=ctl_sched, ctl_settings=settings[3])
-        finally:
-            progress.close()
         if tmp is not None:
-            from .plots import run_plots
+            from .records import run_to_dir
 
-            written = run_plots(tmp, result, config.name, log_x=log_x)
+            try:
+                result, written = run_to_dir(tmp, config, overrides, seed, progress, config.name, log_x=log_x,
+                                             parquet=records)
+            finally:
+                progress.close()
+        else:
+            try:
+                result = run_sim(config, seed=seed, overrides=list(set_), progress=progress)
+            finally:
+                progress.close()
     if json_out:
         print(json.dumps(result.summary, indent=2))
     else:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -23,9 +24,32 @@ def _plt():
 CLASS_NAMES = {0: "best-effort", 1: "real-time", 2: "background"}
 
 
+# PNG text chunks written into every plot saved here (the provenance of a run's or sweep's plots).
+_metadata: dict = {}
+
+
+@contextmanager
+def png_provenance(provenance: Mapping[str, Any]) -> Iterator[None]:
+    """Plots saved inside carry `provenance` as a PNG text chunk (`disksched show-run` reads it)."""
+    from .provenance import png_metadata
+
+    global _metadata
+    before, _metadata = _metadata, png_metadata(provenance)
+    try:
+        yield
+    finally:
+        _metadata = before
+
+
+def _savefig(fig, path: Path, dpi: int) -> None:
+    fmt = path.suffix.lstrip(".")
+    meta = dict(_metadata) if fmt == "png" else None
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=fmt, metadata=meta))
+
+
 def _save(fig, path: Path, plt, dpi: int = 120) -> None:
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix.lstrip(".")))
+    _savefig(fig, path, dpi)
     plt.close(fig)
 
 
@@ -77,7 +101,7 @@ def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequenc
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".")))
+    _savefig(fig, path, 120)
     plt.close(fig)
 
 
@@ -120,19 +144,20 @@ def throughput(path: Path, series, rates, title: str, labels: Mapping[int, str] 
         ax2.legend(loc="upper right", fontsize=8)
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".")))
+    _savefig(fig, path, 110)
     plt.close(fig)
 
 
-def lbn_time(path: Path, t_s, lbn, is_write, title: str) -> None:
-    """Where on the disk each request went, over time (seekwatcher's scatter)."""
+def lbn_time(path: Path, t_s, lbn, is_write, title: str, counts: Optional[tuple[int, int]] = None) -> None:
+    """Where on the disk each request went, over time (seekwatcher's scatter).
+    `counts`: (reads, writes) of the whole run when the points are a sample."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     t_s, lbn, w = np.asarray(t_s, dtype=float), np.asarray(lbn, dtype=float), np.asarray(is_write, dtype=bool)
-    for mask, label, color in ((~w, "read", "tab:blue"), (w, "write", "tab:red")):
+    for i, (mask, label, color) in enumerate(((~w, "read", "tab:blue"), (w, "write", "tab:red"))):
         if mask.any():
-            ax.scatter(t_s[mask], lbn[mask], s=1, lw=0, color=color, label=f"{label} ({int(mask.sum()):,})",
-                       rasterized=True)
+            n = counts[i] if counts is not None else int(mask.sum())
+            ax.scatter(t_s[mask], lbn[mask], s=1, lw=0, color=color, label=f"{label} ({n:,})", rasterized=True)
     ax.set_xlabel("arrival time (s)")
     ax.set_ylabel("LBN")
     ax.set_title(title)
@@ -177,41 +202,79 @@ def queue_depth(path: Path, levels: Mapping[str, tuple], title: str, bins: int =
     _save(fig, path, plt, dpi=110)
 
 
-def run_plots(out: Path, result, name: str, log_x: bool = False) -> list[str]:
-    """What `disksched run --out` writes: summary.json, the response-time CDFs
-    (per class too when there are several), LBN against time, queue depth
-    over time and, with a time series, throughput by class. Returns the names."""
-    from .output import atomic_write, write_json
+def response_cdf_hist(path: Path, hists: Mapping[str, Any], title: str, xlabel: str = "response time (ms)",
+                      log_x: bool = False, tail: float = 99.9) -> None:
+    """`response_cdf` drawn from histograms (`records.Histogram`: counts in
+    0.23 %-wide bins and the exact maximum) instead of values held in memory."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    right, left = 0.0, np.inf
+    for label, h in hists.items():
+        if not h.counts.sum():
+            continue
+        x, f = h.cdf_ms()
+        top_ms = h.max_ns / 1e6
+        top = f"{top_ms:,.1f}" if top_ms >= 100 else f"{top_ms:.4g}"
+        ax.plot(np.concatenate([[x[0]], x]), np.concatenate([[0.0], f]), label=f"{label}: max {top} ms", lw=1.4,
+                drawstyle="steps-post")
+        right = max(right, float(x[np.searchsorted(f, tail / 100)]) if f[-1] >= tail / 100 else float(x[-1]))
+        left = min(left, float(x[0]))
+    ax.set_xlabel(f"{xlabel}, drawn to p{tail:g}" + (", log scale" if log_x else ""))
+    ax.set_ylabel("fraction of requests")
+    ax.set_title(title)
+    ax.set_ylim(0, 1.0)
+    if log_x and np.isfinite(left):
+        ax.set_xscale("log")
+        ax.set_xlim(left, max(right, left * 10) * 1.05)
+    else:
+        ax.set_xlim(0, right * 1.05 if right > 0 else 1.0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    _save(fig, path, plt)
 
-    out = Path(out)
-    df = result.records()
-    write_json(out / "summary.json", {"summary": result.summary, "counters": result.counters})
-    written = ["summary.json"]
-    # The CDFs show what the summary measured: warm-up rows left out.
-    measured = df[~df.warmup] if "warmup" in df else df
-    note = " (warm-up left out)" if len(measured) < len(df) else ""
-    host_ms, disk_ms = (measured.done_ns - measured.arrival_ns) / 1e6, (measured.done_ns - measured.issued_ns) / 1e6
-    response_cdf(out / "response_cdf.png", {"host": host_ms, "disk": disk_ms}, f"{name}: response time{note}",
-                 log_x=log_x)
-    written.append("response_cdf.png")
-    classes = sorted(measured["class"].unique()) if len(measured) else []
-    if len(classes) > 1:
-        cls = measured["class"]
-        response_cdf(out / "response_cdf_by_class.png",
-                     {f"{CLASS_NAMES.get(int(c), c)} ({int((cls == c).sum()):,})": host_ms[cls == c] for c in classes},
-                     f"{name}: host response time by class{note}", log_x=log_x)
-        written.append("response_cdf_by_class.png")
-    if len(df):
-        lbn_time(out / "lbn_time.png", df.arrival_ns / 1e9, df.lbn, df.is_write, f"{name}: LBN against time")
-        queue_depth(out / "queue_depth.png", {"in the system (arrival to completion)": (df.arrival_ns / 1e9, df.done_ns / 1e9),
-                                              "at the disk (issued to completion)": (df.issued_ns / 1e9, df.done_ns / 1e9)},
-                    f"{name}: queue depth over time")
-        written += ["lbn_time.png", "queue_depth.png"]
-    if result.series_columns is not None:
-        series, rates = result.series(), result.rates()
-        atomic_write(out / "series.csv", lambda tmp: series.to_csv(tmp, index=False))
-        atomic_write(out / "rates.csv", lambda tmp: rates.to_csv(tmp, index=False))
-        throughput(out / "throughput.png", series, rates, f"{name}: throughput by class",
-                   end_s=result.summary["sim_time_ms"] / 1000, by_class=True)
-        written += ["series.csv", "rates.csv", "throughput.png"]
-    return written
+
+def queue_depth_curves(path: Path, curves: Mapping[str, Optional[tuple]], title: str) -> None:
+    """`queue_depth` from per-bin sums (`records.Depth.curve()`): the mean per
+    bin is exact; the shaded maximum is the largest depth at the fine bin edges."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for label, c in curves.items():
+        if c is None:
+            continue
+        mid, mean, peak, overall, top = c
+        line, = ax.plot(mid, mean, lw=1.2, label=f"{label} (mean {overall:.2f}, max {top})")
+        ax.fill_between(mid, mean, peak, color=line.get_color(), alpha=0.2, lw=0)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("requests outstanding (mean per bin; shaded: max)")
+    ax.yaxis.label.set_size(8)
+    ax.set_title(title)
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper right")
+    _save(fig, path, plt, dpi=110)
+
+
+def figure_vs_key(path: Path, table, x: str, y: str, hue: Optional[str], title: str) -> None:
+    """A sweep's figure `y` (mean over seeds, with its 95 % confidence band)
+    against grid key `x`, one line per value of `hue` (`sweep_runner.aggregate`'s table)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    groups = [(None, table)] if hue is None else list(table.groupby(hue, sort=True))
+    numeric = np.issubdtype(np.asarray(table[x]).dtype, np.number)
+    cats = None if numeric else list(dict.fromkeys(table[x]))
+    for value, t in groups:
+        t = t.sort_values(x) if numeric else t.assign(_pos=[cats.index(v) for v in t[x]]).sort_values("_pos")
+        xs = np.asarray(t[x], dtype=float) if numeric else np.asarray(t["_pos"], dtype=float)
+        mean, lo, hi = (np.asarray(t[f"{y}_{s}"], dtype=float) for s in ("mean", "ci_low", "ci_high"))
+        line, = ax.plot(xs, mean, marker="o", ms=3, lw=1.4, label=None if value is None else f"{hue}={value}")
+        ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
+    if not numeric:
+        ax.set_xticks(range(len(cats)), [str(c) for c in cats])
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"{y} (mean, 95% CI band)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if hue is not None:
+        ax.legend(fontsize=8)
+    _save(fig, path, plt)

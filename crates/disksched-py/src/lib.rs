@@ -2,6 +2,7 @@
 //! Module `disksched._core`; the Python package wraps it.
 
 use disksched_core::disk::{builtin, DiskModel};
+use disksched_core::metrics::Records;
 use disksched_core::{sched, Error, SimConfig, Simulation};
 use numpy::IntoPyArray;
 use pyo3::create_exception;
@@ -10,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 create_exception!(_core, DiskschedError, PyValueError, "A user error: bad config, spec, tunable or file.");
@@ -48,97 +50,110 @@ fn json_err(e: serde_json::Error) -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err(e.to_string())
 }
 
+/// Per-request records as a dict of numpy columns, with `warmup` marking the
+/// rows the summary leaves out (`run.warmup_requests`: the first requests by arrival order).
+fn records_dict(py: Python<'_>, r: Records, warmup_requests: u64) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    let warmup: Vec<bool> = r.seq.iter().map(|&s| s < warmup_requests).collect();
+    d.set_item("seq", r.seq.into_pyarray(py))?;
+    d.set_item("client", r.client.into_pyarray(py))?;
+    d.set_item("lbn", r.lbn.into_pyarray(py))?;
+    d.set_item("blocks", r.blocks.into_pyarray(py))?;
+    d.set_item("disk", r.disk.into_pyarray(py))?;
+    d.set_item("class", r.class.into_pyarray(py))?;
+    d.set_item("is_write", r.is_write.into_pyarray(py))?;
+    d.set_item("arrival_ns", r.arrival_ns.into_pyarray(py))?;
+    d.set_item("host_dispatched_ns", r.host_dispatched_ns.into_pyarray(py))?;
+    d.set_item("issued_ns", r.issued_ns.into_pyarray(py))?;
+    d.set_item("started_ns", r.started_ns.into_pyarray(py))?;
+    d.set_item("done_ns", r.done_ns.into_pyarray(py))?;
+    d.set_item("seek_ns", r.seek_ns.into_pyarray(py))?;
+    d.set_item("rotation_ns", r.rotation_ns.into_pyarray(py))?;
+    d.set_item("transfer_ns", r.transfer_ns.into_pyarray(py))?;
+    d.set_item("destage_wait_ns", r.destage_wait_ns.into_pyarray(py))?;
+    d.set_item("destage_ns", r.destage_ns.into_pyarray(py))?;
+    d.set_item("warmup", warmup.into_pyarray(py))?;
+    Ok(d)
+}
+
 /// Run a simulation from config text (TOML, or JSON if `origin` ends in
-/// `.json`). `origin` names the file (for messages and relative paths).
-/// `shaper_policy` / `shaper_set` override `[host.shaper]` (creating it);
-/// `ctl_sched` / `ctl_set` the `[controller]` scheduler (creating the level).
+/// `.json`: the Python package's resolved config with its overrides applied).
+/// `origin` names the file (for messages and relative paths); `seed` replaces
+/// the config's. With `record_sink`, per-request records (if the config keeps
+/// them) are handed to it in chunks of `record_chunk_rows` as dicts of columns
+/// while the run goes, and the returned records hold only the last chunk.
 /// Returns (summary_json, counters_json, records or None, series or None).
 #[pyfunction]
-#[pyo3(signature = (config_toml, origin, seed=None, records=None, progress=None, host_sched=None, host_set=None, disk_sched=None, disk_set=None, shaper_policy=None, shaper_set=None, ctl_sched=None, ctl_set=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (config_text, origin, seed=None, progress=None, record_sink=None, record_chunk_rows=65536))]
 fn run<'py>(
     py: Python<'py>,
-    config_toml: &str,
+    config_text: &str,
     origin: &str,
     seed: Option<u64>,
-    records: Option<bool>,
     progress: Option<PyObject>,
-    host_sched: Option<String>,
-    host_set: Option<Vec<(String, f64)>>,
-    disk_sched: Option<String>,
-    disk_set: Option<Vec<(String, f64)>>,
-    shaper_policy: Option<String>,
-    shaper_set: Option<Vec<(String, f64)>>,
-    ctl_sched: Option<String>,
-    ctl_set: Option<Vec<(String, f64)>>,
+    record_sink: Option<PyObject>,
+    record_chunk_rows: usize,
 ) -> PyResult<(String, String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>)> {
     let mut cfg = if origin.ends_with(".json") {
-        SimConfig::from_json(config_toml, origin)
+        SimConfig::from_json(config_text, origin)
     } else {
-        SimConfig::from_toml(config_toml, origin)
+        SimConfig::from_toml(config_text, origin)
     }
     .map_err(err)?;
     if let Some(s) = seed {
         cfg.seed = s;
     }
-    if let Some(r) = records {
-        cfg.run.records = r;
-    }
-    if let Some(name) = host_sched {
-        cfg.host.scheduler = name;
-        cfg.host.set.clear();
-    }
-    cfg.host.set.extend(host_set.unwrap_or_default());
-    if let Some(name) = disk_sched {
-        cfg.disk.scheduler = name;
-        cfg.disk.set.clear();
-    }
-    cfg.disk.set.extend(disk_set.unwrap_or_default());
-    if ctl_sched.is_some() || ctl_set.as_ref().is_some_and(|s| !s.is_empty()) {
-        let ctl = cfg.controller.get_or_insert_with(Default::default);
-        if let Some(name) = ctl_sched {
-            ctl.scheduler = name;
-            ctl.set.clear();
-        }
-        ctl.set.extend(ctl_set.unwrap_or_default());
-    }
-    if shaper_policy.is_some() || shaper_set.as_ref().is_some_and(|s| !s.is_empty()) {
-        let shaper = cfg.host.shaper.get_or_insert_with(Default::default);
-        if let Some(p) = shaper_policy {
-            shaper.policy = p;
-        }
-        for (k, v) in shaper_set.unwrap_or_default() {
-            shaper.apply(&k, v).map_err(err)?;
-        }
-    }
-    let sim = Simulation::new(&cfg).map_err(err)?;
-    // A signal handler's exception (KeyboardInterrupt) or the progress
-    // callback's own is kept and raised, never swallowed into "interrupted".
-    let mut raised: Option<PyErr> = None;
-    let result = py.allow_threads(|| {
-        let mut cb = |done: u64, total: u64| -> bool {
-            if raised.is_some() {
-                return false;
-            }
-            Python::with_gil(|py| {
-                let r = py.check_signals().and_then(|()| match &progress {
-                    Some(f) => f.call1(py, (done, total)).map(drop),
-                    None => Ok(()),
-                });
-                match r {
-                    Ok(()) => true,
-                    Err(e) => {
-                        raised = Some(e);
-                        false
-                    }
+    // A signal handler's exception (KeyboardInterrupt), the progress
+    // callback's or the record sink's own is kept and raised, never swallowed
+    // into "interrupted".
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let warmup_requests = cfg.run.warmup_requests;
+    let run_it = || -> Result<_, Error> {
+        let sim = Simulation::new(&cfg)?;
+        py.allow_threads(|| {
+            let mut cb = |done: u64, total: u64| -> bool {
+                if raised.lock().unwrap().is_some() {
+                    return false;
                 }
-            })
-        };
-        sim.run(&mut cb)
-    });
+                Python::with_gil(|py| {
+                    let r = py.check_signals().and_then(|()| match &progress {
+                        Some(f) => f.call1(py, (done, total)).map(drop),
+                        None => Ok(()),
+                    });
+                    match r {
+                        Ok(()) => true,
+                        Err(e) => {
+                            *raised.lock().unwrap() = Some(e);
+                            false
+                        }
+                    }
+                })
+            };
+            sim.run(&mut cb)
+        })
+    };
+    let result = match record_sink {
+        None => run_it(),
+        Some(f) => {
+            let kept = raised.clone();
+            let sink = Box::new(move |chunk: Records| {
+                if kept.lock().unwrap().is_some() {
+                    return;
+                }
+                Python::with_gil(|py| {
+                    let r = records_dict(py, chunk, warmup_requests).and_then(|d| f.call1(py, (d,)).map(drop));
+                    if let Err(e) = r {
+                        *kept.lock().unwrap() = Some(e);
+                    }
+                })
+            });
+            disksched_core::metrics::with_record_sink(record_chunk_rows, sink, run_it)
+        }
+    };
     // The final progress call's result is ignored by the core: its exception
     // (or a signal that arrived after the last check) still ends the run here.
-    if let Some(e) = raised {
+    let pending = raised.lock().unwrap().take();
+    if let Some(e) = pending {
         return Err(e);
     }
     py.check_signals()?;
@@ -153,33 +168,7 @@ fn run<'py>(
         result.scheduler_counters.iter().map(|(level, name, v)| (format!("{level}.{name}"), (*v).into())).collect();
     counters["scheduler"] = sched.into();
     let counters = counters.to_string();
-    let recs = match result.records {
-        None => None,
-        Some(r) => {
-            let d = PyDict::new(py);
-            // The rows the summary leaves out (`run.warmup_requests`: the first requests by arrival order).
-            let warmup: Vec<bool> = r.seq.iter().map(|&s| s < cfg.run.warmup_requests).collect();
-            d.set_item("seq", r.seq.into_pyarray(py))?;
-            d.set_item("client", r.client.into_pyarray(py))?;
-            d.set_item("lbn", r.lbn.into_pyarray(py))?;
-            d.set_item("blocks", r.blocks.into_pyarray(py))?;
-            d.set_item("disk", r.disk.into_pyarray(py))?;
-            d.set_item("class", r.class.into_pyarray(py))?;
-            d.set_item("is_write", r.is_write.into_pyarray(py))?;
-            d.set_item("arrival_ns", r.arrival_ns.into_pyarray(py))?;
-            d.set_item("host_dispatched_ns", r.host_dispatched_ns.into_pyarray(py))?;
-            d.set_item("issued_ns", r.issued_ns.into_pyarray(py))?;
-            d.set_item("started_ns", r.started_ns.into_pyarray(py))?;
-            d.set_item("done_ns", r.done_ns.into_pyarray(py))?;
-            d.set_item("seek_ns", r.seek_ns.into_pyarray(py))?;
-            d.set_item("rotation_ns", r.rotation_ns.into_pyarray(py))?;
-            d.set_item("transfer_ns", r.transfer_ns.into_pyarray(py))?;
-            d.set_item("destage_wait_ns", r.destage_wait_ns.into_pyarray(py))?;
-            d.set_item("destage_ns", r.destage_ns.into_pyarray(py))?;
-            d.set_item("warmup", warmup.into_pyarray(py))?;
-            Some(d)
-        }
-    };
+    let recs = result.records.map(|r| records_dict(py, r, warmup_requests)).transpose()?;
     let series = match result.series {
         None => None,
         Some(s) => {
@@ -202,17 +191,20 @@ fn run<'py>(
 }
 
 /// Check a run config without running it (`Simulation::new` does every
-/// check a run does, including the disk and trace files) and return it
-/// resolved, with every default filled in: (TOML, JSON).
+/// check a run does, including the disk and trace files; `check=False`: only
+/// parse it) and return it resolved, with every default filled in: (TOML, JSON).
 #[pyfunction]
-fn config_resolve(py: Python<'_>, config_toml: &str, origin: &str) -> PyResult<(String, String)> {
+#[pyo3(signature = (config_toml, origin, check=true))]
+fn config_resolve(py: Python<'_>, config_toml: &str, origin: &str, check: bool) -> PyResult<(String, String)> {
     let cfg = if origin.ends_with(".json") {
         SimConfig::from_json(config_toml, origin)
     } else {
         SimConfig::from_toml(config_toml, origin)
     }
     .map_err(err)?;
-    py.allow_threads(|| Simulation::new(&cfg).map(drop)).map_err(err)?;
+    if check {
+        py.allow_threads(|| Simulation::new(&cfg).map(drop)).map_err(err)?;
+    }
     let json = serde_json::to_string(&cfg).map_err(json_err)?;
     let toml = toml::to_string(&cfg).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
     Ok((toml, json))

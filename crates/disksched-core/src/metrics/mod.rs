@@ -5,6 +5,7 @@ use crate::host::{Class, Request};
 use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
 use hdrhistogram::Histogram;
 use serde::Serialize;
+use std::cell::RefCell;
 
 /// Distribution summary, ms.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -89,6 +90,30 @@ impl Records {
     pub fn is_empty(&self) -> bool {
         self.seq.is_empty()
     }
+}
+
+/// Where streamed records go: each full chunk, in completion order.
+pub type RecordSink = Box<dyn FnMut(Records)>;
+
+thread_local! {
+    /// The sink of runs built and run on this thread, with its chunk size in rows.
+    static RECORD_SINK: RefCell<Option<(usize, RecordSink)>> = const { RefCell::new(None) };
+}
+
+/// Call `f` (which builds and runs simulations on this thread) with per-request
+/// records streamed: every `chunk_rows` completed requests go to `sink` instead of
+/// accumulating, so memory stays flat at any run length (the CLI's
+/// `records.parquet`); a run's `records` then hold only the last partial chunk.
+pub fn with_record_sink<R>(chunk_rows: usize, sink: RecordSink, f: impl FnOnce() -> R) -> R {
+    struct Uninstall;
+    impl Drop for Uninstall {
+        fn drop(&mut self) {
+            RECORD_SINK.with(|s| s.borrow_mut().take());
+        }
+    }
+    RECORD_SINK.with(|s| *s.borrow_mut() = Some((chunk_rows.max(1), sink)));
+    let _uninstall = Uninstall;
+    f()
 }
 
 /// Time series in fixed windows: per client, throughput and deadline misses
@@ -217,6 +242,8 @@ pub struct Metrics {
     controller_queue: Option<QueueGauge>,
     disk_queue: QueueGauge,
     pub records: Option<Records>,
+    /// Rows per streamed chunk (`with_record_sink`); 0: records accumulate.
+    record_chunk_rows: usize,
     sector_bytes: u64,
     series: Option<SeriesAcc>,
     deadline_requests: u64,
@@ -296,6 +323,7 @@ impl Metrics {
             controller_queue: None,
             disk_queue: QueueGauge::default(),
             records: records.then(Records::default),
+            record_chunk_rows: if records { RECORD_SINK.with(|s| s.borrow().as_ref().map_or(0, |(n, _)| *n)) } else { 0 },
             sector_bytes: sector_bytes as u64,
             series: None,
             deadline_requests: 0,
@@ -349,6 +377,14 @@ impl Metrics {
         self.completed += 1;
         if let Some(rec) = &mut self.records {
             rec.push(r);
+            if self.record_chunk_rows > 0 && rec.len() >= self.record_chunk_rows {
+                let chunk = std::mem::take(rec);
+                RECORD_SINK.with(|s| {
+                    if let Some((_, sink)) = s.borrow_mut().as_mut() {
+                        sink(chunk)
+                    }
+                });
+            }
         }
         if let Some(s) = &mut self.series {
             s.add(r, r.blocks as u64 * self.sector_bytes);

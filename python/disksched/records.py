@@ -1,0 +1,254 @@
+"""`disksched run --out DIR [--records]`: a run whose per-request records are
+streamed in chunks (never all in memory) into `records.parquet` and into the
+accumulators the plots are drawn from, so memory stays flat at any run length:
+the response-time CDFs come from histograms, the LBN scatter from an evenly
+thinned sample, the queue depth from per-bin sums."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+import numpy as np
+
+from . import CLASS_NAMES, Result, records_frame
+from . import run as run_sim
+from .provenance import KEY, to_text
+
+# Response-time histogram bins: 1000 per decade of nanoseconds (0.23 % wide), 1 ns to 10^13 ns.
+BINS_PER_DECADE = 1000
+DECADES = 13
+# Most points of the LBN-against-time scatter; beyond, every k-th request (k a power of two).
+SCATTER_POINTS = 200_000
+# Fine time bins of the queue-depth sums (merged in pairs as the run grows).
+DEPTH_BINS = 4096
+CHUNK_ROWS = 65_536
+
+
+class Histogram:
+    """Counts of values (ns) in log-spaced bins, and the exact maximum."""
+
+    def __init__(self) -> None:
+        self.counts = np.zeros(BINS_PER_DECADE * DECADES + 1, dtype=np.int64)
+        self.max_ns = 0
+
+    def add(self, ns: np.ndarray) -> None:
+        if not len(ns):
+            return
+        v = np.maximum(np.asarray(ns, dtype=np.float64), 1.0)
+        idx = np.minimum(np.ceil(np.log10(v) * BINS_PER_DECADE).astype(np.int64), len(self.counts) - 1)
+        self.counts += np.bincount(idx, minlength=len(self.counts))
+        self.max_ns = max(self.max_ns, int(np.max(ns)))
+
+    def cdf_ms(self) -> tuple[np.ndarray, np.ndarray]:
+        """(upper bin edges in ms, fraction of values at or below each), nonempty bins only."""
+        total = self.counts.sum()
+        keep = self.counts > 0
+        edges_ns = 10.0 ** (np.arange(len(self.counts)) / BINS_PER_DECADE)
+        edges_ns[-1] = max(edges_ns[-1], self.max_ns)
+        frac = np.cumsum(self.counts) / max(total, 1)
+        return edges_ns[keep] / 1e6, frac[keep]
+
+
+class Thinned:
+    """Every k-th row (k doubling) of (arrival s, lbn, is_write), at most SCATTER_POINTS of them."""
+
+    def __init__(self) -> None:
+        self.k, self.seen = 1, 0
+        self.idx = np.zeros(0, np.int64)
+        self.t = np.zeros(0)
+        self.lbn = np.zeros(0, np.uint64)
+        self.w = np.zeros(0, bool)
+        self.reads = self.writes = 0
+
+    def add(self, t_s: np.ndarray, lbn: np.ndarray, w: np.ndarray) -> None:
+        n = len(t_s)
+        self.writes += int(np.count_nonzero(w))
+        self.reads += n - int(np.count_nonzero(w))
+        idx = np.arange(self.seen, self.seen + n)
+        self.seen += n
+        keep = idx % self.k == 0
+        self.idx = np.concatenate([self.idx, idx[keep]])
+        self.t = np.concatenate([self.t, t_s[keep]])
+        self.lbn = np.concatenate([self.lbn, lbn[keep]])
+        self.w = np.concatenate([self.w, w[keep]])
+        while len(self.idx) > SCATTER_POINTS:
+            self.k *= 2
+            keep = self.idx % self.k == 0
+            self.idx, self.t, self.lbn, self.w = self.idx[keep], self.t[keep], self.lbn[keep], self.w[keep]
+
+
+class Depth:
+    """Requests outstanding over time from (enter, leave) times, kept as per-bin
+    counts and sums: the time integral of the depth up to a bin edge e is
+    sum(e - enter, enter < e) - sum(e - leave, leave < e), exact at every edge."""
+
+    def __init__(self) -> None:
+        self.width_s = 1.0 / DEPTH_BINS  # bins cover [0, 1 s) at first, doubling as needed
+        self.cnt = np.zeros((2, DEPTH_BINS), np.int64)
+        self.sum = np.zeros((2, DEPTH_BINS))
+        self.first_s, self.last_s = np.inf, 0.0
+
+    def add(self, enter_s: np.ndarray, leave_s: np.ndarray) -> None:
+        if not len(enter_s):
+            return
+        self.first_s = min(self.first_s, float(enter_s.min()))
+        self.last_s = max(self.last_s, float(leave_s.max()))
+        while self.last_s >= self.width_s * DEPTH_BINS:
+            self.cnt = np.concatenate([self.cnt.reshape(2, -1, 2).sum(axis=2), np.zeros((2, DEPTH_BINS // 2), np.int64)], 1)
+            self.sum = np.concatenate([self.sum.reshape(2, -1, 2).sum(axis=2), np.zeros((2, DEPTH_BINS // 2))], 1)
+            self.width_s *= 2
+        for row, t in enumerate((enter_s, leave_s)):
+            b = np.minimum((t / self.width_s).astype(np.int64), DEPTH_BINS - 1)
+            self.cnt[row] += np.bincount(b, minlength=DEPTH_BINS)
+            self.sum[row] += np.bincount(b, weights=t, minlength=DEPTH_BINS)
+
+    def curve(self, bins: int = 400) -> Optional[tuple[np.ndarray, np.ndarray, np.ndarray, float, int]]:
+        """(bin middles s, mean depth per bin, depth at the fine edges' max per bin, overall mean, max at the edges)."""
+        if not np.isfinite(self.first_s) or self.last_s <= self.first_s:
+            return None
+        used = int(np.ceil(self.last_s / self.width_s)) + 1
+        edges = np.arange(used + 1) * self.width_s
+        c = np.concatenate([np.zeros((2, 1), np.int64), np.cumsum(self.cnt[:, :used], 1)], 1)
+        s = np.concatenate([np.zeros((2, 1)), np.cumsum(self.sum[:, :used], 1)], 1)
+        integral = (edges * c[0] - s[0]) - (edges * c[1] - s[1])
+        depth = c[0] - c[1]
+        g = max(1, used // bins)
+        sel = np.arange(0, used + 1, g)
+        e, I = edges[sel], integral[sel]
+        mean = np.diff(I) / np.diff(e)
+        peak = np.maximum.reduceat(depth[:sel[-1] + 1], sel[:-1]) if len(sel) > 1 else depth[:1]
+        return (e[:-1] + e[1:]) / 2, mean, np.maximum(peak, mean), float(integral[-1] / (self.last_s - self.first_s)), int(depth.max())
+
+
+class Accumulator:
+    """What the plots and records.parquet need, fed chunk by chunk."""
+
+    def __init__(self, parquet: Optional[Path], provenance: Mapping[str, Any]):
+        self.parquet, self.provenance, self.writer, self.schema = parquet, provenance, None, None
+        self.rows = 0
+        self.host, self.disk = Histogram(), Histogram()
+        self.by_class = {c: Histogram() for c in range(len(CLASS_NAMES))}
+        self.warmup_rows = 0
+        self.scatter = Thinned()
+        self.depth_system, self.depth_disk = Depth(), Depth()
+
+    def add(self, cols: Mapping[str, np.ndarray]) -> None:
+        n = len(cols["seq"])
+        if not n:
+            return
+        self.rows += n
+        if self.parquet is not None:
+            self._write(cols)
+        arrival, issued, done = cols["arrival_ns"], cols["issued_ns"], cols["done_ns"]
+        measured = ~np.asarray(cols["warmup"], bool)
+        self.warmup_rows += n - int(measured.sum())
+        host_ns = (done - arrival)[measured]
+        self.host.add(host_ns)
+        self.disk.add((done - issued)[measured])
+        cls = np.asarray(cols["class"])[measured]
+        for c, h in self.by_class.items():
+            h.add(host_ns[cls == c])
+        self.scatter.add(arrival / 1e9, np.asarray(cols["lbn"]), np.asarray(cols["is_write"], bool))
+        self.depth_system.add(arrival / 1e9, done / 1e9)
+        self.depth_disk.add(issued / 1e9, done / 1e9)
+
+    def _write(self, cols: Mapping[str, np.ndarray]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(records_frame(cols), preserve_index=False)
+        if self.writer is None:
+            meta = dict(table.schema.metadata or {})
+            meta[KEY.encode()] = to_text(self.provenance).encode()
+            self.schema = table.schema.with_metadata(meta)
+            self.writer = pq.ParquetWriter(str(self.parquet), self.schema)
+        self.writer.write_table(table.cast(self.schema))
+
+    def close(self) -> None:
+        if self.parquet is None:
+            return
+        if self.writer is None:  # a run with no completed request: an empty table of the right columns
+            empty = {k: np.zeros(0, dt) for k, dt in (("seq", np.uint64), ("client", np.uint32), ("lbn", np.uint64),
+                                                    ("blocks", np.uint32), ("disk", np.uint32), ("class", np.uint8),
+                                                    ("is_write", bool), ("arrival_ns", np.uint64),
+                                                    ("host_dispatched_ns", np.uint64), ("issued_ns", np.uint64),
+                                                    ("started_ns", np.uint64), ("done_ns", np.uint64),
+                                                    ("seek_ns", np.uint64), ("rotation_ns", np.uint64),
+                                                    ("transfer_ns", np.uint64), ("destage_wait_ns", np.uint64),
+                                                    ("destage_ns", np.uint64), ("warmup", bool))}
+            self._write(empty)
+        self.writer.close()
+
+
+def run_to_dir(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
+               progress: Optional[Callable[[int, int], Any]], name: str, log_x: bool = False,
+               parquet: bool = False) -> tuple[Result, list[str]]:
+    """Run and write what `disksched run --out` writes into `out` (a fresh
+    folder): summary.json (with provenance), plots, series and, with
+    `parquet`, records.parquet. Returns the result (without records) and the names written."""
+    from . import provenance as prov
+    from .output import atomic_write, write_json
+    from .plots import lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
+
+    out = Path(out)
+    # The provenance is known before the run (the resolved config): the Parquet schema carries it from the first chunk.
+    from . import resolve
+
+    res = resolve(config, overrides)
+    effective = seed if seed is not None else res.config.get("seed", 0)
+    p = prov.make({**res.config, "seed": effective}, res.overrides, effective)
+    acc = Accumulator(out / "records.parquet" if parquet else None, p)
+    try:
+        result = run_sim(config, seed=seed, records=True, overrides=overrides, progress=progress,
+                         record_sink=acc.add, record_chunk_rows=CHUNK_ROWS)
+        if result.columns is not None:
+            acc.add(result.columns)
+            result.columns = None
+    finally:
+        acc.close()
+    written = []
+    write_json(out / "summary.json", {"summary": result.summary, "counters": result.counters, "provenance": p})
+    written.append("summary.json")
+    if parquet:
+        written.append("records.parquet")
+    note = " (warm-up left out)" if acc.warmup_rows else ""
+    with png_provenance(p):
+        response_cdf_hist(out / "response_cdf.png", {"host": acc.host, "disk": acc.disk},
+                          f"{name}: response time{note}", log_x=log_x)
+        written.append("response_cdf.png")
+        present = {c: h for c, h in acc.by_class.items() if h.counts.sum()}
+        if len(present) > 1:
+            response_cdf_hist(out / "response_cdf_by_class.png",
+                              {f"{CLASS_NAMES[c]} ({int(h.counts.sum()):,})": h for c, h in present.items()},
+                              f"{name}: host response time by class{note}", log_x=log_x)
+            written.append("response_cdf_by_class.png")
+        if acc.rows:
+            sc = acc.scatter
+            thinned = f" (every {sc.k}th request drawn)" if sc.k > 1 else ""
+            lbn_time(out / "lbn_time.png", sc.t, sc.lbn, sc.w, f"{name}: LBN against time{thinned}",
+                     counts=(sc.reads, sc.writes))
+            queue_depth_curves(out / "queue_depth.png",
+                               {"in the system (arrival to completion)": acc.depth_system.curve(),
+                                "at the disk (issued to completion)": acc.depth_disk.curve()},
+                               f"{name}: queue depth over time")
+            written += ["lbn_time.png", "queue_depth.png"]
+        if result.series_columns is not None:
+            series, rates = result.series(), result.rates()
+            header = prov.csv_header(p)
+            for fname, df in (("series.csv", series), ("rates.csv", rates)):
+                atomic_write(out / fname, lambda tmp, df=df: _csv(tmp, df, header))
+            throughput(out / "throughput.png", series, rates, f"{name}: throughput by class",
+                       end_s=result.summary["sim_time_ms"] / 1000, by_class=True)
+            written += ["series.csv", "rates.csv", "throughput.png"]
+    return result, written
+
+
+def _csv(path: str, df, header: str) -> None:
+    with open(path, "w") as f:
+        f.write(header)
+        df.to_csv(f, index=False)
+
+
+
