@@ -155,6 +155,141 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
             console.print(f"wrote {out}/: {', '.join(written)}", highlight=False)
 
 
+class SweepProgress(Progress):
+    """Runs done of all, and the time left, on stderr (a terminal only)."""
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if not sys.stderr.isatty():
+                return
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), "runs",
+                           TimeElapsedColumn(), "left", TimeRemainingColumn(), console=err_console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(escape(self.label), total=total)
+        self.bar.update(self.task, completed=done)
+
+
+@app.command()
+def sweep(config: Path = typer.Argument(..., help="Run config (TOML)."),
+          grid: list[str] = typer.Option([], "--grid", help="A grid axis: key.path=v1,v2,... (repeatable; all combinations)."),
+          zip_: list[str] = typer.Option([], "--zip", help="Keys whose values go together: key.path=v1,v2,... "
+                                         "(repeatable; all the same length; one axis beside the grid)."),
+          set_: list[str] = typer.Option([], "--set", help="Override for every run: key.path=value (repeatable)."),
+          seeds: int = typer.Option(1, "--seeds", min=1, max=10000, help="Seeds per grid point: the config's seed and the next ones."),
+          out: Path = typer.Option(..., "--out", help="Sweep folder: runs/ (one file per finished run), runs.parquet/csv, "
+                                   "points.parquet/csv, sweep.json. Re-running the sweep there does only the missing runs."),
+          workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Local worker processes (default: every core)."),
+          dask: Optional[str] = typer.Option(None, "--dask", help="Run on a Dask cluster: a scheduler address "
+                                             "(tcp://host:8786), or 'local' for a LocalCluster of --workers processes."),
+          figure: list[str] = typer.Option([], "--figure", help="Figures to print per grid point (default: "
+                                           "host_response_ms.mean, host_response_ms.p99, iops)."),
+          force: bool = typer.Option(False, "--force", help="Use an --out folder that holds other files.")) -> None:
+    """Run a config at every point of a grid of overrides, for several seeds, in parallel; resumable."""
+    from . import sweep_runner as sr
+    from .overrides import parse_assignments
+
+    axes = sr.parse_axes(grid, "--grid")
+    zipped = sr.parse_axes(zip_, "--zip")
+    overrides = parse_assignments(set_, "--set")
+    if out.exists() and not out.is_dir():
+        raise DiskschedError(f"--out {out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / "runs").is_dir() and not force:
+        raise DiskschedError(f"--out {out}: folder exists, is not empty and holds no sweep; use --force to write into it")
+    specs = sr.plan(config, axes, zip=zipped, seeds=seeds, overrides=overrides)
+    keys = list(axes) + list(zipped)
+    client = cluster = None
+    if dask is not None:
+        client, cluster = sr.connect(dask, workers)
+    progress = SweepProgress(f"sweep {config.name}")
+    t0 = time.monotonic()
+    try:
+        import pandas as pd
+
+        before = len(sr.Store(out).done(specs))
+        rows = sr.run_specs(specs, workers=workers, client=client, out=out, progress=progress)
+        runs = pd.DataFrame(rows)
+        written = sr.write_tables(out, runs, keys, sr._sweep_provenance(config, axes, zipped, seeds, overrides, specs))
+    finally:
+        progress.close()
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    wall = time.monotonic() - t0
+    points = sr.aggregate(runs, keys)
+    figures = figure or ["host_response_ms.mean", "host_response_ms.p99", "iops"]
+    for f in figures:
+        if f"{f}_mean" not in points:
+            raise DiskschedError(f"--figure {f}: not a summary figure (e.g. host_response_ms.p99, iops, mean_seek_ms)")
+    from .reproductions.framework import fmt_interval
+
+    table_rows = [[str(r[k]) for k in keys] + [str(r["runs"])]
+                  + [fmt_interval(r[f"{f}_mean"], r[f"{f}_ci_low"], r[f"{f}_ci_high"]) for f in figures]
+                  for _, r in points.iterrows()]
+    console.print(_table(f"sweep {config}: {len(specs)} runs ({len(specs) - before} run now, {before} already done) "
+                         f"in {wall:.1f} s; mean [95% CI] over seeds", keys + ["runs"] + figures, table_rows))
+    console.print(f"wrote {out}/: runs/, {', '.join(written)}", highlight=False)
+
+
+@app.command("sweep-plot")
+def sweep_plot(sweep_dir: Path = typer.Argument(..., help="A sweep folder (disksched sweep --out)."),
+               y: str = typer.Option(..., "--y", help="Figure, e.g. host_response_ms.mean, iops."),
+               x: str = typer.Option(..., "--x", help="Grid key on the x axis."),
+               hue: Optional[str] = typer.Option(None, "--hue", help="Grid key whose values are the lines "
+                                                 "(default: every other grid key)."),
+               path: Optional[Path] = typer.Option(None, "-o", "--output", help="PNG to write (default DIR/Y_vs_X.png).")) -> None:
+    """Plot a sweep's figure against a grid key: mean over seeds with its 95% confidence band."""
+    from . import sweep_runner as sr
+
+    if not (sweep_dir / "points.parquet").exists():
+        raise DiskschedError(f"{sweep_dir}: no points.parquet (not a finished sweep folder)")
+    written = sr.plot(sweep_dir, y, x, hue, path)
+    console.print(f"wrote {written}", highlight=False)
+
+
+@app.command("show-run")
+def show_run(run_dir: Path = typer.Argument(..., help="A run folder (run --out), a sweep folder (sweep --out), "
+                                            "or one result file (.json, .parquet, .csv, .png)."),
+             json_out: bool = typer.Option(False, "--json", help="Print the provenance as JSON.")) -> None:
+    """What produced a result: resolved config, overrides, seed, disksched version, git commit."""
+    from . import provenance
+
+    if not run_dir.exists():
+        raise DiskschedError(f"{run_dir}: no such file or folder")
+    if run_dir.is_dir():
+        candidates = [run_dir / n for n in ("summary.json", "sweep.json")] + sorted(run_dir.iterdir())
+        files = [f for f in dict.fromkeys(candidates) if f.is_file()]
+    else:
+        files = [run_dir]
+    found = None
+    for f in files:
+        found = provenance.read(f)
+        if found:
+            source = f
+            break
+    if not found:
+        raise DiskschedError(f"{run_dir}: no provenance found (expected summary.json, sweep.json or a result file written by disksched)")
+    if json_out:
+        print(json.dumps(found, indent=2))
+        return
+    rows = [["from", str(source)], ["disksched", found.get("disksched_version", "?")],
+            ["commit", found.get("commit") or "- (not built from a git checkout)"]]
+    if found.get("seed") is not None:
+        rows.append(["seed", str(found["seed"])])
+    if "seeds" in found:
+        rows.append(["seeds", ", ".join(map(str, found["seeds"]))])
+    for k in ("grid", "zip"):
+        for key, values in (found.get(k) or {}).items():
+            rows.append([f"{k} {key}", ", ".join(map(str, values))])
+    for key, value in (found.get("overrides") or {}).items():
+        rows.append([f"override {key}", json.dumps(value)])
+    console.print(_table(f"provenance of {run_dir}", ["", "value"], rows))
+    print("resolved config:")
+    print(json.dumps(found.get("config", {}), indent=2))
+
+
 @disks_app.command("list")
 def disks_list(json_out: bool = typer.Option(False, "--json", help="Print a JSON list, one object per disk.")) -> None:
     """List the built-in disks."""

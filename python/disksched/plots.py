@@ -255,19 +255,23 @@ def queue_depth_curves(path: Path, curves: Mapping[str, Optional[tuple]], title:
     _save(fig, path, plt, dpi=110)
 
 
-def figure_vs_key(path: Path, table, x: str, y: str, hue: Optional[str], title: str) -> None:
+def figure_vs_key(path: Path, table, x: str, y: str, lines: Sequence[str], title: str) -> None:
     """A sweep's figure `y` (mean over seeds, with its 95 % confidence band)
-    against grid key `x`, one line per value of `hue` (`sweep_runner.aggregate`'s table)."""
+    against grid key `x`, one line per combination of the `lines` keys
+    (`sweep_runner.aggregate`'s table)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    groups = [(None, table)] if hue is None else list(table.groupby(hue, sort=True))
+    lines = list(lines)
+    groups = [((), table)] if not lines else list(table.groupby(lines, sort=False))
     numeric = np.issubdtype(np.asarray(table[x]).dtype, np.number)
     cats = None if numeric else list(dict.fromkeys(table[x]))
     for value, t in groups:
+        value = value if isinstance(value, tuple) else (value,)
         t = t.sort_values(x) if numeric else t.assign(_pos=[cats.index(v) for v in t[x]]).sort_values("_pos")
         xs = np.asarray(t[x], dtype=float) if numeric else np.asarray(t["_pos"], dtype=float)
         mean, lo, hi = (np.asarray(t[f"{y}_{s}"], dtype=float) for s in ("mean", "ci_low", "ci_high"))
-        line, = ax.plot(xs, mean, marker="o", ms=3, lw=1.4, label=None if value is None else f"{hue}={value}")
+        label = ", ".join(f"{k}={v}" for k, v in zip(lines, value)) or None
+        line, = ax.plot(xs, mean, marker="o", ms=3, lw=1.4, label=label)
         ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
     if not numeric:
         ax.set_xticks(range(len(cats)), [str(c) for c in cats])
@@ -275,6 +279,6 @@ def figure_vs_key(path: Path, table, x: str, y: str, hue: Optional[str], title: 
     ax.set_ylabel(f"{y} (mean, 95% CI band)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    if hue is not None:
+    if lines:
         ax.legend(fontsize=8)
     _save(fig, path, plt)

@@ -1,0 +1,412 @@
+"""Sweeps: one config run at every point of a grid of dotted-key overrides,
+for several seeds, on a local process pool or a Dask `distributed` cluster.
+
+A sweep is a table of runs. Each run is keyed by the hash of its resolved
+config (seed included) and the disksched version; with an output folder each
+finished run is written atomically to `runs/KEY.json` by the driver, so a
+re-run skips what is done, a run lost with a dead worker is simply run again,
+and the table has every run exactly once. Results: `runs.parquet` / `runs.csv`
+(one tidy row per run: grid keys, seed, every summary figure), `points.parquet`
+/ `points.csv` (per grid point: mean and 95 % confidence interval of each
+figure over the seeds), `sweep.json` (what was asked and what produced it).
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import itertools
+import json
+import math
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+from . import DiskschedError, __version__, _core, check_seed
+from .overrides import normalize, parse_value
+
+# A run whose worker died this many times is reported, not retried again.
+MAX_ATTEMPTS = 3
+# Two-sided 95 % Student t quantiles t_{0.975, df}, df = 1..30 (beyond: 1.96).
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: its grid point ({dotted key: value}), seed, and the resolved config the core reads."""
+
+    key: str
+    point: tuple  # ((dotted key, value), ...) in grid order
+    seed: int
+    text: str  # resolved config, JSON
+    origin: str  # for relative paths and messages (ends in .json)
+
+
+def split_values(text: str) -> list[Any]:
+    """`1,2,4` or `fcfs,sptf` or `[1,2],[3]`: values split at top-level commas, each parsed as a TOML value."""
+    out, depth, cur, quote = [], 0, "", None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    out.append(cur)
+    return [parse_value(v.strip()) for v in out]
+
+
+def parse_axes(items: Iterable[str], flag: str) -> dict[str, list]:
+    """CLI `--grid key=v1,v2,...` strings as {dotted key: [values]}."""
+    out: dict[str, list] = {}
+    for item in items:
+        key, sep, values = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not values.strip():
+            raise DiskschedError(f"{flag} {item!r}: expected key.path=value1,value2,..., e.g. host.queue_threshold=1,4,16")
+        normalize({key: None}, flag)  # the key's shape
+        if key in out:
+            raise DiskschedError(f"{flag} {key}: given twice")
+        out[key] = split_values(values)
+    return out
+
+
+def _seeds(seeds: Any, base: int) -> list[int]:
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        if not 1 <= seeds <= 10_000:
+            raise DiskschedError(f"seeds {seeds}: out of range, expected a count in [1, 10000] or a list of seeds")
+        return [base + i for i in range(seeds)]
+    out = [check_seed(s, "seed") for s in seeds]
+    if not out or len(set(out)) != len(out):
+        raise DiskschedError(f"seeds {list(seeds)!r}: expected distinct seeds")
+    return out
+
+
+def run_key(resolved: Mapping[str, Any], origin_dir: str) -> str:
+    """The run's identity: its resolved config (seed included), the folder its relative paths
+    resolve against, and the disksched version."""
+    blob = json.dumps({"config": resolved, "dir": origin_dir, "version": __version__}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def plan(config, grid: Optional[Mapping[str, Sequence[Any]]] = None, *, zip: Optional[Mapping[str, Sequence[Any]]] = None,
+         seeds: Any = 1, overrides: Any = None) -> list[RunSpec]:
+    """Every run of a sweep, in order (grid points in product order, seeds inner), each distinct run once.
+    `zip`: keys whose value lists go together (all the same length), one axis beside the grid's."""
+    from . import resolve
+
+    grid = {k: list(v) for k, v in (grid or {}).items()}
+    zipped = {k: list(v) for k, v in (zip or {}).items()}
+    for name, axes in (("grid", grid), ("zip", zipped)):
+        normalize(axes, name)
+        for k, v in axes.items():
+            if not v:
+                raise DiskschedError(f"{name} {k}: no values")
+    if len({len(v) for v in zipped.values()}) > 1:
+        raise DiskschedError("zip: every key needs the same number of values ("
+                             + ", ".join(f"{k}: {len(v)}" for k, v in zipped.items()) + ")")
+    both = set(grid) & set(zipped)
+    if both:
+        raise DiskschedError(f"{sorted(both)[0]}: in both grid and zip")
+    base = normalize(overrides, "overrides")
+    zip_rows = [tuple(zip_pairs) for zip_pairs in _zip_rows(zipped)] or [()]
+    specs, seen = [], set()
+    first = resolve(config, base, check=True)
+    seed_list = _seeds(seeds, int(first.config.get("seed", 0)))
+    for values in itertools.product(*grid.values()):
+        for zrow in zip_rows:
+            point = tuple(builtins.zip(grid.keys(), values)) + zrow
+            res = resolve(config, {**base, **dict(point)}, check=True, flag="grid")
+            origin_dir = os.path.dirname(os.path.abspath(res.origin))
+            for seed in seed_list:
+                resolved = {**res.config, "seed": seed}
+                key = run_key(resolved, origin_dir)
+                if key in seen:
+                    continue
+                seen.add(key)
+                specs.append(RunSpec(key, point, seed, json.dumps(resolved), res.origin))
+    return specs
+
+
+def _zip_rows(zipped: Mapping[str, list]) -> list[list]:
+    if not zipped:
+        return []
+    n = len(next(iter(zipped.values())))
+    return [[(k, v[i]) for k, v in zipped.items()] for i in range(n)]
+
+
+def flatten(summary: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """The summary's numbers as flat columns (`host_response_ms.p99`); lists (freeblock tasks) left out."""
+    out: dict[str, Any] = {}
+    for k, v in summary.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, name + "."))
+        elif isinstance(v, bool) or v is None:
+            continue
+        elif isinstance(v, (int, float)):
+            out[name] = v
+    return out
+
+
+def execute(spec: RunSpec) -> dict:
+    """Run one spec (in a worker): its summary figures, and the wall time."""
+    t0 = time.perf_counter()
+    summary, _, _, _ = _core.run(spec.text, spec.origin, spec.seed)
+    return {"figures": flatten(json.loads(summary)), "wall_s": time.perf_counter() - t0}
+
+
+def _row(spec: RunSpec, out: Mapping[str, Any]) -> dict:
+    return {"run_key": spec.key, **dict(spec.point), "seed": spec.seed, **out["figures"], "wall_s": out["wall_s"]}
+
+
+class Store:
+    """A sweep folder's finished runs: `runs/KEY.json`, each written whole (temporary file, rename)."""
+
+    def __init__(self, out: Optional[Path]):
+        self.dir = Path(out) / "runs" if out is not None else None
+        if self.dir is not None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+
+    def done(self, specs: Sequence[RunSpec]) -> dict[str, dict]:
+        if self.dir is None:
+            return {}
+        found = {}
+        for s in specs:
+            p = self.dir / f"{s.key}.json"
+            try:
+                found[s.key] = json.loads(p.read_text())["result"]
+            except (OSError, ValueError, KeyError):
+                continue
+        return found
+
+    def put(self, spec: RunSpec, result: dict) -> None:
+        if self.dir is None:
+            return
+        from . import provenance
+        from .output import atomic_write
+
+        p = provenance.make(json.loads(spec.text), dict(spec.point), spec.seed)
+        text = json.dumps({"key": spec.key, "point": dict(spec.point), "seed": spec.seed, "result": result,
+                           "provenance": p}) + "\n"
+        atomic_write(self.dir / f"{spec.key}.json", lambda tmp: Path(tmp).write_text(text))
+
+
+def run_specs(specs: Sequence[RunSpec], *, workers: Optional[int] = None, client: Any = None,
+              out: Optional[Path] = None, progress: Optional[Callable[[int, int], Any]] = None) -> list[dict]:
+    """Run every spec not already in `out` (sequentially with workers=1, else on a
+    process pool of `workers` (default: every core) or on the Dask `client`) and
+    return their rows in plan order, each run exactly once."""
+    store = Store(out)
+    results = store.done(specs)
+    todo = [s for s in specs if s.key not in results]
+    total = len(specs)
+    if progress:
+        progress(len(results), total)
+
+    def finished(spec: RunSpec, res: dict) -> None:
+        if spec.key in results:  # a retried run that had already come back
+            return
+        results[spec.key] = res
+        store.put(spec, res)
+        if progress:
+            progress(len(results), total)
+
+    if todo:
+        if client is not None:
+            _on_dask(client, todo, finished)
+        elif (workers or os.cpu_count() or 1) == 1:
+            for s in todo:
+                finished(s, execute(s))
+        else:
+            _on_pool(workers or os.cpu_count() or 1, todo, finished)
+    return [_row(s, results[s.key]) for s in specs]
+
+
+def _on_pool(workers: int, todo: Sequence[RunSpec], finished: Callable[[RunSpec, dict], None]) -> None:
+    """A local process pool; a pool broken by a dead worker is replaced and its unfinished runs retried."""
+    import multiprocessing as mp
+
+    attempts = {s.key: 0 for s in todo}
+    pending = list(todo)
+    while pending:
+        with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=mp.get_context("spawn")) as pool:
+            futures = {pool.submit(execute, s): s for s in pending}
+            for s in pending:
+                attempts[s.key] += 1
+            broken = []
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for f in done:
+                    s = futures.pop(f)
+                    try:
+                        finished(s, f.result())
+                    except BrokenProcessPool:
+                        broken.append(s)
+            pending = broken
+        for s in pending:
+            if attempts[s.key] >= MAX_ATTEMPTS:
+                raise DiskschedError(f"run {s.key} ({_describe(s)}): its worker died {attempts[s.key]} times")
+
+
+def _on_dask(client: Any, todo: Sequence[RunSpec], finished: Callable[[RunSpec, dict], None]) -> None:
+    """Dask futures; the scheduler reruns the tasks of a worker that dies (its `allowed-failures`)."""
+    from distributed import as_completed
+
+    futures = {client.submit(execute, s, key=f"disksched-run-{s.key}", pure=False, retries=MAX_ATTEMPTS - 1): s
+               for s in todo}
+    for f in as_completed(list(futures)):
+        s = futures[f]
+        finished(s, f.result())
+
+
+def _describe(s: RunSpec) -> str:
+    return ", ".join(f"{k}={v}" for k, v in s.point) + f", seed {s.seed}"
+
+
+def connect(dask: Optional[str], workers: Optional[int] = None):
+    """A Dask client: `local` starts a LocalCluster (`workers` processes, one thread each), else a scheduler address."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - a dependency
+        raise DiskschedError("--dask needs dask.distributed (pip install 'dask[distributed]')") from None
+    if dask == "local":
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        return Client(cluster), cluster
+    try:
+        return Client(dask, timeout=30), None
+    except OSError as e:
+        raise DiskschedError(f"--dask {dask}: cannot reach the scheduler: {e}") from None
+
+
+def ci95(values: Sequence[float]) -> tuple[float, float, float, float]:
+    """(mean, standard deviation, CI low, CI high): the 95 % Student-t interval of the mean (the point for one value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n == 1 or any(not math.isfinite(v) for v in values):
+        return mean, 0.0, mean, mean
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = (T975[n - 2] if n - 1 <= len(T975) else 1.96) * sd / math.sqrt(n)
+    return mean, sd, mean - half, mean + half
+
+
+def aggregate(runs, keys: Sequence[str]):
+    """Per grid point: runs, and for each figure its mean, sd, ci_low, ci_high over the seeds."""
+    import pandas as pd
+
+    figures = [c for c in runs.columns if c not in (*keys, "run_key", "seed", "wall_s")
+               and pd.api.types.is_numeric_dtype(runs[c])]
+    rows = []
+    groups = runs.groupby(list(keys), sort=False, dropna=False) if keys else [((), runs)]
+    for point, g in groups:
+        point = point if isinstance(point, tuple) else (point,)
+        row = dict(builtins.zip(keys, point))
+        row["runs"] = len(g)
+        for f in figures:
+            m, sd, lo, hi = ci95([float(v) for v in g[f]])
+            row.update({f"{f}_mean": m, f"{f}_sd": sd, f"{f}_ci_low": lo, f"{f}_ci_high": hi})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sweep(config, grid: Optional[Mapping[str, Sequence[Any]]] = None, *, zip: Optional[Mapping[str, Sequence[Any]]] = None,
+          seeds: Any = 1, overrides: Any = None, workers: Optional[int] = None, client: Any = None,
+          out: Optional[Path] = None, progress: Optional[Callable[[int, int], Any]] = None):
+    """Run `config` at every grid point (all combinations of `grid`'s values,
+    beside `zip`'s keys taken together) for each seed (a count: the config's
+    seed and the next ones; or a list), on a local process pool of `workers`
+    (default every core; 1: in this process) or on a Dask `client`. With `out`,
+    every run is kept in `out/runs/` (a re-run does only the missing runs) and
+    the tables are written there. Returns a pandas DataFrame, one row per run."""
+    import pandas as pd
+
+    specs = plan(config, grid, zip=zip, seeds=seeds, overrides=overrides)
+    rows = run_specs(specs, workers=workers, client=client, out=out, progress=progress)
+    runs = pd.DataFrame(rows)
+    if out is not None:
+        write_tables(Path(out), runs, list((grid or {}).keys()) + list((zip or {}).keys()),
+                     _sweep_provenance(config, grid, zip, seeds, overrides, specs))
+    return runs
+
+
+def _sweep_provenance(config, grid, zip_, seeds, overrides, specs) -> dict:
+    from . import provenance, resolve
+
+    base = resolve(config, normalize(overrides, "overrides"))
+    p = provenance.make(base.config, base.overrides, None)
+    p.pop("seed")
+    p.update({"grid": {k: list(v) for k, v in (grid or {}).items()}, "zip": {k: list(v) for k, v in (zip_ or {}).items()},
+              "seeds": sorted({s.seed for s in specs}), "runs": len(specs)})
+    return p
+
+
+def write_tables(out: Path, runs, keys: Sequence[str], prov: Mapping[str, Any]) -> list[str]:
+    """runs.parquet/csv, points.parquet/csv (mean and 95 % CI per grid point) and sweep.json, each with its provenance."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from . import provenance
+    from .output import atomic_write, write_json
+
+    points = aggregate(runs, keys)
+    header = provenance.csv_header(prov)
+    written = []
+    for name, df in (("runs", runs), ("points", points)):
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               provenance.KEY.encode(): provenance.to_text(prov).encode()})
+        atomic_write(out / f"{name}.parquet", lambda tmp, t=table: pq.write_table(t, tmp))
+        atomic_write(out / f"{name}.csv", lambda tmp, d=df: _csv(tmp, d, header))
+        written += [f"{name}.parquet", f"{name}.csv"]
+    write_json(out / "sweep.json", {"provenance": prov, "keys": list(keys), "runs": len(runs)})
+    written.append("sweep.json")
+    return written
+
+
+def _csv(path: str, df, header: str) -> None:
+    with open(path, "w") as f:
+        f.write(header)
+        df.to_csv(f, index=False)
+
+
+def plot(out: Path, y: str, x: str, hue: Optional[str] = None, path: Optional[Path] = None) -> Path:
+    """A figure of the sweep in `out` (`points.parquet`) against grid key `x`, one line per value of `hue`,
+    the 95 % confidence interval as a band."""
+    import pandas as pd
+
+    from . import provenance
+    from .plots import figure_vs_key, png_provenance
+
+    out = Path(out)
+    points = pd.read_parquet(out / "points.parquet")
+    prov = provenance.read(out / "points.parquet") or {}
+    keys = set(prov.get("grid", {})) | set(prov.get("zip", {}))
+    if f"{y}_mean" not in points:
+        figures = sorted(c[:-5] for c in points.columns if c.endswith("_mean"))
+        import difflib
+
+        near = difflib.get_close_matches(y, figures, n=1, cutoff=0.0)
+        raise DiskschedError(f"--y {y}: not a figure of this sweep" + (f"; nearest: {near[0]}" if near else ""))
+    keys = [k for k in points.columns if k in keys]
+    for flag, k in (("--x", x), ("--hue", hue)):
+        if k is not None and k not in keys:
+            raise DiskschedError(f"{flag} {k}: not a grid key of this sweep (grid keys: {', '.join(keys) or 'none'})")
+    path = Path(path) if path is not None else out / f"{y}_vs_{x}.png"
+    # One line per combination of the other grid keys (`hue` first in the legend).
+    lines = ([hue] if hue else []) + [k for k in keys if k not in (x, hue)]
+    with png_provenance(prov):
+        figure_vs_key(path, points, x, y, lines, f"{y} against {x}")
+    return path
