@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from . import CLASS_NAMES, Result, records_frame
+from . import CLASS_NAMES, Result
 from . import run as run_sim
 from .provenance import KEY, to_text
 
@@ -122,6 +122,25 @@ class Depth:
         return (e[:-1] + e[1:]) / 2, mean, np.maximum(peak, mean), float(integral[-1] / (self.last_s - self.first_s)), int(depth.max())
 
 
+def _arrow(a: np.ndarray):
+    """A numpy column as an Arrow array from its buffers: `pa.array` would import pandas (~100 MB resident)."""
+    import pyarrow as pa
+
+    a = np.ascontiguousarray(a)
+    if a.dtype == np.bool_:
+        bits = np.packbits(a, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(bits)])
+    return pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), len(a), [None, pa.py_buffer(a)])
+
+
+def _arrow_strings(names) -> "pa.Array":  # noqa: F821
+    import pyarrow as pa
+
+    data = [n.encode() for n in names]
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in data])]).astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
 class Accumulator:
     """What the plots and records.parquet need, fed chunk by chunk."""
 
@@ -155,14 +174,18 @@ class Accumulator:
         self.depth_disk.add(issued / 1e9, done / 1e9)
 
     def _write(self, cols: Mapping[str, np.ndarray]) -> None:
+        # Straight from the columns to Arrow (no pandas: flat memory, and a smaller process); `class` as a
+        # dictionary column, which pandas reads back as the categorical of `Result.records()`.
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pandas(records_frame(cols), preserve_index=False)
+        names = list(cols)
+        classes = pa.DictionaryArray.from_arrays(_arrow(np.asarray(cols["class"], dtype=np.int8)),
+                                                 _arrow_strings(CLASS_NAMES))
+        table = pa.Table.from_arrays([classes if k == "class" else _arrow(np.asarray(cols[k])) for k in names],
+                                     names=names)
         if self.writer is None:
-            meta = dict(table.schema.metadata or {})
-            meta[KEY.encode()] = to_text(self.provenance).encode()
-            self.schema = table.schema.with_metadata(meta)
+            self.schema = table.schema.with_metadata({KEY.encode(): to_text(self.provenance).encode()})
             self.writer = pq.ParquetWriter(str(self.parquet), self.schema)
         self.writer.write_table(table.cast(self.schema))
 
