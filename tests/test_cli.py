@@ -90,10 +90,14 @@ def test_demo_writes_table_and_plots(tmp_path):
 
 
 def test_bench_json_has_every_run():
-    p = cli("bench", "--json", "--requests", "2000")
+    p = cli("bench", "--json", "--requests", "2000", "--sweep-runs", "8")
     assert p.returncode == 0, p.stderr
     runs = json.loads(p.stdout)
-    sims = [r for r in runs if r["workload"] not in ("dispatch", "parse", "hpl-replay")]
+    sweeps = [r for r in runs if r["workload"] == "sweep"]
+    assert [(r["runner"], r["workers"], r["runs"]) for r in sweeps] == [
+        ("local pool", 1, 8), ("local pool", 2, 8), ("dask LocalCluster", 2, 8)]
+    assert all(r["runs_per_s"] > 0 and r["requests_per_run"] == 20_000 for r in sweeps)
+    sims = [r for r in runs if r["workload"] not in ("dispatch", "parse", "hpl-replay", "sweep")]
     assert [(r["workload"], r["scheduler"]) for r in sims] == [
         ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("closed32", "sptf"), ("closed128", "sptf"),
         ("oltp+freeblock", "sptf")]

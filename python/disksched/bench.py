@@ -138,3 +138,37 @@ def run_all(requests: int, on_result=None) -> list[dict]:
 
 if __name__ == "__main__":
     print(json.dumps(measure(json.loads(sys.argv[1]))))
+
+
+SWEEP_RUNS = 200
+SWEEP_REQUESTS = 20_000
+
+
+def sweep_rates(runs: int = SWEEP_RUNS, requests: int = SWEEP_REQUESTS) -> list[dict]:
+    """Runs per second of a sweep of `runs` runs (the open FCFS benchmark config,
+    `requests` each, one grid point, a seed per run): a local pool of 1 and of 2
+    worker processes and a 2-worker Dask LocalCluster, start-up included."""
+    from . import sweep_runner as sr
+
+    cfg = dict(bench_configs(requests)[0][2])
+    specs = sr.plan(cfg, seeds=runs)
+    out = []
+
+    def timed(label: str, workers: int, go) -> None:
+        done = []
+        t0 = time.perf_counter()
+        go(lambda s, r: done.append(s.key))
+        wall = time.perf_counter() - t0
+        assert len(set(done)) == len(specs)
+        out.append({"runner": label, "workers": workers, "runs": len(specs), "requests_per_run": requests,
+                    "wall_s": wall, "runs_per_s": len(specs) / wall})
+
+    for w in (1, 2):
+        timed("local pool", w, lambda fin, w=w: sr._on_pool(w, specs, fin))
+    client, cluster = sr.connect("local", 2)
+    try:
+        timed("dask LocalCluster", 2, lambda fin: sr._on_dask(client, specs, fin))
+    finally:
+        client.close()
+        cluster.close()
+    return out

@@ -657,9 +657,10 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="Directory for the tabl
 
 @app.command()
 def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list, one object per run."),
-          requests: int = typer.Option(1_000_000, min=1000, help="Requests per run.")) -> None:
+          requests: int = typer.Option(1_000_000, min=1000, help="Requests per run."),
+          sweep_runs: int = typer.Option(200, "--sweep-runs", min=0, help="Runs of the sweep row (0: no sweep row).")) -> None:
     """Simulation speed (requests per wall-clock second) and peak memory."""
-    from .bench import dispatch_rates, hpl_replay, parse_rates, range_dispatch_rates, run_all
+    from .bench import dispatch_rates, hpl_replay, parse_rates, range_dispatch_rates, run_all, sweep_rates
 
     def show(r: dict) -> None:
         if not json_out:
@@ -672,9 +673,11 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
     from . import data
 
     results.append(hpl_replay(str(data.trace_path("ajw.1week"))))
+    sweeps = sweep_rates(sweep_runs) if sweep_runs else []
     if json_out:
         print(json.dumps(results + [{"workload": "dispatch", **r} for r in rates]
-                         + [{"workload": "parse", **r} for r in parsing], indent=2))
+                         + [{"workload": "parse", **r} for r in parsing]
+                         + [{"workload": "sweep", **r} for r in sweeps], indent=2))
         return
     console.print(_table(f"disksched bench ({requests:,} requests per run, Atlas 10K)",
                          ["workload", "scheduler", "wall s", "requests/s", "peak RSS MB", "Rust heap MB"],
@@ -689,6 +692,12 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
                            f"{r['decisions_per_s']:,.0f}"] for r in rates]))
     console.print(_table(f"trace parsing ({requests:,} generated lines per format)", ["format", "lines/s"],
                          [[r["format"], f"{r['lines_per_s']:,.0f}"] for r in parsing]))
+    if sweeps:
+        one = sweeps[0]["runs_per_s"]
+        console.print(_table(f"sweep: {sweeps[0]['runs']} runs of {sweeps[0]['requests_per_run']:,} requests "
+                             "(open FCFS, Atlas 10K; start-up included)", ["runner", "workers", "wall s", "runs/s", "x 1 worker"],
+                             [[r["runner"], str(r["workers"]), f"{r['wall_s']:.2f}", f"{r['runs_per_s']:.1f}",
+                               f"{r['runs_per_s'] / one:.2f}"] for r in sweeps]))
 
 
 @config_app.command("check")
