@@ -622,7 +622,7 @@ def schedulers(json_out: bool = typer.Option(False, "--json", help="Print a JSON
         return [[prefix + t["name"], t["unit"], _g(t["default"]), f"[{_g(t['min'])}, {_g(t['max'])}]", t["help"]]
                 for t in ts]
 
-    console.print(_table("traffic shaper ([host.shaper] above the host scheduler; run --shaper/--shape): policies",
+    console.print(_table("traffic shaper ([host.shaper] above the host scheduler; run --set host.shaper.policy=..., host.shaper.CLASS.KEY=...): policies",
                          ["policy", "summary"], [[p["name"], p["summary"]] for p in info["policies"]]))
     console.print(_table("shaper tunables", ["name", "unit", "default", "range", "meaning"],
                          tunable_rows(info["policy_tunables"], "set.")
