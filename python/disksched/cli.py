@@ -554,11 +554,13 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
               claims: Optional[Path] = typer.Option(None, "--claims", help="Judge against this claims file instead "
                                                     "of the paper's (one experiment only)."),
               rejudge: bool = typer.Option(False, "--rejudge", help="Do not run: judge OUT/NAME.json again with the "
-                                           "current claims file and rewrite OUT/NAME.md.")) -> None:
+                                           "current claims file and rewrite OUT/NAME.md."),
+              workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Run the seeds on a local pool of "
+                                                    "N processes (default: one after another here)."),
+              dask: Optional[str] = typer.Option(None, "--dask", help="Run the seeds on a Dask cluster: a scheduler "
+                                                 "address, or 'local' for a LocalCluster of --workers processes.")) -> None:
     """Reproduce a seed paper's experiment: a table of its claims, the paper's number, ours, and a verdict."""
     from . import reproductions as rep
-    from .output import atomic_write, write_json
-    from .reproductions.framework import ClaimsError, markdown
 
     names = rep.NAMES if name == "all" else [name]
     if name != "all" and name not in rep.NAMES:
@@ -569,6 +571,31 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
     if not 1 <= n <= 31:
         raise DiskschedError(f"--seeds: {n} is out of range [1, 31]")
     failed = []
+    from .sweep_runner import Runner, connect
+
+    client = cluster = None
+    if dask is not None and not rejudge:
+        client, cluster = connect(dask, workers)
+    runner = Runner(workers=workers or 1, client=client)
+    try:
+        _reproduce_all(names, out, quick, n, seeds, claims, rejudge, runner, failed)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    if check and failed:
+        for nm, c in failed:
+            err_console.print(f"check failed: {nm} {c['id']}: {c['verdict']} ({c['mean']:.4g}, expected {c['check']})",
+                              highlight=False)
+        raise typer.Exit(1)
+
+
+def _reproduce_all(names, out, quick, n, seeds, claims, rejudge, runner, failed) -> None:
+    from . import reproductions as rep
+    from .output import atomic_write, write_json
+    from .reproductions.framework import ClaimsError, markdown
+
     for nm in names:
         try:
             if rejudge:
@@ -580,7 +607,7 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
                 cmd = saved.get("command", f"disksched reproduce {nm}")
             else:
                 commit = _source_commit()  # before the run: the code it ran
-                r = rep.reproduce(nm, out, quick, n, claims, lambda m: err_console.print(m, highlight=False))
+                r = rep.reproduce(nm, out, quick, n, claims, lambda m: err_console.print(m, highlight=False), runner)
                 cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
                        + (f" --seeds {n}" if seeds is not None else "") + f" --out {out}")
                 if commit:
@@ -596,11 +623,6 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
                                            if (out / f).exists()), highlight=False)
         bad = r.failed_stated()
         failed += [(nm, c) for c in bad]
-    if check and failed:
-        for nm, c in failed:
-            err_console.print(f"check failed: {nm} {c['id']}: {c['verdict']} ({c['mean']:.4g}, expected {c['check']})",
-                              highlight=False)
-        raise typer.Exit(1)
 
 
 @app.command()

@@ -199,18 +199,52 @@ class Report:
                 "figures": [{"file": f, "caption": c} for f, c in self.figures], "data": self.data.get("json", {})}
 
 
+def measure_elsewhere(task: tuple) -> dict:
+    """`measure` of one seed in a worker (`sweep_runner.Runner`): its metrics; the files it
+    writes (disk specs) go to a private temporary folder, never beside another seed's."""
+    import importlib
+    import tempfile
+
+    module_name, seed, quick = task
+    with tempfile.TemporaryDirectory(prefix="disksched-repro-") as tmp:
+        m, _ = importlib.import_module(module_name).measure(seed, quick, Path(tmp), lambda msg: None)
+    return m
+
+
 def run_reproduction(module, claims_path: Path, out: Path, quick: bool, seeds: int,
-                     log: Callable[[str], None] = print) -> Report:
-    """Run `module.measure` for seeds 1..`seeds`, judge the claims, draw the figures."""
+                     log: Callable[[str], None] = print, runner=None) -> Report:
+    """Run `module.measure` for seeds 1..`seeds`, judge the claims, draw the figures. With a
+    parallel `runner` (`sweep_runner.Runner`), seeds 2..`seeds` run on it while seed 1
+    (whose data the figures use) runs here."""
     meta, claims = load_claims(claims_path)
     t0 = time.monotonic()
     per_seed, data = [], {}
-    for seed in range(1, seeds + 1):
-        log(f"{module.NAME}: seed {seed} of {seeds}")
-        m, d = module.measure(seed, quick, out, log)
-        per_seed.append(m)
-        if seed == 1:
-            data = d
+    if runner is not None and runner.parallel and seeds > 1:
+        import threading
+
+        box: dict = {}
+
+        def others() -> None:
+            try:
+                box["metrics"] = runner.map(measure_elsewhere, [(module.__name__, s, quick) for s in range(2, seeds + 1)])
+            except BaseException as e:  # handed to this thread below
+                box["error"] = e
+
+        log(f"{module.NAME}: seed 1 here, seeds 2..{seeds} on the runner")
+        worker = threading.Thread(target=others, daemon=True)
+        worker.start()
+        m, data = module.measure(1, quick, out, log)
+        worker.join()
+        if "error" in box:
+            raise box["error"]
+        per_seed = [m] + box["metrics"]
+    else:
+        for seed in range(1, seeds + 1):
+            log(f"{module.NAME}: seed {seed} of {seeds}")
+            m, d = module.measure(seed, quick, out, log)
+            per_seed.append(m)
+            if seed == 1:
+                data = d
     rep = judge(module, meta, claims, claims_path, per_seed, quick, time.monotonic() - t0, data)
     try:
         rep.figures = module.plots(out, rep.metrics, data) if hasattr(module, "plots") else []
