@@ -5,7 +5,6 @@ import json
 import os
 import signal
 import threading
-from pathlib import Path
 
 import pandas as pd
 import pytest

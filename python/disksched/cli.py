@@ -528,23 +528,6 @@ def _print_reproduction(rep) -> None:
         wide.print(_table(t["title"], t["columns"], t["rows"]))
 
 
-def _source_commit() -> str:
-    """The source tree's git commit (with '+' if it has uncommitted changes), or '' outside a checkout."""
-    import subprocess
-
-    root = Path(__file__).resolve().parents[2]
-    try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "crates",
-                                "python"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    if head.returncode != 0:
-        return ""
-    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
-
-
 @app.command()
 def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb2002, rizzo2009, wu2004, or all."),
               out: Path = typer.Option(Path("out/reproduce"), help="Directory for NAME.md, NAME.json and plots."),
@@ -593,6 +576,7 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
 
 def _reproduce_all(names, out, quick, n, seeds, claims, rejudge, runner, failed) -> None:
     from . import reproductions as rep
+    from .provenance import source_commit
     from .output import atomic_write, write_json
     from .reproductions.framework import ClaimsError, markdown
 
@@ -606,7 +590,7 @@ def _reproduce_all(names, out, quick, n, seeds, claims, rejudge, runner, failed)
                 r = rep.judge_saved(nm, saved, claims)
                 cmd = saved.get("command", f"disksched reproduce {nm}")
             else:
-                commit = _source_commit()  # before the run: the code it ran
+                commit = source_commit()  # before the run: the code it ran
                 r = rep.reproduce(nm, out, quick, n, claims, lambda m: err_console.print(m, highlight=False), runner)
                 cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
                        + (f" --seeds {n}" if seeds is not None else "") + f" --out {out}")

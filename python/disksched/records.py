@@ -6,7 +6,6 @@ thinned sample, the queue depth from per-bin sums."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
@@ -133,7 +132,7 @@ def _arrow(a: np.ndarray):
     return pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), len(a), [None, pa.py_buffer(a)])
 
 
-def _arrow_strings(names) -> "pa.Array":  # noqa: F821
+def _arrow_strings(names):
     import pyarrow as pa
 
     data = [n.encode() for n in names]

@@ -129,14 +129,16 @@ def plan(config, grid: Optional[Mapping[str, Sequence[Any]]] = None, *, zip: Opt
         for zrow in zip_rows:
             point = tuple(builtins.zip(grid.keys(), values)) + zrow
             res = resolve(config, {**base, **dict(point)}, check=True, flag="grid")
-            origin_dir = os.path.dirname(os.path.abspath(res.origin))
+            # Absolute: a worker elsewhere (a Dask cluster on a shared file system) finds relative paths too.
+            origin = os.path.abspath(res.origin)
+            origin_dir = os.path.dirname(origin)
             for seed in seed_list:
                 resolved = {**res.config, "seed": seed}
                 key = run_key(resolved, origin_dir)
                 if key in seen:
                     continue
                 seen.add(key)
-                specs.append(RunSpec(key, point, seed, json.dumps(resolved), res.origin))
+                specs.append(RunSpec(key, point, seed, json.dumps(resolved), origin))
     return specs
 
 
