@@ -150,7 +150,7 @@ def explain(message: str, overrides: Mapping[str, Any], flag: str) -> str:
             prefix = ".".join(parts[:i])
             full = lambda n: f"{prefix}.{n}" if prefix else n  # noqa: E731
             if not names:
-                return f"{flag} {key}: unknown key '{full(bad)}' ({prefix or 'the config'} takes no keys here)"
+                return f"{flag} {key}: unknown key '{full(bad)}' (nothing more can be set in {prefix or 'the config'})"
             hint = f"; nearest valid key: {full(nearest)}" if nearest else ""
             return (f"{flag} {key}: unknown key '{full(bad)}'{hint} "
                     f"(valid there: {', '.join(full(n) for n in names)})")
