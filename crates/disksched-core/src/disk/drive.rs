@@ -451,6 +451,10 @@ struct ReadAhead {
     limit: u32,
     /// Blocks from `lbn` it reads before a command may stop it.
     min: u32,
+    /// The next piece it reads and when its first sector comes under the
+    /// head, once laid out (a stream asks at every command; None after any
+    /// change to `from`, `start`, `lbn` or `limit`).
+    next: Option<(TrackPiece, u64)>,
 }
 
 /// The simulated drive: a model, its mechanism and its buffer cache.
@@ -496,9 +500,9 @@ impl Drive {
     /// completion (status) overhead.
     pub fn serve(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
         if is_write {
-            return self.serve_write(now.0, lbn, blocks);
+            return self.serve_write(&self.model.clone(), now.0, lbn, blocks);
         }
-        let mut svc = self.serve_read(now, lbn, blocks);
+        let mut svc = self.serve_read(&self.model.clone(), now, lbn, blocks);
         self.state.head.next_lbn = Some(lbn + blocks as u64);
         let ctl = &self.model.controller;
         let reselected = svc.media_start.0 > 0 && !svc.cache_hit;
@@ -510,7 +514,7 @@ impl Drive {
 
     /// A read, before its status phase: from the buffer if it can be, else
     /// with the mechanism once the read-ahead has stopped.
-    fn serve_read(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Service {
+    fn serve_read(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32) -> Service {
         if !self.cache.enabled() {
             let mut s = self.state;
             s.head.time = s.head.time.max(now);
@@ -520,18 +524,17 @@ impl Drive {
             self.state = s;
             return svc;
         }
-        if let Some(svc) = self.serve_read_from_buffer(now, lbn, blocks) {
+        if let Some(svc) = self.serve_read_from_buffer(model, now, lbn, blocks) {
             return svc;
         }
         let (from, mech_free) = self.settle_readahead(now.0);
         self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free), ..Default::default() };
-        self.serve_read_miss(now, lbn, blocks, from, mech_free)
+        self.serve_read_miss(model, now, lbn, blocks, from, mech_free)
     }
 
     /// A read that needs the mechanism (a miss, or a partial hit whose rest
     /// the read-ahead is not reading): the heads are at `from`, free at `mech_free`.
-    fn serve_read_miss(&mut self, now: SimTime, lbn: u64, blocks: u32, from: (u32, u32), mech_free: u64) -> Service {
-        let model = self.model.clone();
+    fn serve_read_miss(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32, from: (u32, u32), mech_free: u64) -> Service {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         let last_w = self.state.last_was_write as usize;
@@ -578,6 +581,7 @@ impl Drive {
             lbn: end,
             limit: max_ra,
             min: spec.read_ahead_min_blocks.min(max_ra),
+            next: None,
         });
         self.drop_sent_request(lbn, end);
         self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
@@ -620,8 +624,7 @@ impl Drive {
     /// the destage's data ends (`Combine seq writes`) and joins it. One
     /// destage at a time: with no write prebuffering, a write needs the
     /// mechanism, so `Maximum number of write segments` never binds.
-    fn serve_write(&mut self, now: u64, lbn: u64, blocks: u32) -> Service {
-        let model = self.model.clone();
+    fn serve_write(&mut self, model: &DiskModel, now: u64, lbn: u64, blocks: u32) -> Service {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         // (Only while the destage is the mechanism's last work: a SCAN sweep
@@ -707,14 +710,8 @@ impl Drive {
         if end >= cap {
             return 0;
         }
-        let track = |lbn: u64| {
-            let p = layout.lbn_to_pbn(lbn);
-            layout.track_lbns(p.cylinder, p.head)
-        };
-        let track_end = |lbn: u64| {
-            let (first, n) = track(lbn);
-            (first + n).max(lbn + 1)
-        };
+        let track = |lbn: u64| layout.track_lbns_of(lbn);
+        let track_end = |(first, n): (u64, u64), lbn: u64| (first + n).max(lbn + 1);
         let (max, seg) = (spec.read_ahead_max_blocks as u64, self.cache.segment_blocks);
         let min = (spec.read_ahead_min_blocks as u64).min(max.max(seg));
         let limit = if max > 0 { end + max } else { (if spec.read_ahead_over_requested { end } else { lbn }) + seg };
@@ -733,10 +730,11 @@ impl Drive {
                 // request, and one track further when the segment's data
                 // already begins before that track (a stream, or a read that
                 // crossed into it). No maximum; the window bounds it below.
-                let here = track_end(next);
-                if seg_lo < track(next).0 && here < cap { track_end(here) } else { here }
+                let next_track = track(next);
+                let here = track_end(next_track, next);
+                if seg_lo < next_track.0 && here < cap { track_end(track(here), here) } else { here }
             }
-            _ => track_end(next).min(limit),
+            _ => track_end(track(next), next).min(limit),
         };
         to.min(end + seg.max(1)).min(cap).saturating_sub(end).max(min).min(cap - end) as u32
     }
@@ -759,15 +757,14 @@ impl Drive {
             d.media_end = d.media_end.saturating_add_signed(delta_ns);
         }
         if let Some(ra) = &mut self.readahead {
-            ra.start = ra.start.saturating_add_signed(delta_ns);
+            *ra = ReadAhead { start: ra.start.saturating_add_signed(delta_ns), next: None, ..*ra };
         }
     }
 
     /// A read served without new positioning, if it can be: wholly in the
     /// buffer (the read-ahead counted as far as it got by `now`), or starting
     /// in data a still-running read-ahead has buffered or is reading.
-    fn serve_read_from_buffer(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
-        let model = self.model.clone();
+    fn serve_read_from_buffer(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         let last_w = self.state.last_was_write as usize;
@@ -784,7 +781,10 @@ impl Drive {
                         // A hit extends a read-ahead still running on its segment.
                         Some(ra) if running && ra.segment == i => {
                             let ra = self.readahead.as_mut().expect("checked");
-                            ra.limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
+                            let limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
+                            if limit != ra.limit {
+                                *ra = ReadAhead { limit, next: None, ..*ra };
+                            }
                         }
                         // A stopped one is restarted only by a hit that finds
                         // the mechanism idle, and only if the drive does that
@@ -799,7 +799,7 @@ impl Drive {
                             if free <= now.0 && want > hi && hi < model.layout.capacity() {
                                 let limit = (want - hi).min(model.layout.capacity() - hi) as u32;
                                 let start = now.0 + ctl.overhead_ns[0][last_w];
-                                self.readahead = Some(ReadAhead { segment: i, from, start, lbn: hi, limit, min: 0 });
+                                self.readahead = Some(ReadAhead { segment: i, from, start, lbn: hi, limit, min: 0, next: None });
                             }
                         }
                         _ => {}
@@ -811,7 +811,7 @@ impl Drive {
             }
         }
         if running {
-            return self.serve_from_readahead(now, lbn, blocks);
+            return self.serve_from_readahead(model, now, lbn, blocks);
         }
         None
     }
@@ -822,14 +822,13 @@ impl Drive {
     /// sector: a lost revolution per request of a sequential stream). Its
     /// cached blocks go out at once, the rest as the heads read them, and
     /// the read-ahead then goes on from the request's end.
-    fn serve_from_readahead(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
+    fn serve_from_readahead(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
         let ra = self.readahead?;
         let end = lbn + blocks as u64;
         let seg = self.cache.segments[ra.segment]?;
         if !(seg.lo <= lbn && lbn <= seg.hi.max(ra.lbn) && end > ra.lbn) {
             return None;
         }
-        let model = self.model.clone();
         let overhead_ns = model.controller.hit_overhead_ns[0][self.state.last_was_write as usize];
         let unsent = lbn.saturating_sub(ra.lbn);
         let a = model.media_access_sending(ra.from, ra.start, None, ra.lbn, (end - ra.lbn) as u32, false, Some(unsent), &mut self.pieces);
@@ -841,7 +840,7 @@ impl Drive {
         let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo));
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
-            segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0,
+            segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0, next: None,
         });
         self.drop_sent_request(lbn, end);
         self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
@@ -855,32 +854,37 @@ impl Drive {
     /// where the heads are and when it finished, if it has (None: no read-ahead).
     fn readahead_progress(&mut self, t: u64) -> Option<((u32, u32), Option<u64>)> {
         let mut ra = self.readahead?;
-        let model = self.model.clone();
+        let model = &*self.model;
         let m = &model.mech;
         if t <= ra.start {
             return Some((ra.from, None));
         }
         let mut out = None;
-        if ra.limit > 0 {
-            model.layout.pieces(ra.lbn, ra.limit, &mut self.pieces);
-            for p in &self.pieces {
-                let at = (p.cylinder, p.head);
-                let mut tm = ra.start + m.reposition_ns(ra.from.0, ra.from.1, p.cylinder, p.head, false);
-                tm = m.arrive_ns(tm, sector_phase(p.first_sector, p.sectors_per_track));
-                if tm >= t {
-                    out = Some((at, 0));
-                    break;
+        // One piece at a time: a command usually comes while the first is being read.
+        while ra.limit > 0 {
+            let (p, tm) = match ra.next {
+                Some(next) => next,
+                None => {
+                    let p = model.layout.first_piece(ra.lbn, ra.limit);
+                    let tm = ra.start + m.reposition_ns(ra.from.0, ra.from.1, p.cylinder, p.head, false);
+                    (p, m.arrive_ns(tm, sector_phase(p.first_sector, p.sectors_per_track)))
                 }
-                let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
-                if tm + piece_ns > t {
-                    // Whole sectors passed by `t` (a slip inside the piece is not told apart here).
-                    let sectors = ((t - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u32;
-                    out = Some((at, sectors.min(p.blocks)));
-                    break;
-                }
-                ra = ReadAhead { from: at, start: tm + piece_ns, lbn: ra.lbn + p.blocks as u64, limit: ra.limit - p.blocks,
-                    min: ra.min.saturating_sub(p.blocks), ..ra };
+            };
+            ra.next = Some((p, tm));
+            let at = (p.cylinder, p.head);
+            if tm >= t {
+                out = Some((at, 0));
+                break;
             }
+            let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
+            if tm + piece_ns > t {
+                // Whole sectors passed by `t` (a slip inside the piece is not told apart here).
+                let sectors = ((t - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u32;
+                out = Some((at, sectors.min(p.blocks)));
+                break;
+            }
+            ra = ReadAhead { from: at, start: tm + piece_ns, lbn: ra.lbn + p.blocks as u64, limit: ra.limit - p.blocks,
+                min: ra.min.saturating_sub(p.blocks), next: None, ..ra };
         }
         self.readahead = Some(ra);
         let (at, got, finished) = match out {
@@ -898,7 +902,7 @@ impl Drive {
             return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
         };
         let min_end = if ra.min > 0 {
-            self.model.clone().media_access_sending(ra.from, ra.start, None, ra.lbn, ra.min, false, Some(0), &mut self.pieces).media_end
+            self.model.media_access_sending(ra.from, ra.start, None, ra.lbn, ra.min, false, Some(0), &mut self.pieces).media_end
         } else {
             0
         };
