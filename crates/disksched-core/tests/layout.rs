@@ -91,3 +91,28 @@ proptest! {
         prop_assert_eq!(m.layout.pbn_to_lbn(p), Some(lbn));
     }
 }
+
+/// The one-track-at-a-time walk (`first_piece`) and the direct track lookup
+/// (`track_lbns_of`) agree with the full layout on every catalogue drive.
+#[test]
+fn first_piece_and_track_of_lbn_agree_with_the_full_layout_on_every_drive() {
+    use disksched_core::disk::{builtin, DiskModel};
+    let mut pieces = Vec::new();
+    for name in builtin::names() {
+        let m = DiskModel::new(builtin::resolve(name, None).unwrap()).unwrap();
+        let l = &m.layout;
+        let cap = l.capacity();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for k in 0..3000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let lbn = if k < 3 { [0, cap / 2, cap - 1][k as usize] } else { (x >> 11) % cap };
+            let blocks = (1 + (x >> 3) % 1200).min(cap - lbn) as u32;
+            l.pieces(lbn, blocks, &mut pieces);
+            assert_eq!(l.first_piece(lbn, blocks), pieces[0], "{name}: lbn {lbn} blocks {blocks}");
+            let p = l.lbn_to_pbn(lbn);
+            let (first, n) = l.track_lbns_of(lbn);
+            assert_eq!((first, n), l.track_lbns(p.cylinder, p.head), "{name}: lbn {lbn}");
+            assert!(first <= lbn && lbn < first + n, "{name}: lbn {lbn} outside its track [{first}, +{n})");
+        }
+    }
+}

@@ -58,3 +58,26 @@ fn rotation_is_exact() {
     // Rotating a full track's worth of sectors takes one revolution.
     assert_eq!(mech.sectors_ns(334, 334), 5_985_038);
 }
+
+/// Phases and sector times in 64-bit arithmetic equal the exact 128-bit
+/// definitions (t x rpm_milli mod REV; ceil(sectors x REV / (spt x rpm_milli))).
+#[test]
+fn phase_and_sector_times_match_the_128_bit_definition() {
+    use disksched_core::disk::{builtin, DiskModel};
+    for name in builtin::names() {
+        let m = DiskModel::new(builtin::resolve(name, None).unwrap()).unwrap();
+        let mech = &m.mech;
+        let r = mech.rpm_milli as u128;
+        let mut x = 12345u64;
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let t = x >> (x % 40); // from huge to small times
+            assert_eq!(mech.phase_at(SimTime(t)) as u128, t as u128 * r % REV as u128, "{name}: t {t}");
+            let phase = (x >> 7) % REV;
+            let dt = (x >> 13) >> (x % 50);
+            assert_eq!(mech.phase_after(phase, dt) as u128, (phase as u128 + dt as u128 * r) % REV as u128, "{name}");
+            let (sectors, spt) = ((x >> 20) % 5000, 1 + (x >> 40) as u32 % 2000);
+            assert_eq!(mech.sectors_ns(sectors, spt) as u128, (sectors as u128 * REV as u128).div_ceil(spt as u128 * r), "{name}");
+        }
+    }
+}

@@ -26,7 +26,7 @@
 use super::planner::{Background, Planner, Visit};
 use super::Tasks;
 use crate::disk::noisy::{NoiseConfig, NoiseStats, NoisyTruth};
-use crate::disk::{DiskModel, Drive, HeadState, Service, TrackPiece};
+use crate::disk::{Access, DiskModel, Drive, HeadState, Service, TrackPiece};
 use crate::time::SimTime;
 use serde::Serialize;
 
@@ -215,7 +215,7 @@ impl External {
     #[allow(clippy::too_many_arguments)]
     fn plan(&mut self, planner: &Planner, fg: &Foreground, from: &HeadState, issue: u64, direct: &Predicted, bg_write: bool,
             tasks: &Tasks, summary: &mut super::FreeblockSummary) -> Option<Background> {
-        let positioned = direct.start + self.model.mech.reposition_ns(from.cylinder, from.head, fg.cylinder, fg.head, fg.is_write);
+        let positioned = direct.start + self.model.position_ns((from.cylinder, from.head), (fg.cylinder, fg.head), Access::Onward { write: fg.is_write }, 0);
         if direct.media_start <= positioned || tasks.wanted.count() == 0 {
             return None;
         }

@@ -14,7 +14,7 @@
 
 use super::Tasks;
 use crate::disk::mechanics::{sector_phase, REV};
-use crate::disk::{DiskModel, TrackSpan};
+use crate::disk::{Access, DiskModel, TrackSpan};
 use crate::time::SimTime;
 use std::sync::Arc;
 
@@ -72,9 +72,9 @@ impl Planner {
             .collect();
     }
 
+    /// The heads' move between tracks of a plan, as the model times it (with this planner's margin).
     fn move_ns(&self, c0: u32, h0: u32, c1: u32, h1: u32, is_write: bool) -> u64 {
-        let t = self.model.mech.reposition_ns(c0, h0, c1, h1, is_write);
-        if t > 0 { t + self.seek_conservatism_ns } else { 0 }
+        self.model.position_ns((c0, h0), (c1, h1), Access::Onward { write: is_write }, self.seek_conservatism_ns)
     }
 
     /// The slots of `span` whose whole sector passes under the head in [ta, tb].
@@ -280,7 +280,7 @@ impl Planner {
         let (h, span) = h?;
         let lbns = vec![(span.first_lbn, span.first_lbn + span.blocks as u64)];
         let wanted = tasks.wanted.count_range(lbns[0].0, lbns[0].1);
-        let end = now.0 + self.model.mech.reposition_ns(at.0, at.1, c, h, bg_write) + self.model.mech.revolution_ns();
+        let end = now.0 + self.model.position_ns(at, (c, h), Access::Onward { write: bg_write }, 0) + self.model.mech.revolution_ns();
         Some((Visit { cylinder: c, head: h, lbns, wanted }, SimTime(end)))
     }
 

@@ -34,9 +34,19 @@ impl Cache {
 
     /// Blocks of [lbn, end) held from `lbn` on: (segment index, cached prefix length).
     pub fn lookup(&self, lbn: u64, end: u64, include_writes: bool) -> Option<(usize, u64)> {
-        self.segments.iter().enumerate()
-            .filter_map(|(i, s)| s.filter(|s| (include_writes || !s.write) && s.lo <= lbn && lbn < s.hi).map(|s| (i, s.hi.min(end) - lbn)))
-            .max_by_key(|&(i, n)| (n, usize::MAX - i))
+        // The longest prefix; the lowest index among equals.
+        let mut best: Option<(usize, u64)> = None;
+        for (i, s) in self.segments.iter().enumerate() {
+            if let Some(s) = s {
+                if (include_writes || !s.write) && s.lo <= lbn && lbn < s.hi {
+                    let n = s.hi.min(end) - lbn;
+                    if best.is_none_or(|(_, m)| n > m) {
+                        best = Some((i, n));
+                    }
+                }
+            }
+        }
+        best
     }
 
     pub fn touch(&mut self, i: usize) {

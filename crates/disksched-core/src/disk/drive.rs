@@ -14,6 +14,7 @@ use crate::disk::cache::Cache;
 use crate::disk::layout::TrackPiece;
 use crate::disk::mechanics::{sector_phase, REV};
 use crate::disk::spec::ReadAheadWhen;
+use crate::disk::timing::{Access, MediaAccess};
 use crate::disk::{DiskModel, HeadState};
 use crate::time::{SimDuration, SimTime};
 use std::sync::Arc;
@@ -202,7 +203,7 @@ impl ControllerTiming {
 
     /// Blocks of a `blocks`-block read that must be buffered before its data
     /// goes out: the water mark's share in whole blocks, rounded down (at least one).
-    fn read_mark_blocks(&self, blocks: u32) -> u32 {
+    pub(crate) fn read_mark_blocks(&self, blocks: u32) -> u32 {
         let of = self.water_blocks.unwrap_or(blocks) as f64;
         ((self.read_water * of).floor() as u32).clamp(1, blocks.max(1))
     }
@@ -247,115 +248,7 @@ impl WritePlan {
     }
 }
 
-/// The mechanical part of one access, ns.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MediaAccess {
-    pub seek_ns: u64,
-    pub rotation_ns: u64,
-    /// First sector starts passing under the head.
-    pub media_start: u64,
-    /// Last sector has passed.
-    pub media_end: u64,
-    /// A read's high-water-mark block has passed (its data may go out).
-    pub mark_at: u64,
-    /// A read: when its last block could have crossed the bus, each block
-    /// sent once read and once the one before it has gone (the start of
-    /// the data phase, `mark_at`, comes on top: `read_bus_done`).
-    pub sent_by: u64,
-    /// Where the heads end up.
-    pub cylinder: u32,
-    pub head: u32,
-}
-
 impl DiskModel {
-    /// Move the heads from `from` starting at `t` and transfer `blocks` from
-    /// `lbn`. `write`: a write miss's data still to cross the bus (None: a
-    /// read, or write data already buffered). The media write starts once
-    /// the head reaches the first sector with its data in the buffer; a
-    /// sector whose data has not arrived when the head reaches it waits a
-    /// revolution (DiskSim's sector-by-sector write), so a bus slower than
-    /// the media can cost a revolution.
-    #[allow(clippy::too_many_arguments)]
-    pub fn media_access(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
-                        is_write: bool, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
-        self.media_access_sending(from, t, write, lbn, blocks, is_write, None, pieces)
-    }
-
-    /// `media_access`, or with `joined = Some(unsent)` the continuation of a
-    /// running read-ahead that a read joins: no new positioning, and its first
-    /// `unsent` blocks are read but not sent to the host.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn media_access_sending(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
-                                       is_write: bool, joined: Option<u64>, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
-        let m = &self.mech;
-        self.layout.pieces(lbn, blocks, pieces);
-        let first = pieces[0];
-        let unsent = joined.unwrap_or(0);
-        let min_seek_ns = if write.is_some_and(|w| !w.appends) { self.controller.min_seek_ns } else { 0 };
-        // A new read access on the heads' own track still settles (`same_track_read_ns`), counted as positioning.
-        let same_track_ns = if joined.is_none() && !is_write && from == (first.cylinder, first.head) { m.same_track_read_ns } else { 0 };
-        let seek_ns = (m.reposition_ns(from.0, from.1, first.cylinder, first.head, is_write) + same_track_ns).max(min_seek_ns);
-        let bus = self.controller.bus_write_sector_ns;
-        let write_data_from = write.map(|w| w.data_from);
-        let first_blocks = write.map_or(1, |w| w.first_blocks.max(1)) as u64;
-        let ready = (t + seek_ns).max(write_data_from.map_or(0, |from| from + first_blocks * bus));
-        let media_start = m.arrive_ns(ready, sector_phase(first.first_sector, first.sectors_per_track));
-        let mut tm = media_start;
-        let (mut cyl, mut hd) = (first.cylinder, first.head);
-        let mut done_blocks = 0u64;
-        let mark = if is_write { 0 } else { unsent + self.controller.read_mark_blocks(blocks - unsent as u32) as u64 };
-        let mut mark_at = 0;
-        let read_bus = self.controller.bus_sector_ns;
-        let mut sent_by = 0;
-        for (i, p) in pieces.iter().enumerate() {
-            if i > 0 {
-                tm += m.reposition_ns(cyl, hd, p.cylinder, p.head, is_write);
-                tm = m.arrive_ns(tm, sector_phase(p.first_sector, p.sectors_per_track));
-                cyl = p.cylinder;
-                hd = p.head;
-            }
-            if let Some(bus_start) = write_data_from {
-                // Write data that has not arrived when the head reaches its
-                // sector: the write waits a revolution for that sector.
-                let last_at = |tm: u64| tm + m.sectors_ns(p.span_sectors.saturating_sub(1) as u64, p.sectors_per_track);
-                let first_in = bus_start + (done_blocks + 1).max(first_blocks) * bus;
-                let last_in = bus_start + (done_blocks + p.blocks as u64) * bus;
-                while first_in > tm || last_in > last_at(tm) {
-                    tm += m.revolution_ns();
-                }
-            }
-            if (done_blocks + 1..=done_blocks + p.blocks as u64).contains(&mark) {
-                // (A slip inside the piece before the mark is not told apart here.)
-                mark_at = tm + m.sectors_ns(mark - done_blocks, p.sectors_per_track);
-            }
-            let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
-            if !is_write && done_blocks + p.blocks as u64 > unsent {
-                // Each block goes out once it is buffered and the one before
-                // it has gone: within a piece blocks come evenly, so the
-                // bound is set by its first or its last sent block (a head
-                // switch or seek between pieces lets the bus catch up, but
-                // never get ahead of the head).
-                let skip = unsent.saturating_sub(done_blocks);
-                let k = p.blocks as u64 - skip;
-                let first_in = tm + m.sectors_ns(skip + 1, p.sectors_per_track);
-                sent_by = (sent_by + k * read_bus).max(first_in + k * read_bus).max(tm + piece_ns + read_bus);
-            }
-            done_blocks += p.blocks as u64;
-            tm += piece_ns;
-        }
-        MediaAccess {
-            seek_ns, rotation_ns: media_start.saturating_sub(t + seek_ns), media_start, media_end: tm, mark_at, sent_by,
-            cylinder: cyl, head: hd,
-        }
-    }
-
-    /// When a read's data has all crossed the bus: it goes out once the
-    /// high water mark's blocks are buffered, each block no sooner than it
-    /// has been read and the one before it sent.
-    pub(crate) fn read_bus_done(&self, a: &MediaAccess, blocks: u32) -> u64 {
-        a.sent_by.max(a.mark_at + self.controller.data_phase_ns(blocks, false))
-    }
-
     /// Time one command starting at `now` from `state` with no read cache,
     /// and advance `state`. Predictors (beliefs) time requests this way; the
     /// drive adds its cache on top. A write-back drive's write is believed
@@ -451,6 +344,10 @@ struct ReadAhead {
     limit: u32,
     /// Blocks from `lbn` it reads before a command may stop it.
     min: u32,
+    /// The next piece it reads and when its first sector comes under the
+    /// head, once laid out (a stream asks at every command; None after any
+    /// change to `from`, `start`, `lbn` or `limit`).
+    next: Option<(TrackPiece, u64)>,
 }
 
 /// The simulated drive: a model, its mechanism and its buffer cache.
@@ -480,7 +377,7 @@ impl Drive {
     /// the edge): an empty seek once the mechanism is free.
     pub fn travel(&mut self, now: SimTime, cylinder: u32) {
         let ((from_cyl, head), free) = self.settle_readahead(now.0);
-        let seek_ns = self.model.mech.reposition_ns(from_cyl, head, cylinder, head, false);
+        let seek_ns = self.model.position_ns((from_cyl, head), (cylinder, head), Access::Onward { write: false }, 0);
         self.state.head = HeadState { cylinder, head, time: SimTime(free + seek_ns), ..self.state.head };
     }
 
@@ -496,9 +393,9 @@ impl Drive {
     /// completion (status) overhead.
     pub fn serve(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
         if is_write {
-            return self.serve_write(now.0, lbn, blocks);
+            return self.serve_write(&self.model.clone(), now.0, lbn, blocks);
         }
-        let mut svc = self.serve_read(now, lbn, blocks);
+        let mut svc = self.serve_read(&self.model.clone(), now, lbn, blocks);
         self.state.head.next_lbn = Some(lbn + blocks as u64);
         let ctl = &self.model.controller;
         let reselected = svc.media_start.0 > 0 && !svc.cache_hit;
@@ -510,7 +407,7 @@ impl Drive {
 
     /// A read, before its status phase: from the buffer if it can be, else
     /// with the mechanism once the read-ahead has stopped.
-    fn serve_read(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Service {
+    fn serve_read(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32) -> Service {
         if !self.cache.enabled() {
             let mut s = self.state;
             s.head.time = s.head.time.max(now);
@@ -520,18 +417,17 @@ impl Drive {
             self.state = s;
             return svc;
         }
-        if let Some(svc) = self.serve_read_from_buffer(now, lbn, blocks) {
+        if let Some(svc) = self.serve_read_from_buffer(model, now, lbn, blocks) {
             return svc;
         }
         let (from, mech_free) = self.settle_readahead(now.0);
         self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free), ..Default::default() };
-        self.serve_read_miss(now, lbn, blocks, from, mech_free)
+        self.serve_read_miss(model, now, lbn, blocks, from, mech_free)
     }
 
     /// A read that needs the mechanism (a miss, or a partial hit whose rest
     /// the read-ahead is not reading): the heads are at `from`, free at `mech_free`.
-    fn serve_read_miss(&mut self, now: SimTime, lbn: u64, blocks: u32, from: (u32, u32), mech_free: u64) -> Service {
-        let model = self.model.clone();
+    fn serve_read_miss(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32, from: (u32, u32), mech_free: u64) -> Service {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         let last_w = self.state.last_was_write as usize;
@@ -578,6 +474,7 @@ impl Drive {
             lbn: end,
             limit: max_ra,
             min: spec.read_ahead_min_blocks.min(max_ra),
+            next: None,
         });
         self.drop_sent_request(lbn, end);
         self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
@@ -620,8 +517,7 @@ impl Drive {
     /// the destage's data ends (`Combine seq writes`) and joins it. One
     /// destage at a time: with no write prebuffering, a write needs the
     /// mechanism, so `Maximum number of write segments` never binds.
-    fn serve_write(&mut self, now: u64, lbn: u64, blocks: u32) -> Service {
-        let model = self.model.clone();
+    fn serve_write(&mut self, model: &DiskModel, now: u64, lbn: u64, blocks: u32) -> Service {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         // (Only while the destage is the mechanism's last work: a SCAN sweep
@@ -707,14 +603,8 @@ impl Drive {
         if end >= cap {
             return 0;
         }
-        let track = |lbn: u64| {
-            let p = layout.lbn_to_pbn(lbn);
-            layout.track_lbns(p.cylinder, p.head)
-        };
-        let track_end = |lbn: u64| {
-            let (first, n) = track(lbn);
-            (first + n).max(lbn + 1)
-        };
+        let track = |lbn: u64| layout.track_lbns_of(lbn);
+        let track_end = |(first, n): (u64, u64), lbn: u64| (first + n).max(lbn + 1);
         let (max, seg) = (spec.read_ahead_max_blocks as u64, self.cache.segment_blocks);
         let min = (spec.read_ahead_min_blocks as u64).min(max.max(seg));
         let limit = if max > 0 { end + max } else { (if spec.read_ahead_over_requested { end } else { lbn }) + seg };
@@ -733,10 +623,11 @@ impl Drive {
                 // request, and one track further when the segment's data
                 // already begins before that track (a stream, or a read that
                 // crossed into it). No maximum; the window bounds it below.
-                let here = track_end(next);
-                if seg_lo < track(next).0 && here < cap { track_end(here) } else { here }
+                let next_track = track(next);
+                let here = track_end(next_track, next);
+                if seg_lo < next_track.0 && here < cap { track_end(track(here), here) } else { here }
             }
-            _ => track_end(next).min(limit),
+            _ => track_end(track(next), next).min(limit),
         };
         to.min(end + seg.max(1)).min(cap).saturating_sub(end).max(min).min(cap - end) as u32
     }
@@ -759,15 +650,14 @@ impl Drive {
             d.media_end = d.media_end.saturating_add_signed(delta_ns);
         }
         if let Some(ra) = &mut self.readahead {
-            ra.start = ra.start.saturating_add_signed(delta_ns);
+            *ra = ReadAhead { start: ra.start.saturating_add_signed(delta_ns), next: None, ..*ra };
         }
     }
 
     /// A read served without new positioning, if it can be: wholly in the
     /// buffer (the read-ahead counted as far as it got by `now`), or starting
     /// in data a still-running read-ahead has buffered or is reading.
-    fn serve_read_from_buffer(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
-        let model = self.model.clone();
+    fn serve_read_from_buffer(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         let last_w = self.state.last_was_write as usize;
@@ -784,7 +674,10 @@ impl Drive {
                         // A hit extends a read-ahead still running on its segment.
                         Some(ra) if running && ra.segment == i => {
                             let ra = self.readahead.as_mut().expect("checked");
-                            ra.limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
+                            let limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
+                            if limit != ra.limit {
+                                *ra = ReadAhead { limit, next: None, ..*ra };
+                            }
                         }
                         // A stopped one is restarted only by a hit that finds
                         // the mechanism idle, and only if the drive does that
@@ -799,7 +692,7 @@ impl Drive {
                             if free <= now.0 && want > hi && hi < model.layout.capacity() {
                                 let limit = (want - hi).min(model.layout.capacity() - hi) as u32;
                                 let start = now.0 + ctl.overhead_ns[0][last_w];
-                                self.readahead = Some(ReadAhead { segment: i, from, start, lbn: hi, limit, min: 0 });
+                                self.readahead = Some(ReadAhead { segment: i, from, start, lbn: hi, limit, min: 0, next: None });
                             }
                         }
                         _ => {}
@@ -811,7 +704,7 @@ impl Drive {
             }
         }
         if running {
-            return self.serve_from_readahead(now, lbn, blocks);
+            return self.serve_from_readahead(model, now, lbn, blocks);
         }
         None
     }
@@ -822,14 +715,13 @@ impl Drive {
     /// sector: a lost revolution per request of a sequential stream). Its
     /// cached blocks go out at once, the rest as the heads read them, and
     /// the read-ahead then goes on from the request's end.
-    fn serve_from_readahead(&mut self, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
+    fn serve_from_readahead(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
         let ra = self.readahead?;
         let end = lbn + blocks as u64;
         let seg = self.cache.segments[ra.segment]?;
         if !(seg.lo <= lbn && lbn <= seg.hi.max(ra.lbn) && end > ra.lbn) {
             return None;
         }
-        let model = self.model.clone();
         let overhead_ns = model.controller.hit_overhead_ns[0][self.state.last_was_write as usize];
         let unsent = lbn.saturating_sub(ra.lbn);
         let a = model.media_access_sending(ra.from, ra.start, None, ra.lbn, (end - ra.lbn) as u32, false, Some(unsent), &mut self.pieces);
@@ -841,7 +733,7 @@ impl Drive {
         let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo));
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
-            segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0,
+            segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0, next: None,
         });
         self.drop_sent_request(lbn, end);
         self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
@@ -855,32 +747,37 @@ impl Drive {
     /// where the heads are and when it finished, if it has (None: no read-ahead).
     fn readahead_progress(&mut self, t: u64) -> Option<((u32, u32), Option<u64>)> {
         let mut ra = self.readahead?;
-        let model = self.model.clone();
+        let model = &*self.model;
         let m = &model.mech;
         if t <= ra.start {
             return Some((ra.from, None));
         }
         let mut out = None;
-        if ra.limit > 0 {
-            model.layout.pieces(ra.lbn, ra.limit, &mut self.pieces);
-            for p in &self.pieces {
-                let at = (p.cylinder, p.head);
-                let mut tm = ra.start + m.reposition_ns(ra.from.0, ra.from.1, p.cylinder, p.head, false);
-                tm = m.arrive_ns(tm, sector_phase(p.first_sector, p.sectors_per_track));
-                if tm >= t {
-                    out = Some((at, 0));
-                    break;
+        // One piece at a time: a command usually comes while the first is being read.
+        while ra.limit > 0 {
+            let (p, tm) = match ra.next {
+                Some(next) => next,
+                None => {
+                    let p = model.layout.first_piece(ra.lbn, ra.limit);
+                    let tm = ra.start + model.position_ns(ra.from, (p.cylinder, p.head), Access::Onward { write: false }, 0);
+                    (p, m.arrive_ns(tm, sector_phase(p.first_sector, p.sectors_per_track)))
                 }
-                let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
-                if tm + piece_ns > t {
-                    // Whole sectors passed by `t` (a slip inside the piece is not told apart here).
-                    let sectors = ((t - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u32;
-                    out = Some((at, sectors.min(p.blocks)));
-                    break;
-                }
-                ra = ReadAhead { from: at, start: tm + piece_ns, lbn: ra.lbn + p.blocks as u64, limit: ra.limit - p.blocks,
-                    min: ra.min.saturating_sub(p.blocks), ..ra };
+            };
+            ra.next = Some((p, tm));
+            let at = (p.cylinder, p.head);
+            if tm >= t {
+                out = Some((at, 0));
+                break;
             }
+            let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
+            if tm + piece_ns > t {
+                // Whole sectors passed by `t` (a slip inside the piece is not told apart here).
+                let sectors = ((t - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u32;
+                out = Some((at, sectors.min(p.blocks)));
+                break;
+            }
+            ra = ReadAhead { from: at, start: tm + piece_ns, lbn: ra.lbn + p.blocks as u64, limit: ra.limit - p.blocks,
+                min: ra.min.saturating_sub(p.blocks), next: None, ..ra };
         }
         self.readahead = Some(ra);
         let (at, got, finished) = match out {
@@ -898,7 +795,7 @@ impl Drive {
             return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
         };
         let min_end = if ra.min > 0 {
-            self.model.clone().media_access_sending(ra.from, ra.start, None, ra.lbn, ra.min, false, Some(0), &mut self.pieces).media_end
+            self.model.media_access_sending(ra.from, ra.start, None, ra.lbn, ra.min, false, Some(0), &mut self.pieces).media_end
         } else {
             0
         };

@@ -54,6 +54,9 @@ struct Zone {
     offset_sectors: f64,
     track_skew: f64,
     cyl_skew: f64,
+    /// The three above when they are whole sector counts (the usual case):
+    /// the same positions in integer arithmetic.
+    whole_skews: Option<[u64; 3]>,
     /// LBN positions left empty at the zone's front.
     empty: u64,
     /// LBNs of the last sparing unit (fewer for a partial range).
@@ -75,6 +78,9 @@ pub struct Layout {
     cylinders: u32,
     mapping: Mapping,
     zones: Vec<Zone>,
+    /// Each zone's end LBN and last cylinder, packed for the searches that find a zone.
+    zone_end_lbns: Vec<u64>,
+    zone_last_cyls: Vec<u32>,
     capacity: u64,
     /// LBNs the zones can hold (>= capacity).
     mapped: u64,
@@ -93,7 +99,7 @@ impl Layout {
                     "the layout maps {} blocks, fewer than the {} stated", t.mapped, spec.blocks)));
             }
             return Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones: Vec::new(),
-                capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)) });
+                zone_end_lbns: Vec::new(), zone_last_cyls: Vec::new(), capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)) });
         }
         let surfaces = spec.surfaces as u64;
         let mut zones = Vec::with_capacity(spec.layout.zones.len());
@@ -160,6 +166,7 @@ impl Layout {
                 offset_sectors: z.first_block_offset_sectors,
                 track_skew: z.track_skew_sectors,
                 cyl_skew: z.cylinder_skew_sectors,
+                whole_skews: whole_sectors([z.first_block_offset_sectors, z.track_skew_sectors, z.cylinder_skew_sectors]),
                 empty: z.empty_front_slots,
                 last_unit_blocks,
                 units,
@@ -199,7 +206,10 @@ impl Layout {
                 "the layout maps {next_lbn} blocks, fewer than the {} stated", spec.blocks)));
         }
         // A drive may export fewer LBNs than its zones could hold; the rest are unused.
-        Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, capacity: spec.blocks, mapped: next_lbn, table: None })
+        let zone_end_lbns = zones.iter().map(|z| z.first_lbn + z.blocks).collect();
+        let zone_last_cyls = zones.iter().map(|z| z.last_cyl).collect();
+        Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, zone_end_lbns, zone_last_cyls,
+                    capacity: spec.blocks, mapped: next_lbn, table: None })
     }
 
     pub fn capacity(&self) -> u64 {
@@ -217,12 +227,12 @@ impl Layout {
     }
 
     fn zone_of_lbn(&self, lbn: u64) -> &Zone {
-        let i = self.zones.partition_point(|z| z.first_lbn + z.blocks <= lbn);
+        let i = self.zone_end_lbns.partition_point(|&end| end <= lbn);
         &self.zones[i]
     }
 
     fn zone_of_cyl(&self, cyl: u32) -> Option<&Zone> {
-        let i = self.zones.partition_point(|z| z.last_cyl < cyl);
+        let i = self.zone_last_cyls.partition_point(|&last| last < cyl);
         self.zones.get(i).filter(|z| z.first_cyl <= cyl)
     }
 
@@ -263,7 +273,8 @@ impl Layout {
     /// before defect remapping.
     fn slot_of(z: &Zone, i: u64) -> u64 {
         // The last unit may hold more LBNs than the others (a spare-less partial range).
-        let unit = (i / z.unit_blocks).min(z.units - 1);
+        // (One unit, as under zone sparing: no division.)
+        let unit = if z.units == 1 { 0 } else { (i / z.unit_blocks).min(z.units - 1) };
         let base = unit * z.unit_slots;
         let mut slot = base + (i - unit * z.unit_blocks);
         // Every slip at or below the candidate slot pushes it one further.
@@ -277,7 +288,7 @@ impl Layout {
 
     /// Number of LBN positions (empty front positions included) in slots below `slot`.
     fn blocks_before(z: &Zone, slot: u64) -> u64 {
-        let unit = slot / z.unit_slots;
+        let unit = if z.units == 1 { (slot >= z.unit_slots) as u64 } else { slot / z.unit_slots };
         if unit >= z.units {
             return (z.units - 1) * z.unit_blocks + z.last_unit_blocks;
         }
@@ -298,13 +309,16 @@ impl Layout {
     fn track_first_sector(&self, z: &Zone, j: u64) -> u32 {
         let cyl_switches = j / self.surfaces as u64;
         let track_switches = j - cyl_switches;
-        let pos = z.offset_sectors + track_switches as f64 * z.track_skew + cyl_switches as f64 * z.cyl_skew;
+        let pos = match z.whole_skews {
+            Some([offset, track, cyl]) => offset + track_switches * track + cyl_switches * cyl,
+            None => (z.offset_sectors + track_switches as f64 * z.track_skew + cyl_switches as f64 * z.cyl_skew).round() as u64,
+        };
         // DiskSim turns a track one sector per slip in an earlier cylinder (track) of the zone.
         let turned = if z.turn_slots == 0 { 0 } else {
             let start = j * z.spt as u64 / z.turn_slots * z.turn_slots;
             z.slips.partition_point(|&s| s < start) as u64
         };
-        ((pos.round() as u64 + turned) % z.spt as u64) as u32
+        ((pos + turned) % z.spt as u64) as u32
     }
 
     /// Surface of the `t`-th track (in LBN order) of cylinder `cyl` of zone `z`, and back.
@@ -378,34 +392,58 @@ impl Layout {
         out.clear();
         let (mut lbn, mut left) = (lbn, blocks as u64);
         while left > 0 {
-            let z = self.zone_of_lbn(lbn);
-            let i = lbn - z.first_lbn + z.empty;
-            let slot = Self::slot_of(z, i);
-            let spt = z.spt as u64;
-            let track_end = (slot / spt + 1) * spt;
-            let on_track = (Self::blocks_before(z, track_end) - i).min(z.first_lbn + z.blocks - lbn);
-            let mut n = left.min(on_track);
-            // A remapped defect is a piece of its own, at its spare.
-            let lo = z.defects.partition_point(|d| d.0 < slot);
-            if lo < z.defects.len() && z.defects[lo].0 == slot {
-                n = 1;
-            } else if lo < z.defects.len() && z.defects[lo].0 < track_end {
-                n = n.min(Self::blocks_before(z, z.defects[lo].0) - i);
-            }
-            let last_slot = Self::slot_of(z, i + n - 1);
-            let p = self.pbn_of_slot(z, Self::remapped(z, slot));
-            out.push(TrackPiece {
-                cylinder: p.cylinder,
-                head: p.head,
-                first_sector: p.sector,
-                span_sectors: (last_slot - slot + 1) as u32,
-                blocks: n as u32,
-                sectors_per_track: z.spt,
-            });
-            lbn += n;
-            left -= n;
+            let p = self.zone_piece(lbn, left);
+            out.push(p);
+            lbn += p.blocks as u64;
+            left -= p.blocks as u64;
         }
     }
+
+    /// The first of `pieces(lbn, blocks)` (`blocks` > 0): a walk that needs
+    /// one track at a time (the read-ahead) lays out no more than that.
+    pub fn first_piece(&self, lbn: u64, blocks: u32) -> TrackPiece {
+        debug_assert!(blocks > 0);
+        if let Some(t) = &self.table {
+            return t.first_piece(lbn, blocks);
+        }
+        self.zone_piece(lbn, blocks as u64)
+    }
+
+    /// The piece holding `lbn` and as many of the `left` LBNs after it as share its track.
+    #[inline]
+    fn zone_piece(&self, lbn: u64, left: u64) -> TrackPiece {
+        let z = self.zone_of_lbn(lbn);
+        let i = lbn - z.first_lbn + z.empty;
+        let slot = Self::slot_of(z, i);
+        let spt = z.spt as u64;
+        let track_end = (slot / spt + 1) * spt;
+        let on_track = (Self::blocks_before(z, track_end) - i).min(z.first_lbn + z.blocks - lbn);
+        let mut n = left.min(on_track);
+        // A remapped defect is a piece of its own, at its spare.
+        let lo = z.defects.partition_point(|d| d.0 < slot);
+        if lo < z.defects.len() && z.defects[lo].0 == slot {
+            n = 1;
+        } else if lo < z.defects.len() && z.defects[lo].0 < track_end {
+            n = n.min(Self::blocks_before(z, z.defects[lo].0) - i);
+        }
+        let last_slot = Self::slot_of(z, i + n - 1);
+        let p = self.pbn_of_slot(z, Self::remapped(z, slot));
+        TrackPiece {
+            cylinder: p.cylinder,
+            head: p.head,
+            first_sector: p.sector,
+            span_sectors: (last_slot - slot + 1) as u32,
+            blocks: n as u32,
+            sectors_per_track: z.spt,
+        }
+    }
+}
+
+/// Skews as integers when each is a whole number of sectors in [0, 2^20]:
+/// then every position (below 2^53) is exact in f64 too, and rounds to the
+/// same integer, so both paths agree.
+fn whole_sectors(v: [f64; 3]) -> Option<[u64; 3]> {
+    v.iter().all(|x| x.fract() == 0.0 && (0.0..=(1u64 << 20) as f64).contains(x)).then(|| v.map(|x| x as u64))
 }
 
 /// The LBNs of one physical track, for planners that work track by track.
@@ -439,11 +477,29 @@ impl Layout {
         self.track_at(cylinder, head).map_or((0, 0), |(_, _, first_lbn, blocks, _)| (first_lbn, blocks))
     }
 
+    /// `track_lbns` of the track that holds `lbn` (below `capacity()`), without
+    /// going through its physical sector.
+    pub fn track_lbns_of(&self, lbn: u64) -> (u64, u64) {
+        if self.table.is_some() {
+            let p = self.lbn_to_pbn(lbn);
+            return self.track_lbns(p.cylinder, p.head);
+        }
+        let z = self.zone_of_lbn(lbn);
+        // The track of the slot the LBN is stored in (a spare's, for a remapped defect).
+        let j = Self::remapped(z, Self::slot_of(z, lbn - z.first_lbn + z.empty)) / z.spt as u64;
+        self.zone_track(z, j).map_or((0, 0), |(_, _, first_lbn, blocks, _)| (first_lbn, blocks))
+    }
+
     /// Zone, zone-relative track index, first LBN, LBN count and the track's
     /// first LBN position of track (`cylinder`, `head`).
     fn track_at(&self, cylinder: u32, head: u32) -> Option<(&Zone, u64, u64, u64, u64)> {
         let z = self.zone_of_cyl(cylinder)?;
         let j = (cylinder - z.first_cyl) as u64 * self.surfaces as u64 + self.head_of(z, cylinder, head) as u64;
+        self.zone_track(z, j)
+    }
+
+    /// `track_at` of zone-relative track `j` of zone `z`.
+    fn zone_track<'a>(&self, z: &'a Zone, j: u64) -> Option<(&'a Zone, u64, u64, u64, u64)> {
         let spt = z.spt as u64;
         // LBN positions below `empty` (the zone's empty front) hold no LBN.
         let before = Self::blocks_before(z, j * spt).max(z.empty);

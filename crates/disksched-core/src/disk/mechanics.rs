@@ -15,6 +15,10 @@ pub const REV: u64 = 60_000_000_000_000;
 #[derive(Clone, Debug)]
 pub struct Mechanics {
     pub rpm_milli: u64,
+    /// The platter's phase repeats every `phase_period_ns` ns (REV / gcd(REV,
+    /// rpm_milli)): `phase_at` reduces by it first and stays in 64 bits
+    /// (None: the product could overflow; 128-bit arithmetic then).
+    phase_period_ns: Option<u64>,
     /// Seek time in ns for every cylinder distance 0..cylinders (index = distance).
     seek_ns: Vec<u32>,
     /// Write seek times, when the spec has a separate write curve.
@@ -60,8 +64,10 @@ impl Mechanics {
             Some(v) => SimDuration::from_ms(v).ns(),
             None => derived_same_track_ns(&seek_ns, SimDuration::from_ms(spec.seek.head_switch_ms).ns()),
         };
+        let rpm_milli = (spec.rpm * 1000.0).round() as u64;
         Ok(Mechanics {
-            rpm_milli: (spec.rpm * 1000.0).round() as u64,
+            rpm_milli,
+            phase_period_ns: phase_period_ns(rpm_milli),
             seek_ns,
             write_seek_ns,
             seek_floor_ns,
@@ -115,13 +121,20 @@ impl Mechanics {
     /// Angle of the platter at time `t`, in phase units [0, REV).
     #[inline]
     pub fn phase_at(&self, t: SimTime) -> u64 {
-        ((t.0 as u128 * self.rpm_milli as u128) % REV as u128) as u64
+        match self.phase_period_ns {
+            // t * rpm_milli = (t mod period) * rpm_milli + a multiple of REV.
+            Some(period) => (t.0 % period) * self.rpm_milli % REV,
+            None => ((t.0 as u128 * self.rpm_milli as u128) % REV as u128) as u64,
+        }
     }
 
     /// Phase reached `dt_ns` after a known phase (cheaper than `phase_at`).
     #[inline]
     pub fn phase_after(&self, phase: u64, dt_ns: u64) -> u64 {
-        ((phase as u128 + dt_ns as u128 * self.rpm_milli as u128) % REV as u128) as u64
+        match dt_ns.checked_mul(self.rpm_milli).and_then(|x| x.checked_add(phase)) {
+            Some(x) => x % REV,
+            None => ((phase as u128 + dt_ns as u128 * self.rpm_milli as u128) % REV as u128) as u64,
+        }
     }
 
     /// Time to rotate forward from phase `from` to phase `to` (0 if equal), ns, rounded up.
@@ -161,7 +174,11 @@ impl Mechanics {
     /// Time for `sectors` sector-widths of rotation on a track of `spt` sectors, ns.
     #[inline]
     pub fn sectors_ns(&self, sectors: u64, spt: u32) -> u64 {
-        (sectors as u128 * REV as u128).div_ceil(spt as u128 * self.rpm_milli as u128) as u64
+        // (The same quotient in 64 bits while the product fits: any real track.)
+        match sectors.checked_mul(REV).zip((spt as u64).checked_mul(self.rpm_milli)) {
+            Some((n, d)) => n.div_ceil(d),
+            None => (sectors as u128 * REV as u128).div_ceil(spt as u128 * self.rpm_milli as u128) as u64,
+        }
     }
 
     pub fn max_seek_distance(&self) -> u32 {
@@ -175,6 +192,17 @@ impl Mechanics {
 pub fn derived_same_track_ns(seek_ns: &[u32], head_switch_ns: u64) -> u64 {
     let t = |d: usize| seek_ns.get(d).copied().unwrap_or(0) as u64;
     (2 * t(1)).saturating_sub(t(2)).min(head_switch_ns).min(t(1))
+}
+
+/// The period of the platter phase in ns, if every product `t * rpm_milli`
+/// with `t` below it fits 64 bits.
+fn phase_period_ns(rpm_milli: u64) -> Option<u64> {
+    let (mut a, mut b) = (REV, rpm_milli);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    let period = REV / a.max(1);
+    (rpm_milli > 0 && (period - 1).checked_mul(rpm_milli).is_some()).then_some(period)
 }
 
 /// Phase of the start of physical sector `sector` on a track of `spt` sectors.

@@ -11,6 +11,7 @@ pub mod mechanics;
 pub mod noisy;
 pub mod predictor;
 pub mod spec;
+pub mod timing;
 mod tracktable;
 
 use crate::error::Result;
@@ -20,6 +21,7 @@ pub use layout::{Layout, Pbn, TrackPiece, TrackSpan};
 pub use mechanics::Mechanics;
 pub use predictor::{Positioning, Predictor, Target};
 pub use spec::DiskSpec;
+pub use timing::{Access, MediaAccess};
 
 /// Everything derived from a `DiskSpec` that timing needs; immutable, shared.
 #[derive(Clone, Debug)]

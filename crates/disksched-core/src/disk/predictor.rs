@@ -7,7 +7,7 @@
 
 use crate::disk::layout::TrackPiece;
 use crate::disk::mechanics::sector_phase;
-use crate::disk::{DiskModel, HeadState};
+use crate::disk::{Access, DiskModel, HeadState};
 use crate::time::SimTime;
 use std::sync::Arc;
 
@@ -85,20 +85,14 @@ impl Predictor {
     pub fn positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool, blocks: u32) -> Positioning {
         let m = &self.model.mech;
         let ctl = &self.model.controller;
-        let mut seek_ns = m.reposition_ns(from.cylinder, from.head, to.cylinder, to.head, is_write);
-        if seek_ns > 0 {
-            seek_ns += self.seek_conservatism_ns;
-        }
         if !is_write {
             // The heads move only once the controller has processed the command.
             let overhead_ns = if self.overlapped { 0 } else { ctl.overhead_ns[0][from.last_was_write as usize] };
-            if from.cylinder == to.cylinder && from.head == to.head {
-                seek_ns = m.same_track_read_ns;
-            }
+            let seek_ns = self.model.position_ns((from.cylinder, from.head), (to.cylinder, to.head), Access::Read, self.seek_conservatism_ns);
             let arrive = m.phase_after(from_phase, overhead_ns + seek_ns);
             return Positioning { overhead_ns, seek_ns, bus_wait_ns: 0, rotation_ns: m.rotate_ns(arrive, to.phase) };
         }
-        self.write_positioning(from, from_phase, to, seek_ns, blocks)
+        self.write_positioning(from, from_phase, to, blocks)
     }
 
     /// A write's positioning as the drive times it (`ControllerTiming::write_plan`:
@@ -111,13 +105,14 @@ impl Predictor {
     /// heads are free (a destage's end). Kept out of line so the read path
     /// of `positioning` stays small enough to inline.
     #[inline(never)]
-    fn write_positioning(&self, from: &HeadState, from_phase: u64, to: &Target, seek_ns: u64, blocks: u32) -> Positioning {
+    fn write_positioning(&self, from: &HeadState, from_phase: u64, to: &Target, blocks: u32) -> Positioning {
         let (m, ctl) = (&self.model.mech, &self.model.controller);
         let continues = from.next_lbn == Some(to.lbn);
         let appends = ctl.fast_write && from.last_was_write && continues && self.model.spec.controller.combine_seq_writes;
         let plan = ctl.write_plan(0, from.last_was_write, continues, blocks, None, appends);
         let overhead_ns = if self.overlapped { 0 } else { plan.overhead_ns };
-        let seek_ns = if appends { seek_ns } else { seek_ns.max(ctl.min_seek_ns) };
+        let access = if appends { Access::AppendedWrite } else { Access::Write };
+        let seek_ns = self.model.position_ns((from.cylinder, from.head), (to.cylinder, to.head), access, self.seek_conservatism_ns);
         let bus_wait_ns = if self.overlapped { 0 } else {
             let (bus, sector) = (ctl.bus_write_sector_ns, m.sector_ns(to.spt));
             let n = blocks.clamp(1, to.spt) as u64;

@@ -287,6 +287,28 @@ impl TrackTable {
         }
     }
 
+    /// The first piece `pieces(lbn, blocks)` gives (`blocks` > 0).
+    pub(crate) fn first_piece(&self, lbn: u64, blocks: u32) -> TrackPiece {
+        let mut i = self.track_of_lbn(lbn);
+        loop {
+            let t = &self.tracks[i];
+            let n = (blocks as u64).min(t.lbn + t.blocks as u64 - lbn);
+            if n > 0 {
+                let slot = self.slot_of(t, lbn);
+                let last = self.slot_of(t, lbn + n - 1);
+                return TrackPiece {
+                    cylinder: t.cyl,
+                    head: t.head as u32,
+                    first_sector: Self::sector(t, slot),
+                    span_sectors: (last - slot + 1) as u32,
+                    blocks: n as u32,
+                    sectors_per_track: t.spt as u32,
+                };
+            }
+            i += 1;
+        }
+    }
+
     pub(crate) fn track_lbns(&self, cyl: u32, head: u32, capacity: u64) -> (u64, u64) {
         match self.track(cyl, head) {
             Some(t) if t.lbn < capacity => (t.lbn, (t.blocks as u64).min(capacity - t.lbn)),
