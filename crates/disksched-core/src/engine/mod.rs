@@ -54,6 +54,7 @@ impl<E> Engine<E> {
     }
 
     /// Schedule `event` at `at` (never in the past). Lower `priority` fires first among equal times.
+    #[inline]
     pub fn schedule(&mut self, at: SimTime, priority: u8, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let at = at.max(self.now);

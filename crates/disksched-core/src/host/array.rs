@@ -7,7 +7,7 @@
 //! disk in both layouts, so there is never more than one piece per disk.
 
 use crate::error::{config_err, Error, Result};
-use crate::host::Request;
+use crate::host::{ReqId, Request, RequestTable};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -112,13 +112,15 @@ pub struct Splits {
 impl Splits {
     /// `request` (at array block `request.lbn`), as the pieces each disk
     /// queues, numbered from `first_seq` in the order their first blocks
-    /// come; `target` gives a disk block's position as the predictor believes.
-    pub fn split(&mut self, array: &Array, request: Request, first_seq: u64,
-                 target: impl Fn(u64) -> crate::disk::Target, out: &mut Vec<Request>) {
+    /// come, put into `reqs` (their ids pushed onto `out`); `target` gives a
+    /// disk block's position as the predictor believes.
+    #[inline]
+    pub fn split(&mut self, array: &Array, request: Request, first_seq: u64, target: impl Fn(u64) -> crate::disk::Target,
+                 reqs: &mut RequestTable, out: &mut Vec<ReqId>) {
         let mut pieces = std::mem::take(&mut self.buf);
         array.split(request.lbn, request.blocks, &mut pieces);
         if let [(disk, local, blocks)] = pieces[..] {
-            out.push(Request { seq: first_seq, disk, lbn: local, blocks, target: target(local), ..request });
+            out.push(reqs.insert(Request { seq: first_seq, disk, lbn: local, blocks, target: target(local), ..request }));
         } else {
             let whole = Some((request.clone(), pieces.len() as u32));
             let split = match self.free.pop() {
@@ -126,8 +128,8 @@ impl Splits {
                 None => { self.open.push(whole); self.open.len() as u32 - 1 }
             };
             for (k, &(disk, local, blocks)) in pieces.iter().enumerate() {
-                out.push(Request { seq: first_seq + k as u64, disk, lbn: local, blocks, split: Some(split), target: target(local),
-                                   range: request.range.clone(), ..request.clone() });
+                out.push(reqs.insert(Request { seq: first_seq + k as u64, disk, lbn: local, blocks, split: Some(split),
+                                               target: target(local), range: request.range.clone(), ..request.clone() }));
             }
         }
         self.buf = pieces;
@@ -136,6 +138,7 @@ impl Splits {
     /// Piece `piece` is done: the workload's request, reported at its array
     /// address, once its last piece is (its issue and host dispatch the
     /// earliest of its pieces', its service the last one's).
+    #[inline]
     pub fn join(&mut self, array: &Array, mut piece: Request) -> Result<Option<Request>> {
         let Some(i) = piece.split else {
             piece.lbn = array.array_lbn(piece.disk, piece.lbn);

@@ -29,6 +29,7 @@ pub struct QueueCounters {
 
 impl QueueCounters {
     /// A request went below the queue.
+    #[inline]
     pub(crate) fn sent(&mut self, bytes: u64, write: bool) {
         self.in_flight += 1;
         self.in_flight_bytes += bytes;
@@ -38,6 +39,7 @@ impl QueueCounters {
         self.max_in_flight_writes = self.max_in_flight_writes.max(self.in_flight_writes);
     }
     /// A request sent below finished at the disk.
+    #[inline]
     pub(crate) fn finished(&mut self, bytes: u64, write: bool) {
         self.in_flight -= 1;
         self.in_flight_bytes -= bytes;
@@ -45,6 +47,7 @@ impl QueueCounters {
         self.done += 1;
     }
     /// Entered and not yet done (queued here or in flight below).
+    #[inline]
     pub(crate) fn outstanding(&self) -> u64 {
         self.requests - self.done
     }

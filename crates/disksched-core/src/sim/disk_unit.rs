@@ -43,16 +43,19 @@ impl DiskUnit {
     }
 
     /// Requests sent to this disk and not yet done (queued or in service).
+    #[inline]
     pub(crate) fn outstanding(&self) -> u64 {
         self.queue.counters.outstanding()
     }
 
     /// The drive's own view (firmware knows where its heads are).
+    #[inline]
     pub(crate) fn head(&self, now: SimTime) -> HeadState {
         head_at(&self.drive.state, now)
     }
 
     /// The host's view: its belief of the heads.
+    #[inline]
     pub(crate) fn believed_head(&self, now: SimTime) -> HeadState {
         head_at(&self.belief, now)
     }
@@ -89,7 +92,9 @@ impl DiskUnit {
             self.travel(cylinder, now);
         }
         let head = self.head(now);
-        shared.placement.place(shared.reqs.get_mut(id), &head, &shared.predictor)?;
+        if shared.reqs.get(id).range.is_some() {
+            shared.placement.place(shared.reqs.get_mut(id), &head, &shared.predictor)?;
+        }
         let r = shared.reqs.get(id);
         let (service, believed) = self.freeblock.serve(&mut self.drive, r, now);
         match believed {

@@ -69,11 +69,13 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// What a scheduler may look at (`sched::SchedCtx`): the one place it is built.
+    #[inline]
     pub(crate) fn ctx<'a>(&'a self, now: SimTime, head: HeadState, cache: Option<&'a crate::disk::cache::Cache>) -> SchedCtx<'a> {
         SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.placement.claims, cache }
     }
 
     /// Bytes of `blocks` sectors.
+    #[inline]
     pub(crate) fn bytes(&self, blocks: u32) -> u64 {
         blocks as u64 * self.sector_bytes
     }
@@ -100,7 +102,7 @@ pub struct Simulation {
     array: Array,
     splits: Splits,
     /// Pieces of the request being admitted (a buffer kept across arrivals).
-    pieces: Vec<Request>,
+    pieces: Vec<crate::host::ReqId>,
     metrics: Metrics,
     acct: Accounting,
     /// Most requests the workload may issue, and when arrivals stop.
@@ -223,6 +225,7 @@ impl Simulation {
         }
     }
 
+    #[inline]
     fn schedule(&mut self, at: SimTime, ev: Event) {
         self.engine.schedule(at, ev.priority(), ev);
     }

@@ -57,6 +57,7 @@ impl QueueLevel {
 
     /// Request `id` of `flow` arrives at a level above the disks. False: the
     /// scheduler let it bypass the queue (the caller sends it below at once).
+    #[inline]
     pub(crate) fn offer(&mut self, id: ReqId, flow: u32, ctx: &SchedCtx) -> bool {
         self.counters.requests += 1;
         if self.sched.bypass(id, ctx) {
@@ -67,11 +68,13 @@ impl QueueLevel {
     }
 
     /// Request `id` of `flow` enters a disk's command queue (no bypass there).
+    #[inline]
     pub(crate) fn insert(&mut self, id: ReqId, flow: u32, ctx: &SchedCtx) {
         self.counters.requests += 1;
         self.queue(id, flow, ctx);
     }
 
+    #[inline]
     fn queue(&mut self, id: ReqId, flow: u32, ctx: &SchedCtx) {
         self.classes.enter(self.sched.as_mut(), flow);
         self.sched.insert(id, ctx);
@@ -80,6 +83,7 @@ impl QueueLevel {
     /// The scheduler's next request. With `nothing_below` no completion will
     /// ask again, so a scheduler holding back (anticipation) without a wake
     /// time is forced: a level never stalls.
+    #[inline]
     pub(crate) fn pick(&mut self, ctx: &SchedCtx, nothing_below: bool) -> Result<Pick> {
         if let Some(id) = self.sched.dispatch(ctx, false) {
             return Ok(Pick::Request(id));
@@ -106,6 +110,7 @@ impl QueueLevel {
 
     /// A wake-up event fired: whether it is the one still wanted (a later
     /// `wake_at` or a reconfiguration supersedes it).
+    #[inline]
     pub(crate) fn woken(&mut self, now: SimTime) -> bool {
         let due = self.wake == Some(now);
         if due {
@@ -116,6 +121,7 @@ impl QueueLevel {
 
     /// Request `id` (`bytes`, a write or not) leaves the level for the one
     /// below, dispatched by the scheduler or, with `bypassed`, around it.
+    #[inline]
     pub(crate) fn sent(&mut self, id: ReqId, bypassed: bool, bytes: u64, write: bool) {
         if !bypassed {
             let slot = id.0 as usize;
@@ -129,6 +135,7 @@ impl QueueLevel {
 
     /// Request `id` of `flow` finished at the disk. Only the scheduler
     /// instance that dispatched it hears of it.
+    #[inline]
     pub(crate) fn completed(&mut self, id: ReqId, flow: u32, ctx: &SchedCtx) {
         let Some(by) = self.dispatched_by.get_mut(id.0 as usize) else { return };
         if std::mem::take(by) == self.gen + 1 {
@@ -138,16 +145,19 @@ impl QueueLevel {
     }
 
     /// Free the scheduler's state of flows idle for the expiry time.
+    #[inline]
     pub(crate) fn expire(&mut self, now: SimTime) {
         self.classes.expire(self.sched.as_mut(), now);
     }
 
     /// Requests queued here, with one held at the head.
+    #[inline]
     pub(crate) fn pending(&self) -> usize {
         self.sched.len() + self.held.is_some() as usize
     }
 
     /// Record the level's length `len` at `now`.
+    #[inline]
     pub(crate) fn gauge(&self, metrics: &mut Metrics, len: usize, now: SimTime) {
         if let Some(g) = self.gauge {
             g(metrics, now, len);

@@ -3,7 +3,7 @@
 
 use super::disk_unit::{DiskUnit, Start};
 use super::event::Event;
-use super::{Reconfigured, Simulation, SUBMITTED};
+use super::{Reconfigured, Shared, Simulation, SUBMITTED};
 use crate::disk::HeadState;
 use crate::error::{config_err, Error, Result};
 use crate::host::range::Targets;
@@ -67,11 +67,10 @@ impl Simulation {
             ..Default::default()
         };
         let mut pieces = std::mem::take(&mut self.pieces);
-        let predictor = &self.shared.predictor;
-        self.splits.split(&self.array, request, self.acct.pieces, |lbn| predictor.target(lbn), &mut pieces);
-        for piece in pieces.drain(..) {
+        let Shared { predictor, reqs, .. } = &mut self.shared;
+        self.splits.split(&self.array, request, self.acct.pieces, |lbn| predictor.target(lbn), reqs, &mut pieces);
+        for id in pieces.drain(..) {
             self.acct.pieces += 1;
-            let id = self.shared.reqs.insert(piece);
             self.enter(0, id, now)?;
         }
         self.pieces = pieces;
