@@ -7,6 +7,7 @@
 //! block is credited to exactly one task, once.
 
 pub mod external;
+pub mod freeblock;
 pub mod planner;
 
 use crate::error::{config_err, Result};

@@ -6,19 +6,25 @@
 //! per disk; a disk's share of a contiguous request is contiguous on that
 //! disk in both layouts, so there is never more than one piece per disk.
 
-use crate::error::{config_err, Result};
+use crate::error::{config_err, Error, Result};
+use crate::host::{ReqId, Request, RequestTable};
+use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ArrayLayout {
+    /// The disks end to end.
     #[default]
     Concat,
+    /// RAID-0: stripe units dealt out disk 0 first, row by row.
     Stripe,
 }
 
+/// How array addresses map onto the disks.
 #[derive(Clone, Debug)]
 pub struct Array {
+    /// Disks in the array.
     pub disks: u32,
     layout: ArrayLayout,
     /// Blocks per disk used by the array (a whole number of stripe units when striped).
@@ -30,6 +36,8 @@ pub struct Array {
 pub type Piece = (u32, u64, u32);
 
 impl Array {
+    /// `disks` disks of `disk_capacity` blocks laid out as `layout`
+    /// (`stripe_kb`: the stripe unit when striped); errors name the config key.
     pub fn new(disks: u32, layout: ArrayLayout, stripe_kb: f64, disk_capacity: u64, sector_bytes: u32) -> Result<Array> {
         if !(1..=256).contains(&disks) {
             return Err(config_err("disk.count", format!("{disks} is out of range [1, 256]")));
@@ -89,5 +97,70 @@ impl Array {
             }
             at += run;
         }
+    }
+}
+
+/// Requests the array split across disks, until their last piece is done:
+/// the request as the workload sees it, and how many pieces are left.
+#[derive(Default)]
+pub struct Splits {
+    open: Vec<Option<(Request, u32)>>,
+    free: Vec<u32>,
+    buf: Vec<Piece>,
+}
+
+impl Splits {
+    /// `request` (at array block `request.lbn`), as the pieces each disk
+    /// queues, numbered from `first_seq` in the order their first blocks
+    /// come, put into `reqs` (their ids pushed onto `out`); `target` gives a
+    /// disk block's position as the predictor believes.
+    #[inline]
+    pub fn split(&mut self, array: &Array, request: Request, first_seq: u64, target: impl Fn(u64) -> crate::disk::Target,
+                 reqs: &mut RequestTable, out: &mut Vec<ReqId>) {
+        let mut pieces = std::mem::take(&mut self.buf);
+        array.split(request.lbn, request.blocks, &mut pieces);
+        if let [(disk, local, blocks)] = pieces[..] {
+            out.push(reqs.insert(Request { seq: first_seq, disk, lbn: local, blocks, target: target(local), ..request }));
+        } else {
+            let whole = Some((request.clone(), pieces.len() as u32));
+            let split = match self.free.pop() {
+                Some(i) => { self.open[i as usize] = whole; i }
+                None => { self.open.push(whole); self.open.len() as u32 - 1 }
+            };
+            for (k, &(disk, local, blocks)) in pieces.iter().enumerate() {
+                out.push(reqs.insert(Request { seq: first_seq + k as u64, disk, lbn: local, blocks, split: Some(split),
+                                               target: target(local), range: request.range.clone(), ..request.clone() }));
+            }
+        }
+        self.buf = pieces;
+    }
+
+    /// Piece `piece` is done: the workload's request, reported at its array
+    /// address, once its last piece is (its issue and host dispatch the
+    /// earliest of its pieces', its service the last one's).
+    #[inline]
+    pub fn join(&mut self, array: &Array, mut piece: Request) -> Result<Option<Request>> {
+        let Some(i) = piece.split else {
+            piece.lbn = array.array_lbn(piece.disk, piece.lbn);
+            return Ok(Some(piece));
+        };
+        let (whole, left) = self.open[i as usize].as_mut().ok_or_else(|| Error::Invariant("piece of a finished split".into()))?;
+        let first_done = whole.service.done == SimTime::ZERO;
+        whole.issued = if first_done { piece.issued } else { whole.issued.min(piece.issued) };
+        whole.host_dispatched = if first_done { piece.host_dispatched } else { whole.host_dispatched.min(piece.host_dispatched) };
+        *left -= 1;
+        if whole.service.done <= piece.service.done {
+            (whole.service, whole.started, whole.disk) = (piece.service, piece.started, piece.disk);
+        }
+        if *left > 0 {
+            return Ok(None);
+        }
+        self.free.push(i);
+        Ok(self.open[i as usize].take().map(|(w, _)| w))
+    }
+
+    /// Whether some split still waits for a piece.
+    pub fn any_open(&self) -> bool {
+        self.open.iter().any(Option::is_some)
     }
 }

@@ -15,13 +15,17 @@ pub struct ReqId(pub u32);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
+    /// Ordinary requests.
     #[default]
     BestEffort,
+    /// Requests with deadlines (soft real-time streams).
     RealTime,
+    /// Work that yields to everything else.
     Background,
 }
 
 impl Class {
+    /// Every class, most urgent first.
     pub const ALL: [Class; 3] = [Class::RealTime, Class::BestEffort, Class::Background];
     /// The config name (as in `class = "real-time"`).
     pub fn name(self) -> &'static str {
@@ -33,19 +37,28 @@ impl Class {
     }
 }
 
+/// A request as every queue level and the drive see it: what it asks for,
+/// where it goes, and when each step happened. What a level knows of it
+/// (bypassed, which scheduler dispatched it) is the level's (`sim::queue_level`).
 #[derive(Clone, Debug, Default)]
 pub struct Request {
     /// Arrival order (unique over the run): the FIFO key and tie-breaker everywhere.
     pub seq: u64,
+    /// The workload's client that issued it (`sim::SUBMITTED`: submitted from outside).
     pub client: u32,
     /// What a classifier sees (GEOM's flowid): the issuing process. Usually
     /// the client; one asynchronous job with many requests outstanding is
     /// many clients but one flow.
     pub flow: u32,
+    /// Its service class.
     pub class: Class,
+    /// First block.
     pub lbn: u64,
+    /// Blocks (sectors).
     pub blocks: u32,
+    /// A write (else a read).
     pub is_write: bool,
+    /// When it should be done, if it has a deadline.
     pub deadline: Option<SimTime>,
     /// A range request: the starts it accepts. `lbn` is the first of them
     /// until the drive places it, then where it went.
@@ -57,15 +70,9 @@ pub struct Request {
     pub logical: u64,
     /// Index of the split this piece belongs to (see `sim`), if split.
     pub split: Option<u32>,
-    /// The host / controller scheduler let it bypass its queue.
-    pub bypassed: bool,
-    pub ctl_bypassed: bool,
-    /// Generation of the host / controller / drive scheduler that dispatched it (see run-time reconfiguration).
-    pub host_gen: u32,
-    pub ctl_gen: u32,
-    pub disk_gen: u32,
     /// Where the first sector is, as the predictor believes (computed on arrival).
     pub target: Target,
+    /// Arrived at the host queue.
     pub arrival: SimTime,
     /// Sent from the host queue on (to the controller's, if there is one).
     pub host_dispatched: SimTime,
@@ -73,10 +80,12 @@ pub struct Request {
     pub issued: SimTime,
     /// The drive began serving it.
     pub started: SimTime,
+    /// The drive's service of it (its breakdown and completion time).
     pub service: Service,
 }
 
 impl Request {
+    /// Not a write.
     pub fn is_read(&self) -> bool {
         !self.is_write
     }
@@ -95,6 +104,7 @@ pub struct RequestTable {
 }
 
 impl RequestTable {
+    /// Add `r`; its id stays valid until `remove`.
     pub fn insert(&mut self, r: Request) -> ReqId {
         self.live += 1;
         if let Some(i) = self.free.pop() {
@@ -105,19 +115,23 @@ impl RequestTable {
             ReqId(self.slots.len() as u32 - 1)
         }
     }
+    /// Take request `id` out (its id may be reused afterwards).
     pub fn remove(&mut self, id: ReqId) -> Request {
         self.live -= 1;
         self.free.push(id.0);
         std::mem::take(&mut self.slots[id.0 as usize])
     }
     #[inline]
+    /// Request `id`.
     pub fn get(&self, id: ReqId) -> &Request {
         &self.slots[id.0 as usize]
     }
     #[inline]
+    /// Request `id`, to change.
     pub fn get_mut(&mut self, id: ReqId) -> &mut Request {
         &mut self.slots[id.0 as usize]
     }
+    /// Requests in the table.
     pub fn live(&self) -> usize {
         self.live
     }

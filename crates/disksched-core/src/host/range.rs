@@ -38,19 +38,28 @@ pub struct Targets {
 /// sectors `(first_sector + i * step) mod spt`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Run {
+    /// The track's cylinder.
     pub cylinder: u32,
+    /// The track's surface.
     pub head: u32,
+    /// Sectors per track.
     pub spt: u32,
+    /// Sector of the first start.
     pub first_sector: u32,
+    /// LBN of the first start.
     pub first_lbn: u64,
+    /// Starts in the run.
     pub count: u32,
+    /// Blocks (and sectors) from one start to the next.
     pub step: u32,
 }
 
 impl Run {
+    /// LBN of start `i`.
     pub fn lbn(&self, i: u32) -> u64 {
         self.first_lbn + i as u64 * self.step as u64
     }
+    /// Where start `i` is, as a place on the track.
     pub fn target(&self, i: u32) -> Target {
         let sector = ((self.first_sector as u64 + i as u64 * self.step as u64) % self.spt as u64) as u32;
         // A place, not a request: never taken as continuing the last command
@@ -73,7 +82,9 @@ impl Run {
 /// occupy and the alignment of its start, blocks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RangeSpec {
+    /// Runs of blocks [lo, hi) the data may occupy.
     pub spans: Vec<(u64, u64)>,
+    /// Starts are multiples of this.
     pub align_blocks: u32,
 }
 
@@ -131,6 +142,7 @@ impl Targets {
         Some(Targets { runs, count, first })
     }
 
+    /// The starts, as runs sorted by (cylinder, head, first start).
     pub fn runs(&self) -> &[Run] {
         &self.runs
     }
@@ -147,6 +159,7 @@ impl Targets {
     pub fn starts(&self) -> impl Iterator<Item = (u64, Target)> + '_ {
         self.runs.iter().flat_map(|r| (0..r.count).map(move |i| (r.lbn(i), r.target(i))))
     }
+    /// Whether `lbn` is an acceptable start.
     pub fn contains(&self, lbn: u64) -> bool {
         self.runs.iter().any(|r| lbn >= r.first_lbn && (lbn - r.first_lbn) % r.step as u64 == 0
                              && (lbn - r.first_lbn) / (r.step as u64) < (r.count as u64))
@@ -169,6 +182,7 @@ struct Claim {
 }
 
 impl Claims {
+    /// No claims.
     pub const fn new() -> Claims {
         Claims { list: Vec::new() }
     }
@@ -191,9 +205,11 @@ impl Claims {
         let hi = lbn + r.blocks as u64;
         self.list.iter().any(|c| c.seq != r.seq && c.lo < hi && lbn < c.hi && c.released.is_none_or(|t| r.arrival < t))
     }
+    /// Claims held.
     pub fn len(&self) -> usize {
         self.list.len()
     }
+    /// Whether no claim is held.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
@@ -205,9 +221,13 @@ impl Claims {
 /// drive's placement all minimise this same key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Choice {
+    /// The start overlaps a claim that binds the request.
     pub claimed: bool,
+    /// Predicted positioning time to the start.
     pub positioning_ns: u64,
+    /// The request's arrival order.
     pub seq: u64,
+    /// The start.
     pub lbn: u64,
 }
 
@@ -273,4 +293,54 @@ pub fn best_start(r: &Request, targets: &Targets, head: &HeadState, phase: u64, 
         }
     }
     found
+}
+
+/// The drive's side of range requests in a run: where each one goes (at the
+/// moment its drive takes it), which blocks placed writes hold, and when
+/// those claims stop binding anyone.
+#[derive(Clone, Debug, Default)]
+pub struct Placement {
+    /// Blocks of placed range writes (`SchedCtx::claims`).
+    pub claims: Claims,
+    /// Live range requests: seq -> arrival (claims bind those that arrived before a release).
+    live: std::collections::BTreeMap<u64, SimTime>,
+    /// Range requests placed.
+    pub placed: u64,
+    /// Of those, placed over a claimed start (every acceptable start was claimed).
+    pub overlaps: u64,
+}
+
+impl Placement {
+    /// Range request `seq` arrived at `now`.
+    pub fn arrived(&mut self, seq: u64, now: SimTime) {
+        self.live.insert(seq, now);
+    }
+
+    /// The drive puts range request `r` at its best start from `head` (the
+    /// start a range scheduler chose it for) and claims the blocks of a
+    /// write; an ordinary request is left alone.
+    pub fn place(&mut self, r: &mut Request, head: &HeadState, predictor: &Predictor) -> crate::error::Result<()> {
+        let Some(targets) = r.range.as_deref() else { return Ok(()) };
+        let phase = predictor.phase_at(head.time);
+        let c = best_start(r, targets, head, phase, predictor, &self.claims, None)
+            .filter(|c| targets.contains(c.lbn))
+            .ok_or_else(|| crate::error::Error::Invariant(format!("range request {} placed outside its targets", r.seq)))?;
+        self.placed += 1;
+        self.overlaps += c.claimed as u64;
+        if r.is_write {
+            self.claims.claim(r.seq, c.lbn, r.blocks);
+        }
+        r.lbn = c.lbn;
+        r.target = predictor.target(c.lbn);
+        Ok(())
+    }
+
+    /// Range request `r` completed at `now`: the host learns where it went,
+    /// and claims nobody can still violate go.
+    pub fn completed(&mut self, r: &Request, now: SimTime) {
+        self.live.remove(&r.seq);
+        if r.is_write {
+            self.claims.release(r.seq, now, self.live.values().next().copied());
+        }
+    }
 }

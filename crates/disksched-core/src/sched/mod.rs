@@ -103,23 +103,46 @@ pub static NO_CLAIMS: Claims = Claims::new();
 pub trait Scheduler: Send {
     /// Registry name (= file name = CLI name).
     fn name(&self) -> &'static str;
+    /// Called first when request `id` arrives at a host or controller level
+    /// (never at a drive's queue): `true` sends it straight to the level
+    /// below, past the queuing threshold, and this scheduler never sees it
+    /// again (not even its completion).
     fn bypass(&self, _id: ReqId, _ctx: &SchedCtx) -> bool {
         false
     }
+    /// Take request `id` (not bypassed): the scheduler owns the id until it
+    /// returns it from `dispatch` or `drain`. It may read the request
+    /// (`ctx.reqs`) but not change it.
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx);
+    /// Called whenever the level below has room (the drive's mechanism is
+    /// free, or fewer than the queuing threshold are outstanding): the
+    /// request to send now, or `None` to send nothing now (then `wake_at`
+    /// says when to ask again). With `force` it must return a request if it
+    /// holds any (work conservation): the owner forces when nothing in
+    /// flight would call again, and always at a drive's queue.
     fn dispatch(&mut self, ctx: &SchedCtx, force: bool) -> Option<ReqId>;
+    /// Request `id`, which this scheduler instance dispatched, finished at
+    /// the disk (the id is no longer valid afterwards). Not called for
+    /// requests it let bypass, nor for those a replaced instance dispatched.
     fn complete(&mut self, _id: ReqId, _ctx: &SchedCtx) {}
+    /// After a `dispatch` that returned `None`: when the owner should call
+    /// `dispatch` again even if nothing else happens. `None` with no wake
+    /// time is allowed only while requests it dispatched are in flight
+    /// (their completion calls `dispatch` again); otherwise the owner forces.
     fn wake_at(&self) -> Option<SimTime> {
         None
     }
     /// Give up every request held (run-time reconfiguration moves them to
-    /// another scheduler); the scheduler is left empty.
+    /// another scheduler, in arrival order, through its `insert`); the
+    /// scheduler is left empty.
     fn drain(&mut self) -> Vec<ReqId>;
     /// Requests held.
     fn len(&self) -> usize;
+    /// Whether it holds no request.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// At the end of a run: the algorithm's own counters, as (name, value).
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
@@ -128,7 +151,13 @@ pub trait Scheduler: Send {
     fn timeline(&mut self, _end: SimTime) -> Vec<(SimTime, String, f64)> {
         Vec::new()
     }
+    /// Before the first `insert` of `flow` (GEOM's `gs_init_class`), and
+    /// again if the flow comes back after `fini_class`: set up per-flow
+    /// state. Called only if `uses_classes`.
     fn init_class(&mut self, _flow: u32) {}
+    /// `flow` has had nothing queued here and nothing in flight from here
+    /// for `host.class_expire_ms` (GEOM's `expire_secs`): free its state.
+    /// Not called for flows still live at the end of the run.
     fn fini_class(&mut self, _flow: u32) {}
     /// Whether it keeps per-flow state (the owner tracks classes only then).
     fn uses_classes(&self) -> bool {
@@ -136,6 +165,8 @@ pub trait Scheduler: Send {
     }
     /// Right after `dispatch`: cylinders the arm must visit, in order, before
     /// it serves the request just dispatched (SCAN's sweep to the edge).
+    /// Honoured at a drive's queue, and at a level keeping at most one
+    /// request in flight per disk below it; ignored elsewhere.
     fn travel_first(&mut self) -> Vec<u32> {
         Vec::new()
     }

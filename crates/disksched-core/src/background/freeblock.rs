@@ -1,0 +1,211 @@
+//! Freeblock scheduling as a disk unit sees it: one trait, `Freeblock`, that
+//! a disk unit (`sim::disk_unit`) calls at the points a drive's background
+//! work hooks in, with one implementation per mode:
+//!
+//! - `Off`: no background work; the drive serves each command as it is.
+//! - `Firmware`: the planner's model is the drive itself; it fills each
+//!   command's rotational latency and, optionally, the drive's idle time.
+//! - `ExternalMode`: a host-side scheduler with its own model of the drive
+//!   (`external::External`) sends background work as commands of its own
+//!   or merged into the next foreground read.
+//!
+//! The trait answers with what happened (a service, a belief, an idle visit's
+//! end); the router schedules the events.
+
+use super::external::{External, Foreground};
+use super::planner::{Planner, Visit};
+use super::{FreeblockConfig, FreeblockSummary, Tasks, TransferCallback};
+use crate::disk::{DiskModel, Drive, HeadState, Service};
+use crate::error::Result;
+use crate::host::Request;
+use crate::metrics::Summary;
+use crate::time::{SimDuration, SimTime};
+use std::sync::Arc;
+
+/// A disk's background work, called by its disk unit.
+pub trait Freeblock: Send {
+    /// The mechanism is busy with background work: no command may start.
+    fn busy(&self) -> bool {
+        false
+    }
+    /// Serve foreground request `r` on `drive` from `now` (background work
+    /// may ride along). Also returns the host's belief of the heads
+    /// afterwards when this mode keeps its own (external); `None`: the disk
+    /// unit's predictor follows the request.
+    fn serve(&mut self, drive: &mut Drive, r: &Request, now: SimTime) -> (Service, Option<HeadState>) {
+        (drive.serve(now, r.lbn, r.blocks, r.is_write), None)
+    }
+    /// The host observed the command in service complete at `now`: its new
+    /// belief of the heads, if this mode keeps its own.
+    fn observed(&mut self, _now: SimTime) -> Option<HeadState> {
+        None
+    }
+    /// The drive has nothing to serve and no foreground work waits above
+    /// it: start idle-time background work on `drive`, returning when it ends.
+    fn idle(&mut self, _now: SimTime, _drive: &mut Drive) -> Option<SimTime> {
+        None
+    }
+    /// The idle-time work started by `idle` ended at `now`.
+    fn idle_completed(&mut self, _now: SimTime) {}
+    /// Receive every run of background blocks as it is transferred.
+    fn on_transfer(&mut self, _cb: TransferCallback) {}
+    /// The run's freeblock results, given the foreground's `summary`.
+    fn finish(self: Box<Self>, _summary: &Summary, _sector_bytes: u64) -> Option<FreeblockSummary> {
+        None
+    }
+}
+
+/// No freeblock scheduling.
+pub struct Off;
+
+impl Freeblock for Off {}
+
+/// The mode `cfg` asks for (`Off` without a `[freeblock]` section).
+pub fn build(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, seed: u64) -> Result<Box<dyn Freeblock>> {
+    let Some(f) = cfg else { return Ok(Box::new(Off)) };
+    let tasks = Tasks::new(model.layout.capacity(), &f.tasks)?;
+    let mut planner = Planner::new(model.clone(), &tasks, f.search_tracks);
+    planner.seek_conservatism_ns = SimDuration::from_ms(f.seek_conservatism_ms).ns();
+    let work = Work {
+        plan: f.plan,
+        tasks,
+        planner,
+        idle: f.idle,
+        bg_write: f.tasks.iter().any(|t| t.write),
+        busy: None,
+        summary: FreeblockSummary::default(),
+        planner_ns: 0,
+    };
+    Ok(if f.external() {
+        Box::new(ExternalMode { work, external: External::new(model.clone(), &f.noise, seed) })
+    } else {
+        Box::new(Firmware(work))
+    })
+}
+
+/// What both modes keep: tasks, planner and what they achieved.
+struct Work {
+    tasks: Tasks,
+    planner: Planner,
+    /// Also use the drive's idle time.
+    idle: bool,
+    bg_write: bool,
+    /// The idle-time visit in progress.
+    busy: Option<(Visit, SimTime)>,
+    summary: FreeblockSummary,
+    planner_ns: u128,
+    /// False: no background work is planned (the baseline run).
+    plan: bool,
+}
+
+impl Work {
+    /// Idle time: read the nearest wanted track.
+    fn idle(&mut self, now: SimTime, drive: &mut Drive) -> Option<SimTime> {
+        if !self.idle {
+            return None;
+        }
+        let at = drive.state.head;
+        let (visit, end) = self.planner.idle(now, (at.cylinder, at.head), self.bg_write, &self.tasks)?;
+        drive.state.head = HeadState { cylinder: visit.cylinder, head: visit.head, time: end, ..Default::default() };
+        self.busy = Some((visit, end));
+        Some(end)
+    }
+
+    fn idle_completed(&mut self, now: SimTime) {
+        if let Some((visit, _)) = self.busy.take() {
+            self.summary.idle_blocks += self.planner.credit(&visit, now, &mut self.tasks);
+        }
+    }
+
+    fn finish(mut self, summary: &Summary, sector_bytes: u64, external: Option<&External>) -> FreeblockSummary {
+        let s = &mut self.summary;
+        let span_s = summary.sim_time_ms / 1000.0;
+        let bytes = sector_bytes as f64;
+        if span_s > 0.0 && summary.iops > 0.0 {
+            // Over the foreground's measured span (requests / IOPS).
+            let fg_span_s = summary.requests as f64 / summary.iops;
+            s.free_mb_per_s = (s.free_blocks + s.idle_blocks) as f64 * bytes / fg_span_s / 1e6;
+            s.latency_mb_per_s = s.free_blocks as f64 * bytes / fg_span_s / 1e6;
+        }
+        s.planner_us_per_opportunity = if s.opportunities > 0 { self.planner_ns as f64 / s.opportunities as f64 / 1e3 } else { 0.0 };
+        s.tasks = self.tasks.status().to_vec();
+        s.external = external.map(External::summary);
+        self.summary
+    }
+}
+
+/// In the drive's firmware: the planner's model is the drive.
+struct Firmware(Work);
+
+impl Freeblock for Firmware {
+    fn busy(&self) -> bool {
+        self.0.busy.is_some()
+    }
+    fn serve(&mut self, drive: &mut Drive, r: &Request, now: SimTime) -> (Service, Option<HeadState>) {
+        let service = drive.serve(now, r.lbn, r.blocks, r.is_write);
+        let f = &mut self.0;
+        if f.plan && service.media_start.0 > 0 && !service.cache_hit {
+            // The plan ends with the heads over the request's first sector
+            // exactly when they would have been without it.
+            let source = drive.last_source;
+            let clock = std::time::Instant::now();
+            let plan = f.planner.plan(source.time, (source.cylinder, source.head), (r.target.cylinder, r.target.head),
+                                      service.media_start, r.is_write, f.bg_write, &f.tasks);
+            f.planner_ns += clock.elapsed().as_nanos();
+            f.summary.opportunities += 1;
+            for v in &plan.visits {
+                f.summary.free_blocks += f.planner.credit(v, service.media_start, &mut f.tasks);
+            }
+        }
+        (service, None)
+    }
+    fn idle(&mut self, now: SimTime, drive: &mut Drive) -> Option<SimTime> {
+        self.0.idle(now, drive)
+    }
+    fn idle_completed(&mut self, now: SimTime) {
+        self.0.idle_completed(now)
+    }
+    fn on_transfer(&mut self, cb: TransferCallback) {
+        self.0.tasks.on_transfer = Some(cb);
+    }
+    fn finish(self: Box<Self>, summary: &Summary, sector_bytes: u64) -> Option<FreeblockSummary> {
+        Some(self.0.finish(summary, sector_bytes, None))
+    }
+}
+
+/// Outside the drive: the host plans with its own model, and the (noisy)
+/// drive serves both.
+struct ExternalMode {
+    work: Work,
+    external: External,
+}
+
+impl Freeblock for ExternalMode {
+    fn busy(&self) -> bool {
+        self.work.busy.is_some()
+    }
+    fn serve(&mut self, drive: &mut Drive, r: &Request, _now: SimTime) -> (Service, Option<HeadState>) {
+        let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder: r.target.cylinder, head: r.target.head, ready: r.issued };
+        let f = &mut self.work;
+        let planner = f.plan.then_some(&mut f.planner);
+        let service = self.external.serve(drive, &fg, planner, &mut f.tasks, f.bg_write, &mut f.summary, &mut f.planner_ns);
+        (service, Some(self.external.belief()))
+    }
+    fn observed(&mut self, now: SimTime) -> Option<HeadState> {
+        self.external.observed(now);
+        Some(self.external.belief())
+    }
+    fn idle(&mut self, now: SimTime, drive: &mut Drive) -> Option<SimTime> {
+        self.work.idle(now, drive)
+    }
+    fn idle_completed(&mut self, now: SimTime) {
+        self.work.idle_completed(now)
+    }
+    fn on_transfer(&mut self, cb: TransferCallback) {
+        self.work.tasks.on_transfer = Some(cb);
+    }
+    fn finish(self: Box<Self>, summary: &Summary, sector_bytes: u64) -> Option<FreeblockSummary> {
+        let ExternalMode { work, external } = *self;
+        Some(work.finish(summary, sector_bytes, Some(&external)))
+    }
+}

@@ -1,0 +1,135 @@
+//! `SimConfig` -> `Simulation`: every part built, and every check that
+//! needs the disk made, before the run starts.
+
+use super::disk_unit::DiskUnit;
+use super::queue_level::QueueLevel;
+use super::{Accounting, Reconfigured, Shared, Simulation};
+use crate::config::SimConfig;
+use crate::disk::{builtin, DiskModel, Drive, Predictor};
+use crate::engine::Engine;
+use crate::error::{config_err, Error, Result};
+use crate::host::array::{Array, ArrayLayout, Splits};
+use crate::metrics::Metrics;
+use crate::sched::{self, Scheduler};
+use crate::time::{SimDuration, SimTime};
+use crate::workload::WorkloadConfig;
+use rand::SeedableRng;
+use std::sync::Arc;
+
+impl Simulation {
+    /// Build a run from `cfg`, resolving its disk model.
+    pub fn new(cfg: &SimConfig) -> Result<Simulation> {
+        cfg.validate()?;
+        let spec = builtin::resolve(&cfg.disk.model, cfg.base_dir.as_deref())?;
+        let model = Arc::new(DiskModel::new(spec)?);
+        Self::with_model(cfg, model)
+    }
+
+    /// Build a run from `cfg` on an already built disk model.
+    pub fn with_model(cfg: &SimConfig, model: Arc<DiskModel>) -> Result<Simulation> {
+        cfg.validate()?;
+        let mut host_sched = build_queue_sched("host", &cfg.host.scheduler, &cfg.host.set)?;
+        let series_window = cfg.run.series_window_ms.map(SimDuration::from_ms);
+        if let Some(shaper) = &cfg.host.shaper {
+            host_sched = Box::new(crate::qos::shaper::Shaper::new(shaper, host_sched, series_window)?);
+        }
+        let n = cfg.disk.count;
+        let class_expire = SimDuration::from_ms(cfg.host.class_expire_ms);
+        // The level that feeds the disks limits each disk; the host above a controller, the controller's total.
+        let levels = match &cfg.controller {
+            None => vec![QueueLevel::new("host", host_sched, class_expire, u32::MAX, cfg.host.queue_threshold, Some(Metrics::host_queue))],
+            Some(c) => {
+                let ctl = build_queue_sched("controller", &c.scheduler, &c.set)?;
+                vec![QueueLevel::new("host", host_sched, class_expire, cfg.host.queue_threshold, u32::MAX, Some(Metrics::host_queue)),
+                     QueueLevel::new("controller", ctl, class_expire, c.queue_threshold, c.per_disk(), Some(Metrics::controller_queue))]
+            }
+        };
+        let array = Array::new(n, cfg.disk.array, cfg.disk.stripe_kb, model.layout.capacity(), model.spec.sector_bytes)?;
+        if n > 1 && cfg.freeblock.is_some() {
+            return Err(config_err("freeblock", "freeblock scheduling needs a single disk (disk.count = 1)"));
+        }
+        let mut units = Vec::new();
+        for _ in 0..n {
+            let sched = build_queue_sched("disk", &cfg.disk.scheduler, &cfg.disk.set)?;
+            // A drive serves one command at a time: its queue's thresholds are not consulted.
+            let queue = QueueLevel::new("disk", sched, class_expire, u32::MAX, u32::MAX, None);
+            units.push(DiskUnit::new(Drive::new(model.clone()), queue, Box::new(crate::background::freeblock::Off)));
+        }
+        let depth = model.spec.controller.queue_depth;
+        let (key, per_disk) = match &cfg.controller {
+            None => ("host.queue_threshold", cfg.host.queue_threshold),
+            Some(c) if c.per_disk_threshold.is_some() => ("controller.per_disk_threshold", c.per_disk()),
+            Some(c) => ("controller.queue_threshold", c.queue_threshold),
+        };
+        if per_disk > depth {
+            return Err(config_err(key, format!("{per_disk} exceeds the drive's command queue depth of {depth}")));
+        }
+        let mut workload = cfg.workload.clone();
+        if let WorkloadConfig::Trace(t) = &mut workload {
+            if t.device_disks && (cfg.disk.array != ArrayLayout::Concat) {
+                return Err(config_err("workload.device_disks", "needs disk.array = \"concat\""));
+            }
+            t.array_disks = n;
+        }
+        let generator = workload.build(array.capacity(), model.spec.sector_bytes, cfg.base_dir.as_deref())?;
+        // Freeblock needs a single disk (checked above): it is disk 0's background work.
+        units[0].freeblock = crate::background::freeblock::build(cfg.freeblock.as_ref(), &model, cfg.seed)?;
+        let mut reconfigure = Vec::new();
+        for (i, r) in cfg.reconfigure.iter().enumerate() {
+            let which = match r.queue.as_str() {
+                "host" => Reconfigured::Level(0),
+                "controller" => Reconfigured::Level(1),
+                _ => Reconfigured::Disks,
+            };
+            let copies = if matches!(which, Reconfigured::Disks) { n } else { 1 };
+            let s = (0..copies).map(|_| build_queue_sched(&format!("reconfigure[{i}]"), &r.scheduler, &r.set))
+                .collect::<Result<Vec<_>>>()?;
+            reconfigure.push((SimTime::ZERO + SimDuration::from_ms(r.at_ms), which, s));
+        }
+        let mut metrics = Metrics::new(cfg.run.warmup_requests, cfg.run.records, model.spec.sector_bytes);
+        if let Some(w) = series_window {
+            metrics.keep_series(w.ns());
+        }
+        if cfg.controller.is_some() {
+            metrics.keep_controller_queue();
+        }
+        let external = cfg.freeblock.as_ref().is_some_and(|f| f.external());
+        Ok(Simulation {
+            engine: Engine::new(),
+            shared: Shared {
+                reqs: Default::default(),
+                predictor: Predictor { overlapped: external, ..Predictor::exact(model.clone()) },
+                placement: Default::default(),
+                sector_bytes: model.spec.sector_bytes as u64,
+            },
+            generator,
+            rng: crate::workload::SimRng::seed_from_u64(cfg.seed),
+            levels,
+            units,
+            array,
+            splits: Splits::default(),
+            pieces: Vec::new(),
+            metrics,
+            acct: Accounting::default(),
+            limit: cfg.run.requests.unwrap_or(match cfg.workload {
+                WorkloadConfig::Trace(_) => u64::MAX, // the whole trace
+                _ => 10_000,
+            }),
+            stop_arrivals_at: cfg.run.duration_ms.map(|ms| SimTime::ZERO + SimDuration::from_ms(ms)),
+            model,
+            reconfigure,
+            completions: Vec::new(),
+            started: false,
+        })
+    }
+}
+
+/// The scheduler of a queue's config section (`level`: host, controller,
+/// disk, reconfigure[i]); errors name `level.scheduler` or `level.set.KEY`.
+fn build_queue_sched(level: &str, name: &str, set: &std::collections::BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>> {
+    let settings: Vec<(String, f64)> = set.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    sched::build_as(Some("set"), name, &settings).map_err(|e| match e {
+        Error::Config { what, msg } => Error::Config { what: format!("{level}.{what}"), msg },
+        e => e,
+    })
+}

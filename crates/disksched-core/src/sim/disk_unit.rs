@@ -1,0 +1,133 @@
+//! `DiskUnit`: one disk of the array: the drive (the truth), its command
+//! queue (a `QueueLevel`), the host's belief of where its heads are, the
+//! command in service and its background work (`background::freeblock`).
+//! It answers with what happened; the router schedules the events.
+
+use super::queue_level::QueueLevel;
+use super::Shared;
+use crate::background::freeblock::Freeblock;
+use crate::disk::{Drive, DriveState, HeadState, Service, TrackPiece};
+use crate::error::{Error, Result};
+use crate::host::ReqId;
+use crate::time::SimTime;
+
+/// What a disk unit did when asked to start its next command.
+pub(crate) enum Start {
+    /// The mechanism is busy (a command or background work).
+    Busy,
+    /// Nothing queued: the drive is idle.
+    Idle,
+    /// Request `id` went into service; it completes at `service.done`.
+    Served { id: ReqId, service: Service },
+}
+
+pub(crate) struct DiskUnit {
+    pub(crate) drive: Drive,
+    /// The drive's own command queue.
+    pub(crate) queue: QueueLevel,
+    in_service: Option<ReqId>,
+    /// The host's belief of the drive's state after the last command it knows of.
+    pub(crate) belief: DriveState,
+    belief_pieces: Vec<TrackPiece>,
+    pub(crate) freeblock: Box<dyn Freeblock>,
+}
+
+/// Where a positioning prediction starts: the heads of `state`, free no earlier than `now`.
+pub(crate) fn head_at(state: &DriveState, now: SimTime) -> HeadState {
+    HeadState { time: state.head.time.max(now), last_was_write: state.last_was_write, ..state.head }
+}
+
+impl DiskUnit {
+    pub(crate) fn new(drive: Drive, queue: QueueLevel, freeblock: Box<dyn Freeblock>) -> DiskUnit {
+        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), belief_pieces: Vec::new(), freeblock }
+    }
+
+    /// Requests sent to this disk and not yet done (queued or in service).
+    #[inline]
+    pub(crate) fn outstanding(&self) -> u64 {
+        self.queue.counters.outstanding()
+    }
+
+    /// The drive's own view (firmware knows where its heads are).
+    #[inline]
+    pub(crate) fn head(&self, now: SimTime) -> HeadState {
+        head_at(&self.drive.state, now)
+    }
+
+    /// The host's view: its belief of the heads.
+    #[inline]
+    pub(crate) fn believed_head(&self, now: SimTime) -> HeadState {
+        head_at(&self.belief, now)
+    }
+
+    /// Request `id` enters the drive's command queue.
+    pub(crate) fn insert(&mut self, id: ReqId, shared: &mut Shared, now: SimTime) {
+        let r = shared.reqs.get_mut(id);
+        r.issued = now;
+        let flow = r.flow;
+        let ctx = shared.ctx(now, self.head(now), None);
+        self.queue.insert(id, flow, &ctx);
+    }
+
+    /// An empty seek of the arm to `cylinder`; the host's belief follows it.
+    pub(crate) fn travel(&mut self, cylinder: u32, now: SimTime) {
+        self.drive.travel(now, cylinder);
+        let b = &mut self.belief.head;
+        let seek_ns = self.drive.model.mech.reposition_ns(b.cylinder, b.head, cylinder, b.head, false);
+        *b = HeadState { cylinder, time: SimTime(b.time.max(now).0 + seek_ns), ..*b };
+    }
+
+    /// If the mechanism is free, let the drive's scheduler pick the next
+    /// command, place it (range requests) and serve it.
+    pub(crate) fn start(&mut self, shared: &mut Shared, now: SimTime) -> Result<Start> {
+        if self.in_service.is_some() || self.freeblock.busy() {
+            return Ok(Start::Busy);
+        }
+        if self.queue.sched.is_empty() {
+            return Ok(Start::Idle);
+        }
+        let ctx = shared.ctx(now, self.head(now), Some(self.drive.cache()));
+        let id = self.queue.force(&ctx)?;
+        for cylinder in self.queue.sched.travel_first() {
+            self.travel(cylinder, now);
+        }
+        let head = self.head(now);
+        if shared.reqs.get(id).range.is_some() {
+            shared.placement.place(shared.reqs.get_mut(id), &head, &shared.predictor)?;
+        }
+        let r = shared.reqs.get(id);
+        let (service, believed) = self.freeblock.serve(&mut self.drive, r, now);
+        match believed {
+            Some(head) => self.belief = DriveState { head, last_was_write: r.is_write },
+            None => {
+                // The host's belief follows its own model of the drive.
+                self.belief.head.time = self.belief.head.time.max(now);
+                shared.predictor.model.serve(&mut self.belief, now, r.lbn, r.blocks, r.is_write, &mut self.belief_pieces);
+            }
+        }
+        let bytes = shared.bytes(r.blocks);
+        let r = shared.reqs.get_mut(id);
+        (r.started, r.service) = (now, service);
+        self.queue.sent(id, false, bytes, r.is_write);
+        self.in_service = Some(id);
+        Ok(Start::Served { id, service })
+    }
+
+    /// The command in service completed at `now`: the disk's scheduler and
+    /// the host's belief hear of it; returns the request.
+    pub(crate) fn completed(&mut self, d: usize, now: SimTime) -> Result<ReqId> {
+        let id = self.in_service.take().ok_or_else(|| Error::Invariant(format!("disk {d}: completion with no command in service")))?;
+        if let Some(head) = self.freeblock.observed(now) {
+            self.belief.head = head;
+        }
+        Ok(id)
+    }
+
+    /// After a completion: with nothing left, the host observes the
+    /// completion time; its believed position stays its own.
+    pub(crate) fn settle_belief(&mut self, now: SimTime) {
+        if self.in_service.is_none() && self.queue.sched.is_empty() {
+            self.belief.head.time = now;
+        }
+    }
+}

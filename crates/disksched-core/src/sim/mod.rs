@@ -1,0 +1,304 @@
+//! The simulation: parts that answer what should happen next, and one
+//! router that owns the event engine and passes requests down (FreeBSD's
+//! `g_sched_dispatch` loop; DiskSim's event switch). The queue topology:
+//!
+//! ```text
+//! workload -> host queue -(host.queue_threshold)-> [controller queue -(controller thresholds)->]
+//!          -> disk queue of each disk -> drive, one command at a time
+//! ```
+//!
+//! for one disk or an array of identical disks behind one controller
+//! (concatenated or striped). Every queue is a `QueueLevel` with its own
+//! scheduler from the one registry; each disk is a `DiskUnit` (drive, queue,
+//! belief, background work). `docs/architecture.md` draws a request's path.
+//!
+//! Request life cycle: `RequestArrived` (generator) -> split into one piece
+//! per disk (`host::array::Splits`; pieces are the unit of every queue and
+//! threshold below) -> host level `offer` -> the pass-down loop while there
+//! is room below -> (controller level `offer` -> its pass-down loop) -> disk
+//! unit `insert` -> `start` when the mechanism is free -> `DiskCompleted`
+//! at the time the drive model computed -> every level hears of it ->
+//! `Splits::join` -> completion of the workload's request.
+//!
+//! Without a `[controller]` the host queue feeds the disks: it is the
+//! driver's queue of one disk, or the controller's one logical queue of an
+//! array (Riska & Riedel), and `host.queue_threshold` bounds what is
+//! outstanding at each disk. With one, the host queue is the driver's:
+//! `host.queue_threshold` bounds what is outstanding at the controller (its
+//! queue and the disks), and the controller queue feeds the disks, at most
+//! `controller.queue_threshold` outstanding at them together and
+//! `controller.per_disk_threshold` at each. The queue that feeds the disks is
+//! one logical queue: when its scheduler hands out a piece whose disk is at
+//! its threshold, the piece waits at the head and nothing passes it until
+//! that disk has room.
+
+mod accounting;
+mod build;
+mod disk_unit;
+mod event;
+mod queue_level;
+mod route;
+
+pub use accounting::{Counters, QueueCounters};
+
+use crate::background::FreeblockSummary;
+use crate::disk::{DiskModel, HeadState, Predictor};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::host::array::{Array, Splits};
+use crate::host::range::Placement;
+use crate::host::{Request, RequestTable};
+use crate::metrics::{Metrics, Records, Series, Summary};
+use crate::sched::SchedCtx;
+use crate::time::SimTime;
+use crate::workload::{Generator, IoSpec, SimRng};
+use accounting::DoneSet;
+use disk_unit::DiskUnit;
+use event::Event;
+use queue_level::QueueLevel;
+use std::sync::Arc;
+
+/// What every part reads and a few write: the live requests, the
+/// predictor schedulers consult, and range placement.
+pub(crate) struct Shared {
+    pub(crate) reqs: RequestTable,
+    pub(crate) predictor: Predictor,
+    pub(crate) placement: Placement,
+    sector_bytes: u64,
+}
+
+impl Shared {
+    /// What a scheduler may look at (`sched::SchedCtx`): the one place it is built.
+    #[inline]
+    pub(crate) fn ctx<'a>(&'a self, now: SimTime, head: HeadState, cache: Option<&'a crate::disk::cache::Cache>) -> SchedCtx<'a> {
+        SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.placement.claims, cache }
+    }
+
+    /// Bytes of `blocks` sectors.
+    #[inline]
+    pub(crate) fn bytes(&self, blocks: u32) -> u64 {
+        blocks as u64 * self.sector_bytes
+    }
+}
+
+/// Which queue a run-time reconfiguration replaces the scheduler of.
+#[derive(Clone, Copy)]
+enum Reconfigured {
+    /// The level at this index above the disks (0 = host).
+    Level(usize),
+    /// Every disk's command queue.
+    Disks,
+}
+
+/// A run in progress: the router and the parts it passes requests between.
+pub struct Simulation {
+    engine: Engine<Event>,
+    shared: Shared,
+    generator: Box<dyn Generator>,
+    rng: SimRng,
+    /// The queue levels above the disks, top first: the host's, then the controller's if any.
+    levels: Vec<QueueLevel>,
+    units: Vec<DiskUnit>,
+    array: Array,
+    splits: Splits,
+    /// Pieces of the request being admitted (a buffer kept across arrivals).
+    pieces: Vec<crate::host::ReqId>,
+    metrics: Metrics,
+    acct: Accounting,
+    /// Most requests the workload may issue, and when arrivals stop.
+    limit: u64,
+    stop_arrivals_at: Option<SimTime>,
+    model: Arc<DiskModel>,
+    /// Schedulers to switch to, built (and so checked) up front: (at, queue,
+    /// one scheduler for a level or one per disk).
+    reconfigure: Vec<(SimTime, Reconfigured, Vec<Box<dyn crate::sched::Scheduler>>)>,
+    /// Requests `submit`ted from outside that completed since `run_until` last returned.
+    completions: Vec<Request>,
+    /// `start` has scheduled the workload's arrivals.
+    started: bool,
+}
+
+/// The client of requests `submit`ted from outside the workload (no
+/// generator hears of them).
+pub const SUBMITTED: u32 = u32::MAX;
+
+/// The run's request counts that belong to no single level.
+#[derive(Default)]
+struct Accounting {
+    arrived: u64,
+    pieces: u64,
+    host_dispatched: u64,
+    drive_dispatched: u64,
+    completed: u64,
+    /// Every disk's queue together.
+    disk_queue: QueueCounters,
+    /// Which pieces (by seq) completed, to catch double completions.
+    done: DoneSet,
+}
+
+/// Result of a run.
+pub struct RunResult {
+    /// The run's figures.
+    pub summary: Summary,
+    /// Request accounting.
+    pub counters: Counters,
+    /// Each scheduler's own counters: ("host" | "controller" | "disk", name, value).
+    pub scheduler_counters: Vec<(&'static str, &'static str, u64)>,
+    /// Freeblock results, with a `[freeblock]` section.
+    pub freeblock: Option<FreeblockSummary>,
+    /// Per-request records, if `run.records` was set.
+    pub records: Option<Records>,
+    /// Time series, if `run.series_window_ms` was set.
+    pub series: Option<Series>,
+}
+
+impl Simulation {
+    /// Receive every run of background blocks as it is transferred: (task, lo, hi, time).
+    pub fn on_background_transfer(&mut self, cb: crate::background::TransferCallback) {
+        self.units[0].freeblock.on_transfer(cb);
+    }
+
+    /// The drive model every disk of the run is.
+    pub fn model(&self) -> &Arc<DiskModel> {
+        &self.model
+    }
+
+    /// Run to completion. `progress(completed, limit)` is called every so
+    /// often; returning false aborts the run (an error).
+    pub fn run(mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<RunResult> {
+        self.start();
+        let mut steps: u64 = 0;
+        while let Some((now, ev)) = self.engine.step() {
+            self.handle(ev, now)?;
+            steps += 1;
+            if steps & 0xFFFF == 0 && !progress(self.acct.completed, self.limit) {
+                return Err(Error::Config { what: "run".into(), msg: "interrupted".into() });
+            }
+        }
+        self.finish(progress)
+    }
+
+    /// Step-by-step use (a live client): admit request `io` now (the time
+    /// `run_until` last reached), as client `SUBMITTED`; its flow is
+    /// `io.flow`, else `SUBMITTED`. The workload's own arrivals start only
+    /// with `start`.
+    pub fn submit(&mut self, io: IoSpec) -> Result<()> {
+        let now = self.engine.now();
+        self.admit(SUBMITTED, io.flow.unwrap_or(SUBMITTED), io, now)
+    }
+
+    /// Step-by-step use: handle every event up to and including `until`,
+    /// leave the clock at `until`, and return the submitted requests that
+    /// completed meanwhile (at their array addresses, with their times).
+    pub fn run_until(&mut self, until: SimTime) -> Result<Vec<Request>> {
+        while self.engine.peek().is_some_and(|t| t <= until) {
+            let (now, ev) = self.engine.step().expect("peeked");
+            self.handle(ev, now)?;
+        }
+        self.engine.advance_to(until);
+        Ok(std::mem::take(&mut self.completions))
+    }
+
+    /// Step-by-step use: end the run (every request must have completed)
+    /// and collect its results, as `run` does.
+    pub fn into_result(self) -> Result<RunResult> {
+        self.finish(&mut |_, _| true)
+    }
+
+    /// The simulated time now.
+    pub fn now(&self) -> SimTime {
+        self.engine.now()
+    }
+
+    /// Schedule the reconfigurations and the workload's first arrivals
+    /// (`run` does this; call it once before `run_until` to run the
+    /// workload alongside submitted requests).
+    pub fn start(&mut self) {
+        if std::mem::replace(&mut self.started, true) {
+            return;
+        }
+        for i in 0..self.reconfigure.len() {
+            self.schedule(self.reconfigure[i].0, Event::ReconfigurationDue(i));
+        }
+        for (t, client) in self.generator.start(&mut self.rng) {
+            self.schedule(t, Event::RequestArrived { client });
+        }
+    }
+
+    #[inline]
+    fn schedule(&mut self, at: SimTime, ev: Event) {
+        self.engine.schedule(at, ev.priority(), ev);
+    }
+
+    /// Route event `ev` at `now` to the part that owns it.
+    fn handle(&mut self, ev: Event, now: SimTime) -> Result<()> {
+        match ev {
+            Event::RequestArrived { client } => self.request_arrived(client, now),
+            Event::DiskCompleted(d) => self.disk_completed(d as usize, now),
+            Event::BackgroundCompleted(d) => {
+                self.units[d as usize].freeblock.idle_completed(now);
+                self.drive_start(d as usize, now)?;
+                self.pass_down_from(0, now)
+            }
+            Event::ReconfigurationDue(i) => self.reconfigure(i, now),
+            Event::WakeDue(level) => match self.levels[level as usize].woken(now) {
+                true => self.pass_down_from(level as usize, now),
+                false => Ok(()),
+            },
+        }
+    }
+
+    /// The end of a run: prove every request was accounted for, collect results.
+    fn finish(mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<RunResult> {
+        let end = self.engine.now();
+        if let Some(e) = self.generator.take_error() {
+            return Err(e);
+        }
+        let counters = self.counters();
+        let queued = self.levels.iter().map(QueueLevel::pending).chain(self.units.iter().map(|u| u.queue.sched.len())).sum::<usize>();
+        counters.check(queued as u64, self.shared.reqs.live(), self.splits.any_open(), self.acct.done.count, self.metrics.completed)?;
+        progress(counters.completed, self.limit);
+        let scheduler_counters = self.levels.iter().chain(self.units.iter().map(|u| &u.queue))
+            .flat_map(|l| l.sched.counters().into_iter().map(|(n, v)| (l.name, n, v)))
+            .collect();
+        let summary = self.metrics.summary(end);
+        if summary.requests == 0 && counters.completed > 0 {
+            // A run whose every request is warm-up has no figures to report.
+            return Err(crate::error::config_err("run.warmup_requests", format!(
+                "leaves none of the run's {} requests measured; it must be below the request count", counters.completed)));
+        }
+        let no_freeblock = Box::new(crate::background::freeblock::Off);
+        let freeblock = std::mem::replace(&mut self.units[0].freeblock, no_freeblock).finish(&summary, self.shared.sector_bytes);
+        let samples = self.levels[0].sched.timeline(end);
+        Ok(RunResult {
+            freeblock,
+            summary,
+            counters,
+            scheduler_counters,
+            records: self.metrics.records.take(),
+            series: self.metrics.take_series(samples)?,
+        })
+    }
+
+    /// The counters so far: the run's, each level's and range placement's.
+    fn counters(&self) -> Counters {
+        let a = &self.acct;
+        Counters {
+            arrived: a.arrived,
+            pieces: a.pieces,
+            host_dispatched: a.host_dispatched,
+            drive_dispatched: a.drive_dispatched,
+            completed: a.completed,
+            host_queue: self.levels[0].counters.clone(),
+            controller_queue: self.levels.get(1).map(|c| c.counters.clone()),
+            disk_queue: a.disk_queue.clone(),
+            range_placed: self.shared.placement.placed,
+            range_overlaps: self.shared.placement.overlaps,
+        }
+    }
+}
+
+/// Convenience: build and run a config.
+pub fn run(cfg: &crate::config::SimConfig) -> Result<RunResult> {
+    Simulation::new(cfg)?.run(&mut |_, _| true)
+}

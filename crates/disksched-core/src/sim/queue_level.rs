@@ -1,0 +1,241 @@
+//! `QueueLevel`: one type for the host queue, the controller queue and each
+//! disk's command queue. It holds the owner's half of the scheduler contract
+//! (`sched::Scheduler`): classes, forced dispatch, wake times, which
+//! scheduler generation dispatched each request, and the level's counters.
+//! It decides nothing about where a request goes next: it answers, and the
+//! router (`sim::mod`) acts.
+
+use super::accounting::QueueCounters;
+use crate::error::{Error, Result};
+use crate::host::ReqId;
+use crate::metrics::Metrics;
+use crate::sched::{Classes, SchedCtx, Scheduler};
+use crate::time::{SimDuration, SimTime};
+
+/// What a level's scheduler answered when asked for its next request.
+pub(crate) enum Pick {
+    /// Send this request below.
+    Request(ReqId),
+    /// Nothing now; ask again at this time (a wake-up not yet scheduled).
+    WakeAt(SimTime),
+    /// Nothing now; something already scheduled or in flight will ask again.
+    Wait,
+}
+
+/// A queue level: its scheduler and everything its owner keeps for it.
+pub(crate) struct QueueLevel {
+    /// "host", "controller" or "disk": how its scheduler's counters are reported.
+    pub(crate) name: &'static str,
+    pub(crate) sched: Box<dyn Scheduler>,
+    /// Flows with requests here (for `init_class` / `fini_class`).
+    classes: Classes,
+    /// The `wake_at` time a wake-up event is scheduled for.
+    wake: Option<SimTime>,
+    /// Bumped when the scheduler is replaced at run time.
+    gen: u32,
+    /// Most requests in flight below this level in total and at each disk
+    /// (`u32::MAX`: no limit; a disk's own level takes one at a time anyway).
+    pub(crate) threshold: u32,
+    pub(crate) per_disk_threshold: u32,
+    /// A request the scheduler handed out whose disk was full: it blocks the level.
+    pub(crate) held: Option<ReqId>,
+    /// By request slot: 1 + the generation of this level's scheduler that
+    /// dispatched it; 0 if it did not (not here yet, bypassed, or done).
+    dispatched_by: Vec<u32>,
+    pub(crate) counters: QueueCounters,
+    /// Where the level's length is measured (none for a disk: the disks'
+    /// gauge counts what is outstanding at them).
+    gauge: Option<fn(&mut Metrics, SimTime, usize)>,
+}
+
+impl QueueLevel {
+    pub(crate) fn new(name: &'static str, sched: Box<dyn Scheduler>, class_expire: SimDuration, threshold: u32,
+                      per_disk_threshold: u32, gauge: Option<fn(&mut Metrics, SimTime, usize)>) -> QueueLevel {
+        QueueLevel { name, sched, classes: Classes::new(class_expire), wake: None, gen: 0, threshold, per_disk_threshold,
+                     held: None, dispatched_by: Vec::new(), counters: QueueCounters::default(), gauge }
+    }
+
+    /// Request `id` of `flow` arrives at a level above the disks. False: the
+    /// scheduler let it bypass the queue (the caller sends it below at once).
+    #[inline]
+    pub(crate) fn offer(&mut self, id: ReqId, flow: u32, ctx: &SchedCtx) -> bool {
+        self.counters.requests += 1;
+        if self.sched.bypass(id, ctx) {
+            return false;
+        }
+        self.queue(id, flow, ctx);
+        true
+    }
+
+    /// Request `id` of `flow` enters a disk's command queue (no bypass there).
+    #[inline]
+    pub(crate) fn insert(&mut self, id: ReqId, flow: u32, ctx: &SchedCtx) {
+        self.counters.requests += 1;
+        self.queue(id, flow, ctx);
+    }
+
+    #[inline]
+    fn queue(&mut self, id: ReqId, flow: u32, ctx: &SchedCtx) {
+        self.classes.enter(self.sched.as_mut(), flow);
+        self.sched.insert(id, ctx);
+    }
+
+    /// The scheduler's next request. With `nothing_below` no completion will
+    /// ask again, so a scheduler holding back (anticipation) without a wake
+    /// time is forced: a level never stalls.
+    #[inline]
+    pub(crate) fn pick(&mut self, ctx: &SchedCtx, nothing_below: bool) -> Result<Pick> {
+        if let Some(id) = self.sched.dispatch(ctx, false) {
+            return Ok(Pick::Request(id));
+        }
+        if let Some(t) = self.sched.wake_at().filter(|&t| t > ctx.now) {
+            if self.wake == Some(t) {
+                return Ok(Pick::Wait);
+            }
+            self.wake = Some(t);
+            return Ok(Pick::WakeAt(t));
+        }
+        if !nothing_below {
+            return Ok(Pick::Wait);
+        }
+        self.force(ctx).map(Pick::Request)
+    }
+
+    /// A request, whatever the scheduler would rather do (a level with
+    /// requests must hand one out: the drive's queue when its mechanism is free).
+    pub(crate) fn force(&mut self, ctx: &SchedCtx) -> Result<ReqId> {
+        self.sched.dispatch(ctx, true).ok_or_else(|| Error::Invariant(format!(
+            "{} queue: {} returned nothing from a forced dispatch with {} requests", self.name, self.sched.name(), self.sched.len())))
+    }
+
+    /// A wake-up event fired: whether it is the one still wanted (a later
+    /// `wake_at` or a reconfiguration supersedes it).
+    #[inline]
+    pub(crate) fn woken(&mut self, now: SimTime) -> bool {
+        let due = self.wake == Some(now);
+        if due {
+            self.wake = None;
+        }
+        due
+    }
+
+    /// Request `id` (`bytes`, a write or not) leaves the level for the one
+    /// below, dispatched by the scheduler or, with `bypassed`, around it.
+    #[inline]
+    pub(crate) fn sent(&mut self, id: ReqId, bypassed: bool, bytes: u64, write: bool) {
+        if !bypassed {
+            let slot = id.0 as usize;
+            if slot >= self.dispatched_by.len() {
+                self.dispatched_by.resize(slot + 1, 0);
+            }
+            self.dispatched_by[slot] = self.gen + 1;
+        }
+        self.counters.sent(bytes, write);
+    }
+
+    /// Request `id` of `flow` finished at the disk. Only the scheduler
+    /// instance that dispatched it hears of it.
+    #[inline]
+    pub(crate) fn completed(&mut self, id: ReqId, flow: u32, ctx: &SchedCtx) {
+        let Some(by) = self.dispatched_by.get_mut(id.0 as usize) else { return };
+        if std::mem::take(by) == self.gen + 1 {
+            self.sched.complete(id, ctx);
+            self.classes.leave(flow, ctx.now);
+        }
+    }
+
+    /// Free the scheduler's state of flows idle for the expiry time.
+    #[inline]
+    pub(crate) fn expire(&mut self, now: SimTime) {
+        self.classes.expire(self.sched.as_mut(), now);
+    }
+
+    /// Requests queued here, with one held at the head.
+    #[inline]
+    pub(crate) fn pending(&self) -> usize {
+        self.sched.len() + self.held.is_some() as usize
+    }
+
+    /// Record the level's length `len` at `now`.
+    #[inline]
+    pub(crate) fn gauge(&self, metrics: &mut Metrics, len: usize, now: SimTime) {
+        if let Some(g) = self.gauge {
+            g(metrics, now, len);
+        }
+    }
+
+    /// Swap the scheduler for `new` (run-time reconfiguration), moving the
+    /// requests queued here across in arrival order; completions of requests
+    /// the old one dispatched are not reported to the new one.
+    pub(crate) fn replace(&mut self, mut new: Box<dyn Scheduler>, ctx: &SchedCtx) -> Result<()> {
+        self.wake = None;
+        let old = &mut self.sched;
+        let held = old.len();
+        let mut moved = old.drain();
+        if moved.len() != held || !old.is_empty() {
+            return Err(Error::Invariant(format!("reconfiguration: {} drained {} of {held} requests", old.name(), moved.len())));
+        }
+        moved.sort_by_key(|&id| ctx.reqs.get(id).seq);
+        // The new scheduler sets up the classes of the requests it takes over.
+        self.classes.reset();
+        for &id in &moved {
+            self.classes.enter(new.as_mut(), ctx.reqs.get(id).flow);
+            new.insert(id, ctx);
+        }
+        if new.len() != held {
+            return Err(Error::Invariant(format!("reconfiguration: {} holds {} of {held} requests", new.name(), new.len())));
+        }
+        self.sched = new;
+        self.gen += 1;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disk::{HeadState, Predictor};
+    use crate::host::{Request, RequestTable};
+    use crate::sched::NO_CLAIMS;
+
+    /// A scheduler that counts completions it hears of.
+    struct Counting(Vec<ReqId>, u32);
+    impl Scheduler for Counting {
+        fn name(&self) -> &'static str { "counting" }
+        fn insert(&mut self, id: ReqId, _: &SchedCtx) { self.0.push(id) }
+        fn dispatch(&mut self, _: &SchedCtx, _: bool) -> Option<ReqId> { (!self.0.is_empty()).then(|| self.0.remove(0)) }
+        fn complete(&mut self, _: ReqId, _: &SchedCtx) { self.1 += 1 }
+        fn drain(&mut self) -> Vec<ReqId> { std::mem::take(&mut self.0) }
+        fn len(&self) -> usize { self.0.len() }
+        fn counters(&self) -> Vec<(&'static str, u64)> { vec![("completed", self.1 as u64)] }
+    }
+
+    #[test]
+    fn only_the_generation_that_dispatched_hears_the_completion() {
+        let model = std::sync::Arc::new(crate::disk::DiskModel::new(crate::disk::builtin::resolve("atlas10k", None).unwrap()).unwrap());
+        let predictor = Predictor::exact(model);
+        let mut reqs = RequestTable::default();
+        let ids: Vec<ReqId> = (0..3).map(|seq| reqs.insert(Request { seq, ..Default::default() })).collect();
+        let ctx = SchedCtx { now: SimTime::ZERO, reqs: &reqs, predictor: &predictor, head: HeadState::default(), claims: &NO_CLAIMS, cache: None };
+        let mut q = QueueLevel::new("host", Box::new(Counting(vec![], 0)), SimDuration::from_ms(1.0), 4, 4, None);
+        // 0 is dispatched by the first scheduler; 1 goes around it (as a
+        // bypass does); then the scheduler is replaced and 2 is dispatched by the new one.
+        for id in [ids[0], ids[2]] {
+            assert!(q.offer(id, 0, &ctx));
+        }
+        let Ok(Pick::Request(a)) = q.pick(&ctx, false) else { panic!("a request") };
+        q.sent(a, false, 512, false);
+        q.sent(ids[1], true, 512, false);
+        q.replace(Box::new(Counting(vec![], 0)), &ctx).unwrap();
+        assert_eq!(q.sched.len(), 1, "the queued request moved across");
+        let Ok(Pick::Request(c)) = q.pick(&ctx, false) else { panic!("a request") };
+        q.sent(c, false, 512, false);
+        for id in [a, ids[1], c] {
+            q.completed(id, 0, &ctx);
+        }
+        // Only `c` reached the new scheduler's `complete`; a second report of it is ignored.
+        q.completed(c, 0, &ctx);
+        assert_eq!(q.sched.counters(), vec![("completed", 1)]);
+        assert_eq!((q.counters.requests, q.counters.in_flight), (2, 3));
+    }
+}

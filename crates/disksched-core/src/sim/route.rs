@@ -1,0 +1,272 @@
+//! The router's event handlers and the pass-down loop: the only code that
+//! schedules events and hands a request from one part to the next.
+
+use super::disk_unit::{DiskUnit, Start};
+use super::event::Event;
+use super::{Reconfigured, Shared, Simulation, SUBMITTED};
+use crate::disk::HeadState;
+use crate::error::{config_err, Error, Result};
+use crate::host::range::Targets;
+use crate::host::{ReqId, Request};
+use crate::sim::queue_level::Pick;
+use crate::time::SimTime;
+use crate::workload::IoSpec;
+
+impl Simulation {
+    /// The view of the levels above the disks: the host's belief of disk 0's
+    /// state (a positional host or controller scheduler over an array sees
+    /// the first disk's heads).
+    fn queue_head(&self, now: SimTime) -> HeadState {
+        self.units[0].believed_head(now)
+    }
+
+    pub(super) fn request_arrived(&mut self, client: u32, now: SimTime) -> Result<()> {
+        if self.acct.arrived >= self.limit || self.stop_arrivals_at.is_some_and(|t| now > t) {
+            return Ok(());
+        }
+        let Some((io, next)) = self.generator.arrive(now, client, &mut self.rng) else {
+            self.limit = self.acct.arrived; // the workload is exhausted
+            return Ok(());
+        };
+        if let Some(t) = next {
+            self.schedule(t, Event::RequestArrived { client });
+        }
+        let flow = io.flow.unwrap_or_else(|| self.generator.flow(client));
+        self.admit(client, flow, io, now)
+    }
+
+    /// Request `io` of `client` enters the system at `now`: split into its
+    /// disks' pieces, each offered to the host level, then passed down.
+    pub(super) fn admit(&mut self, client: u32, flow: u32, io: IoSpec, now: SimTime) -> Result<()> {
+        let logical = self.acct.arrived;
+        let range = match &io.range {
+            None => None,
+            Some(_) if self.units.len() > 1 => return Err(config_err("workload", "range requests need a single disk (disk.count = 1)")),
+            Some(spec) => Some(Box::new(Targets::new(spec, io.blocks, &self.model.layout).ok_or_else(|| Error::Config {
+                what: "workload".into(),
+                msg: format!("range request {logical}: no start aligned to {} blocks fits {} blocks in {:?}", spec.align_blocks, io.blocks, spec.spans),
+            })?)),
+        };
+        let lbn = range.as_ref().map_or(io.lbn, |t| t.first());
+        if range.is_some() {
+            self.shared.placement.arrived(self.acct.pieces, now);
+        }
+        self.acct.arrived += 1;
+        let request = Request {
+            seq: self.acct.pieces,
+            logical,
+            client,
+            flow,
+            class: io.class,
+            lbn,
+            blocks: io.blocks,
+            is_write: io.is_write,
+            deadline: io.deadline,
+            range,
+            arrival: now,
+            ..Default::default()
+        };
+        let mut pieces = std::mem::take(&mut self.pieces);
+        let Shared { predictor, reqs, .. } = &mut self.shared;
+        self.splits.split(&self.array, request, self.acct.pieces, |lbn| predictor.target(lbn), reqs, &mut pieces);
+        for id in pieces.drain(..) {
+            self.acct.pieces += 1;
+            self.enter(0, id, now)?;
+        }
+        self.pieces = pieces;
+        self.pass_down_from(0, now)
+    }
+
+    /// Request `id` arrives at level `i` above the disks (or bypasses it).
+    fn enter(&mut self, i: usize, id: ReqId, now: SimTime) -> Result<()> {
+        let head = self.queue_head(now);
+        let flow = self.shared.reqs.get(id).flow;
+        let level = &mut self.levels[i];
+        if !level.offer(id, flow, &self.shared.ctx(now, head, None)) {
+            return self.send_below(i, id, true, now);
+        }
+        level.gauge(&mut self.metrics, level.sched.len(), now);
+        Ok(())
+    }
+
+    /// Let the levels from `from` down send what they have room for: the
+    /// lowest first (it hears of a completion before the ones above do).
+    pub(super) fn pass_down_from(&mut self, from: usize, now: SimTime) -> Result<()> {
+        for i in (from..self.levels.len()).rev() {
+            self.pass_down(i, now)?;
+        }
+        Ok(())
+    }
+
+    /// Whether level `i` may send down request `id` (or, with `None`, any
+    /// request): below its threshold in total and at the request's disk.
+    fn has_room(&self, i: usize, id: Option<ReqId>) -> bool {
+        let level = &self.levels[i];
+        let disk_room = |u: &DiskUnit| u.outstanding() < level.per_disk_threshold as u64;
+        level.counters.in_flight < level.threshold as u64 && match id {
+            Some(id) => disk_room(&self.units[self.shared.reqs.get(id).disk as usize]),
+            None => self.units.iter().any(disk_room),
+        }
+    }
+
+    /// The pass-down loop (GEOM's `g_sched_dispatch`): move requests from
+    /// level `i` to the level below while there is room.
+    fn pass_down(&mut self, i: usize, now: SimTime) -> Result<()> {
+        if let Some(id) = self.levels[i].held {
+            if !self.has_room(i, Some(id)) {
+                return Ok(());
+            }
+            self.levels[i].held = None;
+            self.send_below(i, id, false, now)?;
+        }
+        while self.has_room(i, None) && !self.levels[i].sched.is_empty() {
+            let nothing_below = self.levels[i].counters.in_flight == 0;
+            let ctx = self.shared.ctx(now, self.queue_head(now), None);
+            let id = match self.levels[i].pick(&ctx, nothing_below)? {
+                Pick::Request(id) => id,
+                Pick::WakeAt(t) => {
+                    self.schedule(t, Event::WakeDue(i as u8));
+                    break;
+                }
+                Pick::Wait => break,
+            };
+            if !self.has_room(i, Some(id)) {
+                self.levels[i].held = Some(id);
+                break;
+            }
+            // With one in flight below it per disk this level's scheduler drives the arm: its sweeps to the edge happen.
+            let level = &mut self.levels[i];
+            let travel = level.sched.travel_first();
+            if level.threshold.min(level.per_disk_threshold) == 1 {
+                let unit = &mut self.units[self.shared.reqs.get(id).disk as usize];
+                for cylinder in travel {
+                    unit.travel(cylinder, now);
+                }
+            }
+            self.send_below(i, id, false, now)?;
+        }
+        let level = &self.levels[i];
+        level.gauge(&mut self.metrics, level.pending(), now);
+        Ok(())
+    }
+
+    /// Request `id` leaves level `i` (dispatched, or `bypassed`) for the
+    /// level below: the next queue level, or its disk.
+    fn send_below(&mut self, i: usize, id: ReqId, bypassed: bool, now: SimTime) -> Result<()> {
+        let r = self.shared.reqs.get_mut(id);
+        if i == 0 {
+            r.host_dispatched = now;
+            self.acct.host_dispatched += 1;
+        }
+        let (blocks, write) = (r.blocks, r.is_write);
+        self.levels[i].sent(id, bypassed, self.shared.bytes(blocks), write);
+        if i + 1 < self.levels.len() {
+            // The level below acts on each request as it comes, as on each completion.
+            self.enter(i + 1, id, now)?;
+            self.pass_down(i + 1, now)
+        } else {
+            self.issue(id, now)
+        }
+    }
+
+    /// Request `id` enters its disk's command queue.
+    fn issue(&mut self, id: ReqId, now: SimTime) -> Result<()> {
+        let d = self.shared.reqs.get(id).disk as usize;
+        self.acct.disk_queue.requests += 1;
+        self.metrics.disk_queue(now, self.acct.disk_queue.outstanding() as u32);
+        self.units[d].insert(id, &mut self.shared, now);
+        self.drive_start(d, now)
+    }
+
+    /// Disk `d` starts its next command if its mechanism is free; idle, its
+    /// background work may use the time.
+    pub(super) fn drive_start(&mut self, d: usize, now: SimTime) -> Result<()> {
+        match self.units[d].start(&mut self.shared, now)? {
+            Start::Busy => {}
+            Start::Idle => self.background_idle(d, now),
+            Start::Served { id, service } => {
+                self.acct.drive_dispatched += 1;
+                let r = self.shared.reqs.get(id);
+                self.acct.disk_queue.sent(self.shared.bytes(r.blocks), r.is_write);
+                self.schedule(service.done, Event::DiskCompleted(d as u32));
+            }
+        }
+        Ok(())
+    }
+
+    /// Disk `d` has nothing to serve: its background work may read the
+    /// nearest wanted track, unless foreground work waits above the disk or
+    /// no more will come.
+    fn background_idle(&mut self, d: usize, now: SimTime) {
+        let more_foreground = self.acct.arrived < self.limit && self.stop_arrivals_at.is_none_or(|t| now <= t);
+        let waiting = self.levels.iter().any(|l| !l.sched.is_empty());
+        if waiting || !more_foreground {
+            return;
+        }
+        let unit = &mut self.units[d];
+        if let Some(end) = unit.freeblock.idle(now, &mut unit.drive) {
+            self.schedule(end, Event::BackgroundCompleted(d as u32));
+        }
+    }
+
+    pub(super) fn disk_completed(&mut self, d: usize, now: SimTime) -> Result<()> {
+        let id = self.units[d].completed(d, now)?;
+        let flow = self.shared.reqs.get(id).flow;
+        let ctx = self.shared.ctx(now, self.units[d].head(now), None);
+        // Each level's scheduler that dispatched it hears of it, the disk's first.
+        self.units[d].queue.completed(id, flow, &ctx);
+        for level in &mut self.levels {
+            level.completed(id, flow, &ctx);
+        }
+        for level in &mut self.levels {
+            level.expire(now);
+        }
+        self.units[d].queue.expire(now);
+        let req = self.shared.reqs.remove(id);
+        if req.range.is_some() {
+            self.shared.placement.completed(&req, now);
+            if req.client != SUBMITTED {
+                self.generator.placed(req.client, req.lbn, req.blocks);
+            }
+        }
+        let bytes = self.shared.bytes(req.blocks);
+        for counters in self.levels.iter_mut().map(|l| &mut l.counters).chain([&mut self.acct.disk_queue, &mut self.units[d].queue.counters]) {
+            counters.finished(bytes, req.is_write);
+        }
+        if !self.acct.done.insert(req.seq) {
+            return Err(Error::Invariant(format!("request {} completed twice", req.seq)));
+        }
+        self.metrics.disk_queue(now, self.acct.disk_queue.outstanding() as u32);
+        // The workload's request is done with its last piece, reported at its array address.
+        if let Some(whole) = self.splits.join(&self.array, req)? {
+            self.acct.completed += 1;
+            self.metrics.completed(&whole);
+            if whole.client == SUBMITTED {
+                self.completions.push(whole);
+            } else if let Some(t) = self.generator.completed(now, whole.client, &mut self.rng) {
+                self.schedule(t, Event::RequestArrived { client: whole.client });
+            }
+        }
+        self.units[d].settle_belief(now);
+        self.drive_start(d, now)?;
+        self.pass_down_from(0, now)
+    }
+
+    /// Swap a queue's scheduler (a level's, or every disk's), moving its
+    /// pending requests across in arrival order.
+    pub(super) fn reconfigure(&mut self, i: usize, now: SimTime) -> Result<()> {
+        let (_, which, new) = &mut self.reconfigure[i];
+        let (which, new) = (*which, std::mem::take(new));
+        for (d, sched) in new.into_iter().enumerate() {
+            let (head, level) = match which {
+                Reconfigured::Level(l) => (self.queue_head(now), &mut self.levels[l]),
+                Reconfigured::Disks => (self.units[d].head(now), &mut self.units[d].queue),
+            };
+            level.replace(sched, &self.shared.ctx(now, head, None))?;
+        }
+        for d in 0..self.units.len() {
+            self.drive_start(d, now)?;
+        }
+        self.pass_down_from(0, now)
+    }
+}
