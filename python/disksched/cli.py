@@ -419,10 +419,14 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
               claims: Optional[Path] = typer.Option(None, "--claims", help="Judge against this claims file instead "
                                                     "of the paper's (one experiment only)."),
               rejudge: bool = typer.Option(False, "--rejudge", help="Do not run: judge OUT/NAME.json again with the "
-                                           "current claims file and rewrite OUT/NAME.md.")) -> None:
-    """Reproduce a seed paper's experiment: a table of its claims, the paper's number, ours, and a verdict."""
+                                           "current claims file and rewrite OUT/NAME.md."),
+              workers: int = typer.Option(1, "--workers", help="Processes measuring seeds in parallel (the results "
+                                          "are the same for any number).")) -> None:
+    """Reproduce a seed paper's experiment: a table of its claims, the paper's number, ours, and a verdict.
+    OUT is written whole or not at all: every file goes to a temporary folder first, which replaces
+    its namesakes in OUT when every experiment has finished (other files in OUT are kept)."""
     from . import reproductions as rep
-    from .output import atomic_write, write_json
+    from .output import output_dir, write_json
     from .reproductions.framework import ClaimsError, markdown
 
     names = rep.NAMES if name == "all" else [name]
@@ -433,34 +437,39 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
     n = seeds if seeds is not None else (1 if quick else 5)
     if not 1 <= n <= 31:
         raise DiskschedError(f"--seeds: {n} is out of range [1, 31]")
-    failed = []
-    for nm in names:
-        try:
-            if rejudge:
-                saved_path = out / f"{nm}.json"
-                if not saved_path.exists():
-                    raise DiskschedError(f"--rejudge: {saved_path} does not exist (run the reproduction first)")
-                saved = json.loads(saved_path.read_text())
-                r = rep.judge_saved(nm, saved, claims)
-                cmd = saved.get("command", f"disksched reproduce {nm}")
-            else:
-                commit = _source_commit()  # before the run: the code it ran
-                r = rep.reproduce(nm, out, quick, n, claims, lambda m: err_console.print(m, highlight=False))
-                cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
-                       + (f" --seeds {n}" if seeds is not None else "") + f" --out {out}")
-                if commit:
-                    cmd += f"` at commit `{commit}"
-        except ClaimsError as e:
-            raise DiskschedError(str(e)) from None
-        _print_reproduction(r)
-        shown = cmd + (f"` and judged again by `disksched reproduce {nm} --rejudge --out {out}" if rejudge else "")
-        text = markdown(r, shown)
-        atomic_write(out / f"{nm}.md", lambda tmp: Path(tmp).write_text(text + "\n"))
-        write_json(out / f"{nm}.json", {**r.as_json(), "command": cmd})
-        console.print("wrote " + ", ".join(str(out / f) for f in [f"{nm}.md", f"{nm}.json"] + [f for f, _ in r.figures]
-                                           if (out / f).exists()), highlight=False)
-        bad = r.failed_stated()
-        failed += [(nm, c) for c in bad]
+    if not 1 <= workers <= 64:
+        raise DiskschedError(f"--workers: {workers} is out of range [1, 64]")
+    failed, wrote = [], []
+    # Everything goes to `tmp` first; it replaces its namesakes in `out` only once every experiment has
+    # finished, so an error or Ctrl-C leaves `out` as it was (and a --rejudge reads `out`, writes `tmp`).
+    with output_dir(out, force=True) as tmp:
+        for nm in names:
+            try:
+                if rejudge:
+                    saved_path = out / f"{nm}.json"
+                    if not saved_path.exists():
+                        raise DiskschedError(f"--rejudge: {saved_path} does not exist (run the reproduction first)")
+                    saved = json.loads(saved_path.read_text())
+                    r = rep.judge_saved(nm, saved, claims)
+                    cmd = saved.get("command", f"disksched reproduce {nm}")
+                else:
+                    commit = _source_commit()  # before the run: the code it ran
+                    r = rep.reproduce(nm, tmp, quick, n, claims, lambda m: err_console.print(m, highlight=False),
+                                      workers)
+                    cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
+                           + (f" --seeds {n}" if seeds is not None else "")
+                           + (f" --workers {workers}" if workers > 1 else "") + f" --out {out}")
+                    if commit:
+                        cmd += f"` at commit `{commit}"
+            except ClaimsError as e:
+                raise DiskschedError(str(e)) from None
+            _print_reproduction(r)
+            shown = cmd + (f"` and judged again by `disksched reproduce {nm} --rejudge --out {out}" if rejudge else "")
+            (tmp / f"{nm}.md").write_text(markdown(r, shown) + "\n")
+            write_json(tmp / f"{nm}.json", {**r.as_json(), "command": cmd})
+            wrote += [f for f in [f"{nm}.md", f"{nm}.json"] + [f for f, _ in r.figures] if (tmp / f).exists() or rejudge]
+            failed += [(nm, c) for c in r.failed_stated()]
+    console.print("wrote " + ", ".join(str(out / f) for f in wrote if (out / f).exists()), highlight=False)
     if check and failed:
         for nm, c in failed:
             err_console.print(f"check failed: {nm} {c['id']}: {c['verdict']} ({c['mean']:.4g}, expected {c['check']})",

@@ -25,9 +25,10 @@ def claims_path(name: str) -> Path:
     return HERE / f"{name}.toml"
 
 
-def reproduce(name: str, out: Path, quick: bool, seeds: int, claims: Path | None = None, log=print) -> Report:
+def reproduce(name: str, out: Path, quick: bool, seeds: int, claims: Path | None = None, log=print,
+              workers: int = 1) -> Report:
     out.mkdir(parents=True, exist_ok=True)
-    return run_reproduction(module(name), claims or claims_path(name), out, quick, seeds, log)
+    return run_reproduction(module(name), claims or claims_path(name), out, quick, seeds, log, workers)
 
 
 def judge_saved(name: str, saved: dict, claims: Path | None = None) -> Report:

@@ -30,7 +30,11 @@ the interval is the point. `--check` fails when a stated claim does not hold.
 
 from __future__ import annotations
 
+import importlib
 import math
+import multiprocessing
+import signal
+import sys
 import time
 try:
     import tomllib
@@ -199,18 +203,54 @@ class Report:
                 "figures": [{"file": f, "caption": c} for f, c in self.figures], "data": self.data.get("json", {})}
 
 
+def _ignore_sigint() -> None:
+    # A pool worker: Ctrl-C is the parent's to handle (it terminates the pool).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _measure_seed(args: tuple) -> tuple[dict, dict]:
+    """One seed in a pool worker: the module by name; its log lines go to stderr."""
+    name, seed, quick, out = args
+    module = importlib.import_module(f"{__package__}.{name}")
+
+    def log(msg: str) -> None:
+        print(f"[seed {seed}] {msg}", file=sys.stderr, flush=True)
+
+    return module.measure(seed, quick, Path(out), log)
+
+
+def measure_seeds(module, seeds: int, quick: bool, out: Path, log: Callable[[str], None],
+                  workers: int = 1) -> list[tuple[dict, dict]]:
+    """`module.measure` for seeds 1..`seeds`, in order; with `workers` > 1 in that many
+    processes (each seed is its own simulation, so the results are the same)."""
+    workers = min(workers, seeds)
+    if workers <= 1:
+        results = []
+        for seed in range(1, seeds + 1):
+            log(f"{module.NAME}: seed {seed} of {seeds}")
+            results.append(module.measure(seed, quick, out, log))
+        return results
+    log(f"{module.NAME}: seeds 1-{seeds} in {workers} processes")
+    pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_ignore_sigint)
+    try:
+        results = pool.map(_measure_seed, [(module.NAME, s, quick, str(out)) for s in range(1, seeds + 1)], chunksize=1)
+        pool.close()
+        return results
+    except BaseException:  # Ctrl-C or a failed seed: stop the others now
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+
+
 def run_reproduction(module, claims_path: Path, out: Path, quick: bool, seeds: int,
-                     log: Callable[[str], None] = print) -> Report:
-    """Run `module.measure` for seeds 1..`seeds`, judge the claims, draw the figures."""
+                     log: Callable[[str], None] = print, workers: int = 1) -> Report:
+    """Run `module.measure` for seeds 1..`seeds` (in `workers` processes), judge the claims, draw the figures."""
     meta, claims = load_claims(claims_path)
     t0 = time.monotonic()
-    per_seed, data = [], {}
-    for seed in range(1, seeds + 1):
-        log(f"{module.NAME}: seed {seed} of {seeds}")
-        m, d = module.measure(seed, quick, out, log)
-        per_seed.append(m)
-        if seed == 1:
-            data = d
+    results = measure_seeds(module, seeds, quick, out, log, workers)
+    per_seed = [m for m, _ in results]
+    data = results[0][1]
     rep = judge(module, meta, claims, claims_path, per_seed, quick, time.monotonic() - t0, data)
     try:
         rep.figures = module.plots(out, rep.metrics, data) if hasattr(module, "plots") else []

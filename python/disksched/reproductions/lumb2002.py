@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _core, run
-from .common import line_panel, plt
+from .common import line_panel, plt, write_spec
 
 NAME = "lumb2002"
 SCHEDS = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SPTF-SW60"}
@@ -39,8 +39,8 @@ def ultra2_spec(out: Path) -> tuple[Path, float]:
         if n != 1:
             raise RuntimeError(f"atlas10k spec has no '{key}' line")
     path = out / "atlas10k_ultra2.toml"
-    path.write_text("# The built-in atlas10k with an Ultra2 Wide SCSI bus and the write cache off\n"
-                    "# (disksched reproduce lumb2002).\n" + text)
+    write_spec(path, "# The built-in atlas10k with an Ultra2 Wide SCSI bus and the write cache off\n"
+                     "# (disksched reproduce lumb2002).\n" + text)
     spec = tomllib.loads(text)
     rps = spec["rpm"] / 60
     zones = spec["layout"]["zones"]

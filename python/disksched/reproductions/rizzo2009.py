@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from .. import _core, run
-from .common import bar_panel, plt
+from .common import bar_panel, plt, write_spec
 
 NAME = "rizzo2009"
 
@@ -44,7 +44,7 @@ def _members(case: str) -> list[dict]:
 
 def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     disk = out / "sata250.toml"
-    disk.write_text(_core.disk_datasheet(json.dumps(DISK)))
+    write_spec(disk, _core.disk_datasheet(json.dumps(DISK)))
     duration_ms = 5_000 if quick else 60_000
     m: dict = {}
     for case in PAPER:
@@ -62,7 +62,7 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     # The reader beside a writer under rr, measured again with the drive's write cache off:
     # what the write-back buffer does to the reader's share.
     nowc = out / "sata250_nowc.toml"
-    nowc.write_text(_core.disk_datasheet(json.dumps({**DISK, "name": "sata250-nowc", "write_cache": False})))
+    write_spec(nowc, _core.disk_datasheet(json.dumps({**DISK, "name": "sata250-nowc", "write_cache": False})))
     cfg = {"seed": seed, "disk": {"model": str(nowc), "scheduler": "fcfs"},
            "host": {"scheduler": "rr", "set": SCHEDULERS["rr"], "queue_threshold": 1},
            "workload": {"kind": "mix", "clients": _members("reader_writer")},
