@@ -19,6 +19,9 @@ def test_interval_is_student_t():
     half = 2.776 * math.sqrt(2.5) / math.sqrt(5)
     assert mean == 3.0 and lo == pytest.approx(3 - half) and hi == pytest.approx(3 + half)
     assert interval([7.0]) == (7.0, 7.0, 7.0)
+    # Seeds that all measure the same value give that value, not a rounding-noise interval around it.
+    v = 0.1 + 0.2
+    assert interval([v] * 5) == (v, v, v)
 
 
 def test_judging_on_the_interval():

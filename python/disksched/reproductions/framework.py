@@ -56,10 +56,13 @@ class ClaimsError(ValueError):
 
 
 def interval(values: list[float]) -> tuple[float, float, float]:
-    """Mean and 95% Student-t confidence interval of `values` (the point itself for one value)."""
+    """Mean and 95% Student-t confidence interval of `values` (the point itself for one value, or
+    when every value is the same)."""
     n = len(values)
+    if len(set(values)) == 1:  # every seed alike (e.g. a seed-free measurement): the point, without rounding noise
+        return values[0], values[0], values[0]
     mean = sum(values) / n
-    if n == 1 or any(not math.isfinite(v) for v in values):
+    if any(not math.isfinite(v) for v in values):
         return mean, mean, mean
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = (T975[n - 2] if n - 1 <= len(T975) else 1.96) * sd / math.sqrt(n)
