@@ -214,11 +214,34 @@ def test_a_killed_runs_leftovers_are_cleaned(tmp_path, small):
     assert sorted(f.name for f in tmp_path.iterdir()) == ["out", "small.toml"]
 
 
-def test_sigint_ends_a_reproduction_with_130(tmp_path):
-    rc, err = interrupt_after(["reproduce", "riska2004", "--quick", "--out", tmp_path / "rep"], 1,
-                              ready=lambda pid: (tmp_path / "rep").exists())
+def test_sigint_ends_a_reproduction_with_130_and_no_output(tmp_path):
+    # Interrupted while its first experiment runs (its files already in the temporary folder).
+    rc, err = interrupt_after(["reproduce", "all", "--quick", "--out", tmp_path / "rep"], 1,
+                              ready=lambda pid: (tmp_path / f".rep.tmp-{pid}").exists())
     assert rc == 130, err
     assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+def test_sigint_during_a_parallel_reproduction_leaves_out_as_it_was(tmp_path):
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "keep.md").write_text("an earlier report\n")
+    rc, err = interrupt_after(["reproduce", "riska2004", "--quick", "--seeds", "2", "--workers", "2", "--out", out], 2,
+                              ready=lambda pid: (tmp_path / f".rep.tmp-{pid}").exists())
+    assert rc == 130, err
+    assert "Traceback" not in err
+    assert sorted(tmp_path.iterdir()) == [out] and [f.name for f in out.iterdir()] == ["keep.md"]
+
+
+def test_a_failed_reproduction_writes_nothing(tmp_path):
+    # The run completes, then its claims cannot be judged: no report, no plots, no spec files.
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[claims]]\nid = "x"\nfigure = "f"\ntext = "t"\nvalue = "no_such_metric"\n'
+                   'check = "above"\nbound = 0\n')
+    p = cli("reproduce", "rizzo2009", "--quick", "--claims", bad, "--out", tmp_path / "rep")
+    assert p.returncode == 2 and "no_such_metric" in p.stderr, p.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["bad.toml"]
 
 
 def test_sigint_ends_a_python_loop_of_short_runs(tmp_path):

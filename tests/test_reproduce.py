@@ -19,6 +19,9 @@ def test_interval_is_student_t():
     half = 2.776 * math.sqrt(2.5) / math.sqrt(5)
     assert mean == 3.0 and lo == pytest.approx(3 - half) and hi == pytest.approx(3 + half)
     assert interval([7.0]) == (7.0, 7.0, 7.0)
+    # Seeds that all measure the same value give that value, not a rounding-noise interval around it.
+    v = 0.1 + 0.2
+    assert interval([v] * 5) == (v, v, v)
 
 
 def test_judging_on_the_interval():
@@ -78,7 +81,26 @@ def test_quick_check_passes_and_markdown_matches_json(tmp_path):
     # Every figure the command says it wrote exists and is a real plot.
     for f in res["figures"]:
         assert (tmp_path / f["file"]).stat().st_size > 10_000
-    assert "rizzo2009_throughput.png" in p.stdout
+    assert "rizzo2009_throughput.png" in p.stdout and "rizzo2009_characterize.png" in p.stdout
+    # The slides' disk characterization, on the datasheet disk: its outer zone streams at the
+    # datasheet's 88 MB/s of media (1e6 bytes/s), which no read of it can beat.
+    means = {k: v["mean"] for k, v in res["metrics"].items()}
+    assert means["char_outer_media_mb_s"] == pytest.approx(88.0, rel=0.002)
+    assert 0 < means["char_dd_peak_mb_s"] <= means["char_outer_media_mb_s"]
+    # A throughput-limited stream: a 1 MB read takes 8x a 128 KB one, give or take one revolution.
+    rev = means["char_revolution_ms"]
+    assert abs(means["char_seq_1024kb_ms"] - 8 * means["char_seq_128kb_ms"]) < rev
+
+
+def test_workers_give_the_same_numbers(tmp_path):
+    one = cli("reproduce", "rizzo2009", "--quick", "--seeds", "2", "--out", tmp_path / "one")
+    two = cli("reproduce", "rizzo2009", "--quick", "--seeds", "2", "--workers", "2", "--out", tmp_path / "two")
+    assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+    a, b = (json.loads((tmp_path / d / "rizzo2009.json").read_text()) for d in ("one", "two"))
+    assert a["metrics"] == b["metrics"] and a["claims"] == b["claims"]
+    assert "--workers 2" in b["command"]
+    p = cli("reproduce", "rizzo2009", "--workers", "0")
+    assert p.returncode == 2 and "--workers: 0 is out of range [1, 64]" in p.stderr
 
 
 def test_a_reversed_claim_makes_check_fail(tmp_path):

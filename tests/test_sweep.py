@@ -200,9 +200,14 @@ def test_run_out_carries_provenance(tmp_path):
     assert p.returncode == 0 and "override host.scheduler" in p.stdout and '"sstf"' in p.stdout
 
 
-def test_reproduction_seeds_on_a_runner_give_the_same_metrics(tmp_path):
+def test_reproduction_seeds_on_dask_give_the_same_metrics(tmp_path):
     from disksched import reproductions as rep
 
     seq = rep.reproduce("rizzo2009", tmp_path / "a", True, 2, log=lambda m: None)
-    par = rep.reproduce("rizzo2009", tmp_path / "b", True, 2, log=lambda m: None, runner=sr.Runner(workers=2))
+    client, cluster = sr.connect("local", 2)
+    try:
+        par = rep.reproduce("rizzo2009", tmp_path / "b", True, 2, log=lambda m: None, client=client)
+    finally:
+        client.close()
+        cluster.close()
     assert par.metrics == seq.metrics and [c["mean"] for c in par.claims] == [c["mean"] for c in seq.claims]

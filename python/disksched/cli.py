@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
@@ -538,12 +539,17 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
                                                     "of the paper's (one experiment only)."),
               rejudge: bool = typer.Option(False, "--rejudge", help="Do not run: judge OUT/NAME.json again with the "
                                            "current claims file and rewrite OUT/NAME.md."),
-              workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Run the seeds on a local pool of "
-                                                    "N processes (default: one after another here)."),
-              dask: Optional[str] = typer.Option(None, "--dask", help="Run the seeds on a Dask cluster: a scheduler "
+              workers: int = typer.Option(1, "--workers", help="Processes measuring seeds in parallel (the results "
+                                          "are the same for any number)."),
+              dask: Optional[str] = typer.Option(None, "--dask", help="Measure the seeds on a Dask cluster: a scheduler "
                                                  "address, or 'local' for a LocalCluster of --workers processes.")) -> None:
-    """Reproduce a seed paper's experiment: a table of its claims, the paper's number, ours, and a verdict."""
+    """Reproduce a seed paper's experiment: a table of its claims, the paper's number, ours, and a verdict.
+    OUT is written whole or not at all: every file goes to a temporary folder first, which replaces
+    its namesakes in OUT when every experiment has finished (other files in OUT are kept)."""
     from . import reproductions as rep
+    from .output import output_dir, write_json
+    from .provenance import source_commit
+    from .reproductions.framework import ClaimsError, markdown
 
     names = rep.NAMES if name == "all" else [name]
     if name != "all" and name not in rep.NAMES:
@@ -553,20 +559,44 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
     n = seeds if seeds is not None else (1 if quick else 5)
     if not 1 <= n <= 31:
         raise DiskschedError(f"--seeds: {n} is out of range [1, 31]")
-    failed = []
-    from .sweep_runner import Runner, connect
-
+    if not 1 <= workers <= 64:
+        raise DiskschedError(f"--workers: {workers} is out of range [1, 64]")
+    failed, wrote = [], []
     client = cluster = None
     if dask is not None and not rejudge:
+        from .sweep_runner import connect
+
         client, cluster = connect(dask, workers)
-    runner = Runner(workers=workers or 1, client=client)
-    try:
-        _reproduce_all(names, out, quick, n, seeds, claims, rejudge, runner, failed)
-    finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+    # Everything goes to `tmp` first; it replaces its namesakes in `out` only once every experiment has
+    # finished, so an error or Ctrl-C leaves `out` as it was (and a --rejudge reads `out`, writes `tmp`).
+    with output_dir(out, force=True) as tmp, _closing(client, cluster):
+        for nm in names:
+            try:
+                if rejudge:
+                    saved_path = out / f"{nm}.json"
+                    if not saved_path.exists():
+                        raise DiskschedError(f"--rejudge: {saved_path} does not exist (run the reproduction first)")
+                    saved = json.loads(saved_path.read_text())
+                    r = rep.judge_saved(nm, saved, claims)
+                    cmd = saved.get("command", f"disksched reproduce {nm}")
+                else:
+                    commit = source_commit()  # before the run: the code it ran
+                    r = rep.reproduce(nm, tmp, quick, n, claims, lambda m: err_console.print(m, highlight=False),
+                                      workers, client)
+                    cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
+                           + (f" --seeds {n}" if seeds is not None else "")
+                           + (f" --workers {workers}" if workers > 1 else "") + f" --out {out}")
+                    if commit:
+                        cmd += f"` at commit `{commit}"
+            except ClaimsError as e:
+                raise DiskschedError(str(e)) from None
+            _print_reproduction(r)
+            shown = cmd + (f"` and judged again by `disksched reproduce {nm} --rejudge --out {out}" if rejudge else "")
+            (tmp / f"{nm}.md").write_text(markdown(r, shown) + "\n")
+            write_json(tmp / f"{nm}.json", {**r.as_json(), "command": cmd})
+            wrote += [f for f in [f"{nm}.md", f"{nm}.json"] + [f for f, _ in r.figures] if (tmp / f).exists() or rejudge]
+            failed += [(nm, c) for c in r.failed_stated()]
+    console.print("wrote " + ", ".join(str(out / f) for f in wrote if (out / f).exists()), highlight=False)
     if check and failed:
         for nm, c in failed:
             err_console.print(f"check failed: {nm} {c['id']}: {c['verdict']} ({c['mean']:.4g}, expected {c['check']})",
@@ -574,39 +604,15 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
         raise typer.Exit(1)
 
 
-def _reproduce_all(names, out, quick, n, seeds, claims, rejudge, runner, failed) -> None:
-    from . import reproductions as rep
-    from .provenance import source_commit
-    from .output import atomic_write, write_json
-    from .reproductions.framework import ClaimsError, markdown
-
-    for nm in names:
-        try:
-            if rejudge:
-                saved_path = out / f"{nm}.json"
-                if not saved_path.exists():
-                    raise DiskschedError(f"--rejudge: {saved_path} does not exist (run the reproduction first)")
-                saved = json.loads(saved_path.read_text())
-                r = rep.judge_saved(nm, saved, claims)
-                cmd = saved.get("command", f"disksched reproduce {nm}")
-            else:
-                commit = source_commit()  # before the run: the code it ran
-                r = rep.reproduce(nm, out, quick, n, claims, lambda m: err_console.print(m, highlight=False), runner)
-                cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
-                       + (f" --seeds {n}" if seeds is not None else "") + f" --out {out}")
-                if commit:
-                    cmd += f"` at commit `{commit}"
-        except ClaimsError as e:
-            raise DiskschedError(str(e)) from None
-        _print_reproduction(r)
-        shown = cmd + (f"` and judged again by `disksched reproduce {nm} --rejudge --out {out}" if rejudge else "")
-        text = markdown(r, shown)
-        atomic_write(out / f"{nm}.md", lambda tmp: Path(tmp).write_text(text + "\n"))
-        write_json(out / f"{nm}.json", {**r.as_json(), "command": cmd})
-        console.print("wrote " + ", ".join(str(out / f) for f in [f"{nm}.md", f"{nm}.json"] + [f for f, _ in r.figures]
-                                           if (out / f).exists()), highlight=False)
-        bad = r.failed_stated()
-        failed += [(nm, c) for c in bad]
+@contextlib.contextmanager
+def _closing(*dask_objects):
+    """Close a Dask client and cluster (either may be None) however the block ends."""
+    try:
+        yield
+    finally:
+        for d in dask_objects:
+            if d is not None:
+                d.close()
 
 
 @app.command()

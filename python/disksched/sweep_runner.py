@@ -237,17 +237,15 @@ def run_specs(specs: Sequence[RunSpec], *, workers: Optional[int] = None, client
     return [_row(s, results[s.key]) for s in specs]
 
 
-def _on_pool(workers: int, todo: Sequence[RunSpec], finished: Callable[[RunSpec, dict], None],
-             fn: Callable[[Any], Any] = None) -> None:
+def _on_pool(workers: int, todo: Sequence[RunSpec], finished: Callable[[RunSpec, dict], None]) -> None:
     """A local process pool; a pool broken by a dead worker is replaced and its unfinished runs retried."""
     import multiprocessing as mp
 
-    fn = fn or execute
     attempts = {id(s): 0 for s in todo}
     pending = list(todo)
     while pending:
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=mp.get_context("spawn")) as pool:
-            futures = {pool.submit(fn, s): s for s in pending}
+            futures = {pool.submit(execute, s): s for s in pending}
             for s in pending:
                 attempts[id(s)] += 1
             broken = []
@@ -262,65 +260,18 @@ def _on_pool(workers: int, todo: Sequence[RunSpec], finished: Callable[[RunSpec,
             pending = broken
         for s in pending:
             if attempts[id(s)] >= MAX_ATTEMPTS:
-                what = f"run {s.key} ({_describe(s)})" if isinstance(s, RunSpec) else f"task {s!r}"
-                raise DiskschedError(f"{what}: its worker died {attempts[id(s)]} times")
+                raise DiskschedError(f"run {s.key} ({_describe(s)}): its worker died {attempts[id(s)]} times")
 
 
-def _on_dask(client: Any, todo: Sequence[RunSpec], finished: Callable[[RunSpec, dict], None],
-             fn: Callable[[Any], Any] = None) -> None:
+def _on_dask(client: Any, todo: Sequence[RunSpec], finished: Callable[[RunSpec, dict], None]) -> None:
     """Dask futures; the scheduler reruns the tasks of a worker that dies (its `allowed-failures`)."""
     from distributed import as_completed
 
-    if fn is None:
-        futures = {client.submit(execute, s, key=f"disksched-run-{s.key}", pure=False, retries=MAX_ATTEMPTS - 1): s
-                   for s in todo}
-    else:
-        futures = {client.submit(fn, s, pure=False, retries=MAX_ATTEMPTS - 1): s for s in todo}
+    futures = {client.submit(execute, s, key=f"disksched-run-{s.key}", pure=False, retries=MAX_ATTEMPTS - 1): s
+               for s in todo}
     for f in as_completed(list(futures)):
         s = futures[f]
         finished(s, f.result())
-
-
-class Runner:
-    """Where independent work goes: this process (`workers=1`), a local process
-    pool of `workers` (default every core), or a Dask `client`. `map(fn, items)`
-    calls the module-level `fn` on each item and returns the results in order
-    (a dead worker's items are run again); the reproductions run their seeds
-    through it (`disksched reproduce NAME --workers N | --dask ...`)."""
-
-    def __init__(self, workers: Optional[int] = None, client: Any = None):
-        self.workers, self.client = workers, client
-
-    @property
-    def parallel(self) -> bool:
-        return self.client is not None or (self.workers or os.cpu_count() or 1) > 1
-
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list:
-        boxes = [[item] for item in items]  # distinct objects, so equal items stay apart
-        results: dict[int, Any] = {}
-
-        def finished(box, value) -> None:
-            results.setdefault(id(box), value)
-
-        call = _Unbox(fn)
-        if self.client is not None:
-            _on_dask(self.client, boxes, finished, call)
-        elif not self.parallel:
-            for b in boxes:
-                finished(b, call(b))
-        else:
-            _on_pool(self.workers or os.cpu_count() or 1, boxes, finished, call)
-        return [results[id(b)] for b in boxes]
-
-
-class _Unbox:
-    """`fn(box[0])`, picklable when `fn` is a module-level function."""
-
-    def __init__(self, fn: Callable[[Any], Any]):
-        self.fn = fn
-
-    def __call__(self, box: list) -> Any:
-        return self.fn(box[0])
 
 
 def _describe(s: RunSpec) -> str:

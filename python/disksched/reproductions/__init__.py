@@ -26,9 +26,9 @@ def claims_path(name: str) -> Path:
 
 
 def reproduce(name: str, out: Path, quick: bool, seeds: int, claims: Path | None = None, log=print,
-              runner=None) -> Report:
+              workers: int = 1, client=None) -> Report:
     out.mkdir(parents=True, exist_ok=True)
-    return run_reproduction(module(name), claims or claims_path(name), out, quick, seeds, log, runner)
+    return run_reproduction(module(name), claims or claims_path(name), out, quick, seeds, log, workers, client)
 
 
 def judge_saved(name: str, saved: dict, claims: Path | None = None) -> Report:

@@ -1,8 +1,20 @@
-"""Helpers shared by the reproductions: plotting with confidence intervals."""
+"""Helpers shared by the reproductions: disk spec files, plotting with confidence intervals."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
+
+
+def write_spec(path: Path, text: str) -> Path:
+    """Write a disk spec the runs then read: whole, in one rename, so seeds measured in
+    parallel processes (`--workers`) never read one another's half-written copy."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
 
 
 def plt():

@@ -30,7 +30,11 @@ the interval is the point. `--check` fails when a stated claim does not hold.
 
 from __future__ import annotations
 
+import importlib
 import math
+import multiprocessing
+import signal
+import sys
 import time
 try:
     import tomllib
@@ -38,7 +42,7 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 # Two-sided 95% Student t quantiles, t_{0.975, df}, df = 1..30 (standard tables).
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
@@ -52,10 +56,13 @@ class ClaimsError(ValueError):
 
 
 def interval(values: list[float]) -> tuple[float, float, float]:
-    """Mean and 95% Student-t confidence interval of `values` (the point itself for one value)."""
+    """Mean and 95% Student-t confidence interval of `values` (the point itself for one value, or
+    when every value is the same)."""
     n = len(values)
+    if len(set(values)) == 1:  # every seed alike (e.g. a seed-free measurement): the point, without rounding noise
+        return values[0], values[0], values[0]
     mean = sum(values) / n
-    if n == 1 or any(not math.isfinite(v) for v in values):
+    if any(not math.isfinite(v) for v in values):
         return mean, mean, mean
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = (T975[n - 2] if n - 1 <= len(T975) else 1.96) * sd / math.sqrt(n)
@@ -199,52 +206,65 @@ class Report:
                 "figures": [{"file": f, "caption": c} for f, c in self.figures], "data": self.data.get("json", {})}
 
 
-def measure_elsewhere(task: tuple) -> dict:
-    """`measure` of one seed in a worker (`sweep_runner.Runner`): its metrics; the files it
-    writes (disk specs) go to a private temporary folder, never beside another seed's."""
-    import importlib
-    import tempfile
+def _ignore_sigint() -> None:
+    # A pool worker: Ctrl-C is the parent's to handle (it terminates the pool).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-    module_name, seed, quick = task
-    with tempfile.TemporaryDirectory(prefix="disksched-repro-") as tmp:
-        m, _ = importlib.import_module(module_name).measure(seed, quick, Path(tmp), lambda msg: None)
-    return m
+
+def _measure_seed(args: tuple) -> tuple[dict, dict]:
+    """One seed in a pool worker: the module by name; its log lines go to stderr."""
+    name, seed, quick, out = args
+    module = importlib.import_module(f"{__package__}.{name}")
+
+    def log(msg: str) -> None:
+        print(f"[seed {seed}] {msg}", file=sys.stderr, flush=True)
+
+    return module.measure(seed, quick, Path(out), log)
+
+
+def measure_seeds(module, seeds: int, quick: bool, out: Path, log: Callable[[str], None],
+                  workers: int = 1, client: Any = None) -> list[tuple[dict, dict]]:
+    """`module.measure` for seeds 1..`seeds`, in order; with `workers` > 1 in that many
+    processes, or on the Dask `client` (each seed is its own simulation, so the results
+    are the same)."""
+    if client is not None:
+        log(f"{module.NAME}: seeds 1-{seeds} on Dask")
+        futures = client.map(_measure_seed, [(module.NAME, s, quick, str(out)) for s in range(1, seeds + 1)],
+                             pure=False, retries=2)
+        try:
+            return client.gather(futures)
+        except BaseException:  # Ctrl-C or a failed seed: stop the others now
+            client.cancel(futures)
+            raise
+    workers = min(workers, seeds)
+    if workers <= 1:
+        results = []
+        for seed in range(1, seeds + 1):
+            log(f"{module.NAME}: seed {seed} of {seeds}")
+            results.append(module.measure(seed, quick, out, log))
+        return results
+    log(f"{module.NAME}: seeds 1-{seeds} in {workers} processes")
+    pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_ignore_sigint)
+    try:
+        results = pool.map(_measure_seed, [(module.NAME, s, quick, str(out)) for s in range(1, seeds + 1)], chunksize=1)
+        pool.close()
+        return results
+    except BaseException:  # Ctrl-C or a failed seed: stop the others now
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
 
 
 def run_reproduction(module, claims_path: Path, out: Path, quick: bool, seeds: int,
-                     log: Callable[[str], None] = print, runner=None) -> Report:
-    """Run `module.measure` for seeds 1..`seeds`, judge the claims, draw the figures. With a
-    parallel `runner` (`sweep_runner.Runner`), seeds 2..`seeds` run on it while seed 1
-    (whose data the figures use) runs here."""
+                     log: Callable[[str], None] = print, workers: int = 1, client: Any = None) -> Report:
+    """Run `module.measure` for seeds 1..`seeds` (in `workers` processes or on a Dask `client`),
+    judge the claims, draw the figures."""
     meta, claims = load_claims(claims_path)
     t0 = time.monotonic()
-    per_seed, data = [], {}
-    if runner is not None and runner.parallel and seeds > 1:
-        import threading
-
-        box: dict = {}
-
-        def others() -> None:
-            try:
-                box["metrics"] = runner.map(measure_elsewhere, [(module.__name__, s, quick) for s in range(2, seeds + 1)])
-            except BaseException as e:  # handed to this thread below
-                box["error"] = e
-
-        log(f"{module.NAME}: seed 1 here, seeds 2..{seeds} on the runner")
-        worker = threading.Thread(target=others, daemon=True)
-        worker.start()
-        m, data = module.measure(1, quick, out, log)
-        worker.join()
-        if "error" in box:
-            raise box["error"]
-        per_seed = [m] + box["metrics"]
-    else:
-        for seed in range(1, seeds + 1):
-            log(f"{module.NAME}: seed {seed} of {seeds}")
-            m, d = module.measure(seed, quick, out, log)
-            per_seed.append(m)
-            if seed == 1:
-                data = d
+    results = measure_seeds(module, seeds, quick, out, log, workers, client)
+    per_seed = [m for m, _ in results]
+    data = results[0][1]
     rep = judge(module, meta, claims, claims_path, per_seed, quick, time.monotonic() - t0, data)
     try:
         rep.figures = module.plots(out, rep.metrics, data) if hasattr(module, "plots") else []

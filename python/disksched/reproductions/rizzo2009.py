@@ -1,13 +1,16 @@
 """Rizzo & Checconi, GEOM_SCHED (2009), gsched_rr's performance slides: greedy dd /
-fio clients, FreeBSD's default disksort (C-LOOK) vs rr with the slides' sysctl values."""
+fio clients, FreeBSD's default disksort (C-LOOK) vs rr with the slides' sysctl values;
+and the slides' disk characterization (part 4: latency and throughput against block
+size when streaming, delay against seek distance) of their 250 GB SATA disk, measured
+on the same disk model by `disksched characterize`'s module."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .. import _core, run
-from .common import bar_panel, plt
+from .. import _core, characterize, run
+from .common import bar_panel, plt, write_spec
 
 NAME = "rizzo2009"
 
@@ -42,9 +45,42 @@ def _members(case: str) -> list[dict]:
     return [{**first, "flow": 0}, {**second, "flow": 1000}]
 
 
+# The slides' streaming figure names the disk's peak: "250GB SATA, 7200 RPM, peak 88MB/s".
+SLIDES_PEAK_MB_S = 88.0
+_CHARACTERIZED: dict = {}
+
+
+def characterization(disk: Path, log) -> dict:
+    """The slides' part 4 on this disk: `characterize`'s request-size and seek-distance
+    curves. They use the characterization's own fixed seed, so they are measured once per
+    process and are the same for every seed of the reproduction."""
+    key = disk.read_text()
+    if key not in _CHARACTERIZED:
+        log("  characterizing the disk (request sizes, seek distances)")
+        _CHARACTERIZED[key] = characterize.characterize(str(disk))
+    return _CHARACTERIZED[key]
+
+
+def characterization_metrics(res: dict) -> dict:
+    sizes = {r["request_kb"]: r for r in res["sizes"]}
+    seeks = [s for s in res["seek"] if s["read_service_ms"] is not None]
+    m = {"char_dd_peak_mb_s": max(r["dd_read"]["mb_per_s"] for r in sizes.values()),
+         "char_outer_media_mb_s": res["zones"][0]["media_rate_mb_s"],
+         "char_seek_near_cyl": seeks[0]["distance_cylinders"], "char_seek_far_cyl": seeks[-1]["distance_cylinders"],
+         "char_read_near_ms": seeks[0]["read_service_ms"], "char_read_far_ms": seeks[-1]["read_service_ms"],
+         "char_seek_near_ms": seeks[0]["read_seek_ms"], "char_seek_far_ms": seeks[-1]["read_seek_ms"],
+         "char_revolution_ms": res["revolution_ms"]}
+    m["char_dd_peak_pct_of_media"] = 100 * m["char_dd_peak_mb_s"] / m["char_outer_media_mb_s"]
+    for kb, r in sizes.items():
+        m[f"char_seq_{kb}kb_ms"] = r["sequential_read"]["service_ms"]
+        m[f"char_dd_{kb}kb_mb_s"] = r["dd_read"]["mb_per_s"]
+    return m
+
+
 def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     disk = out / "sata250.toml"
-    disk.write_text(_core.disk_datasheet(json.dumps(DISK)))
+    write_spec(disk, _core.disk_datasheet(json.dumps(DISK)))
+    char = characterization(disk, log)
     duration_ms = 5_000 if quick else 60_000
     m: dict = {}
     for case in PAPER:
@@ -62,7 +98,7 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     # The reader beside a writer under rr, measured again with the drive's write cache off:
     # what the write-back buffer does to the reader's share.
     nowc = out / "sata250_nowc.toml"
-    nowc.write_text(_core.disk_datasheet(json.dumps({**DISK, "name": "sata250-nowc", "write_cache": False})))
+    write_spec(nowc, _core.disk_datasheet(json.dumps({**DISK, "name": "sata250-nowc", "write_cache": False})))
     cfg = {"seed": seed, "disk": {"model": str(nowc), "scheduler": "fcfs"},
            "host": {"scheduler": "rr", "set": SCHEDULERS["rr"], "queue_threshold": 1},
            "workload": {"kind": "mix", "clients": _members("reader_writer")},
@@ -71,7 +107,12 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     span_s = df.done_ns.max() / 1e9
     for who, sel in (("a", df.client < 1000), ("b", df.client >= 1000)):
         m[f"reader_writer_rr_nowc_{who}_mib_s"] = float((df.blocks[sel] * 512).sum() / 2**20 / span_s)
-    return m, {"json": {"duration_ms": duration_ms, "disk": DISK}}
+    m.update(characterization_metrics(char))
+    curves = {"sizes": [{"request_kb": r["request_kb"], "sequential_read_ms": r["sequential_read"]["service_ms"],
+                         "sequential_read_mb_s": r["sequential_read"]["mb_per_s"], "dd_read_mb_s": r["dd_read"]["mb_per_s"]}
+                        for r in char["sizes"]],
+              "seek": char["seek"], "method": {k: char["method"][k] for k in ("sequential", "dd_read", "seek")}}
+    return m, {"json": {"duration_ms": duration_ms, "disk": DISK, "characterization": curves}}
 
 
 def tables(means: dict, metrics: dict) -> list[dict]:
@@ -83,9 +124,16 @@ def tables(means: dict, metrics: dict) -> list[dict]:
             ours = [metrics[f"{case}_{sched}_{w}_mib_s"] for w in "ab"]
             rows.append([label, sched, " + ".join(fmt_interval(o["mean"], o["lo"], o["hi"]) for o in ours),
                          " + ".join(f"{x:g}" for x in PAPER[case][sched])])
+    iv = lambda k: fmt_interval(metrics[k]["mean"], metrics[k]["lo"], metrics[k]["hi"])  # noqa: E731
+    kbs = sorted(int(k.split("_")[2][:-2]) for k in metrics if k.startswith("char_seq_") and k.endswith("kb_ms"))
+    sizes = [[f"{kb}", iv(f"char_seq_{kb}kb_ms"), iv(f"char_dd_{kb}kb_mb_s")] for kb in kbs]
     return [{"title": "Greedy clients, MiB/s (first + second client); one command at a time at the drive (ata(4), "
                       "no NCQ), 128 KB requests, two files 1 GiB apart",
-             "columns": ["case", "scheduler", "disksched", "paper (slides)"], "rows": rows}]
+             "columns": ["case", "scheduler", "disksched", "paper (slides)"], "rows": rows},
+            {"title": "Slides part 4, \"latency vs blocksize, streaming\" (250 GB SATA, peak 88 MB/s): sequential "
+                      "reads from LBN 0, one outstanding (disksched characterize; the slides' curve is a figure "
+                      "without numbers beyond the peak)",
+             "columns": ["block KB", "latency ms", "dd read MB/s"], "rows": sizes}]
 
 
 def plots(out: Path, metrics: dict, data: dict) -> list[tuple[str, str]]:
@@ -100,4 +148,47 @@ def plots(out: Path, metrics: dict, data: dict) -> list[tuple[str, str]]:
     fig.tight_layout()
     fig.savefig(out / "rizzo2009_throughput.png", dpi=100)
     p.close(fig)
-    return [("rizzo2009_throughput.png", "Throughput of each client per case, disksched (mean, 95% CI) beside the slides")]
+    figs = [("rizzo2009_throughput.png", "Throughput of each client per case, disksched (mean, 95% CI) beside the slides")]
+    char = data.get("json", {}).get("characterization")
+    if char:
+        figs.append(characterization_plot(p, out, char))
+    return figs
+
+
+def characterization_plot(p, out: Path, char: dict) -> tuple[str, str]:
+    """The slides' two characterization figures on the simulated disk."""
+    fig, (a1, a2) = p.subplots(1, 2, figsize=(13, 4.5))
+    kb = [r["request_kb"] for r in char["sizes"]]
+    a1.plot(kb, [r["sequential_read_ms"] for r in char["sizes"]], "o-", color="tab:blue", label="latency (left axis)")
+    a1.set_xscale("log", base=2)
+    a1.set_xticks(kb, [str(k) for k in kb])
+    a1.set_xlabel("block size (KB)")
+    a1.set_ylabel("latency per request (ms)")
+    a1.set_ylim(bottom=0)
+    a1.grid(alpha=0.3)
+    t = a1.twinx()
+    t.plot(kb, [r["dd_read_mb_s"] for r in char["sizes"]], "s--", color="tab:orange", label="dd read MB/s (right axis)")
+    t.axhline(SLIDES_PEAK_MB_S, color="grey", ls=":", label=f"slides: peak {SLIDES_PEAK_MB_S:g} MB/s")
+    t.set_ylabel("throughput (MB/s)")
+    t.set_ylim(0, SLIDES_PEAK_MB_S * 1.15)
+    h1, l1 = a1.get_legend_handles_labels()
+    h2, l2 = t.get_legend_handles_labels()
+    a1.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper left")
+    a1.set_title("slides part 4: latency vs blocksize, streaming (250 GB SATA)", fontsize=10)
+    s = [q for q in char["seek"] if q["read_service_ms"] is not None]
+    d = [q["distance_cylinders"] for q in s]
+    a2.plot(d, [q["read_service_ms"] for q in s], "s-", label="one-block read: service time")
+    a2.plot(d, [q["read_seek_ms"] for q in s], "o-", label="its seek part (model seek curve)")
+    a2.set_xscale("log")
+    a2.set_xlabel("seek distance (cylinders)")
+    a2.set_ylabel("delay (ms)")
+    a2.set_ylim(bottom=0)
+    a2.grid(alpha=0.3)
+    a2.legend(fontsize=8)
+    a2.set_title("slides part 4: delay vs seek distance (250 GB SATA)", fontsize=10)
+    fig.suptitle("GEOM_SCHED slides (Rizzo & Checconi 2009), disk characterization, on the simulated 250 GB disk")
+    fig.tight_layout()
+    fig.savefig(out / "rizzo2009_characterize.png", dpi=100)
+    p.close(fig)
+    return ("rizzo2009_characterize.png", "The slides' disk characterization measured on the simulated disk "
+            "(disksched characterize): streaming latency and throughput vs block size; delay vs seek distance")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import _core, run
 from ..plots import throughput
-from .common import bar_panel, plt
+from .common import bar_panel, plt, write_spec
 
 NAME = "wu2004"
 
@@ -52,7 +52,7 @@ def _per_stream(r, seconds: float) -> list[float]:
 def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     seconds = 30.0 if quick else 180.0
     disk = out / "wu2004_disk.toml"
-    disk.write_text(_core.disk_datasheet(json.dumps(DISK)))
+    write_spec(disk, _core.disk_datasheet(json.dumps(DISK)))
     m: dict = {}
     for label, kb, n in [("long_read", 32768, 4), ("sync_128kb", 128, 2000)]:
         m[f"disk_{label}_mb_s"] = run({"seed": seed, "disk": {"model": str(disk)},

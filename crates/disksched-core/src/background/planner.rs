@@ -54,11 +54,13 @@ pub struct Planner {
     pub seek_conservatism_ns: u64,
     /// Wanted blocks per cylinder: lets idle time find the nearest work.
     cyl_wanted: Vec<u32>,
+    /// Wanted blocks per track (cylinder * surfaces + head): lets a search skip empty tracks.
+    track_wanted: Vec<u32>,
 }
 
 impl Planner {
     pub fn new(model: Arc<DiskModel>, tasks: &Tasks, search_tracks: u32) -> Planner {
-        let mut p = Planner { model, search_tracks, seek_conservatism_ns: 0, cyl_wanted: Vec::new() };
+        let mut p = Planner { model, search_tracks, seek_conservatism_ns: 0, cyl_wanted: Vec::new(), track_wanted: Vec::new() };
         p.recount(tasks);
         p
     }
@@ -66,10 +68,12 @@ impl Planner {
     /// Rebuild the per-cylinder counts (after pause / resume / abort).
     pub fn recount(&mut self, tasks: &Tasks) {
         let l = &self.model.layout;
-        self.cyl_wanted = (0..l.cylinders())
-            .map(|c| (0..l.surfaces()).filter_map(|h| l.track_span(c, h))
-                .map(|s| tasks.wanted.count_range(s.first_lbn, s.first_lbn + s.blocks as u64) as u32).sum())
+        self.track_wanted = (0..l.cylinders())
+            .flat_map(|c| (0..l.surfaces()).map(move |h| (c, h)))
+            .map(|(c, h)| l.track_span(c, h)
+                .map_or(0, |s| tasks.wanted.count_range(s.first_lbn, s.first_lbn + s.blocks as u64) as u32))
             .collect();
+        self.cyl_wanted = self.track_wanted.chunks(l.surfaces() as usize).map(|t| t.iter().sum()).collect();
     }
 
     /// The heads' move between tracks of a plan, as the model times it (with this planner's margin).
@@ -110,6 +114,20 @@ impl Planner {
             }
         }
         (ranges, wanted)
+    }
+
+    /// At most how many blocks a visit to (`c`, `h`) in [ta, tb] can cover:
+    /// [`window`](Self::window)'s slot count with its start at `ta`, without
+    /// locating the track's sectors. A search skips a track whose bound cannot
+    /// beat the best option found so far (the same choice, far fewer visits).
+    /// It is also at most the wanted blocks left on the track.
+    fn slots_bound(&self, c: u32, h: u32, ta: u64, tb: u64) -> u64 {
+        let left = self.track_wanted[(c * self.model.layout.surfaces() + h) as usize] as u64;
+        if tb <= ta || left == 0 {
+            return 0;
+        }
+        let spt = self.model.layout.sectors_per_track(c, h) as u128;
+        (((tb - ta) as u128 * spt * self.model.mech.rpm_milli as u128) / REV as u128).min(spt).min(left as u128) as u64
     }
 
     fn visit(&self, c: u32, h: u32, ta: u64, tb: u64, tasks: &Tasks) -> Option<Visit> {
@@ -154,6 +172,9 @@ impl Planner {
         }
         // Other tracks, nearest the source and destination cylinders first.
         self.other_tracks(t0, tf, src, dst, fg_write, bg_write, |c, h, arrive, leave_by| {
+            if self.slots_bound(c, h, arrive, leave_by) <= best.wanted {
+                return;
+            }
             if let Some(v) = self.visit(c, h, arrive, leave_by, tasks) {
                 if v.wanted > best.wanted {
                     best = Plan { wanted: v.wanted, visits: vec![v] };
@@ -187,9 +208,15 @@ impl Planner {
                 break;
             }
             let inside = [lo + d + 1, hi.saturating_sub(d + 1)].into_iter().filter(|&c| c > lo && c < hi);
-            let mut cands: Vec<u32> = below.into_iter().chain(above).chain(inside.filter(|&c| reachable(c))).collect();
-            cands.dedup();
-            for c in cands {
+            // At most four candidates: kept on the stack (this runs for every opportunity).
+            let (mut cands, mut n) = ([0u32; 4], 0);
+            for c in below.into_iter().chain(above).chain(inside.filter(|&c| reachable(c))) {
+                if n == 0 || cands[n - 1] != c {  // as Vec::dedup: drop a repeat of the previous one
+                    cands[n] = c;
+                    n += 1;
+                }
+            }
+            for &c in &cands[..n] {
                 for h in 0..l.surfaces() {
                     if (c, h) == src || (c, h) == dst {
                         continue;
@@ -197,6 +224,10 @@ impl Planner {
                     examined += 1;
                     if examined > self.search_tracks {
                         return;
+                    }
+                    // Nothing wanted there: no visit could move a block (it still counts as examined).
+                    if self.track_wanted[(c * l.surfaces() + h) as usize] == 0 {
+                        continue;
                     }
                     let arrive = t0 + self.move_ns(src.0, src.1, c, h, bg_write);
                     let leave_by = tf.saturating_sub(self.move_ns(c, h, dst.0, dst.1, fg_write));
@@ -229,9 +260,9 @@ impl Planner {
             return None;
         }
         let mut best: Option<Background> = None;
-        let mut consider = |b: Background| {
+        let consider = |best: &mut Option<Background>, b: Background| {
             if b.wanted > best.as_ref().map_or(0, |x| x.wanted) {
-                best = Some(b);
+                *best = Some(b);
             }
         };
         if !fg.1 && !bg_write && src != dst {
@@ -241,7 +272,7 @@ impl Planner {
                 if let Some(&(lo, _)) = v.lbns.iter().find(|r| r.0 < fg.0 && r.1 <= fg.0 && r.1 + 1 >= fg.0) {
                     if let Some(first) = (lo..fg.0).find(|&b| tasks.wanted.get(b)) {
                         let wanted = tasks.wanted.count_range(first, fg.0);
-                        consider(Background { lbn: first, blocks: (fg.0 - first) as u32, wanted, merged: true, cylinder: dst.0, head: dst.1 });
+                        consider(&mut best, Background { lbn: first, blocks: (fg.0 - first) as u32, wanted, merged: true, cylinder: dst.0, head: dst.1 });
                     }
                 }
             }
@@ -250,12 +281,15 @@ impl Planner {
             if fg_start_behind.0 + self.move_ns(c, h, dst.0, dst.1, fg.1) >= tf {
                 return;
             }
+            if self.slots_bound(c, h, arrive, leave_by) <= best.as_ref().map_or(0, |x| x.wanted) {
+                return;
+            }
             let Some(v) = self.visit(c, h, arrive, leave_by, tasks) else { return };
             let part = v.lbns.iter().map(|&(lo, hi)| (tasks.wanted.count_range(lo, hi), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
             if let Some((wanted, lo, hi)) = part.filter(|p| p.0 > 0) {
                 let first = (lo..hi).find(|&b| tasks.wanted.get(b)).expect("a wanted block");
                 let last = (lo..hi).rev().find(|&b| tasks.wanted.get(b)).expect("a wanted block");
-                consider(Background { lbn: first, blocks: (last + 1 - first) as u32, wanted, merged: false, cylinder: c, head: h });
+                consider(&mut best, Background { lbn: first, blocks: (last + 1 - first) as u32, wanted, merged: false, cylinder: c, head: h });
             }
         });
         best
@@ -288,6 +322,7 @@ impl Planner {
     pub fn credit(&mut self, visit: &Visit, now: SimTime, tasks: &mut Tasks) -> u64 {
         let n: u64 = visit.lbns.iter().map(|&(lo, hi)| tasks.transferred(lo, hi, now)).sum();
         self.cyl_wanted[visit.cylinder as usize] -= n as u32;
+        self.track_wanted[(visit.cylinder * self.model.layout.surfaces() + visit.head) as usize] -= n as u32;
         n
     }
 }
