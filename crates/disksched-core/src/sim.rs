@@ -395,6 +395,7 @@ impl Simulation {
             self.engine.schedule(t, Event::Arrived { client }.priority(), Event::Arrived { client });
         }
         let mut steps: u64 = 0;
+        let mut watchdog = crate::watchdog::Watchdog::default();
         while let Some((now, ev)) = self.engine.step() {
             match ev {
                 Event::Arrived { client } => self.arrived(now, client)?,
@@ -412,6 +413,7 @@ impl Simulation {
             if let Some(e) = self.failed.take() {
                 return Err(e);
             }
+            watchdog.observe(now, self.counters.arrived + self.counters.completed, || format!("{ev:?}"))?;
             steps += 1;
             if steps & 0xFFFF == 0 && !progress(self.counters.completed, self.limit) {
                 return Err(Error::Config { what: "run".into(), msg: "interrupted".into() });

@@ -282,7 +282,7 @@ fn a_stream_alone_gets_its_rate_and_meets_its_deadlines() {
 fn bad_shaper_settings_are_one_line_errors() {
     let base = |shaper: &str| stream_and_readers(shaper, "clook", 1, 100);
     assert_eq!(error(&base("{ best-effort = { rate_per_s = -1 } }")),
-               "host.shaper.best-effort.rate_per_s: -1 requests/s is out of range [0, 10000000]");
+               "host.shaper.best-effort.rate_per_s: -1 requests/s is out of range 0 or [0.001, 10000000]");
     assert_eq!(error(&base("{ set = { cut_factor = 2 } }")), "host.shaper.set.cut_factor: 2 fraction is out of range [0.01, 1]");
     assert!(error(&base("{ real-time = { rate = 5 } }"))
         .starts_with("host.shaper.real-time.rate: unknown tunable (expected one of: rate_per_s, burst,"));
