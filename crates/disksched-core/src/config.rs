@@ -198,8 +198,11 @@ pub const DISK_PARAMS: &[Param] = &[
     Param::other("set", Ty::Table, "{}", "tunables of the drive's scheduler"),
     DISK_COUNT,
     Param::other("array", Ty::Choice(&["concat", "stripe"]), "concat", "how the array's address space maps onto the disks"),
-    Param::float("stripe_kb", "KB", 0.5, 64.0, 1e9, "stripe unit with `array = \"stripe\"`: a whole number of blocks, at most one disk"),
+    STRIPE_KB,
 ];
+
+pub const STRIPE_KB: Param = Param::float("stripe_kb", "KB", 0.5, 64.0, 1e9,
+    "stripe unit with `array = \"stripe\"`: a whole number of blocks, at most one disk");
 
 pub const QUEUE_THRESHOLD: Param = Param::int("queue_threshold", "requests", 1.0, 1.0, MAX_QUEUE_THRESHOLD as f64,
     "most requests outstanding below this queue (at each disk; with a `[controller]`, at the controller and below)");
@@ -276,6 +279,7 @@ impl SimConfig {
     /// Checks that do not need the disk; `Simulation::new` does the rest.
     pub fn validate(&self) -> Result<()> {
         DISK_COUNT.check_count("disk", self.disk.count as u64)?;
+        STRIPE_KB.check("disk", self.disk.stripe_kb)?;
         CLASS_EXPIRE_MS.check("host", self.host.class_expire_ms)?;
         QUEUE_THRESHOLD.check_count("host", self.host.queue_threshold as u64)?;
         if let Some(c) = &self.controller {

@@ -214,6 +214,7 @@ fn the_loader_refuses_values_outside_the_declared_bounds() {
         }
     }
     let tables: &[(&str, &str, &str)] = &[
+        ("disk", "", ""),
         ("host", "[host]\n", ""),
         ("controller", "[controller]\n", ""),
         ("run", "[run]\nrequests = 100\n", ""),
@@ -226,7 +227,8 @@ fn the_loader_refuses_values_outside_the_declared_bounds() {
                 if *path == "run" && p.name == "requests" {
                     continue; // given in the table; checked in runs.rs
                 }
-                let text = format!("{DISK}{extra}{OLTP}{table}{} = {}\n", p.name, value(p, v));
+                let line = format!("{} = {}\n", p.name, value(p, v));
+                let text = if *path == "disk" { format!("{DISK}{line}{OLTP}") } else { format!("{DISK}{extra}{OLTP}{table}{line}") };
                 let e = run_cfg(&text).err().unwrap_or_else(|| panic!("{path}: {} = {} accepted", p.name, value(p, v)));
                 assert!(refused_naming(&e, &format!("{path}.{}", p.name)), "{path}: {} = {}: {e}", p.name, value(p, v));
                 checked += 1;
