@@ -356,7 +356,7 @@ def test_config_reference_is_generated_and_committed():
 def test_the_wiops_hang_is_a_one_line_error(tmp_path, small):
     # External freeblock with a best-effort write rate of 1e-308 IO/s hung, ignoring Ctrl-C.
     cfg = small.read_text().replace("queue_threshold = 16", "queue_threshold = 2").replace('scheduler = "sptf"', 'scheduler = "fcfs"')
-    (tmp_path / "wiops.toml").write_text(cfg + '[freeblock]\nmode = "external"\n[host.shaper]\nbest-effort = { wiops = 1e-308 }\n')
+    (tmp_path / "wiops.toml").write_text(cfg + '[freeblock]\nmode = "external"\nidle = false\n[host.shaper]\nbest-effort = { wiops = 1e-308 }\n')
     one_line_error(cli("run", tmp_path / "wiops.toml", timeout=60), "host.shaper.best-effort.wiops", "1e-308", "0 or [0.001")
 
 def test_listings_as_json_and_in_80_columns():
