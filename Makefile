@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name '*.pyi') Cargo.toml pyproject.toml
 
-.PHONY: demo test build bench cargo-test pytest repro-check clean
+.PHONY: demo test build bench cargo-test pytest repro-check clean config-reference
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ repro-check: $(STAMP)
 	$(VENV)/bin/disksched reproduce all --quick --check --out out/repro-quick
 
 test: cargo-test pytest repro-check
+
+# docs/config.md is generated from the declared schema (a test fails when it is stale).
+config-reference: $(STAMP)
+	$(VENV)/bin/disksched config reference > docs/config.md
 
 clean:
 	rm -rf $(VENV) target out

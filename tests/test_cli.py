@@ -177,7 +177,7 @@ def test_external_freeblock_example_runs_and_bad_noise_is_one_line(tmp_path):
     bad.write_text((ROOT / "examples/freeblock_external.toml").read_text().replace("seek_jitter_us = 20", "seek_jitter_us = 5000"))
     p = cli("run", bad)
     assert p.returncode == 2
-    assert "freeblock.noise.seek_jitter_us: 5000 is out of range [0, 1000] us" in p.stderr
+    assert "freeblock.noise.seek_jitter_us: 5000 us is out of range [0, 1000]" in p.stderr
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 

@@ -173,6 +173,28 @@ def test_import_names_one_disk_of_several(tmp_path):
     one_line_error(cli("disks", "import", parv, "--disk", "nope", "-o", tmp_path / "y.toml"), "nope")
 
 
+
+@pytest.mark.skipif(not (SHARED / "disksim/3disks.parv").exists(), reason="needs ../shared/disksim")
+def test_disk_model_names_one_disk_of_a_multi_disk_file(tmp_path):
+    parv = SHARED / "disksim/3disks.parv"
+    # Without a name: the error says how to name one, in the config's own syntax.
+    several = write_config(tmp_path / "several.toml", 200).read_text().replace('"atlas10k"', f'"{parv}"')
+    (tmp_path / "several.toml").write_text(several)
+    one_line_error(cli("config", "check", tmp_path / "several.toml"), "several disks", "IBM_DNES-309170W_validate",
+                   f"{parv}#NAME")
+    # FILE#NAME picks that disk: the same drive `disks import --disk` makes.
+    named = tmp_path / "named.toml"
+    named.write_text(several.replace(f'"{parv}"', f'"{parv}#IBM_DNES-309170W_validate"'))
+    p = cli("config", "check", named)
+    assert p.returncode == 0, p.stderr
+    assert cli("disks", "import", parv, "--disk", "IBM_DNES-309170W_validate", "-o", tmp_path / "ibm.toml").returncode == 0
+    spec = tmp_path / "ibm-spec.toml"
+    spec.write_text(several.replace(f'"{parv}"', f'"{tmp_path / "ibm.toml"}"'))
+    assert disksched.run(named).summary == disksched.run(spec).summary
+    # A name the file does not have is one line naming it.
+    (tmp_path / "nope.toml").write_text(several.replace(f'"{parv}"', f'"{parv}#nope"'))
+    one_line_error(cli("config", "check", tmp_path / "nope.toml"), "nope", "3disks.parv")
+
 # --- Ctrl-C ----------------------------------------------------------------------------------------
 
 def interrupt_after(args, seconds, timeout=60, ready=None):
@@ -342,6 +364,23 @@ def test_config_check_and_show(tmp_path, small):
     assert disksched.run(resolved).summary == want
     assert disksched.run(shown).summary == want
 
+
+def test_config_reference_is_generated_and_committed():
+    p = cli("config", "reference")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == (ROOT / "docs/config.md").read_text(), "docs/config.md is stale: make config-reference"
+    # Every table and a few keys of each kind of bound.
+    for want in ["## `[host]`", "`queue_threshold` | integer | requests | 1 | [1, 1024]",
+                 "`wiops` | number | IO/s | 0 | 0 or [0.001, 1000000000]", "## `[workload]` with `kind = \"onoff\"`",
+                 "## `set` of scheduler `rr`", "`hot_fraction` | number |  | required | (0, 1)"]:
+        assert want in p.stdout, want
+
+
+def test_the_wiops_hang_is_a_one_line_error(tmp_path, small):
+    # External freeblock with a best-effort write rate of 1e-308 IO/s hung, ignoring Ctrl-C.
+    cfg = small.read_text().replace("queue_threshold = 16", "queue_threshold = 2").replace('scheduler = "sptf"', 'scheduler = "fcfs"')
+    (tmp_path / "wiops.toml").write_text(cfg + '[freeblock]\nmode = "external"\nidle = false\n[host.shaper]\nbest-effort = { wiops = 1e-308 }\n')
+    one_line_error(cli("run", tmp_path / "wiops.toml", timeout=60), "host.shaper.best-effort.wiops", "1e-308", "0 or [0.001")
 
 def test_listings_as_json_and_in_80_columns():
     p = cli("disks", "list", "--json")

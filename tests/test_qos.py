@@ -74,7 +74,7 @@ def test_bad_shaper_settings_are_one_line_errors(tmp_path):
     cfg.write_text('[disk]\nmodel = "atlas10k"\n[workload]\nkind = "oltp"\n[run]\nrequests = 100\n')
     p = cli("run", cfg, "--set", "host.shaper.best-effort.rate_per_s=-1")
     assert p.returncode == 2
-    assert p.stderr == "error: host.shaper.best-effort.rate_per_s: -1 requests/s is out of range [0, 10000000]\n"
+    assert p.stderr == "error: host.shaper.best-effort.rate_per_s: -1 requests/s is out of range 0 or [0.001, 10000000]\n"
     p = cli("run", cfg, "--set", "host.shaper.policy=greedy")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "unknown policy 'greedy'" in p.stderr
 

@@ -22,7 +22,7 @@ def test_mix_from_a_dict_keeps_member_client_ids():
 
 
 def test_member_errors_name_the_member():
-    with pytest.raises(disksched.DiskschedError, match=r"workload\.clients\[1\]\.mean_distance_kb: -1 is out of range \[0, "):
+    with pytest.raises(disksched.DiskschedError, match=r"workload\.clients\[1\]\.mean_distance_kb: -1 KB is out of range \[0, "):
         disksched.run(_cfg({"kind": "mix", "clients": [{"kind": "oltp"}, {"kind": "local", "mean_distance_kb": -1}]}))
 
 

@@ -29,6 +29,9 @@ def disk_names() -> list[str]: ...
 def disk_show(name: str, base_dir: Optional[str] = ...) -> tuple[str, str]:
     """(spec TOML, JSON of derived facts) for a built-in disk or spec path."""
 
+def config_reference() -> str:
+    """The run-config reference (Markdown), generated from the declared schema."""
+
 def schedulers() -> str:
     """JSON list of registered schedulers with their tunables."""
 

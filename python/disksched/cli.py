@@ -405,14 +405,14 @@ def disks_import(path: Path = typer.Argument(..., help="DiskSim .parv / .diskspe
     """Convert a DiskSim drive description into the project's disk spec."""
     from .output import atomic_write, check_out_file
 
-    if not path.exists():
+    if not path.exists() and not Path(str(path).rsplit("#", 1)[0]).exists():  # FILE.parv#NAME names one disk
         raise DiskschedError(f"{path}: no such file")
     check_out_file(out, "-o")
     try:
         text = _core.disk_import(str(path), name, disk)
     except DiskschedError as e:
-        if str(e).endswith("name one"):
-            raise DiskschedError(f"{e} with --disk NAME") from None
+        if "; name one" in str(e):
+            raise DiskschedError(f"{e} (or with --disk NAME)") from None
         raise
     atomic_write(out, lambda tmp: Path(tmp).write_text(text))
     console.print(f"wrote {out}")
@@ -729,6 +729,14 @@ def config_show(config: Path = typer.Argument(..., help="Run config (TOML)."),
 
     text, resolved = config_resolve(config)
     print(json.dumps(resolved, indent=2) if json_out else text, end="\n" if json_out else "")
+
+
+@config_app.command("reference")
+def config_reference() -> None:
+    """Print the run-config reference (Markdown): every key, type, unit, default and bounds (docs/config.md)."""
+    from . import _core
+
+    print(_core.config_reference(), end="")
 
 
 def main() -> None:

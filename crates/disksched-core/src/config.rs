@@ -172,6 +172,89 @@ pub struct Reconfigure {
 
 pub const MAX_QUEUE_THRESHOLD: u32 = 1024;
 
+use crate::schema::{Param, Ty};
+
+/// The longest simulated time a config may name, ms (about 31 years; the
+/// nanosecond clock ends at about 584 years).
+pub const MAX_TIME_MS: f64 = 1e12;
+
+pub const TOP_PARAMS: &[Param] = &[
+    Param::int("seed", "", 0.0, 0.0, u64::MAX as f64, "random seed: the same config and seed give bit-identical results"),
+    Param::other("disk", Ty::Table, "required", "the drive(s): `[disk]`"),
+    Param::other("host", Ty::Table, "", "the host queue: `[host]`"),
+    Param::other("controller", Ty::Table, "absent: no controller level", "a controller queue: `[controller]`"),
+    Param::other("workload", Ty::Table, "required", "what requests arrive: `[workload]` with a `kind`"),
+    Param::other("run", Ty::Table, "", "`[run]`"),
+    Param::other("reconfigure", Ty::List, "[]", "run-time scheduler changes: `[[reconfigure]]`"),
+    Param::other("freeblock", Ty::Table, "absent: no background tasks", "`[freeblock]`"),
+];
+
+/// `disk.count`: identical disks behind the controller.
+pub const DISK_COUNT: Param = Param::int("count", "disks", 1.0, 1.0, 256.0, "identical disks behind the controller, each with its own queue");
+
+pub const DISK_PARAMS: &[Param] = &[
+    Param::other("model", Ty::Str, "required", "built-in disk name, a disk spec .toml, or a DiskSim .parv/.diskspecs/.model (`file.parv#NAME` names one disk of several)"),
+    Param::other("scheduler", Ty::Str, "fcfs", "the drive's command-queue scheduler (`disksched schedulers`)"),
+    Param::other("set", Ty::Table, "{}", "tunables of the drive's scheduler"),
+    DISK_COUNT,
+    Param::other("array", Ty::Choice(&["concat", "stripe"]), "concat", "how the array's address space maps onto the disks"),
+    STRIPE_KB,
+];
+
+pub const STRIPE_KB: Param = Param::float("stripe_kb", "KB", 0.5, 64.0, 1e9,
+    "stripe unit with `array = \"stripe\"`: a whole number of blocks, at most one disk");
+
+pub const QUEUE_THRESHOLD: Param = Param::int("queue_threshold", "requests", 1.0, 1.0, MAX_QUEUE_THRESHOLD as f64,
+    "most requests outstanding below this queue (at each disk; with a `[controller]`, at the controller and below)");
+pub const CLASS_EXPIRE_MS: Param = Param::float("class_expire_ms", "ms", 0.0, 10_000.0, 86_400_000.0,
+    "a flow idle this long at a queue has its class freed (`fini_class`)");
+
+pub const HOST_PARAMS: &[Param] = &[
+    Param::other("scheduler", Ty::Str, "fcfs", "the host queue's scheduler (`disksched schedulers`)"),
+    Param::other("set", Ty::Table, "{}", "tunables of the host scheduler"),
+    QUEUE_THRESHOLD,
+    CLASS_EXPIRE_MS,
+    Param::other("shaper", Ty::Table, "absent: no shaping", "traffic shaping above the scheduler: `[host.shaper]`"),
+];
+
+pub const CTL_QUEUE_THRESHOLD: Param = Param::int("queue_threshold", "requests", 1.0, 1.0, MAX_QUEUE_THRESHOLD as f64,
+    "most requests outstanding at the disks together; the rest wait in the controller queue");
+pub const PER_DISK_THRESHOLD: Param = Param::int("per_disk_threshold", "requests", 1.0, f64::NAN, MAX_QUEUE_THRESHOLD as f64,
+    "most outstanding at each disk, at most `queue_threshold`").default_text("queue_threshold");
+
+pub const CONTROLLER_PARAMS: &[Param] = &[
+    Param::other("scheduler", Ty::Str, "fcfs", "the controller queue's scheduler"),
+    Param::other("set", Ty::Table, "{}", "tunables of the controller scheduler"),
+    CTL_QUEUE_THRESHOLD,
+    PER_DISK_THRESHOLD,
+];
+
+pub const REQUESTS: Param = Param::int("requests", "requests", 1.0, f64::NAN, 1e15,
+    "requests to generate (the run ends when all have completed)").default_text("10000, or the whole trace");
+pub const DURATION_MS: Param = Param::float("duration_ms", "ms", 0.0, f64::NAN, MAX_TIME_MS,
+    "stop generating after this much simulated time").open_min().default_text("absent: no limit");
+pub const WARMUP_REQUESTS: Param = Param::int("warmup_requests", "requests", 0.0, 0.0, 1e15,
+    "the first N requests (by arrival) are left out of the statistics; below `requests`");
+pub const SERIES_WINDOW_MS: Param = Param::float("series_window_ms", "ms", 1.0, f64::NAN, 3_600_000.0,
+    "keep time series in windows of this length (per-client throughput, deadline misses)").default_text("absent: no series");
+
+pub const RUN_PARAMS: &[Param] = &[
+    REQUESTS,
+    DURATION_MS,
+    WARMUP_REQUESTS,
+    Param::other("records", Ty::Bool, "false", "keep a record of every request"),
+    SERIES_WINDOW_MS,
+];
+
+pub const AT_MS: Param = Param::float("at_ms", "ms", 0.0, f64::NAN, MAX_TIME_MS, "when the change happens").default_text("required");
+
+pub const RECONFIGURE_PARAMS: &[Param] = &[
+    AT_MS,
+    Param::other("queue", Ty::Choice(&["host", "controller", "disk"]), "required", "which queue's scheduler is replaced"),
+    Param::other("scheduler", Ty::Str, "required", "the new scheduler; pending requests move to it"),
+    Param::other("set", Ty::Table, "{}", "its tunables"),
+];
+
 impl SimConfig {
     pub fn from_toml(text: &str, origin: &str) -> Result<SimConfig> {
         let mut c: SimConfig = toml::from_str(text)
@@ -195,19 +278,13 @@ impl SimConfig {
 
     /// Checks that do not need the disk; `Simulation::new` does the rest.
     pub fn validate(&self) -> Result<()> {
-        if !(self.host.class_expire_ms >= 0.0 && self.host.class_expire_ms <= 86_400_000.0) {
-            return Err(config_err("host.class_expire_ms", format!("{} is out of range [0, 86400000]", self.host.class_expire_ms)));
-        }
-        if !(1..=MAX_QUEUE_THRESHOLD).contains(&self.host.queue_threshold) {
-            return Err(config_err("host.queue_threshold", format!(
-                "{} is out of range [1, {MAX_QUEUE_THRESHOLD}]", self.host.queue_threshold)));
-        }
+        DISK_COUNT.check_count("disk", self.disk.count as u64)?;
+        STRIPE_KB.check("disk", self.disk.stripe_kb)?;
+        CLASS_EXPIRE_MS.check("host", self.host.class_expire_ms)?;
+        QUEUE_THRESHOLD.check_count("host", self.host.queue_threshold as u64)?;
         if let Some(c) = &self.controller {
-            for (key, t) in [("queue_threshold", c.queue_threshold), ("per_disk_threshold", c.per_disk())] {
-                if !(1..=MAX_QUEUE_THRESHOLD).contains(&t) {
-                    return Err(config_err(format!("controller.{key}"), format!("{t} is out of range [1, {MAX_QUEUE_THRESHOLD}]")));
-                }
-            }
+            CTL_QUEUE_THRESHOLD.check_count("controller", c.queue_threshold as u64)?;
+            PER_DISK_THRESHOLD.check_count("controller", c.per_disk() as u64)?;
             if c.per_disk() > c.queue_threshold {
                 return Err(config_err("controller.per_disk_threshold", format!(
                     "{} exceeds controller.queue_threshold ({})", c.per_disk(), c.queue_threshold)));
@@ -220,9 +297,7 @@ impl SimConfig {
             }
         }
         for (i, r) in self.reconfigure.iter().enumerate() {
-            if !(r.at_ms >= 0.0 && r.at_ms.is_finite()) {
-                return Err(config_err(format!("reconfigure[{i}].at_ms"), format!("{} must be >= 0", r.at_ms)));
-            }
+            AT_MS.check(&format!("reconfigure[{i}]"), r.at_ms)?;
             let (known, expected) = match (r.queue.as_str(), self.controller.is_some()) {
                 ("host" | "disk", _) | ("controller", true) => (true, ""),
                 ("controller", false) => (false, "host or disk; the config has no [controller]"),
@@ -233,15 +308,16 @@ impl SimConfig {
                 return Err(config_err(format!("reconfigure[{i}].queue"), format!("'{}' (expected {expected})", r.queue)));
             }
         }
-        if self.run.requests == Some(0) {
-            return Err(config_err("run.requests", "must be >= 1"));
+        if let Some(n) = self.run.requests {
+            REQUESTS.check_count("run", n)?;
         }
+        WARMUP_REQUESTS.check_count("run", self.run.warmup_requests)?;
         if let Some(n) = self.run.requests.filter(|&n| self.run.warmup_requests >= n) {
             return Err(config_err("run.warmup_requests", format!(
                 "{} leaves none of the {n} requests measured; it must be below run.requests", self.run.warmup_requests)));
         }
-        if let Some(w) = self.run.series_window_ms.filter(|w| !(*w >= 1.0 && *w <= 3_600_000.0)) {
-            return Err(config_err("run.series_window_ms", format!("{w} is out of range [1, 3600000]")));
+        if let Some(w) = self.run.series_window_ms {
+            SERIES_WINDOW_MS.check("run", w)?;
         }
         if self.host.shaper.is_some() {
             if let Some(i) = self.reconfigure.iter().position(|r| r.queue == "host") {
@@ -249,9 +325,7 @@ impl SimConfig {
             }
         }
         if let Some(d) = self.run.duration_ms {
-            if !(d > 0.0 && d.is_finite()) {
-                return Err(config_err("run.duration_ms", format!("{d} must be > 0")));
-            }
+            DURATION_MS.check("run", d)?;
         }
         Ok(())
     }

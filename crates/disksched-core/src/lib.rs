@@ -16,9 +16,11 @@ pub mod host;
 pub mod metrics;
 pub mod qos;
 pub mod sched;
+pub mod schema;
 pub mod sim;
 pub mod time;
 pub mod validate;
+pub mod watchdog;
 pub mod trace;
 pub mod workload;
 

@@ -114,7 +114,7 @@ fn stream_deadlines_carry_the_playout_buffer() {
     }
     let cfg: SimConfig = common::config("[disk]\nmodel = \"atlas10k\"\n[workload]\nkind = \"stream\"\nmb_per_s = 1\nrequest_kb = 64\nbuffer_periods = -1\n");
     let e = Simulation::with_model(&cfg, common::atlas()).err().unwrap().to_string();
-    assert_eq!(e, "workload.buffer_periods: -1 is out of range [0, 1000]");
+    assert_eq!(e, "workload.buffer_periods: -1 periods is out of range [0, 1000]");
 }
 
 fn run(toml: &str) -> RunResult {

@@ -364,6 +364,17 @@ fn every_shared_parameter_file_parses() {
     assert_eq!(c.layout.zones[1].defects, vec![(233_375, 233_375)]);
     let e = import(&common::shared("3disks.parv"), None, None).unwrap_err().to_string();
     assert!(e.contains("several disks"), "{e}");
+    // Where a disk is given by name (disk.model), `file.parv#NAME` names one, and the
+    // error for a file of several says so.
+    let parv = common::shared("3disks.parv");
+    let e = builtin::resolve(parv.to_str().unwrap(), None).unwrap_err().to_string();
+    assert!(e.contains("several disks") && e.contains(&format!("`{}#NAME`", parv.display())) && !e.contains('\n'), "{e}");
+    let named = builtin::resolve(&format!("{}#IBM_DNES-309170W_validate", parv.display()), None).unwrap();
+    let direct = import(&parv, None, Some("IBM_DNES-309170W_validate")).unwrap();
+    assert_eq!(named.to_toml(), direct.to_toml());
+    assert_ne!(named.to_toml(), import(&parv, None, Some("QUANTUM_TORNADO_validate")).unwrap().to_toml());
+    let e = builtin::resolve(&format!("{}#nope", parv.display()), None).unwrap_err().to_string();
+    assert!(e.contains("3disks.parv") && e.contains("nope"), "{e}");
 }
 
 // ---- hand-worked sparing cases ----------------------------------------------

@@ -331,9 +331,9 @@ fn external_runs_are_deterministic_and_seeded() {
 fn bad_freeblock_tunables_are_one_line_errors_naming_key_value_and_range() {
     let cases = [
         ("mode = \"inside\"", 2, "freeblock.mode", "'inside' (expected firmware or external)"),
-        ("mode = \"external\"\nseek_conservatism_ms = 12", 2, "freeblock.seek_conservatism_ms", "12 is out of range [0, 10] ms"),
-        ("mode = \"external\"\n[freeblock.noise]\nseek_jitter_us = 5000", 2, "freeblock.noise.seek_jitter_us", "5000 is out of range [0, 1000] us"),
-        ("mode = \"external\"\n[freeblock.noise]\nsurprise_hit_pct = -1", 2, "freeblock.noise.surprise_hit_pct", "-1 is out of range [0, 50] %"),
+        ("mode = \"external\"\nseek_conservatism_ms = 12", 2, "freeblock.seek_conservatism_ms", "12 ms is out of range [0, 10]"),
+        ("mode = \"external\"\n[freeblock.noise]\nseek_jitter_us = 5000", 2, "freeblock.noise.seek_jitter_us", "5000 us is out of range [0, 1000]"),
+        ("mode = \"external\"\n[freeblock.noise]\nsurprise_hit_pct = -1", 2, "freeblock.noise.surprise_hit_pct", "-1 % is out of range [0, 50]"),
         ("mode = \"external\"", 16, "host.queue_threshold", "16: freeblock mode external keeps exactly two commands at the drive"),
         ("mode = \"external\"\nidle = true", 2, "freeblock.idle", "firmware mode only"),
     ];

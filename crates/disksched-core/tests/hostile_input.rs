@@ -146,3 +146,14 @@ fn silent_wrong_results_are_errors() {
     let _ = std::fs::remove_file(&p);
     assert!(e.starts_with("run.warmup_requests") && e.contains("2 requests"), "{e}");
 }
+
+#[test]
+fn a_shaper_rate_of_1e_minus_6_is_refused_before_any_series_is_allocated() {
+    // 10 requests at 1e-6 requests/s in 1 ms windows allocated 2.4 GB of series rows.
+    let cfg: SimConfig = common::config(
+        "[disk]\nmodel = \"atlas10k\"\n[host.shaper]\nbest-effort = { rate_per_s = 1e-6 }\n[workload]\nkind = \"oltp\"\n\
+         [run]\nrequests = 10\nseries_window_ms = 1\n",
+    );
+    let e = Simulation::with_model(&cfg, common::atlas()).and_then(|s| s.run(&mut |_, _| true)).err().expect("an error").to_string();
+    assert!(e.starts_with("host.shaper.best-effort.rate_per_s: 1e-6 requests/s is out of range 0 or [0.001, ") && !e.contains('\n'), "{e}");
+}

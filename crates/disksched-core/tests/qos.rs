@@ -282,7 +282,7 @@ fn a_stream_alone_gets_its_rate_and_meets_its_deadlines() {
 fn bad_shaper_settings_are_one_line_errors() {
     let base = |shaper: &str| stream_and_readers(shaper, "clook", 1, 100);
     assert_eq!(error(&base("{ best-effort = { rate_per_s = -1 } }")),
-               "host.shaper.best-effort.rate_per_s: -1 requests/s is out of range [0, 10000000]");
+               "host.shaper.best-effort.rate_per_s: -1 requests/s is out of range 0 or [0.001, 10000000]");
     assert_eq!(error(&base("{ set = { cut_factor = 2 } }")), "host.shaper.set.cut_factor: 2 fraction is out of range [0.01, 1]");
     assert!(error(&base("{ real-time = { rate = 5 } }"))
         .starts_with("host.shaper.real-time.rate: unknown tunable (expected one of: rate_per_s, burst,"));
@@ -291,9 +291,9 @@ fn bad_shaper_settings_are_one_line_errors() {
     assert_eq!(error(&base("{ policy = \"optimistic\", real-time = { rate_per_s = 10 } }")),
                "host.shaper.policy: 'optimistic' needs a rate to adjust: set rate_per_s or rate_kb_per_s of best-effort or background");
     let e = error(&stream_and_readers("{ }", "clook", 1, 100).replace("series_window_ms = 1000", "series_window_ms = 0"));
-    assert_eq!(e, "run.series_window_ms: 0 is out of range [1, 3600000]");
+    assert_eq!(e, "run.series_window_ms: 0 ms is out of range [1, 3600000]");
     let e = error(&stream_and_readers("{ }", "clook", 1, 100).replace("mb_per_s = 2,", "mb_per_s = 0,"));
-    assert_eq!(e, "workload.clients[0].mb_per_s: 0 must be > 0");
+    assert_eq!(e, "workload.clients[0].mb_per_s: 0 MB/s is out of range (0, 1000000]");
     let e = error(&format!("{}\n[[reconfigure]]\nat_ms = 5\nqueue = \"host\"\nscheduler = \"fcfs\"\n", base("{ }")));
     assert_eq!(e, "reconfigure[0].queue: the host scheduler cannot be switched under a shaper");
     for e in [error(&base("{ best-effort = { rate_per_s = -1 } }")), error(&base("{ policy = \"greedy\" }"))] {

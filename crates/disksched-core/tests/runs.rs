@@ -80,7 +80,7 @@ fn bad_configs_give_one_line_errors() {
         (oltp("sptf", 16, 1, 10).replace("\"sptf\"", "\"elevatorz\""), "unknown scheduler 'elevatorz'"),
         (oltp("sptf", 0, 1, 10), "host.queue_threshold: 0 is out of range [1, 1024]"),
         (oltp("sptf", 2000, 1, 10), "out of range [1, 1024]"),
-        (oltp("sptf", 1, 1, 10).replace("kind = \"oltp\"", "kind = \"closed\"\nclients = 2\nthink_time_ms = -5"), "think_time_ms: -5 must be >= 0"),
+        (oltp("sptf", 1, 1, 10).replace("kind = \"oltp\"", "kind = \"closed\"\nclients = 2\nthink_time_ms = -5"), "think_time_ms: -5 ms is out of range [0, 1000000000000]"),
         (oltp("sptf", 1, 1, 10).replace("\"atlas10k\"", "\"no/such/disk.toml\""), "no/such/disk.toml"),
         (oltp("sptf", 1, 1, 10).replace("\"atlas10k\"", "\"quantumx\""), "unknown disk 'quantumx'"),
     ];

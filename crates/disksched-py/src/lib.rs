@@ -210,6 +210,12 @@ fn config_resolve(py: Python<'_>, config_toml: &str, origin: &str, check: bool) 
     Ok((toml, json))
 }
 
+/// The run-config reference (Markdown: every key, type, unit, default, bounds), from the declared schema.
+#[pyfunction]
+fn config_reference() -> String {
+    disksched_core::schema::reference_markdown()
+}
+
 /// Names of the built-in disks.
 #[pyfunction]
 fn disk_names() -> Vec<&'static str> {
@@ -319,7 +325,7 @@ fn disk_datasheet(figures_json: &str) -> PyResult<String> {
 
 fn tunables_json(ts: &[sched::Tunable]) -> Vec<serde_json::Value> {
     ts.iter().map(|t| serde_json::json!({
-        "name": t.name, "unit": t.unit, "min": t.min, "default": t.default, "max": t.max, "help": t.help,
+        "name": t.name, "unit": t.unit, "min": t.min, "default": t.default, "max": t.max, "bounds": t.bounds_text(), "help": t.help,
     })).collect()
 }
 
@@ -413,6 +419,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(disk_names, m)?)?;
     m.add_function(wrap_pyfunction!(config_resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(config_reference, m)?)?;
     m.add_function(wrap_pyfunction!(disk_show, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(shaper_info, m)?)?;

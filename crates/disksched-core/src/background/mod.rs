@@ -68,6 +68,31 @@ fn word_masks(lo: u64, hi: u64) -> impl Iterator<Item = (usize, u64)> {
     })
 }
 
+use crate::schema::{Param, Ty};
+
+pub const SEEK_CONSERVATISM_MS: Param = Param::float("seek_conservatism_ms", "ms", 0.0, 0.0, 10.0,
+    "added to every head movement the planner predicts");
+pub const SEARCH_TRACKS: Param = Param::int("search_tracks", "tracks", 1.0, 64.0, 100_000.0,
+    "tracks the planner examines per opportunity besides source and destination");
+
+pub const FREEBLOCK_PARAMS: &[Param] = &[
+    Param::other("mode", Ty::Choice(&["firmware", "external"]), "firmware",
+        "`firmware`: the planner's model is the drive; `external`: a host-side scheduler with its own model (`noise`), two commands at the drive"),
+    SEEK_CONSERVATISM_MS,
+    Param::other("plan", Ty::Bool, "true", "false: plan no background work (the run a foreground's slowdown is measured against)"),
+    Param::other("noise", Ty::Table, "", "external mode: `[freeblock.noise]`"),
+    SEARCH_TRACKS,
+    Param::other("idle", Ty::Bool, "true", "also read background blocks when the drive is idle (firmware mode)"),
+    Param::other("tasks", Ty::List, "one scan of the whole disk", "background tasks: `[[freeblock.tasks]]`"),
+];
+
+pub const TASK_PARAMS: &[Param] = &[
+    Param::other("name", Ty::Str, "scan", "task name (for reports)"),
+    Param::other("blocks", Ty::List, "absent: the whole disk", "[first block, one past the last], within the disk"),
+    Param::int("priority", "", 0.0, 0.0, u32::MAX as f64, "higher runs first when tasks want the same block (reported only)"),
+    Param::other("write", Ty::Bool, "false", "writes instead of reads (a cleaner writing segments)"),
+];
+
 /// `[freeblock]` section of a run config.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,9 +148,7 @@ impl FreeblockConfig {
         if self.mode != "firmware" && self.mode != "external" {
             return Err(config_err("freeblock.mode", format!("'{}' (expected firmware or external)", self.mode)));
         }
-        if !(0.0..=10.0).contains(&self.seek_conservatism_ms) {
-            return Err(config_err("freeblock.seek_conservatism_ms", format!("{} is out of range [0, 10] ms", self.seek_conservatism_ms)));
-        }
+        SEEK_CONSERVATISM_MS.check("freeblock", self.seek_conservatism_ms)?;
         self.noise.validate()?;
         if self.external() {
             if queue_threshold != 2 {
@@ -136,9 +159,7 @@ impl FreeblockConfig {
                 return Err(config_err("freeblock.idle", "idle-time reads are modelled in firmware mode only (set false)"));
             }
         }
-        if !(1..=100_000).contains(&self.search_tracks) {
-            return Err(config_err("freeblock.search_tracks", format!("{} is out of range [1, 100000]", self.search_tracks)));
-        }
+        SEARCH_TRACKS.check_count("freeblock", self.search_tracks as u64)?;
         if self.tasks.is_empty() {
             return Err(config_err("freeblock.tasks", "at least one task is required"));
         }

@@ -36,10 +36,18 @@ pub fn names() -> Vec<&'static str> {
 
 /// A built-in disk by name, a spec file by path (relative to `base_dir`), or
 /// a DiskSim `.parv` / `.diskspecs` / `.model` file, imported on the fly.
+///
+/// `file.parv#NAME` names one disk (a `disksim_disk` or `dm_disk` block) of a
+/// DiskSim file that describes several.
 pub fn resolve(name_or_path: &str, base_dir: Option<&Path>) -> Result<DiskSpec> {
     if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| n.eq_ignore_ascii_case(name_or_path)) {
         return DiskSpec::from_toml(text, &format!("built-in disk {name}"));
     }
+    let is_disksim = |p: &str| matches!(Path::new(p).extension().and_then(|e| e.to_str()), Some("parv" | "diskspecs" | "model"));
+    let (name_or_path, disk) = match name_or_path.rsplit_once('#') {
+        Some((file, disk)) if is_disksim(file) => (file, Some(disk)),
+        _ => (name_or_path, None),
+    };
     let mut path = Path::new(name_or_path).to_path_buf();
     if path.is_relative() {
         if let Some(base) = base_dir {
@@ -48,7 +56,13 @@ pub fn resolve(name_or_path: &str, base_dir: Option<&Path>) -> Result<DiskSpec> 
     }
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if matches!(ext, "parv" | "diskspecs" | "model") {
-        return crate::disk::disksim::import(&path, None, None);
+        return crate::disk::disksim::import(&path, None, disk).map_err(|e| match e {
+            // Say how to name one where a disk is given (disk.model, --disk of validate, disks show).
+            Error::File { path, msg } if msg.ends_with("; name one") => {
+                Error::File { msg: format!("{msg} as `{name_or_path}#NAME`"), path }
+            }
+            e => e,
+        });
     }
     if !name_or_path.ends_with(".toml") && !path.exists() {
         return Err(Error::Config {

@@ -15,12 +15,22 @@
 //! every other run is unchanged.
 
 use crate::disk::{Drive, Service};
-use crate::error::{config_err, Result};
+use crate::error::Result;
 use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
 use crate::workload::SimRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, StandardNormal};
 use serde::{Deserialize, Serialize};
+
+/// `[freeblock.noise]` keys; `internal_activity_interval_s` is 0 (none) or
+/// long enough that the drive does something besides internal work.
+pub const NOISE_PARAMS: &[crate::schema::Param] = &[
+    crate::schema::Param::float("seek_jitter_us", "us", 0.0, 20.0, 1000.0, "standard deviation of a seek's variation around the table average"),
+    crate::schema::Param::float("rotation_drift_ppm", "ppm", -1000.0, 20.0, 1000.0, "the platter's speed error relative to the host's belief (positive: faster)"),
+    crate::schema::Param::float("surprise_hit_pct", "%", 0.0, 0.5, 50.0, "reads served from the buffer although the host expected a media access"),
+    crate::schema::Param::float("internal_activity_interval_s", "s", 0.001, 10.0, 86_400.0, "mean time between internal drive activities (exponential); 0 = none").or_zero(),
+    crate::schema::Param::float("internal_activity_ms", "ms", 0.0, 5.0, 1000.0, "how long one internal activity keeps the mechanism busy"),
+];
 
 /// `[freeblock.noise]`: how the truth differs from the host's model.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -78,17 +88,10 @@ impl Default for NoiseConfig {
 
 impl NoiseConfig {
     pub fn validate(&self) -> Result<()> {
-        let checks = [
-            ("seek_jitter_us", self.seek_jitter_us, 0.0, 1000.0, "us"),
-            ("rotation_drift_ppm", self.rotation_drift_ppm, -1000.0, 1000.0, "ppm"),
-            ("surprise_hit_pct", self.surprise_hit_pct, 0.0, 50.0, "%"),
-            ("internal_activity_interval_s", self.internal_activity_interval_s, 0.0, 86_400.0, "s"),
-            ("internal_activity_ms", self.internal_activity_ms, 0.0, 1000.0, "ms"),
-        ];
-        for (key, v, lo, hi, unit) in checks {
-            if !(v >= lo && v <= hi) {
-                return Err(config_err(format!("freeblock.noise.{key}"), format!("{v} is out of range [{lo}, {hi}] {unit}")));
-            }
+        let values = [self.seek_jitter_us, self.rotation_drift_ppm, self.surprise_hit_pct,
+                      self.internal_activity_interval_s, self.internal_activity_ms];
+        for (p, v) in NOISE_PARAMS.iter().zip(values) {
+            p.check("freeblock.noise", v)?;
         }
         Ok(())
     }

@@ -39,9 +39,7 @@ impl Array {
     /// `disks` disks of `disk_capacity` blocks laid out as `layout`
     /// (`stripe_kb`: the stripe unit when striped); errors name the config key.
     pub fn new(disks: u32, layout: ArrayLayout, stripe_kb: f64, disk_capacity: u64, sector_bytes: u32) -> Result<Array> {
-        if !(1..=256).contains(&disks) {
-            return Err(config_err("disk.count", format!("{disks} is out of range [1, 256]")));
-        }
+        crate::config::DISK_COUNT.check_count("disk", disks as u64)?;
         let unit = stripe_kb * 1024.0 / sector_bytes as f64;
         let unit_blocks = match layout {
             ArrayLayout::Concat => disk_capacity,

@@ -80,16 +80,35 @@ pub const POLICY_TUNABLES: &[Tunable] = &[
 ];
 
 /// Tunables of a class's pipe (`host.shaper.<class>`); 0 = no such gate.
+/// A rate is 0 (no gate) or at least one token per `MAX_TOKEN_WAIT_S`: a
+/// smaller one (1e-308) holds every request for longer than any run, and
+/// the rest of the system (freeblock's background commands) runs on
+/// meanwhile, event after event, with no end in sight.
 pub const PIPE_TUNABLES: &[Tunable] = &[
-    tunable("rate_per_s", "requests/s", 0.0, 0.0, 1e7, "token rate in requests (the policy adjusts it); 0 = none"),
+    tunable("rate_per_s", "requests/s", MIN_RATE, 0.0, 1e7, "token rate in requests (the policy adjusts it); 0 = none").or_zero(),
     tunable("burst", "requests", 1.0, 1.0, 1e6, "requests the bucket holds"),
-    tunable("rate_kb_per_s", "KB/s", 0.0, 0.0, 1e9, "token rate in bytes (the policy adjusts it); 0 = none"),
+    tunable("rate_kb_per_s", "KB/s", MIN_RATE, 0.0, 1e9, "token rate in bytes (the policy adjusts it); 0 = none").or_zero(),
     tunable("burst_kb", "KB", 0.5, 128.0, 1e9, "bytes the bucket holds"),
-    tunable("rbps", "bytes/s", 0.0, 0.0, 1e12, "io.max read bytes per second; 0 = max"),
-    tunable("wbps", "bytes/s", 0.0, 0.0, 1e12, "io.max write bytes per second; 0 = max"),
-    tunable("riops", "IO/s", 0.0, 0.0, 1e9, "io.max read requests per second; 0 = max"),
-    tunable("wiops", "IO/s", 0.0, 0.0, 1e9, "io.max write requests per second; 0 = max"),
+    tunable("rbps", "bytes/s", MIN_RATE, 0.0, 1e12, "io.max read bytes per second; 0 = max").or_zero(),
+    tunable("wbps", "bytes/s", MIN_RATE, 0.0, 1e12, "io.max write bytes per second; 0 = max").or_zero(),
+    tunable("riops", "IO/s", MIN_RATE, 0.0, 1e9, "io.max read requests per second; 0 = max").or_zero(),
+    tunable("wiops", "IO/s", MIN_RATE, 0.0, 1e9, "io.max write requests per second; 0 = max").or_zero(),
     tunable("io_burst_ms", "ms", 1.0, 100.0, 60_000.0, "an io.max bucket holds this much of its rate (blk-throttle's slice)"),
+];
+
+/// The longest wait for one token a gate may impose, s.
+pub const MAX_TOKEN_WAIT_S: f64 = 1000.0;
+/// The smallest non-zero token rate, per s: one token per `MAX_TOKEN_WAIT_S`.
+pub const MIN_RATE: f64 = 1.0 / MAX_TOKEN_WAIT_S;
+
+/// `[host.shaper]` keys besides the per-class pipes' gates.
+pub const SHAPER_PARAMS: &[Tunable] = &[
+    crate::schema::Param::other("policy", crate::schema::Ty::Choice(&["fixed", "optimistic", "pessimistic"]), "fixed",
+        "how missed real-time deadlines change the shaped rates"),
+    crate::schema::Param::other("set", crate::schema::Ty::Table, "{}", "the policy's tunables: `[host.shaper.set]`"),
+    crate::schema::Param::other("real-time", crate::schema::Ty::Table, "{}", "gates of the real-time pipe"),
+    crate::schema::Param::other("best-effort", crate::schema::Ty::Table, "{}", "gates of the best-effort pipe"),
+    crate::schema::Param::other("background", crate::schema::Ty::Table, "{}", "gates of the background pipe"),
 ];
 
 /// `[host.shaper]`: the policy, its tunables and one pipe per class.

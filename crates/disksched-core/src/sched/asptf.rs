@@ -11,12 +11,15 @@
 //! (where the nearest cylinders decide) are both searched in a few bands.
 
 use super::sptf::ByCylinder;
-use super::{SchedCtx, Scheduler, Tunables};
+use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Cylinders per band.
 const BAND: u32 = 64;
+
+pub const TUNABLES: &[Tunable] = &[tunable("aging_weight", "ns per ns waited", 0.0, 0.01, 100.0,
+    "0 = SPTF, large = FCFS; the default is a moderate choice, not a published value")];
 
 pub struct Asptf {
     by_cyl: ByCylinder,

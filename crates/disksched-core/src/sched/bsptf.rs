@@ -3,9 +3,11 @@
 //! starvation to one batch while keeping positional ordering within it.
 
 use super::sptf::{best, ByCylinder};
-use super::{SchedCtx, Scheduler, Tunables};
+use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use std::collections::VecDeque;
+
+pub const TUNABLES: &[Tunable] = &[tunable("batch_size", "requests", 0.0, 0.0, 1_000_000.0, "largest batch; 0 = everything pending")];
 
 pub struct Bsptf {
     batch: ByCylinder,

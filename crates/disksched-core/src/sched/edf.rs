@@ -1,10 +1,16 @@
 //! EDF: earliest deadline first (Liu & Layland 1973). Requests without a
 //! deadline get `arrival + default_deadline_ms`. Ties: the older request.
 
-use super::{SchedCtx, Scheduler, Tunables};
+use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::{ReqId, Request};
 use crate::time::SimDuration;
 use std::collections::BTreeMap;
+
+/// Shared with SCAN-EDF.
+pub const DEFAULT_DEADLINE: Tunable =
+    tunable("default_deadline_ms", "ms", 0.0, 1000.0, 3_600_000.0, "deadline given to requests that carry none, after arrival");
+
+pub const TUNABLES: &[Tunable] = &[DEFAULT_DEADLINE];
 
 pub struct Edf {
     by_deadline: BTreeMap<(u64, u64), ReqId>,

@@ -229,16 +229,9 @@ impl Classes {
     }
 }
 
-/// A tunable parameter: name with its unit, bounds and default (GEOM_SCHED's {min, cur, max}).
-#[derive(Clone, Debug)]
-pub struct Tunable {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub min: f64,
-    pub default: f64,
-    pub max: f64,
-    pub help: &'static str,
-}
+/// A tunable parameter: name with its unit, bounds and default (GEOM_SCHED's {min, cur, max});
+/// the same declaration as every other config value (`schema::Param`).
+pub type Tunable = crate::schema::Param;
 
 /// Tunable values after validation against the declarations.
 #[derive(Clone, Debug, Default)]
@@ -260,11 +253,8 @@ pub struct SchedInfo {
 }
 
 pub(crate) const fn tunable(name: &'static str, unit: &'static str, min: f64, default: f64, max: f64, help: &'static str) -> Tunable {
-    Tunable { name, unit, min, default, max, help }
+    Tunable::float(name, unit, min, default, max, help)
 }
-
-const DEFAULT_DEADLINE: Tunable =
-    tunable("default_deadline_ms", "ms", 0.0, 1000.0, 3_600_000.0, "deadline given to requests that carry none, after arrival");
 
 pub const REGISTRY: &[SchedInfo] = &[
     SchedInfo { name: "fcfs", aliases: &["fifo", "noop", "none"], summary: "first come, first served",
@@ -282,37 +272,32 @@ pub const REGISTRY: &[SchedInfo] = &[
     SchedInfo { name: "clook", aliases: &["c-look"], summary: "C-LOOK: ascending LBN sweeps, jump back to the lowest",
         tunables: &[], build: |_| Box::new(clook::CLook::default()) },
     SchedInfo { name: "vscan", aliases: &["v-r", "vr"], summary: "V(R): cylinder distance plus R x cylinders to reverse direction",
-        tunables: &[tunable("r", "fraction", 0.0, 0.2, 1.0, "0 = SSTF, 1 = LOOK")],
+        tunables: vscan::TUNABLES,
         build: |t| Box::new(vscan::VScan::new(t)) },
     SchedInfo { name: "sptf", aliases: &["satf", "spf"], summary: "shortest positioning (seek + rotation) time first, via the predictor",
         tunables: &[], build: |_| Box::new(sptf::Sptf::default()) },
     SchedInfo { name: "sptf_cache", aliases: &["sptf-cache", "cache_aware_sptf"], summary: "cache-aware SPTF: in the drive, a read wholly in the buffer costs only the hit overhead",
         tunables: &[], build: |_| Box::new(sptf_cache::SptfCache::default()) },
     SchedInfo { name: "sptf_sw", aliases: &["sptf-sw", "sptf_swn"], summary: "SPTF-SWn: smallest seek among requests within n% of the shortest positioning time",
-        tunables: &[tunable("window_pct", "%", 0.0, 60.0, 1000.0, "window above the shortest positioning time")],
+        tunables: sptf_sw::TUNABLES,
         build: |t| Box::new(sptf_sw::SptfSw::new(t)) },
     SchedInfo { name: "asptf", aliases: &["aged_sptf", "asatf"], summary: "aged SPTF: positioning time minus weight x waiting time",
-        tunables: &[tunable("aging_weight", "ns per ns waited", 0.0, 0.01, 100.0, "0 = SPTF, large = FCFS; the default is a moderate choice, not a published value")],
+        tunables: asptf::TUNABLES,
         build: |t| Box::new(asptf::Asptf::new(t)) },
     SchedInfo { name: "bsptf", aliases: &["batched_sptf"], summary: "batched SPTF: SPTF within batches of the requests pending at batch start",
-        tunables: &[tunable("batch_size", "requests", 0.0, 0.0, 1_000_000.0, "largest batch; 0 = everything pending")],
+        tunables: bsptf::TUNABLES,
         build: |t| Box::new(bsptf::Bsptf::new(t)) },
     SchedInfo { name: "hrs", aliases: &["range", "hierarchical_range"], summary: "range writes: SPTF where a range request counts its best start (hierarchical search)",
         tunables: &[], build: |_| Box::new(hrs::Hrs::default()) },
     SchedInfo { name: "ecs", aliases: &["expand_cancel"], summary: "range writes: one SPTF entry per acceptable start, the rest cancelled when one is chosen",
         tunables: &[], build: |_| Box::new(ecs::Ecs::default()) },
     SchedInfo { name: "edf", aliases: &[], summary: "earliest deadline first",
-        tunables: &[DEFAULT_DEADLINE], build: |t| Box::new(edf::Edf::new(t)) },
+        tunables: edf::TUNABLES, build: |t| Box::new(edf::Edf::new(t)) },
     SchedInfo { name: "scan_edf", aliases: &["scan-edf"], summary: "SCAN-EDF: EDF, same-deadline-window requests in sweep order",
-        tunables: &[tunable("granularity_ms", "ms", 0.001, 10.0, 60_000.0, "deadlines in one window count as equal"), DEFAULT_DEADLINE],
+        tunables: scan_edf::TUNABLES,
         build: |t| Box::new(scan_edf::ScanEdf::new(t)) },
     SchedInfo { name: "mq_deadline", aliases: &["mq-deadline", "deadline"], summary: "Linux mq-deadline: sector-sorted batches, read/write expiry",
-        tunables: &[
-            tunable("read_expire_ms", "ms", 1.0, 500.0, 600_000.0, "a read's deadline after arrival"),
-            tunable("write_expire_ms", "ms", 1.0, 5000.0, 600_000.0, "a write's deadline after arrival"),
-            tunable("fifo_batch", "requests", 1.0, 16.0, 4096.0, "requests per sector-ordered batch"),
-            tunable("writes_starved", "batches", 0.0, 2.0, 1024.0, "read batches allowed ahead of waiting writes"),
-        ],
+        tunables: mq_deadline::TUNABLES,
         build: |t| Box::new(mq_deadline::MqDeadline::new(t)) },
     SchedInfo { name: "rr", aliases: &["gsched_rr", "g_rr"], summary: "GEOM_SCHED round robin per client, C-SCAN within, with anticipation",
         tunables: rr::TUNABLES,
@@ -352,10 +337,7 @@ pub fn check_tunables(what: &str, decls: &'static [Tunable], settings: &[(String
             return Err(config_err(format!("{what}.{key}"), format!(
                 "unknown tunable (expected one of: {})", if names.is_empty() { "none".into() } else { names.join(", ") })));
         };
-        if !(value >= &t.min && value <= &t.max) {
-            return Err(config_err(format!("{what}.{key}"), format!(
-                "{value} {} is out of range [{}, {}]", t.unit, t.min, t.max)));
-        }
+        t.check(what, *value)?;
         values.iter_mut().find(|(n, _)| *n == t.name).unwrap().1 = *value;
     }
     Ok(Tunables(values))

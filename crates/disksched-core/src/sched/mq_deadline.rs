@@ -6,7 +6,7 @@
 //! direction's oldest request has expired (or no request lies ahead of the
 //! last position) the batch restarts from the FIFO head.
 
-use super::{SchedCtx, Scheduler, Tunables};
+use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use crate::time::SimDuration;
 use std::collections::BTreeMap;
@@ -18,6 +18,14 @@ struct Direction {
     fifo: BTreeMap<u64, (u64, u64)>,
     expire_ns: u64,
 }
+
+/// Linux mq-deadline's defaults (`block/mq-deadline.c`).
+pub const TUNABLES: &[Tunable] = &[
+    tunable("read_expire_ms", "ms", 1.0, 500.0, 600_000.0, "a read's deadline after arrival"),
+    tunable("write_expire_ms", "ms", 1.0, 5000.0, 600_000.0, "a write's deadline after arrival"),
+    tunable("fifo_batch", "requests", 1.0, 16.0, 4096.0, "requests per sector-ordered batch"),
+    tunable("writes_starved", "batches", 0.0, 2.0, 1024.0, "read batches allowed ahead of waiting writes"),
+];
 
 pub struct MqDeadline {
     dirs: [Direction; 2], // [reads, writes]

@@ -4,10 +4,15 @@
 //! (C-LOOK within the window).
 
 use super::edf::deadline_ns;
-use super::{SchedCtx, Scheduler, Tunables};
+use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use crate::time::SimDuration;
 use std::collections::BTreeMap;
+
+pub const TUNABLES: &[Tunable] = &[
+    tunable("granularity_ms", "ms", 0.001, 10.0, 60_000.0, "deadlines in one window count as equal"),
+    super::edf::DEFAULT_DEADLINE,
+];
 
 pub struct ScanEdf {
     /// (deadline window, lbn, seq).

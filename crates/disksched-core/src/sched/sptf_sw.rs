@@ -5,8 +5,10 @@
 //! freeblock scheduling to fill.
 
 use super::sptf::{best, scan_outward, ByCylinder};
-use super::{SchedCtx, Scheduler, Tunables};
+use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
+
+pub const TUNABLES: &[Tunable] = &[tunable("window_pct", "%", 0.0, 60.0, 1000.0, "window above the shortest positioning time")];
 
 pub struct SptfSw {
     by_cyl: ByCylinder,

@@ -3,9 +3,11 @@
 //! cylinders) if serving it means reversing the current sweep direction.
 //! R = 0 is SSTF, R = 1 is LOOK; Riska & Riedel use VSCAN at the host.
 
-use super::{SchedCtx, Scheduler, Tunables};
+use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
+
+pub const TUNABLES: &[Tunable] = &[tunable("r", "fraction", 0.0, 0.2, 1.0, "0 = SSTF, 1 = LOOK")];
 
 pub struct VScan {
     by_cyl: BTreeMap<(u32, u64), ReqId>,

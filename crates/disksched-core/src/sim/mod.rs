@@ -168,8 +168,10 @@ impl Simulation {
     pub fn run(mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<RunResult> {
         self.start();
         let mut steps: u64 = 0;
+        let mut watchdog = crate::watchdog::Watchdog::default();
         while let Some((now, ev)) = self.engine.step() {
             self.handle(ev, now)?;
+            watchdog.observe(now, self.acct.arrived + self.acct.completed, || format!("{ev:?}"))?;
             steps += 1;
             if steps & 0xFFFF == 0 && !progress(self.acct.completed, self.limit) {
                 return Err(Error::Config { what: "run".into(), msg: "interrupted".into() });

@@ -2,9 +2,13 @@
 //! previous one completed; uniform random start blocks.
 
 use super::{draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng, SizeDist};
-use crate::error::{config_err, Result};
+use crate::error::Result;
+use crate::schema::Param;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
+
+/// `kind = "closed"` keys besides `RandomIo`'s.
+pub const PARAMS: &[Param] = &[super::CLIENTS.default_text("required"), super::THINK_TIME_MS, super::THINK_DIST];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,12 +42,8 @@ pub struct Closed {
 
 impl Closed {
     pub fn new(cfg: ClosedConfig, capacity: u64, sector_bytes: u32) -> Result<Closed> {
-        if !(1..=1_000_000).contains(&cfg.clients) {
-            return Err(config_err("workload.clients", format!("{} is out of range [1, 1000000]", cfg.clients)));
-        }
-        if !(cfg.think_time_ms >= 0.0 && cfg.think_time_ms.is_finite()) {
-            return Err(config_err("workload.think_time_ms", format!("{} must be >= 0", cfg.think_time_ms)));
-        }
+        super::CLIENTS.check_count("workload", cfg.clients as u64)?;
+        super::THINK_TIME_MS.check("workload", cfg.think_time_ms)?;
         let io = RandomIoSampler::new(&cfg.io, capacity, sector_bytes, "workload")?;
         Ok(Closed { cfg, io })
     }

@@ -6,12 +6,19 @@
 //! `start_lbn` if given, the others at random request-aligned blocks; a job
 //! wraps to block 0 at the end of the disk.
 
-use super::{one, check_count, kb_to_blocks, Generator, IoSpec, SimRng};
-use crate::error::{config_err, Result};
+use super::{one, kb_to_blocks, Generator, IoSpec, SimRng};
+use crate::error::Result;
+use crate::schema::Param;
 use crate::host::Class;
 use crate::time::SimTime;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+
+const DEPTH: Param = Param::int("depth", "requests", 1.0, 1.0, 1024.0, "requests each job keeps outstanding (1 = synchronous)");
+const JOBS: Param = Param::int("jobs", "jobs", 1.0, 1.0, 1024.0, "sequential jobs");
+
+/// `kind = "dd"` keys.
+pub const PARAMS: &[Param] = &[super::REQUEST_KB, DEPTH, JOBS, super::WRITE, super::START_LBN];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,11 +46,9 @@ pub struct Dd {
 impl Dd {
     pub fn new(cfg: DdConfig, capacity: u64, sector_bytes: u32) -> Result<Dd> {
         let blocks = kb_to_blocks("workload.request_kb", cfg.request_kb, sector_bytes, capacity)?;
-        check_count("workload.depth", cfg.depth, 1, 1024)?;
-        check_count("workload.jobs", cfg.jobs, 1, 1024)?;
-        if let Some(s) = cfg.start_lbn.filter(|&s| s + blocks > capacity) {
-            return Err(config_err("workload.start_lbn", format!("{s} is out of range [0, {}]", capacity - blocks)));
-        }
+        DEPTH.check_count("workload", cfg.depth as u64)?;
+        JOBS.check_count("workload", cfg.jobs as u64)?;
+        super::check_start_lbn(cfg.start_lbn, blocks, capacity)?;
         Ok(Dd { cfg, capacity, blocks, next_lbn: vec![] })
     }
 }

@@ -5,11 +5,22 @@
 //! read/write as `RandomIo` (the "80/20" skew of OLTP and file-server
 //! traces, e.g. Gray & Putzolu's five-minute-rule data).
 
-use super::{one, check_count, check_nonneg, check_range, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
+use super::{one, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
 use crate::error::{config_err, Result};
+use crate::schema::Param;
 use crate::time::SimTime;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+
+const HOT_FRACTION: Param = Param::float("hot_fraction", "", 0.0, f64::NAN, 1.0,
+    "share of the disk's blocks that is hot; each region must hold one size unit").open_min().open_max().default_text("required");
+const HOT_ACCESS_FRACTION: Param = Param::float("hot_access_fraction", "", 0.0, f64::NAN, 1.0,
+    "share of requests that start in the hot region").default_text("required");
+const HOT_START_LBN: Param = Param::int("hot_start_lbn", "block", 0.0, 0.0, u64::MAX as f64,
+    "first block of the hot region, which must fit on the disk");
+
+/// `kind = "hotcold"` keys besides `RandomIo`'s.
+pub const PARAMS: &[Param] = &[super::CLIENTS, super::THINK_TIME_MS, super::THINK_DIST, HOT_FRACTION, HOT_ACCESS_FRACTION, HOT_START_LBN];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,12 +53,10 @@ pub struct HotCold {
 
 impl HotCold {
     pub fn new(cfg: HotColdConfig, capacity: u64, sector_bytes: u32) -> Result<HotCold> {
-        check_count("workload.clients", cfg.clients, 1, 1_000_000)?;
-        check_nonneg("workload.think_time_ms", cfg.think_time_ms)?;
-        if !(cfg.hot_fraction > 0.0 && cfg.hot_fraction < 1.0) {
-            return Err(config_err("workload.hot_fraction", format!("{} is out of range (0, 1)", cfg.hot_fraction)));
-        }
-        check_range("workload.hot_access_fraction", cfg.hot_access_fraction, 0.0, 1.0)?;
+        super::CLIENTS.check_count("workload", cfg.clients as u64)?;
+        super::THINK_TIME_MS.check("workload", cfg.think_time_ms)?;
+        HOT_FRACTION.check("workload", cfg.hot_fraction)?;
+        HOT_ACCESS_FRACTION.check("workload", cfg.hot_access_fraction)?;
         let io = RandomIoSampler::new(&cfg.io, capacity, sector_bytes, "workload")?;
         let hot_blocks = (cfg.hot_fraction * capacity as f64).round() as u64;
         // Each region must hold at least one aligned start.
@@ -56,10 +65,7 @@ impl HotCold {
             return Err(config_err("workload.hot_fraction", format!(
                 "{} leaves a region smaller than one {}-block size unit on this {capacity}-block disk", cfg.hot_fraction, u)));
         }
-        if cfg.hot_start_lbn > capacity - hot_blocks {
-            return Err(config_err("workload.hot_start_lbn", format!(
-                "{} is out of range [0, {}] (the hot region must fit on the disk)", cfg.hot_start_lbn, capacity - hot_blocks)));
-        }
+        HOT_START_LBN.check_count_within("workload", cfg.hot_start_lbn, 0.0, (capacity - hot_blocks) as f64)?;
         let (hot_lo, hot_hi) = (cfg.hot_start_lbn, cfg.hot_start_lbn + hot_blocks);
         Ok(HotCold { cfg, io, capacity, hot_lo, hot_hi })
     }

@@ -7,9 +7,10 @@
 //! `RandomIo` (Ruemmler & Wilkes' observation that most requests are close
 //! to the previous one of the same stream).
 
-use super::{one, check_count, check_nonneg, check_range, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
+use super::{one, draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
 use crate::error::Result;
 use crate::host::Class;
+use crate::schema::{Param, Ty};
 use crate::time::SimTime;
 use rand::Rng;
 use rand_distr::{Distribution, Exp, Normal};
@@ -22,6 +23,15 @@ pub enum DistanceDist {
     /// |N(0, sigma)| with sigma chosen so the mean is `mean_distance_kb`.
     Normal,
 }
+
+const MEAN_DISTANCE_KB: Param = Param::float("mean_distance_kb", "KB", 0.0, f64::NAN, 1e12,
+    "mean |start - previous start|, at most the disk's size").default_text("required");
+
+/// `kind = "local"` keys besides `RandomIo`'s.
+pub const PARAMS: &[Param] = &[
+    super::CLIENTS, super::THINK_TIME_MS, super::THINK_DIST, MEAN_DISTANCE_KB,
+    Param::other("distance_dist", Ty::Choice(&["exponential", "normal"]), "exponential", "distance distribution (normal: half-normal with that mean)"),
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,11 +71,11 @@ pub struct Local {
 
 impl Local {
     pub fn new(cfg: LocalConfig, capacity: u64, sector_bytes: u32) -> Result<Local> {
-        check_count("workload.clients", cfg.clients, 1, 1_000_000)?;
-        check_nonneg("workload.think_time_ms", cfg.think_time_ms)?;
+        super::CLIENTS.check_count("workload", cfg.clients as u64)?;
+        super::THINK_TIME_MS.check("workload", cfg.think_time_ms)?;
         // A mean distance beyond the disk is meaningless (and past f64's range, not a distribution).
         let disk_kb = capacity as f64 * sector_bytes as f64 / 1024.0;
-        check_range("workload.mean_distance_kb", cfg.mean_distance_kb, 0.0, disk_kb)?;
+        MEAN_DISTANCE_KB.check_within("workload", cfg.mean_distance_kb, 0.0, disk_kb)?;
         let io = RandomIoSampler::new(&cfg.io, capacity, sector_bytes, "workload")?;
         let mean_blocks = cfg.mean_distance_kb * 1024.0 / sector_bytes as f64;
         let dist = match (mean_blocks > 0.0, cfg.distance_dist) {

@@ -14,10 +14,27 @@
 use super::{Generator, IoSpec, SimRng, WorkloadConfig};
 use crate::error::{config_err, Error, Result};
 use crate::host::Class;
+use crate::schema::{Param, Ty};
 use crate::time::{SimDuration, SimTime};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::Path;
+
+const MEMBERS: Param = Param::int("clients", "members", 1.0, f64::NAN, 10_000.0, "");
+const DEADLINE_MS: Param = Param::float("deadline_ms", "ms", 0.0, f64::NAN, super::MAX_TIME_MS,
+    "relative deadline stamped on each request (arrival + this)").open_min().default_text("absent: none");
+
+/// `kind = "mix"` keys.
+pub const PARAMS: &[Param] = &[Param::other("clients", Ty::List, "required",
+    "1 to 10000 members: `[[workload.clients]]` tables, each a workload (any kind) plus the keys below")];
+
+/// What a mix adds to each member's workload table.
+pub const MEMBER_PARAMS: &[Param] = &[
+    Param::other("class", Ty::Choice(&["best-effort", "real-time", "background"]), "best-effort", "class of every request of the member"),
+    Param::int("flow", "client id", 0.0, f64::NAN, u32::MAX as f64,
+        "first client id of the member; ids may not overlap").default_text("absent: after the previous members"),
+    DEADLINE_MS,
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -86,16 +103,16 @@ fn in_member(e: Error, i: usize) -> Error {
 
 impl Mix {
     pub fn new(cfg: &MixConfig, capacity: u64, sector_bytes: u32, base_dir: Option<&Path>) -> Result<Mix> {
-        if !(1..=10_000).contains(&cfg.clients.len()) {
-            return Err(config_err("workload.clients", format!("{} members is out of range [1, 10000]", cfg.clients.len())));
+        if !MEMBERS.allows(cfg.clients.len() as f64) {
+            return Err(config_err("workload.clients", format!("{} members is out of range {}", cfg.clients.len(), MEMBERS.bounds_text())));
         }
         let mut members = Vec::with_capacity(cfg.clients.len());
         let mut ranges: Vec<(u64, u64, usize)> = Vec::new();
         let mut next_free: u64 = 0;
         for (i, m) in cfg.clients.iter().enumerate() {
             let gen = m.workload.build(capacity, sector_bytes, base_dir).map_err(|e| in_member(e, i))?;
-            if let Some(d) = m.deadline_ms.filter(|d| !(*d > 0.0 && d.is_finite())) {
-                return Err(config_err(format!("workload.clients[{i}].deadline_ms"), format!("{d} must be > 0")));
+            if let Some(d) = m.deadline_ms {
+                DEADLINE_MS.check(&format!("workload.clients[{i}]"), d)?;
             }
             let base = m.flow.map_or(next_free, u64::from);
             let end = base + gen.clients() as u64;

@@ -124,6 +124,54 @@ impl WorkloadConfig {
     }
 }
 
+use crate::schema::{Param, Ty};
+
+/// The longest simulated time a config may name, ms.
+pub use crate::config::MAX_TIME_MS;
+
+pub const CLIENTS: Param = Param::int("clients", "clients", 1.0, 1.0, 1_000_000.0, "closed-loop clients");
+pub const STREAMS: Param = Param::int("streams", "streams", 1.0, 1.0, 100_000.0, "streams, each its own client");
+pub const THINK_TIME_MS: Param = Param::float("think_time_ms", "ms", 0.0, 0.0, MAX_TIME_MS,
+    "mean time between a completion and the client's next request");
+pub const THINK_DIST: Param = Param::other("think_dist", Ty::Choice(&["constant", "exponential"]), "constant", "think-time distribution");
+pub const WRITE: Param = Param::other("write", Ty::Bool, "false", "writes instead of reads");
+pub const REQUEST_KB: Param = Param::float("request_kb", "KB", 0.0, f64::NAN, 262_144.0,
+    "request size: a whole number of blocks, at most 65536 blocks and the disk").open_min().default_text("required");
+pub const START_LBN: Param = Param::int("start_lbn", "block", 0.0, f64::NAN, u64::MAX as f64,
+    "first block of stream (job) 0, the request must fit on the disk; the others start at random").default_text("absent: random");
+pub const SIZE_KB: Param = Param::float("size_kb", "KB", 0.0, 4.0, 262_144.0,
+    "constant size, or the mean of the exponential; at most 65536 blocks").open_min();
+pub const SIZE_MULTIPLE_KB: Param = Param::float("size_multiple_kb", "KB", 0.0, 4.0, 262_144.0,
+    "sizes are rounded up to a multiple of this, and starts aligned to it: a whole number of blocks").open_min();
+pub const READ_FRACTION: Param = Param::float("read_fraction", "", 0.0, 2.0 / 3.0, 1.0, "fraction of requests that are reads");
+
+/// `RandomIo`'s keys, taken by every random generator.
+pub const RANDOM_IO_PARAMS: &[Param] = &[
+    SIZE_KB,
+    Param::other("size_dist", Ty::Choice(&["constant", "exponential"]), "constant", "request size distribution"),
+    SIZE_MULTIPLE_KB,
+    READ_FRACTION,
+];
+
+/// Every workload kind: (name, summary, its keys); the reference lists them.
+pub const KINDS: &[(&str, &str, &[&[Param]])] = &[
+    ("open", "Open-loop arrivals (Poisson or constant gaps), uniform random starts.", &[open::PARAMS, RANDOM_IO_PARAMS]),
+    ("closed", "Closed-loop clients with a think time, uniform random starts.", &[closed::PARAMS, RANDOM_IO_PARAMS]),
+    ("sequential", "Sequential streams, closed-loop.", &[sequential::PARAMS]),
+    ("trace", "Requests from a trace file.", &[replay::PARAMS]),
+    ("oltp", "The freeblock paper's OLTP foreground: 10 clients, 30 ms think time, 2:1 reads, exponential sizes (mean 8 KB) in 4 KB multiples. Fixed.", &[]),
+    ("strided", "Strided streams: `request_kb` every `stride_kb`.", &[strided::PARAMS]),
+    ("local", "Closed-loop clients whose requests start near their previous one.", &[local::PARAMS, RANDOM_IO_PARAMS]),
+    ("hotcold", "Hot/cold skew: a share of the disk receives a share of the requests.", &[hotcold::PARAMS, RANDOM_IO_PARAMS]),
+    ("onoff", "On/off bursts (a two-state Markov-modulated Poisson source).", &[onoff::PARAMS, RANDOM_IO_PARAMS]),
+    ("schedule", "Piecewise-constant Poisson rate over time.", &[schedule::PARAMS, RANDOM_IO_PARAMS]),
+    ("dd", "Greedy sequential jobs, `depth` requests outstanding each.", &[dd::PARAMS]),
+    ("stream", "Constant-rate readers with per-request deadlines (soft real time).", &[stream::PARAMS]),
+    ("mix", "Several workloads at once, each with its own clients and class.", &[mix::PARAMS]),
+    ("range-writes", "Randomized range writes (Anand et al. 2008).", &[range_writes::PARAMS]),
+    ("range-alloc", "A log-structured allocator that hands the drive every free slot of a group.", &[range_alloc::PARAMS]),
+];
+
 /// `kind = "oltp"` takes no fields; this refuses any (a unit variant would
 /// silently ignore `clients` or `think_time_ms`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -181,17 +229,14 @@ pub(crate) struct RandomIoSampler {
 impl RandomIoSampler {
     pub fn new(c: &RandomIo, capacity: u64, sector_bytes: u32, what: &str) -> Result<RandomIoSampler> {
         let blocks_per_kb = 1024.0 / sector_bytes as f64;
+        SIZE_MULTIPLE_KB.check(what, c.size_multiple_kb)?;
         let unit = c.size_multiple_kb * blocks_per_kb;
         if !(unit >= 1.0 && unit.fract() == 0.0) {
             return Err(config_err(format!("{what}.size_multiple_kb"), format!(
                 "{} KB is not a positive whole number of {sector_bytes}-byte blocks", c.size_multiple_kb)));
         }
-        if !(c.size_kb > 0.0 && c.size_kb * blocks_per_kb <= 65536.0) {
-            return Err(config_err(format!("{what}.size_kb"), format!("{} is out of range (0, {}]", c.size_kb, 65536.0 / blocks_per_kb)));
-        }
-        if !(0.0..=1.0).contains(&c.read_fraction) {
-            return Err(config_err(format!("{what}.read_fraction"), format!("{} is out of range [0, 1]", c.read_fraction)));
-        }
+        SIZE_KB.check_within(what, c.size_kb, 0.0, 65536.0 / blocks_per_kb)?;
+        READ_FRACTION.check(what, c.read_fraction)?;
         let unit_blocks = unit as u64;
         let mean_units = c.size_kb * blocks_per_kb / unit;
         Ok(RandomIoSampler {
@@ -273,51 +318,9 @@ pub(crate) fn one() -> u32 {
     1
 }
 
-/// `what` must be a finite number >= 0 (think times, means that may be zero).
-/// A number as a person reads it: plain, or in exponent form when plain
-/// would print hundreds of digits (1e308) or a string of zeros (1e-9).
+/// A number as a person reads it (see `schema::num`).
 pub(crate) fn num(v: f64) -> String {
-    let a = v.abs();
-    if a != 0.0 && a.is_finite() && !(1e-3..1e15).contains(&a) {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
-    }
-}
-
-pub(crate) fn check_nonneg(what: &str, v: f64) -> Result<()> {
-    if v >= 0.0 && v.is_finite() {
-        Ok(())
-    } else {
-        Err(config_err(what, format!("{} must be >= 0", num(v))))
-    }
-}
-
-/// `what` must be a finite number > 0.
-pub(crate) fn check_pos(what: &str, v: f64) -> Result<()> {
-    if v > 0.0 && v.is_finite() {
-        Ok(())
-    } else {
-        Err(config_err(what, format!("{} must be > 0", num(v))))
-    }
-}
-
-/// `what` must lie in `[lo, hi]`.
-pub(crate) fn check_range(what: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
-    if (lo..=hi).contains(&v) {
-        Ok(())
-    } else {
-        Err(config_err(what, format!("{} is out of range [{}, {}]", num(v), num(lo), num(hi))))
-    }
-}
-
-/// `what` must be a count in `[lo, hi]`.
-pub(crate) fn check_count(what: &str, v: u32, lo: u32, hi: u32) -> Result<()> {
-    if (lo..=hi).contains(&v) {
-        Ok(())
-    } else {
-        Err(config_err(what, format!("{v} is out of range [{lo}, {hi}]")))
-    }
+    crate::schema::num(v)
 }
 
 /// A request size in KB as whole blocks, 1..=min(65536, capacity).
@@ -327,5 +330,13 @@ pub(crate) fn kb_to_blocks(what: &str, kb: f64, sector_bytes: u32, capacity: u64
         Ok(blocks as u64)
     } else {
         Err(config_err(what, format!("{kb} KB is not a whole number of {sector_bytes}-byte blocks between 1 and {}", capacity.min(65536))))
+    }
+}
+
+/// `workload.start_lbn`: a request of `blocks` from it must fit on the disk.
+pub(crate) fn check_start_lbn(start_lbn: Option<u64>, blocks: u64, capacity: u64) -> Result<()> {
+    match start_lbn {
+        Some(s) => START_LBN.check_count_within("workload", s, 0.0, (capacity - blocks) as f64).map(drop),
+        None => Ok(()),
     }
 }

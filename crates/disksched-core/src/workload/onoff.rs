@@ -5,8 +5,9 @@
 //! Markov-modulated Poisson process used for bursty traffic). The run starts
 //! at the beginning of an on period. Sizes and addresses as `RandomIo`.
 
-use super::{check_range, Generator, IoSpec, RandomIo, RandomIoSampler, SimRng};
+use super::{Generator, IoSpec, RandomIo, RandomIoSampler, SimRng};
 use crate::error::Result;
+use crate::schema::Param;
 use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,14 @@ pub struct OnOffConfig {
 const MIN_PERIOD_MS: f64 = 1e-3;
 const MAX_PERIOD_MS: f64 = 1e9;
 
+/// `kind = "onoff"` keys besides `RandomIo`'s.
+pub const PARAMS: &[Param] = &[
+    Param::float("on_rate_per_s", "requests/s", 1e-6, f64::NAN, 1e9, "Poisson arrival rate during on periods").default_text("required"),
+    Param::float("mean_on_ms", "ms", MIN_PERIOD_MS, f64::NAN, MAX_PERIOD_MS,
+        "mean on period (exponential); it must hold 1e-6 arrivals on average").default_text("required"),
+    Param::float("mean_off_ms", "ms", MIN_PERIOD_MS, f64::NAN, MAX_PERIOD_MS, "mean off period (exponential)").default_text("required"),
+];
+
 pub struct OnOff {
     io: RandomIoSampler,
     gap_ns: Exp<f64>,
@@ -40,9 +49,9 @@ impl OnOff {
         // Periods from 1 us to about 11.6 days: shorter on periods hold almost
         // no arrival (each arrival would cost millions of empty periods), longer
         // ones overflow the nanosecond clock.
-        check_range("workload.on_rate_per_s", cfg.on_rate_per_s, 1e-6, 1e9)?;
-        check_range("workload.mean_on_ms", cfg.mean_on_ms, MIN_PERIOD_MS, MAX_PERIOD_MS)?;
-        check_range("workload.mean_off_ms", cfg.mean_off_ms, MIN_PERIOD_MS, MAX_PERIOD_MS)?;
+        for (p, v) in PARAMS.iter().zip([cfg.on_rate_per_s, cfg.mean_on_ms, cfg.mean_off_ms]) {
+            p.check("workload", v)?;
+        }
         // Each arrival is searched for period by period: bound the periods per arrival.
         let per_period = cfg.on_rate_per_s * cfg.mean_on_ms / 1e3;
         if per_period < 1e-6 {

@@ -2,9 +2,20 @@
 //! times, independent of completions; uniform random start blocks.
 
 use super::{draw_interval, Generator, IntervalDist, IoSpec, RandomIo, RandomIoSampler, SimRng};
-use crate::error::{config_err, Result};
+use crate::error::Result;
+use crate::schema::{Param, Ty};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
+
+/// At least the clock's 1 ns: a shorter gap rounds to 0 and every arrival lands at one instant.
+const INTERARRIVAL_MS: Param = Param::float("interarrival_ms", "ms", 1e-6, f64::NAN, super::MAX_TIME_MS,
+    "mean time between arrivals").default_text("required");
+
+/// `kind = "open"` keys besides `RandomIo`'s.
+pub const PARAMS: &[Param] = &[
+    INTERARRIVAL_MS,
+    Param::other("arrivals", Ty::Choice(&["exponential", "poisson", "constant"]), "exponential", "inter-arrival distribution"),
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -28,9 +39,7 @@ pub struct Open {
 
 impl Open {
     pub fn new(cfg: OpenConfig, capacity: u64, sector_bytes: u32) -> Result<Open> {
-        if !(cfg.interarrival_ms > 0.0 && cfg.interarrival_ms.is_finite()) {
-            return Err(config_err("workload.interarrival_ms", format!("{} must be > 0", cfg.interarrival_ms)));
-        }
+        INTERARRIVAL_MS.check("workload", cfg.interarrival_ms)?;
         let io = RandomIoSampler::new(&cfg.io, capacity, sector_bytes, "workload")?;
         Ok(Open { cfg, io })
     }

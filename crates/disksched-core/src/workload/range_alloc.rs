@@ -11,12 +11,25 @@
 //!
 //! A slot reported twice is a double allocation: the run fails with an error.
 
-use super::{check_count, Generator, IoSpec, SimRng};
+use super::{Generator, IoSpec, SimRng};
 use crate::error::{config_err, Error, Result};
 use crate::host::range::RangeSpec;
 use crate::host::Class;
+use crate::schema::Param;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
+
+const SIZE_BLOCKS: Param = Param::int("size_blocks", "blocks", 1.0, 8.0, 65536.0, "write size = allocation slot");
+const FIRST_GROUP: Param = Param::int("first_group", "", 0.0, 0.0, u64::MAX as f64, "the group the log starts in, on the disk");
+
+/// `kind = "range-alloc"` keys.
+pub const PARAMS: &[Param] = &[
+    super::range_writes::OUTSTANDING,
+    SIZE_BLOCKS,
+    Param::int("group_blocks", "blocks", 1.0, 4096.0, u64::MAX as f64,
+        "blocks of a group: a multiple of size_blocks, at most the disk, more slots than writes outstanding"),
+    FIRST_GROUP,
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,8 +70,8 @@ pub struct RangeAlloc {
 
 impl RangeAlloc {
     pub fn new(cfg: RangeAllocConfig, capacity: u64) -> Result<RangeAlloc> {
-        check_count("workload.outstanding", cfg.outstanding, 1, 1024)?;
-        check_count("workload.size_blocks", cfg.size_blocks, 1, 65536)?;
+        super::range_writes::OUTSTANDING.check_count("workload", cfg.outstanding as u64)?;
+        SIZE_BLOCKS.check_count("workload", cfg.size_blocks as u64)?;
         let size = cfg.size_blocks as u64;
         if !(cfg.group_blocks >= size && cfg.group_blocks % size == 0 && cfg.group_blocks <= capacity) {
             return Err(config_err("workload.group_blocks", format!(
@@ -70,9 +83,7 @@ impl RangeAlloc {
                 "{} holds {slots_per_group} slots: more than the {} writes outstanding are needed", cfg.group_blocks, cfg.outstanding)));
         }
         let groups = capacity / cfg.group_blocks;
-        if cfg.first_group >= groups {
-            return Err(config_err("workload.first_group", format!("{} is out of range [0, {}]", cfg.first_group, groups - 1)));
-        }
+        FIRST_GROUP.check_count_within("workload", cfg.first_group, 0.0, (groups - 1) as f64)?;
         Ok(RangeAlloc {
             used: vec![0; (groups * slots_per_group).div_ceil(64) as usize],
             group: cfg.first_group,

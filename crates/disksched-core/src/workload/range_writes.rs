@@ -9,10 +9,11 @@
 //! With `read_fraction > 0` some requests are range reads: the `targets`
 //! starts are replicas, and the drive reads whichever it reaches first.
 
-use super::{one, check_count, check_range, Generator, IoSpec, SimRng};
+use super::{one, Generator, IoSpec, SimRng};
 use crate::error::{config_err, Result};
 use crate::host::range::RangeSpec;
 use crate::host::Class;
+use crate::schema::{Param, Ty};
 use crate::time::SimTime;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,28 @@ pub enum Span {
     Disk,
     Group,
 }
+
+pub(crate) const OUTSTANDING: Param = Param::int("outstanding", "requests", 1.0, f64::NAN, 1024.0,
+    "writes kept outstanding (closed-loop writers)").default_text("required");
+const SIZE_BLOCKS: Param = Param::int("size_blocks", "blocks", 1.0, 1.0, 65536.0, "write size");
+const RANGE_BLOCKS: Param = Param::int("range_blocks", "blocks", 1.0, 1.0, u32::MAX as f64,
+    "blocks of a range: at least size_blocks, at most the span");
+const TARGETS: Param = Param::int("targets", "starts", 0.0, 0.0, u32::MAX as f64,
+    "acceptable starts per request, at most the aligned starts in a range; 0 = all");
+const ALIGN_BLOCKS: Param = Param::int("align_blocks", "blocks", 1.0, 1.0, 65536.0, "starts are aligned to this; it divides range_blocks");
+const GROUP_BLOCKS: Param = Param::int("group_blocks", "blocks", 1.0, 4096.0, u64::MAX as f64, "`span = \"group\"`: blocks of a group, at most the disk");
+const GROUP: Param = Param::int("group", "", 0.0, f64::NAN, u64::MAX as f64, "`span = \"group\"`: the group used, on the disk")
+    .default_text("the group at mid-capacity");
+const READ_FRACTION: Param = Param::float("read_fraction", "", 0.0, 0.0, 1.0, "share of requests that are range reads of replicas");
+
+/// `kind = "range-writes"` keys.
+pub const PARAMS: &[Param] = &[
+    OUTSTANDING, SIZE_BLOCKS, RANGE_BLOCKS, TARGETS, ALIGN_BLOCKS,
+    Param::other("span", Ty::Choice(&["disk", "group"]), "disk", "ranges are drawn from the whole disk or one group"),
+    GROUP_BLOCKS, GROUP,
+    Param::other("as_range", Ty::Bool, "true", "false: writes with one target are issued as ordinary writes"),
+    READ_FRACTION,
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,29 +94,25 @@ pub struct RangeWrites {
 
 impl RangeWrites {
     pub fn new(cfg: RangeWritesConfig, capacity: u64) -> Result<RangeWrites> {
-        check_count("workload.outstanding", cfg.outstanding, 1, 1024)?;
-        check_count("workload.size_blocks", cfg.size_blocks, 1, 65536)?;
-        check_count("workload.align_blocks", cfg.align_blocks, 1, 65536)?;
-        check_range("workload.read_fraction", cfg.read_fraction, 0.0, 1.0)?;
+        OUTSTANDING.check_count("workload", cfg.outstanding as u64)?;
+        SIZE_BLOCKS.check_count("workload", cfg.size_blocks as u64)?;
+        ALIGN_BLOCKS.check_count("workload", cfg.align_blocks as u64)?;
+        READ_FRACTION.check("workload", cfg.read_fraction)?;
+        // Declared bounds hold whether or not the key is used; the disk narrows some below.
+        RANGE_BLOCKS.check_count("workload", cfg.range_blocks as u64)?;
+        GROUP_BLOCKS.check_count("workload", cfg.group_blocks)?;
         let span = match cfg.span {
             Span::Disk => (0, capacity),
             Span::Group => {
-                if !(1..=capacity).contains(&cfg.group_blocks) {
-                    return Err(config_err("workload.group_blocks", format!("{} is out of range [1, {capacity}]", cfg.group_blocks)));
-                }
+                GROUP_BLOCKS.check_count_within("workload", cfg.group_blocks, 1.0, capacity as f64)?;
                 let groups = capacity / cfg.group_blocks;
                 let g = cfg.group.unwrap_or(groups / 2);
-                if g >= groups {
-                    return Err(config_err("workload.group", format!("{g} is out of range [0, {}]", groups - 1)));
-                }
+                GROUP.check_count_within("workload", g, 0.0, (groups - 1) as f64)?;
                 (g * cfg.group_blocks, (g + 1) * cfg.group_blocks)
             }
         };
         let room = span.1 - span.0;
-        if !(cfg.size_blocks as u64..=room).contains(&(cfg.range_blocks as u64)) {
-            return Err(config_err("workload.range_blocks", format!(
-                "{} is out of range [{}, {room}] (at least the write, at most the span)", cfg.range_blocks, cfg.size_blocks)));
-        }
+        RANGE_BLOCKS.check_count_within("workload", cfg.range_blocks as u64, cfg.size_blocks as f64, room as f64)?;
         // Ranges are aligned, so each holds the same number of aligned starts.
         let a = cfg.align_blocks as u64;
         if cfg.range_blocks as u64 % a != 0 || span.0 % a != 0 {
@@ -101,10 +120,7 @@ impl RangeWrites {
                 "{a} must divide range_blocks ({}) and the span's first block ({})", cfg.range_blocks, span.0)));
         }
         let starts_per_range = (cfg.range_blocks - cfg.size_blocks) as u64 / a + 1;
-        if cfg.targets as u64 > starts_per_range {
-            return Err(config_err("workload.targets", format!(
-                "{} is out of range [0, {starts_per_range}] (aligned starts in a {}-block range)", cfg.targets, cfg.range_blocks)));
-        }
+        TARGETS.check_count_within("workload", cfg.targets as u64, 0.0, starts_per_range as f64)?;
         if !cfg.as_range && !(cfg.targets == 1 || starts_per_range == 1) {
             return Err(config_err("workload.as_range", "false needs exactly one target per write (targets = 1)"));
         }

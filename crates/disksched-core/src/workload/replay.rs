@@ -16,10 +16,41 @@
 use super::{Generator, IoSpec, SimRng};
 use crate::error::{config_err, Error, Result};
 use crate::host::Class;
+use crate::schema::{Param, Ty};
 use crate::time::SimTime;
 use crate::trace::{self, TraceFormat, TraceReader, TraceRecord};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+const SPEED: Param = Param::float("speed", "x", 0.0, 1.0, 1e9, "open loop: 2 = twice as fast").open_min();
+const OUTSTANDING: Param = Param::int("outstanding", "requests", 1.0, 1.0, 1_000_000.0, "closed loop: requests kept in the system");
+
+/// `kind = "trace"` keys.
+pub const PARAMS: &[Param] = &[
+    Param::other("path", Ty::Str, "required", "trace file (relative paths: from the config file's directory)"),
+    Param::other("format", Ty::Str, "absent: detected", "trace format (`disksched trace info` lists them)"),
+    Param::other("mode", Ty::Choice(&["open", "closed", "validate"]), "open",
+        "open: at the trace's times / speed; closed: `outstanding` in the system; validate: DiskSim's validation replay"),
+    SPEED,
+    OUTSTANDING,
+    Param::int("device", "", 0.0, f64::NAN, u32::MAX as f64, "replay only this trace device").default_text("absent: every device"),
+    Param::other("map", Ty::Choice(&["none", "offset", "modulo", "scale"]), "none", "how trace addresses map onto the disk"),
+    Param::int("offset_blocks", "blocks", 0.0, 0.0, u64::MAX as f64, "`map = \"offset\"`: added to every address"),
+    Param::int("source_blocks", "blocks", 1.0, f64::NAN, u64::MAX as f64, "`map = \"scale\"`: the trace's address space").default_text("absent (required by scale)"),
+    Param::other("skip_bad_lines", Ty::Bool, "false", "count and skip malformed lines instead of stopping"),
+    Param::other("device_disks", Ty::Bool, "false", "each trace device onto its own disk of a concatenated array"),
+    Param::other("flow_by", Ty::Choice(&["client", "device"]), "client", "each request's flow: its client or its trace device"),
+    Param::other("classes", Ty::List, "[]", "class rules, first match wins: `[[workload.classes]]`"),
+];
+
+/// `workload.classes[]` keys: every condition given must hold.
+pub const CLASS_RULE_PARAMS: &[Param] = &[
+    Param::int("device", "", 0.0, f64::NAN, u32::MAX as f64, "the trace device").default_text("absent: any"),
+    Param::other("write", Ty::Bool, "absent: any", "writes (true) or reads (false)"),
+    Param::float("min_kb", "KB", 0.0, f64::NAN, 1e12, "at least this size").default_text("absent: any"),
+    Param::float("max_kb", "KB", 0.0, f64::NAN, 1e12, "at most this size").default_text("absent: any"),
+    Param::other("class", Ty::Choice(&["best-effort", "real-time", "background"]), "required", "the class given"),
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -144,11 +175,14 @@ pub struct Replay {
 impl Replay {
     pub fn new(cfg: ReplayConfig, capacity: u64, base_dir: Option<&Path>) -> Result<Replay> {
         let format = cfg.format.as_deref().map(str::parse::<TraceFormat>).transpose()?;
-        if !(cfg.speed > 0.0 && cfg.speed.is_finite()) {
-            return Err(config_err("workload.speed", format!("{} must be > 0", cfg.speed)));
-        }
-        if !(1..=1_000_000).contains(&cfg.outstanding) {
-            return Err(config_err("workload.outstanding", format!("{} is out of range [1, 1000000]", cfg.outstanding)));
+        SPEED.check("workload", cfg.speed)?;
+        OUTSTANDING.check_count("workload", cfg.outstanding as u64)?;
+        for (i, rule) in cfg.classes.iter().enumerate() {
+            for (p, v) in [(&CLASS_RULE_PARAMS[2], rule.min_kb), (&CLASS_RULE_PARAMS[3], rule.max_kb)] {
+                if let Some(v) = v {
+                    p.check(&format!("workload.classes[{i}]"), v)?;
+                }
+            }
         }
         if cfg.map == AddressMap::Scale && cfg.source_blocks.is_none_or(|b| b == 0) {
             return Err(config_err("workload.source_blocks", "map = \"scale\" needs the trace's address space in blocks"));

@@ -7,9 +7,18 @@
 
 use super::{Generator, IoSpec, RandomIo, RandomIoSampler, SimRng};
 use crate::error::{config_err, Result};
+use crate::schema::{Param, Ty};
 use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
+
+const PIECES: Param = Param::int("rates", "pieces", 1.0, f64::NAN, 100_000.0, "");
+/// A piece's rate: 0 (idle) or at least the rate `onoff` accepts.
+const RATE_PER_S: Param = Param::float("rate_per_s", "requests/s", 1e-6, f64::NAN, 1e9, "").or_zero();
+
+/// `kind = "schedule"` keys besides `RandomIo`'s.
+pub const PARAMS: &[Param] = &[Param::other("rates", Ty::List, "required",
+    "`[[start_ms, rate_per_s], ...]`: 1 to 100000 pieces; starts increase from 0 (finite ms); each rate_per_s 0 (idle) or [1e-6, 1e9]")];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -28,9 +37,8 @@ pub struct Schedule {
 
 impl Schedule {
     pub fn new(cfg: ScheduleConfig, capacity: u64, sector_bytes: u32) -> Result<Schedule> {
-        if cfg.rates.is_empty() || cfg.rates.len() > 100_000 {
-            return Err(config_err("workload.rates", format!("{} pieces is out of range [1, 100000]", cfg.rates.len())));
-        }
+        PIECES.check_count_within("workload", cfg.rates.len() as u64, PIECES.min, PIECES.max)
+            .map_err(|_| config_err("workload.rates", format!("{} pieces is out of range {}", cfg.rates.len(), PIECES.bounds_text())))?;
         let mut pieces = Vec::with_capacity(cfg.rates.len());
         for (i, &[start_ms, rate]) in cfg.rates.iter().enumerate() {
             let prev = if i == 0 { None } else { Some(cfg.rates[i - 1][0]) };
@@ -44,9 +52,7 @@ impl Schedule {
                     Some(p) => format!("{start_ms} must be finite and after the previous piece's start ({p})"),
                 }));
             }
-            if !(rate >= 0.0 && rate.is_finite()) {
-                return Err(config_err(format!("workload.rates[{i}].rate_per_s"), format!("{rate} must be >= 0")));
-            }
+            RATE_PER_S.check(&format!("workload.rates[{i}]"), rate)?;
             let gap = (rate > 0.0).then(|| Exp::new(rate / NS_PER_S as f64).expect("positive rate"));
             pieces.push((start_ms * NS_PER_MS as f64, gap));
         }

@@ -6,7 +6,11 @@
 use super::strided::{Strided, StridedConfig};
 use super::{one, IntervalDist};
 use crate::error::Result;
+use crate::schema::Param;
 use serde::{Deserialize, Serialize};
+
+/// `kind = "sequential"` keys (checked as a strided stream's).
+pub const PARAMS: &[Param] = &[super::STREAMS, super::REQUEST_KB, super::THINK_TIME_MS, super::THINK_DIST, super::WRITE, super::START_LBN];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

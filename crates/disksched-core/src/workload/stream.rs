@@ -15,12 +15,24 @@
 //! given, the others at random request-aligned blocks; a stream wraps to
 //! block 0 at the end of the disk.
 
-use super::{one, check_count, check_nonneg, check_pos, kb_to_blocks, Generator, IoSpec, SimRng};
+use super::{one, kb_to_blocks, Generator, IoSpec, SimRng};
 use crate::error::{config_err, Result};
 use crate::host::Class;
+use crate::schema::Param;
 use crate::time::{SimDuration, SimTime, NS_PER_S};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+
+const MB_PER_S: Param = Param::float("mb_per_s", "MB/s", 0.0, f64::NAN, 1e6,
+    "rate each stream needs (10^6 bytes/s); at least 1 ns per request").open_min().default_text("required");
+const START_MS: Param = Param::float("start_ms", "ms", 0.0, 0.0, super::MAX_TIME_MS, "when the streams start");
+const STOP_MS: Param = Param::float("stop_ms", "ms", 0.0, f64::NAN, super::MAX_TIME_MS,
+    "no request is due at or after it; after start_ms").open_min().default_text("absent: never");
+const BUFFER_PERIODS: Param = Param::float("buffer_periods", "periods", 0.0, 1.0, 1000.0,
+    "playout buffer: each deadline's slack (1 = double buffering)");
+
+/// `kind = "stream"` keys.
+pub const PARAMS: &[Param] = &[super::STREAMS, MB_PER_S, super::REQUEST_KB, super::WRITE, super::START_LBN, START_MS, STOP_MS, BUFFER_PERIODS];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -65,18 +77,17 @@ pub struct Stream {
 impl Stream {
     pub fn new(cfg: StreamConfig, capacity: u64, sector_bytes: u32) -> Result<Stream> {
         let blocks = kb_to_blocks("workload.request_kb", cfg.request_kb, sector_bytes, capacity)?;
-        check_count("workload.streams", cfg.streams, 1, 100_000)?;
-        check_pos("workload.mb_per_s", cfg.mb_per_s)?;
-        check_nonneg("workload.start_ms", cfg.start_ms)?;
-        if let Some(s) = cfg.stop_ms.filter(|&s| !(s > cfg.start_ms && s.is_finite())) {
-            return Err(config_err("workload.stop_ms", format!("{s} must be after start_ms ({})", cfg.start_ms)));
+        super::STREAMS.check_count("workload", cfg.streams as u64)?;
+        MB_PER_S.check("workload", cfg.mb_per_s)?;
+        START_MS.check("workload", cfg.start_ms)?;
+        if let Some(s) = cfg.stop_ms {
+            STOP_MS.check("workload", s)?;
+            if s <= cfg.start_ms {
+                return Err(config_err("workload.stop_ms", format!("{s} must be after start_ms ({})", cfg.start_ms)));
+            }
         }
-        if !(0.0..=1000.0).contains(&cfg.buffer_periods) {
-            return Err(config_err("workload.buffer_periods", format!("{} is out of range [0, 1000]", cfg.buffer_periods)));
-        }
-        if let Some(s) = cfg.start_lbn.filter(|&s| s + blocks > capacity) {
-            return Err(config_err("workload.start_lbn", format!("{s} is out of range [0, {}]", capacity - blocks)));
-        }
+        BUFFER_PERIODS.check("workload", cfg.buffer_periods)?;
+        super::check_start_lbn(cfg.start_lbn, blocks, capacity)?;
         let period_ns = (blocks * sector_bytes as u64) as f64 / (cfg.mb_per_s * 1e6) * NS_PER_S as f64;
         if period_ns < 1.0 {
             return Err(config_err("workload.mb_per_s", format!("{} leaves less than 1 ns per request", cfg.mb_per_s)));

@@ -5,12 +5,21 @@
 //! the others at random stride-aligned blocks; a stream wraps to block 0 at
 //! the end of the disk.
 
-use super::{one, check_count, check_nonneg, draw_interval, kb_to_blocks, Generator, IntervalDist, IoSpec, SimRng};
+use super::{one, draw_interval, kb_to_blocks, Generator, IntervalDist, IoSpec, SimRng};
 use crate::error::{config_err, Result};
+use crate::schema::Param;
 use crate::host::Class;
 use crate::time::SimTime;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+
+/// `kind = "strided"` keys.
+pub const PARAMS: &[Param] = &[
+    super::STREAMS, super::REQUEST_KB,
+    Param::float("stride_kb", "KB", 0.0, f64::NAN, 1e12,
+        "distance from one request's start to the next one's: whole blocks, from request_kb to the disk").open_min().default_text("required"),
+    super::THINK_TIME_MS, super::THINK_DIST, super::WRITE, super::START_LBN,
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,11 +56,9 @@ impl Strided {
                 "{} KB is not a whole number of {sector_bytes}-byte blocks in [request_kb = {}, disk capacity]",
                 cfg.stride_kb, cfg.request_kb)));
         }
-        check_count("workload.streams", cfg.streams, 1, 100_000)?;
-        check_nonneg("workload.think_time_ms", cfg.think_time_ms)?;
-        if let Some(s) = cfg.start_lbn.filter(|&s| s + blocks > capacity) {
-            return Err(config_err("workload.start_lbn", format!("{s} is out of range [0, {}]", capacity - blocks)));
-        }
+        super::STREAMS.check_count("workload", cfg.streams as u64)?;
+        super::THINK_TIME_MS.check("workload", cfg.think_time_ms)?;
+        super::check_start_lbn(cfg.start_lbn, blocks, capacity)?;
         Ok(Strided { capacity, blocks, stride: stride as u64, next_lbn: vec![], cfg })
     }
 }
