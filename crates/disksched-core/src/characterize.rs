@@ -12,12 +12,15 @@ use serde::Serialize;
 /// layout, consecutive cylinders with the same mean sectors per track.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ZoneRate {
+    /// First cylinder of the run.
     pub first_cylinder: u32,
+    /// Last cylinder of the run (inclusive).
     pub last_cylinder: u32,
     /// Mean over the zone's tracks that hold LBNs (one value on a zoned layout).
     pub sectors_per_track: f64,
     /// Lowest LBN in the zone and LBNs it holds (capped at the drive's capacity).
     pub first_lbn: u64,
+    /// Number of LBNs in the zone.
     pub blocks: u64,
     /// Sequential media rate on one track, ignoring switches: sectors per track
     /// x sector bytes x revolutions per second, 10^6 bytes/s.

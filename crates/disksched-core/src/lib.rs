@@ -6,6 +6,8 @@
 //! (requests), `sched` (the scheduler contract and one file per algorithm),
 //! `workload` (generators), `metrics`, `config` and `sim` (the wiring).
 
+#![warn(missing_docs)]
+
 pub mod background;
 pub mod characterize;
 pub mod config;

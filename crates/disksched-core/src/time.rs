@@ -8,20 +8,28 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A point in simulated time: nanoseconds since the start of the run.
 pub struct SimTime(pub u64);
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A simulated interval, in nanoseconds.
 pub struct SimDuration(pub u64);
 
+/// Nanoseconds per microsecond.
 pub const NS_PER_US: u64 = 1_000;
+/// Nanoseconds per millisecond.
 pub const NS_PER_MS: u64 = 1_000_000;
+/// Nanoseconds per second.
 pub const NS_PER_S: u64 = 1_000_000_000;
 
 impl SimTime {
+    /// The start of the run.
     pub const ZERO: SimTime = SimTime(0);
+    /// Nanoseconds since the start of the run.
     pub fn ns(self) -> u64 {
         self.0
     }
+    /// Milliseconds since the start of the run.
     pub fn as_ms_f64(self) -> f64 {
         self.0 as f64 / NS_PER_MS as f64
     }
@@ -32,7 +40,9 @@ impl SimTime {
 }
 
 impl SimDuration {
+    /// No time.
     pub const ZERO: SimDuration = SimDuration(0);
+    /// Length in nanoseconds.
     pub fn ns(self) -> u64 {
         self.0
     }
@@ -40,9 +50,11 @@ impl SimDuration {
     pub fn from_ms(ms: f64) -> SimDuration {
         SimDuration((ms * NS_PER_MS as f64).round().max(0.0) as u64)
     }
+    /// Microseconds to the nearest nanosecond (negative gives zero).
     pub fn from_us(us: f64) -> SimDuration {
         SimDuration((us * NS_PER_US as f64).round().max(0.0) as u64)
     }
+    /// Length in milliseconds.
     pub fn as_ms_f64(self) -> f64 {
         self.0 as f64 / NS_PER_MS as f64
     }

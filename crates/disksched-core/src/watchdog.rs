@@ -28,6 +28,7 @@ pub const MAX_EVENTS_WITHOUT_PROGRESS: u64 = 20_000_000;
 pub const MAX_EVENTS_AT_ONE_INSTANT: u64 = 20_000_000;
 
 #[derive(Debug)]
+/// Declares a run stuck when events go on without any request arriving or completing, or pile up at one instant.
 pub struct Watchdog {
     limit_no_progress: u64,
     limit_same_instant: u64,
@@ -44,6 +45,7 @@ impl Default for Watchdog {
 }
 
 impl Watchdog {
+    /// A watchdog with the given limits, in events.
     pub fn new(limit_no_progress: u64, limit_same_instant: u64) -> Watchdog {
         Watchdog { limit_no_progress, limit_same_instant, progress: 0, since_progress: 0, instant: SimTime::ZERO, at_instant: 0 }
     }

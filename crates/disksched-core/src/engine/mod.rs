@@ -31,6 +31,7 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// The event heap and the clock: events of type `E` pop in (time, priority, insertion order).
 pub struct Engine<E> {
     now: SimTime,
     seq: u64,
@@ -44,6 +45,7 @@ impl<E> Default for Engine<E> {
 }
 
 impl<E> Engine<E> {
+    /// An empty engine at time zero.
     pub fn new() -> Self {
         Engine { now: SimTime::ZERO, seq: 0, heap: BinaryHeap::new() }
     }
@@ -92,6 +94,7 @@ impl<E> Engine<E> {
         self.now = self.now.max(t);
     }
 
+    /// Number of events scheduled and not yet popped.
     pub fn pending(&self) -> usize {
         self.heap.len()
     }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+/// How an array's address space is laid over its disks.
 pub enum ArrayLayout {
     /// The disks end to end.
     #[default]

@@ -51,6 +51,7 @@ struct History {
     last_end_lbn: u64,
 }
 
+/// The anticipatory scheduler (see the module doc).
 pub struct Anticipatory {
     /// Per direction: C-LOOK order, and arrival (FIFO) order.
     sorted: [BTreeMap<(u64, u64), ReqId>; 2],
@@ -80,6 +81,7 @@ pub struct Anticipatory {
 }
 
 impl Anticipatory {
+    /// An anticipatory scheduler with validated tunables `t`.
     pub fn new(t: &Tunables) -> Anticipatory {
         let ns = |name| SimDuration::from_ms(t.get(name)).ns();
         let write_batch_ns = ns("write_batch_expire_ms");

@@ -18,9 +18,11 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Cylinders per band.
 const BAND: u32 = 64;
 
+/// Declared tunables: `aging_weight`.
 pub const TUNABLES: &[Tunable] = &[tunable("aging_weight", "ns per ns waited", 0.0, 0.01, 100.0,
     "0 = SPTF, large = FCFS; the default is a moderate choice, not a published value")];
 
+/// The aged-SPTF scheduler (see the module doc).
 pub struct Asptf {
     by_cyl: ByCylinder,
     /// Per band: (arrival ns, seq) of its requests, oldest first.
@@ -29,6 +31,7 @@ pub struct Asptf {
 }
 
 impl Asptf {
+    /// An aged-SPTF scheduler with validated tunables `t`.
     pub fn new(t: &Tunables) -> Asptf {
         Asptf { by_cyl: ByCylinder::new(), bands: BTreeMap::new(), weight: t.get("aging_weight") }
     }

@@ -7,8 +7,10 @@ use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use std::collections::VecDeque;
 
+/// Declared tunables: `batch_size`.
 pub const TUNABLES: &[Tunable] = &[tunable("batch_size", "requests", 0.0, 0.0, 1_000_000.0, "largest batch; 0 = everything pending")];
 
+/// The batched-SPTF scheduler (see the module doc).
 pub struct Bsptf {
     batch: ByCylinder,
     waiting: VecDeque<(u32, u64, ReqId)>,
@@ -16,6 +18,7 @@ pub struct Bsptf {
 }
 
 impl Bsptf {
+    /// A batched-SPTF scheduler with validated tunables `t`.
     pub fn new(t: &Tunables) -> Bsptf {
         Bsptf { batch: ByCylinder::new(), waiting: VecDeque::new(), max_batch: t.get("batch_size") as usize }
     }

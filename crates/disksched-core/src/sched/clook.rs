@@ -8,6 +8,7 @@ use crate::host::ReqId;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
+/// The C-LOOK scheduler (see the module doc).
 pub struct CLook {
     by_lbn: BTreeMap<(u64, u64), ReqId>,
     /// LBN just past the last request dispatched: the sweep position.

@@ -9,6 +9,7 @@ use super::{SchedCtx, Scheduler};
 use crate::host::ReqId;
 
 #[derive(Default)]
+/// The C-SCAN scheduler (see the module doc).
 pub struct CScan {
     clook: CLook,
     travel: Vec<u32>,

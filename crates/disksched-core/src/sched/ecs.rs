@@ -13,6 +13,7 @@ use crate::host::ReqId;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
+/// The ECS range scheduler (see the module doc).
 pub struct Ecs {
     /// Entries by (cylinder, seq, start LBN).
     entries: BTreeMap<(u32, u64, u64), (ReqId, Target)>,

@@ -10,14 +10,17 @@ use std::collections::BTreeMap;
 pub const DEFAULT_DEADLINE: Tunable =
     tunable("default_deadline_ms", "ms", 0.0, 1000.0, 3_600_000.0, "deadline given to requests that carry none, after arrival");
 
+/// Declared tunables: `default_deadline_ms`.
 pub const TUNABLES: &[Tunable] = &[DEFAULT_DEADLINE];
 
+/// The EDF scheduler (see the module doc).
 pub struct Edf {
     by_deadline: BTreeMap<(u64, u64), ReqId>,
     default_deadline_ns: u64,
 }
 
 impl Edf {
+    /// An EDF scheduler with validated tunables `t`.
     pub fn new(t: &Tunables) -> Edf {
         Edf { by_deadline: BTreeMap::new(), default_deadline_ns: SimDuration::from_ms(t.get("default_deadline_ms")).ns() }
     }

@@ -5,6 +5,7 @@ use crate::host::ReqId;
 use std::collections::VecDeque;
 
 #[derive(Default)]
+/// The FCFS scheduler (see the module doc).
 pub struct Fcfs {
     queue: VecDeque<ReqId>,
 }

@@ -13,6 +13,7 @@ use crate::host::ReqId;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
+/// The HRS range scheduler (see the module doc).
 pub struct Hrs {
     plain: ByCylinder,
     /// Range requests by seq.

@@ -7,6 +7,7 @@ use crate::host::ReqId;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
+/// The LOOK scheduler (see the module doc).
 pub struct Look {
     by_lbn: BTreeMap<(u64, u64), ReqId>,
     position: u64,

@@ -86,9 +86,13 @@ pub(crate) fn nearest_each_side<P: Ord + Copy, V>(map: &std::collections::BTreeM
 
 /// What a scheduler may look at when it decides.
 pub struct SchedCtx<'a> {
+    /// The current simulated time.
     pub now: SimTime,
+    /// Every request in the simulation, looked up by id.
     pub reqs: &'a RequestTable,
+    /// The scheduler's belief of the drive's timing (positioning predictions).
     pub predictor: &'a Predictor,
+    /// Where the heads are believed to be, and when they are free.
     pub head: HeadState,
     /// Blocks of placed range writes that range requests must avoid (see `host::range`).
     pub claims: &'a Claims,
@@ -100,6 +104,7 @@ pub struct SchedCtx<'a> {
 /// No claims: for contexts outside a simulation.
 pub static NO_CLAIMS: Claims = Claims::new();
 
+/// A scheduling algorithm for one queue: the owner inserts requests, asks which to dispatch next, and reports completions.
 pub trait Scheduler: Send {
     /// Registry name (= file name = CLI name).
     fn name(&self) -> &'static str;
@@ -185,6 +190,7 @@ pub struct Classes {
 }
 
 impl Classes {
+    /// Empty, freeing a flow's class once it has been idle for `expire`.
     pub fn new(expire: crate::time::SimDuration) -> Classes {
         Classes { expire, ..Default::default() }
     }
@@ -238,6 +244,7 @@ pub type Tunable = crate::schema::Param;
 pub struct Tunables(Vec<(&'static str, f64)>);
 
 impl Tunables {
+    /// Value of the declared tunable `name` (panics if it was not declared: a bug).
     pub fn get(&self, name: &str) -> f64 {
         self.0.iter().find(|(n, _)| *n == name).map(|&(_, v)| v).expect("declared tunable")
     }
@@ -245,9 +252,13 @@ impl Tunables {
 
 /// One entry of the registry.
 pub struct SchedInfo {
+    /// Registry name, as used in configs and on the CLI.
     pub name: &'static str,
+    /// Other names accepted for it (case-insensitive).
     pub aliases: &'static [&'static str],
+    /// One-line description.
     pub summary: &'static str,
+    /// Its tunables, declared with unit, bounds and default.
     pub tunables: &'static [Tunable],
     build: fn(&Tunables) -> Box<dyn Scheduler>,
 }
@@ -256,6 +267,7 @@ pub(crate) const fn tunable(name: &'static str, unit: &'static str, min: f64, de
     Tunable::float(name, unit, min, default, max, help)
 }
 
+/// Every scheduler, in the order the CLI lists them.
 pub const REGISTRY: &[SchedInfo] = &[
     SchedInfo { name: "fcfs", aliases: &["fifo", "noop", "none"], summary: "first come, first served",
         tunables: &[], build: |_| Box::new(fcfs::Fcfs::default()) },
@@ -307,6 +319,7 @@ pub const REGISTRY: &[SchedInfo] = &[
         build: |t| Box::new(anticipatory::Anticipatory::new(t)) },
 ];
 
+/// The registry entry whose name or alias is `name` (case-insensitive); an error listing the names otherwise.
 pub fn lookup(name: &str) -> Result<&'static SchedInfo> {
     let key = name.to_ascii_lowercase();
     REGISTRY.iter().find(|s| s.name == key || s.aliases.contains(&key.as_str())).ok_or_else(|| {

@@ -27,6 +27,7 @@ pub const TUNABLES: &[Tunable] = &[
     tunable("writes_starved", "batches", 0.0, 2.0, 1024.0, "read batches allowed ahead of waiting writes"),
 ];
 
+/// The mq-deadline scheduler (see the module doc).
 pub struct MqDeadline {
     dirs: [Direction; 2], // [reads, writes]
     fifo_batch: u32,
@@ -39,6 +40,7 @@ pub struct MqDeadline {
 }
 
 impl MqDeadline {
+    /// An mq-deadline scheduler with validated tunables `t`.
     pub fn new(t: &Tunables) -> MqDeadline {
         let mut dirs: [Direction; 2] = Default::default();
         dirs[0].expire_ns = SimDuration::from_ms(t.get("read_expire_ms")).ns();

@@ -102,6 +102,7 @@ struct ClientQueue {
     last_end_byte: u64,
 }
 
+/// The GEOM_SCHED round-robin scheduler (see the module doc).
 pub struct Rr {
     queues: HashMap<u32, ClientQueue>,
     /// Clients with pending work waiting for their turn.
@@ -126,6 +127,7 @@ pub struct Rr {
 }
 
 impl Rr {
+    /// A round-robin scheduler with validated tunables `t`.
     pub fn new(t: &Tunables) -> Rr {
         Rr {
             queues: HashMap::new(),

@@ -9,6 +9,7 @@ use super::{SchedCtx, Scheduler};
 use crate::host::ReqId;
 
 #[derive(Default)]
+/// The SCAN scheduler (see the module doc).
 pub struct Scan {
     look: Look,
     edge: Option<u32>,

@@ -9,11 +9,13 @@ use crate::host::ReqId;
 use crate::time::SimDuration;
 use std::collections::BTreeMap;
 
+/// Declared tunables: `granularity_ms` and the shared `default_deadline_ms`.
 pub const TUNABLES: &[Tunable] = &[
     tunable("granularity_ms", "ms", 0.001, 10.0, 60_000.0, "deadlines in one window count as equal"),
     super::edf::DEFAULT_DEADLINE,
 ];
 
+/// The SCAN-EDF scheduler (see the module doc).
 pub struct ScanEdf {
     /// (deadline window, lbn, seq).
     queue: BTreeMap<(u64, u64, u64), ReqId>,
@@ -23,6 +25,7 @@ pub struct ScanEdf {
 }
 
 impl ScanEdf {
+    /// A SCAN-EDF scheduler with validated tunables `t`.
     pub fn new(t: &Tunables) -> ScanEdf {
         ScanEdf {
             queue: BTreeMap::new(),

@@ -56,6 +56,7 @@ pub(crate) fn best(by_cyl: &ByCylinder, ctx: &SchedCtx) -> Option<((u32, u64), u
 }
 
 #[derive(Default)]
+/// The SPTF scheduler (see the module doc).
 pub struct Sptf {
     by_cyl: ByCylinder,
 }

@@ -15,6 +15,7 @@ use crate::host::ReqId;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
+/// The cache-aware SPTF scheduler (see the module doc).
 pub struct SptfCache {
     by_cyl: ByCylinder,
     /// Pending reads by (first LBN, seq).

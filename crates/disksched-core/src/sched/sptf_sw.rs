@@ -8,14 +8,17 @@ use super::sptf::{best, scan_outward, ByCylinder};
 use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 
+/// Declared tunables: `window_pct`.
 pub const TUNABLES: &[Tunable] = &[tunable("window_pct", "%", 0.0, 60.0, 1000.0, "window above the shortest positioning time")];
 
+/// The SPTF-SWn scheduler (see the module doc).
 pub struct SptfSw {
     by_cyl: ByCylinder,
     window_pct: f64,
 }
 
 impl SptfSw {
+    /// An SPTF-SWn scheduler with validated tunables `t`.
     pub fn new(t: &Tunables) -> SptfSw {
         SptfSw { by_cyl: ByCylinder::new(), window_pct: t.get("window_pct") }
     }

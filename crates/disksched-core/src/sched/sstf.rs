@@ -6,6 +6,7 @@ use crate::host::ReqId;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
+/// The SSTF scheduler (see the module doc).
 pub struct Sstf {
     /// (cylinder, seq) -> request: the nearest on each side is a range lookup.
     by_cyl: BTreeMap<(u32, u64), ReqId>,

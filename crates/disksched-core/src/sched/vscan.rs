@@ -7,8 +7,10 @@ use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
+/// Declared tunables: `r`.
 pub const TUNABLES: &[Tunable] = &[tunable("r", "fraction", 0.0, 0.2, 1.0, "0 = SSTF, 1 = LOOK")];
 
+/// The V(R) scheduler (see the module doc).
 pub struct VScan {
     by_cyl: BTreeMap<(u32, u64), ReqId>,
     r: f64,
@@ -16,6 +18,7 @@ pub struct VScan {
 }
 
 impl VScan {
+    /// A V(R) scheduler with validated tunables `t`.
     pub fn new(t: &Tunables) -> VScan {
         VScan { by_cyl: BTreeMap::new(), r: t.get("r"), downward: false }
     }
