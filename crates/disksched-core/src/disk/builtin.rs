@@ -30,6 +30,7 @@ pub fn catalogue_toml(spec: &DiskSpec) -> String {
              # parameter files; do not edit by hand, re-run the importer.\n{}", spec.to_toml())
 }
 
+/// Names of the built-in drives.
 pub fn names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(n, _)| *n).collect()
 }

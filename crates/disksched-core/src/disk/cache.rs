@@ -9,25 +9,33 @@
 /// One buffer segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
+    /// First block held.
     pub lo: u64,
+    /// One past the last block held.
     pub hi: u64,
+    /// Cache clock at the last use (for LRU replacement).
     pub last_used: u64,
     /// Holds write data (until destaged, and after, as DiskSim keeps it).
     pub write: bool,
 }
 
 #[derive(Clone, Debug)]
+/// The buffer: a fixed number of segments, each empty or holding one run of blocks.
 pub struct Cache {
+    /// The segments; `None` is empty.
     pub segments: Vec<Option<Segment>>,
+    /// Capacity of a segment, blocks.
     pub segment_blocks: u64,
     clock: u64,
 }
 
 impl Cache {
+    /// `segments` empty segments of `segment_blocks` blocks each (0 of either: no cache).
     pub fn new(segments: u32, segment_blocks: u32) -> Cache {
         Cache { segments: vec![None; segments as usize], segment_blocks: segment_blocks as u64, clock: 0 }
     }
 
+    /// There is at least one segment of nonzero size.
     pub fn enabled(&self) -> bool {
         !self.segments.is_empty() && self.segment_blocks > 0
     }
@@ -49,6 +57,7 @@ impl Cache {
         best
     }
 
+    /// Mark segment `i` most recently used.
     pub fn touch(&mut self, i: usize) {
         self.clock += 1;
         if let Some(s) = &mut self.segments[i] {

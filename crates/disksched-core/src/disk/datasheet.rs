@@ -15,23 +15,35 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `[datasheet]` figures from which a plausible `DiskSpec` is built (see the module doc).
 pub struct Datasheet {
+    /// Name given to the built drive.
     pub name: String,
+    /// Capacity, GB (10^9 bytes of 512-byte sectors).
     pub capacity_gb: f64,
+    /// Spindle speed, revolutions per minute.
     pub rpm: f64,
     /// Sustained media rate at the outer and inner diameter, MB/s (10^6 bytes).
     pub outer_mb_s: f64,
+    /// Sustained media rate at the inner diameter, MB/s (10^6 bytes).
     pub inner_mb_s: f64,
+    /// Single-cylinder seek, ms.
     pub track_to_track_ms: f64,
+    /// Average seek, ms.
     pub average_seek_ms: f64,
+    /// Full-stroke seek, ms.
     pub full_stroke_ms: f64,
     #[serde(default = "default_head_switch")]
+    /// Head switch, ms (default 0.8).
     pub head_switch_ms: f64,
     #[serde(default)]
+    /// Extra settle time for writes, ms (default 0).
     pub write_settle_ms: f64,
     #[serde(default = "default_surfaces")]
+    /// Recording surfaces (default 4).
     pub surfaces: u32,
     #[serde(default = "default_zones")]
+    /// Zones of equal cylinder count (default 16).
     pub zones: u32,
     /// Buffer size, KB (0: no cache).
     #[serde(default)]
@@ -63,6 +75,7 @@ fn default_overhead() -> f64 {
 const SECTOR: f64 = 512.0;
 
 impl Datasheet {
+    /// The `DiskSpec` these figures describe; an error naming the field when one is out of range.
     pub fn build(&self) -> Result<DiskSpec> {
         let positive = [("capacity_gb", self.capacity_gb), ("rpm", self.rpm), ("outer_mb_s", self.outer_mb_s),
             ("inner_mb_s", self.inner_mb_s), ("track_to_track_ms", self.track_to_track_ms),

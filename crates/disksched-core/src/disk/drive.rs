@@ -22,8 +22,11 @@ use std::sync::Arc;
 /// How one command was served, ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Service {
+    /// Command processing overhead before the heads move.
     pub overhead_ns: u64,
+    /// Seek (or head switch) to the first sector's track.
     pub seek_ns: u64,
+    /// Rotational wait for the first sector.
     pub rotation_ns: u64,
     /// Media transfer from the first sector to the last, including track switches.
     pub transfer_ns: u64,
@@ -42,14 +45,18 @@ pub struct Service {
     /// charged to no part of its service): positioning, rotation (with any
     /// wait for its data), media transfer.
     pub destage_seek_ns: u64,
+    /// Rotational wait of this write's destage.
     pub destage_rotation_ns: u64,
+    /// Media transfer of this write's destage.
     pub destage_transfer_ns: u64,
 }
 
 /// The drive's mutable state between commands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DriveState {
+    /// Where the heads are and when the mechanism is free.
     pub head: HeadState,
+    /// The last command was a write.
     pub last_was_write: bool,
 }
 
@@ -60,7 +67,9 @@ pub struct ControllerTiming {
     pub overhead_ns: [[u64; 2]; 2],
     /// Cache-hit overheads, same indices.
     pub hit_overhead_ns: [[u64; 2]; 2],
+    /// Bus transfer time per sector of a read.
     pub bus_sector_ns: u64,
+    /// Bus transfer time per sector of a write (the read figure when the spec gives none).
     pub bus_write_sector_ns: u64,
     /// Before each data phase on the bus (DiskSim's `Data preparation overhead`).
     pub data_prep_ns: u64,
@@ -105,6 +114,7 @@ struct Extradisc {
 }
 
 impl ControllerTiming {
+    /// Convert the controller spec's ms figures to ns.
     pub fn new(c: &crate::disk::spec::ControllerSpec) -> ControllerTiming {
         let ms = |v: f64| SimDuration::from_ms(v * c.overhead_time_scale).ns();
         ControllerTiming {
@@ -227,6 +237,7 @@ pub struct WritePlan {
     pub overhead_ns: u64,
     /// Earliest start of the write's positioning.
     pub mech_from: u64,
+    /// How the write's data arrives over the bus.
     pub data: WriteData,
     /// Its last block has crossed the bus.
     pub data_end: u64,
@@ -352,6 +363,7 @@ struct ReadAhead {
 
 /// The simulated drive: a model, its mechanism and its buffer cache.
 pub struct Drive {
+    /// The drive's geometry and timing.
     pub model: Arc<DiskModel>,
     /// Where the heads are and when the mechanism is free (read-ahead aside).
     pub state: DriveState,
@@ -367,6 +379,7 @@ pub struct Drive {
 }
 
 impl Drive {
+    /// An idle drive at cylinder 0, head 0, time 0, with an empty cache (none when the spec disables caching).
     pub fn new(model: Arc<DiskModel>) -> Drive {
         let c = &model.spec.controller;
         let cache = if c.caching_enabled { Cache::new(c.cache_segments, c.segment_size_blocks) } else { Cache::new(0, 0) };

@@ -22,15 +22,20 @@ use crate::error::{config_err, Result};
 /// A physical sector: `sector` counts from the track's index mark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Pbn {
+    /// Cylinder.
     pub cylinder: u32,
+    /// Head (surface).
     pub head: u32,
+    /// Physical sector on the track, from the index mark.
     pub sector: u32,
 }
 
 /// A run of consecutive LBNs on one track.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TrackPiece {
+    /// Cylinder.
     pub cylinder: u32,
+    /// Head (surface).
     pub head: u32,
     /// Physical sector where the run starts.
     pub first_sector: u32,
@@ -38,6 +43,7 @@ pub struct TrackPiece {
     pub span_sectors: u32,
     /// LBNs transferred.
     pub blocks: u32,
+    /// Physical sectors on the track.
     pub sectors_per_track: u32,
 }
 
@@ -73,6 +79,7 @@ struct Zone {
 }
 
 #[derive(Clone, Debug)]
+/// Where each LBN lies: zones (or a DiskSim 4 track table), sparing and slipped defects.
 pub struct Layout {
     surfaces: u32,
     cylinders: u32,
@@ -90,6 +97,7 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// Validate `spec` and build its layout.
     pub fn new(spec: &DiskSpec) -> Result<Layout> {
         spec.validate()?;
         if let Some(g4) = &spec.layout.g4 {
@@ -212,6 +220,7 @@ impl Layout {
                     capacity: spec.blocks, mapped: next_lbn, table: None })
     }
 
+    /// LBNs the drive exposes.
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
@@ -219,9 +228,11 @@ impl Layout {
     pub fn mapped_blocks(&self) -> u64 {
         self.mapped
     }
+    /// Recording surfaces (heads).
     pub fn surfaces(&self) -> u32 {
         self.surfaces
     }
+    /// Cylinders.
     pub fn cylinders(&self) -> u32 {
         self.cylinders
     }
@@ -449,11 +460,13 @@ fn whole_sectors(v: [f64; 3]) -> Option<[u64; 3]> {
 /// The LBNs of one physical track, for planners that work track by track.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrackSpan {
+    /// First LBN on the track.
     pub first_lbn: u64,
     /// LBNs on the track.
     pub blocks: u32,
     /// Physical sector holding `first_lbn`; later LBNs follow it around the track.
     pub first_sector: u32,
+    /// Physical sectors on the track.
     pub sectors_per_track: u32,
     /// Slipped slots, as offsets from `first_sector` (sorted).
     pub slips: Vec<u32>,

@@ -13,7 +13,9 @@ use crate::time::{SimDuration, SimTime, NS_PER_MS};
 pub const REV: u64 = 60_000_000_000_000;
 
 #[derive(Clone, Debug)]
+/// Rotation, seek and head switch timing derived from a `DiskSpec`.
 pub struct Mechanics {
+    /// Spindle speed in thousandths of an RPM (RPM x 1000).
     pub rpm_milli: u64,
     /// The platter's phase repeats every `phase_period_ns` ns (REV / gcd(REV,
     /// rpm_milli)): `phase_at` reduces by it first and stays in 64 bits
@@ -26,6 +28,7 @@ pub struct Mechanics {
     /// `seek_floor_ns[d]` = min over distances >= d of `seek_ns`: a monotone lower
     /// bound used to prune SPTF searches.
     seek_floor_ns: Vec<u32>,
+    /// Head switch time, ns.
     pub head_switch_ns: u64,
     /// Signed: DiskSim files may shorten write seeks; the sum is floored at 0.
     pub write_settle_ns: i64,
@@ -35,6 +38,7 @@ pub struct Mechanics {
 }
 
 impl Mechanics {
+    /// Validate the spec's mechanical figures and precompute the seek table.
     pub fn new(spec: &DiskSpec) -> Result<Mechanics> {
         if !(spec.rpm > 0.0 && spec.rpm < 100_000.0) {
             return Err(config_err("rpm", format!("{} is out of range (0, 100000)", spec.rpm)));
@@ -181,6 +185,7 @@ impl Mechanics {
         }
     }
 
+    /// Longest seek distance in the table, cylinders.
     pub fn max_seek_distance(&self) -> u32 {
         (self.seek_ns.len() - 1) as u32
     }

@@ -26,13 +26,18 @@ pub use timing::{Access, MediaAccess};
 /// Everything derived from a `DiskSpec` that timing needs; immutable, shared.
 #[derive(Clone, Debug)]
 pub struct DiskModel {
+    /// The spec it was built from.
     pub spec: DiskSpec,
+    /// LBN to physical sector mapping.
     pub layout: Layout,
+    /// Seek curve, rotation and head switch timing.
     pub mech: Mechanics,
+    /// Controller overheads and bus rates, in ns.
     pub controller: ControllerTiming,
 }
 
 impl DiskModel {
+    /// Validate `spec` and derive its layout, mechanics and controller timing.
     pub fn new(spec: DiskSpec) -> Result<DiskModel> {
         let layout = Layout::new(&spec)?;
         let mech = Mechanics::new(&spec)?;
@@ -50,7 +55,9 @@ impl DiskModel {
 /// Where the heads are and since when: the state a positioning prediction starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HeadState {
+    /// Cylinder the heads are on.
     pub cylinder: u32,
+    /// Active head (surface).
     pub head: u32,
     /// When the mechanism is (or becomes) free at that position.
     pub time: SimTime,

@@ -87,6 +87,7 @@ impl Default for NoiseConfig {
 }
 
 impl NoiseConfig {
+    /// Check every noise figure against its declared bounds.
     pub fn validate(&self) -> Result<()> {
         let values = [self.seek_jitter_us, self.rotation_drift_ppm, self.surprise_hit_pct,
                       self.internal_activity_interval_s, self.internal_activity_ms];
@@ -102,14 +103,19 @@ impl NoiseConfig {
 pub struct NoiseStats {
     /// Seeks that received a variation.
     pub seeks: u64,
+    /// Mean of the seek variations given, us.
     pub seek_jitter_mean_us: f64,
+    /// Sample standard deviation of the seek variations given, us.
     pub seek_jitter_sd_us: f64,
+    /// Reads served as surprise buffer hits.
     pub surprise_hits: u64,
+    /// Internal activities that delayed a command.
     pub internal_activities: u64,
     /// Largest rotational offset error met between re-synchronisations, us.
     pub max_drift_us: f64,
     /// Media accesses that the noise moved a whole revolution later / earlier.
     pub extra_revolutions: u64,
+    /// Media accesses that the noise moved a whole revolution earlier.
     pub saved_revolutions: u64,
     #[serde(skip)]
     sum_ns: f64,
@@ -117,6 +123,7 @@ pub struct NoiseStats {
     sum_sq_ns: f64,
 }
 
+/// The drive with noise (see the module doc): wraps the exact drive's results.
 pub struct NoisyTruth {
     cfg: NoiseConfig,
     rng: SimRng,
@@ -130,6 +137,7 @@ pub struct NoisyTruth {
 const NOISE_STREAM: u64 = 0x6e6f_6973_7920_7472;
 
 impl NoisyTruth {
+    /// Noise as `cfg` sets it, from its own random stream of `seed`, for a platter turning once per `rev_ns` ns.
     pub fn new(cfg: &NoiseConfig, seed: u64, rev_ns: u64) -> NoisyTruth {
         let mut t = NoisyTruth {
             cfg: cfg.clone(),
@@ -209,6 +217,7 @@ impl NoisyTruth {
         s
     }
 
+    /// What the noise did so far, with the seek variation's mean and deviation filled in.
     pub fn stats(&self) -> NoiseStats {
         let mut s = self.stats.clone();
         if s.seeks > 0 {

@@ -14,7 +14,9 @@ use std::sync::Arc;
 /// Where a request's first sector is: computed once when the request arrives.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Target {
+    /// Cylinder of the first sector.
     pub cylinder: u32,
+    /// Head of the first sector.
     pub head: u32,
     /// Phase (see `mechanics`) at which the first sector starts passing under the head.
     pub phase: u64,
@@ -26,6 +28,7 @@ pub struct Target {
 }
 
 impl Target {
+    /// `lbn` of a target that is a place, not a request.
     pub const ANY_LBN: u64 = u64::MAX;
 }
 
@@ -34,9 +37,11 @@ impl Target {
 pub struct Positioning {
     /// Command processing before the heads move.
     pub overhead_ns: u64,
+    /// Seek or head switch (plus settle), ns.
     pub seek_ns: u64,
     /// A write waiting, after the seek, until its data can keep ahead of the head.
     pub bus_wait_ns: u64,
+    /// Rotational wait for the first sector, ns.
     pub rotation_ns: u64,
 }
 
@@ -52,7 +57,9 @@ impl Positioning {
 }
 
 #[derive(Clone)]
+/// A belief of the drive's timing: predicts positioning from a model, optionally with margins.
 pub struct Predictor {
+    /// The drive model the predictions come from.
     pub model: Arc<DiskModel>,
     /// Added to every predicted head movement (an external scheduler's safety margin).
     pub seek_conservatism_ns: u64,
@@ -63,16 +70,19 @@ pub struct Predictor {
 }
 
 impl Predictor {
+    /// A predictor that believes `model` exactly: no margin, no overlap.
     pub fn exact(model: Arc<DiskModel>) -> Predictor {
         Predictor { model, seek_conservatism_ns: 0, overlapped: false }
     }
 
+    /// Where `lbn`'s sector is, as a positioning target.
     pub fn target(&self, lbn: u64) -> Target {
         let p = self.model.layout.lbn_to_pbn(lbn);
         let spt = self.model.layout.sectors_per_track(p.cylinder, p.head);
         Target { cylinder: p.cylinder, head: p.head, phase: sector_phase(p.sector, spt), spt, lbn }
     }
 
+    /// Where a track piece starts, as a positioning target (no request LBN).
     pub fn piece_target(piece: &TrackPiece) -> Target {
         Target { cylinder: piece.cylinder, head: piece.head, phase: sector_phase(piece.first_sector, piece.sectors_per_track), spt: piece.sectors_per_track, lbn: Target::ANY_LBN }
     }

@@ -9,9 +9,12 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// A drive: geometry, layout, seek curve and controller (see the module doc).
 pub struct DiskSpec {
+    /// The drive's name.
     pub name: String,
     #[serde(default)]
+    /// Free text describing the drive.
     pub description: String,
     /// Where the figures come from.
     #[serde(default)]
@@ -20,7 +23,9 @@ pub struct DiskSpec {
     /// validation set-up), or why not.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub validated: String,
+    /// Recording surfaces (heads).
     pub surfaces: u32,
+    /// Cylinders.
     pub cylinders: u32,
     /// Number of LBNs the drive exports; the layout must map at least this many
     /// (LBNs it maps beyond are unused). Imported zoned drives export what the
@@ -28,14 +33,19 @@ pub struct DiskSpec {
     /// drive exports its `Block count`.
     pub blocks: u64,
     #[serde(default = "default_sector_bytes")]
+    /// Bytes per sector (default 512).
     pub sector_bytes: u32,
+    /// Spindle speed, revolutions per minute.
     pub rpm: f64,
     /// DiskSim's `Percent error in rpms` (stored, not modelled).
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub rpm_error_percent: f64,
+    /// How LBNs are laid out on the media.
     pub layout: LayoutSpec,
+    /// Seek curve and head switch.
     pub seek: SeekSpec,
     #[serde(default)]
+    /// Controller overheads, bus, queue and buffer cache (DiskSim's defaults when absent).
     pub controller: ControllerSpec,
 }
 
@@ -45,6 +55,7 @@ fn default_sector_bytes() -> u32 {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// The LBN layout: mapping order, sparing and zones (or a g4 table).
 pub struct LayoutSpec {
     /// Order in which LBNs visit the tracks of a cylinder.
     #[serde(default)]
@@ -90,6 +101,7 @@ fn one() -> u32 {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+/// Order in which LBNs visit the tracks.
 pub enum Mapping {
     /// Surfaces 0..N-1 within each cylinder, cylinders ascending (DiskSim scheme 0).
     #[default]
@@ -105,6 +117,7 @@ pub enum Mapping {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+/// Where spare sectors are reserved (DiskSim's sparing schemes).
 pub enum Sparing {
     /// No spare space.
     #[default]
@@ -128,9 +141,13 @@ pub enum Sparing {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// A zone: cylinders recorded with the same sectors per track.
 pub struct ZoneSpec {
+    /// First cylinder of the zone.
     pub first_cylinder: u32,
+    /// Last cylinder of the zone (inclusive).
     pub last_cylinder: u32,
+    /// Physical sectors per track in the zone.
     pub sectors_per_track: u32,
     /// Physical sector holding the zone's first LBN (may be fractional; rounded).
     #[serde(default)]
@@ -169,15 +186,19 @@ fn is_zero(v: &u64) -> bool {
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// The seek curve: a measured `table`, else the `hpl` formula, else the three-point curve through the single-cylinder, average and full-stroke seeks.
 pub struct SeekSpec {
     /// Measured seek curve: (cylinder distance, ms), linearly interpolated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<Vec<(f64, f64)>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Single-cylinder seek, ms (three-point curve).
     pub single_cylinder_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Average seek, ms (three-point curve).
     pub average_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Full-stroke seek, ms (three-point curve).
     pub full_stroke_ms: Option<f64>,
     /// Write seek curve (DiskSim "dual seek": the 4th column of a .seek file);
     /// writes use it instead of `table` when present.
@@ -187,6 +208,7 @@ pub struct SeekSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hpl: Option<HplSeek>,
     #[serde(default)]
+    /// Head switch, ms.
     pub head_switch_ms: f64,
     /// Fixed cost (settling, servo) of a read miss that finds the heads
     /// already on its track, before the rotational wait; the seek curve
@@ -208,14 +230,21 @@ pub struct SeekSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HplSeek {
+    /// Distance at which the short (square-root) part gives way to the long (linear) part, cylinders.
     pub boundary_cylinders: f64,
+    /// `a`: constant of the short part, ms.
     pub short_const_ms: f64,
+    /// `b`: square-root coefficient of the short part, ms.
     pub short_sqrt_ms: f64,
+    /// `c`: constant of the long part, ms.
     pub long_const_ms: f64,
+    /// `e`: per-cylinder coefficient of the long part, ms.
     pub long_linear_ms: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Seek at distance 1, ms, overriding the formula.
     pub single_cylinder_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Seeks at distances 1, 2, ... (at most 10), ms, overriding the formula (`hplplus10`).
     pub first_ten_ms: Vec<f64>,
 }
 
@@ -227,25 +256,39 @@ pub struct HplSeek {
 pub struct ControllerSpec {
     /// Command-processing overhead of a read that misses the cache, after a read / after a write.
     pub read_overhead_after_read_ms: f64,
+    /// Read miss overhead after a write, ms.
     pub read_overhead_after_write_ms: f64,
     /// Same for a write that misses (is not absorbed by) the cache.
     pub write_overhead_after_read_ms: f64,
+    /// Write miss overhead after a write, ms.
     pub write_overhead_after_write_ms: f64,
     /// Overheads of cache hits.
     pub read_hit_overhead_after_read_ms: f64,
+    /// Read hit overhead after a write, ms.
     pub read_hit_overhead_after_write_ms: f64,
+    /// Write hit overhead after a read, ms.
     pub write_hit_overhead_after_read_ms: f64,
+    /// Write hit overhead after a write, ms.
     pub write_hit_overhead_after_write_ms: f64,
+    /// DiskSim `Per-request overhead time`, ms.
     pub per_request_overhead_ms: f64,
     /// DiskSim scales every overhead by this.
     pub overhead_time_scale: f64,
+    /// DiskSim `Read completion overhead`, ms.
     pub read_completion_overhead_ms: f64,
+    /// DiskSim `Write completion overhead`, ms.
     pub write_completion_overhead_ms: f64,
+    /// DiskSim `Data preparation overhead`, ms.
     pub data_preparation_overhead_ms: f64,
+    /// DiskSim `First reselect overhead`, ms.
     pub first_reselect_overhead_ms: f64,
+    /// DiskSim `Other reselect overhead`, ms.
     pub other_reselect_overhead_ms: f64,
+    /// DiskSim `Read disconnect afterread`, ms.
     pub read_disconnect_after_read_ms: f64,
+    /// DiskSim `Read disconnect afterwrite`, ms.
     pub read_disconnect_after_write_ms: f64,
+    /// DiskSim `Write disconnect overhead`, ms.
     pub write_disconnect_overhead_ms: f64,
     /// Time to move one sector across the host bus (reads; writes too unless set below).
     pub bus_sector_ms: f64,
@@ -256,12 +299,19 @@ pub struct ControllerSpec {
     pub queue_depth: u32,
     /// DiskSim's `Max queue length` as the file states it (not used for timing).
     pub max_queue_length: u32,
+    /// DiskSim `Number of buffer segments`.
     pub cache_segments: u32,
+    /// DiskSim `Maximum number of write segments`.
     pub cache_write_segments: u32,
+    /// DiskSim `Segment size (in blks)`.
     pub segment_size_blocks: u32,
+    /// DiskSim `Use separate write segment`.
     pub separate_write_segment: bool,
+    /// DiskSim `Enable caching in buffer`.
     pub caching_enabled: bool,
+    /// DiskSim `Minimum read-ahead (blks)`.
     pub read_ahead_min_blocks: u32,
+    /// DiskSim `Maximum read-ahead (blks)`.
     pub read_ahead_max_blocks: u32,
     /// DiskSim `Buffer continuous read` (0 = off; other values select a read-ahead mode).
     pub continuous_read: u32,
@@ -269,6 +319,7 @@ pub struct ControllerSpec {
     pub fast_write_level: u32,
     /// Report completion as soon as data is in / out of the buffer.
     pub immediate_buffer_read: bool,
+    /// Same for writes (DiskSim `Immediate buffer write`).
     pub immediate_buffer_write: bool,
     /// Reads may be served from write data still in the buffer.
     pub read_hits_on_write_data: bool,
@@ -283,9 +334,13 @@ pub struct ControllerSpec {
     /// disconnects after its command and reconnects for its data later; the
     /// four `extradisc_*` figures time that path.
     pub extra_write_disconnect: bool,
+    /// DiskSim `Extradisc command overhead`, ms.
     pub extradisc_command_overhead_ms: f64,
+    /// DiskSim `Extradisc disconnect overhead`, ms.
     pub extradisc_disconnect_overhead_ms: f64,
+    /// DiskSim `Extradisc inter-disconnect delay`, ms.
     pub extradisc_inter_disconnect_delay_ms: f64,
+    /// DiskSim `Extradisc 2nd disconnect overhead`, ms.
     pub extradisc_second_disconnect_overhead_ms: f64,
     /// DiskSim `Extradisc seek delta`: an extra-disconnect write's positioning
     /// starts this long after its command overhead (Extradisc command overhead).
@@ -429,8 +484,11 @@ pub mod limits {
     /// g4 track patterns and index tables, entries over all tables, and the
     /// depth of the table tree (expanded recursively).
     pub const MAX_G4_PATTERNS: u64 = 1 << 16;
+    /// g4 index tables.
     pub const MAX_G4_TABLES: u64 = 4096;
+    /// g4 entries over all tables.
     pub const MAX_G4_ENTRIES: u64 = 1 << 20;
+    /// Depth of the g4 table tree.
     pub const MAX_G4_DEPTH: u64 = 64;
     /// Points of a measured seek curve.
     pub const MAX_SEEK_POINTS: u64 = 1 << 20;
@@ -452,10 +510,12 @@ impl DiskSpec {
         Ok(spec)
     }
 
+    /// The spec as TOML text.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("disk spec serializes")
     }
 
+    /// Exported capacity, bytes (`blocks` x `sector_bytes`).
     pub fn capacity_bytes(&self) -> u64 {
         self.blocks * self.sector_bytes as u64
     }

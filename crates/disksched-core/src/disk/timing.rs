@@ -27,7 +27,10 @@ pub enum Access {
     /// access's later track pieces, a running read-ahead, a read joining
     /// it, an empty travel, a freeblock visit): seek or head switch, plus
     /// write settle for a write; nothing when the track does not change.
-    Onward { write: bool },
+    Onward {
+        /// The work under way is a write (adds the write settle).
+        write: bool,
+    },
 }
 
 impl DiskModel {
@@ -50,7 +53,9 @@ impl DiskModel {
 /// The mechanical part of one access, ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MediaAccess {
+    /// Seek or head switch (plus settle), ns.
     pub seek_ns: u64,
+    /// Rotational wait for the first sector, ns.
     pub rotation_ns: u64,
     /// First sector starts passing under the head.
     pub media_start: u64,
@@ -64,6 +69,7 @@ pub struct MediaAccess {
     pub sent_by: u64,
     /// Where the heads end up.
     pub cylinder: u32,
+    /// Head the heads end up on.
     pub head: u32,
 }
 

@@ -15,60 +15,84 @@ use std::sync::Arc;
 /// Where a token came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Loc {
+    /// The file, as named where it was included.
     pub file: Arc<str>,
+    /// Line number, from 1.
     pub line: usize,
 }
 
 impl Loc {
+    /// A parse error at this location.
     pub fn err(&self, msg: impl Into<String>) -> Error {
         Error::Parse { path: self.file.to_string(), line: self.line, msg: msg.into() }
     }
 }
 
 #[derive(Clone, Debug)]
+/// A parameter's value.
 pub enum Value {
     /// A number or bare word, as written.
     Word(String),
+    /// A `[ ... ]` list.
     List(Vec<Node>),
+    /// A nested block (or the block a `source FILE` value holds).
     Block(Block),
 }
 
 #[derive(Clone, Debug)]
+/// A value with where it was written.
 pub struct Node {
+    /// The value.
     pub value: Value,
+    /// Where it was written.
     pub loc: Loc,
 }
 
 #[derive(Clone, Debug)]
+/// One `name = value` pair of a block.
 pub struct Param {
+    /// Parameter name, as written.
     pub name: String,
+    /// Its value.
     pub value: Node,
+    /// Where the name was written.
     pub loc: Loc,
 }
 
 #[derive(Clone, Debug)]
+/// A `type [Name] { ... }` block.
 pub struct Block {
+    /// The block's type.
     pub type_name: String,
+    /// The block's name, if given.
     pub name: Option<String>,
+    /// Its parameters, in file order.
     pub params: Vec<Param>,
+    /// Where the block starts.
     pub loc: Loc,
 }
 
 /// `topology type name [ children ]`.
 #[derive(Clone, Debug)]
 pub struct TopoNode {
+    /// Component type.
     pub type_name: String,
+    /// Component name.
     pub name: String,
+    /// Components attached below it.
     pub children: Vec<TopoNode>,
+    /// Where the node was written.
     pub loc: Loc,
 }
 
 /// Everything at the top level of a file, with `source`d files spliced in.
 #[derive(Clone, Debug, Default)]
 pub struct ParamFile {
+    /// Top-level blocks, in file order.
     pub blocks: Vec<Block>,
     /// (instance names, block name they instantiate).
     pub instances: Vec<(Vec<String>, String, Loc)>,
+    /// `topology` declarations.
     pub topology: Vec<TopoNode>,
 }
 
@@ -440,6 +464,7 @@ fn show(t: &Tok) -> String {
 }
 
 impl Node {
+    /// A finite number; an error naming `what` and the location otherwise.
     pub fn as_f64(&self, what: &str) -> Result<f64> {
         match &self.value {
             Value::Word(w) => w.parse::<f64>().ok().filter(|v| v.is_finite())
@@ -457,6 +482,7 @@ impl Node {
         Ok(v as u64)
     }
 
+    /// A bare word; an error naming `what` and the location otherwise.
     pub fn as_word(&self, what: &str) -> Result<&str> {
         match &self.value {
             Value::Word(w) => Ok(w),
@@ -464,6 +490,7 @@ impl Node {
         }
     }
 
+    /// The nodes of a `[ ... ]` list; an error naming `what` and the location otherwise.
     pub fn as_list(&self, what: &str) -> Result<&[Node]> {
         match &self.value {
             Value::List(l) => Ok(l),
@@ -471,6 +498,7 @@ impl Node {
         }
     }
 
+    /// A nested block; an error naming `what` and the location otherwise.
     pub fn as_block(&self, what: &str) -> Result<&Block> {
         match &self.value {
             Value::Block(b) => Ok(b),
@@ -480,16 +508,19 @@ impl Node {
 }
 
 impl Block {
+    /// The parameter `name` (case-insensitive), if present.
     pub fn get(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name.eq_ignore_ascii_case(name))
     }
 
+    /// The value of parameter `name`; an error naming the block if missing.
     pub fn req(&self, name: &str) -> Result<&Node> {
         self.get(name).map(|p| &p.value).ok_or_else(|| {
             self.loc.err(format!("block {} is missing `{name}`", self.display_name()))
         })
     }
 
+    /// `type name`, or `type` for an unnamed block.
     pub fn display_name(&self) -> String {
         match &self.name {
             Some(n) => format!("{} {n}", self.type_name),
