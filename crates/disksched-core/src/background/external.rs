@@ -40,40 +40,56 @@ const ERR_BINS: usize = 400;
 pub struct ExternalSummary {
     /// Background commands of their own, and background reads prepended to a foreground read.
     pub background_commands: u64,
+    /// Background reads prepended to a foreground read.
     pub merged_reads: u64,
     /// Wanted blocks each kind delivered.
     pub command_blocks: u64,
+    /// Wanted blocks the merged reads delivered.
     pub merged_blocks: u64,
     /// Plans the host's exact model rejected (the foreground command, issued
     /// behind the background one, would start too late) before sending them.
     pub plans_rejected: u64,
     /// Foreground requests with background work ahead of them, and those late.
     pub requests_after_background: u64,
+    /// Of those with background work ahead, the late ones.
     pub late_after_background: u64,
+    /// `late_after_background / requests_after_background` (0 when none).
     pub late_fraction_after_background: f64,
     /// Foreground requests with nothing ahead, and those late (noise alone).
     pub requests_direct: u64,
+    /// Of those with nothing ahead, the late ones.
     pub late_direct: u64,
+    /// `late_direct / requests_direct` (0 when none).
     pub late_fraction_direct: f64,
     /// Head-time prediction error (actual - predicted) of the direct
     /// requests: shares within 50 us, one revolution longer / shorter (+-150 us).
     pub error_within_50us: f64,
+    /// Share of errors within 150 us of one revolution longer.
     pub error_one_rev_longer: f64,
+    /// Share of errors within 150 us of one revolution shorter.
     pub error_one_rev_shorter: f64,
     /// Histogram: `error_counts[i]` counts errors in [first + i*bin, first + (i+1)*bin) us; the end bins take the tails.
     pub error_bin_us: f64,
+    /// Lower edge of the histogram's first bin, us.
     pub error_first_us: f64,
+    /// Count of errors per bin.
     pub error_counts: Vec<u64>,
+    /// What the drive's noise did.
     pub noise: NoiseStats,
 }
 
 /// The foreground request the drive is about to serve.
 #[derive(Clone, Copy, Debug)]
 pub struct Foreground {
+    /// First LBN.
     pub lbn: u64,
+    /// Length, blocks.
     pub blocks: u32,
+    /// A write.
     pub is_write: bool,
+    /// Cylinder of its first sector.
     pub cylinder: u32,
+    /// Head of its first sector.
     pub head: u32,
     /// When the host dispatched it (it had it ready from then).
     pub ready: SimTime,
@@ -90,6 +106,7 @@ struct Predicted {
     end: HeadState,
 }
 
+/// Freeblock scheduling from the host (see the module doc): the host's belief, the noisy drive and two commands at the drive.
 pub struct External {
     truth: NoisyTruth,
     model: std::sync::Arc<DiskModel>,
@@ -107,6 +124,7 @@ pub struct External {
 }
 
 impl External {
+    /// An external scheduler for a drive of `model`, the truth disturbed by `noise` from `seed`'s random stream.
     pub fn new(model: std::sync::Arc<DiskModel>, noise: &NoiseConfig, seed: u64) -> External {
         let rev_ns = model.mech.revolution_ns();
         External {
@@ -266,6 +284,7 @@ impl External {
         }
     }
 
+    /// The results so far, with the fractions and histogram shares computed.
     pub fn summary(&self) -> ExternalSummary {
         let mut s = self.sum.clone();
         let share = |n: u64, of: u64| if of > 0 { n as f64 / of as f64 } else { 0.0 };

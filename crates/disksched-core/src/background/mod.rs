@@ -23,12 +23,15 @@ pub struct Wanted {
 }
 
 impl Wanted {
+    /// No block wanted, on a disk of `capacity` LBNs.
     pub fn new(capacity: u64) -> Wanted {
         Wanted { bits: vec![0; capacity.div_ceil(64) as usize], count: 0 }
     }
+    /// Number of blocks wanted.
     pub fn count(&self) -> u64 {
         self.count
     }
+    /// `lbn` is wanted.
     pub fn get(&self, lbn: u64) -> bool {
         self.bits[(lbn / 64) as usize] >> (lbn % 64) & 1 == 1
     }
@@ -70,11 +73,14 @@ fn word_masks(lo: u64, hi: u64) -> impl Iterator<Item = (usize, u64)> {
 
 use crate::schema::{Param, Ty};
 
+/// `freeblock.seek_conservatism_ms`: margin added to every planned head movement.
 pub const SEEK_CONSERVATISM_MS: Param = Param::float("seek_conservatism_ms", "ms", 0.0, 0.0, 10.0,
     "added to every head movement the planner predicts");
+/// `freeblock.search_tracks`: tracks the planner examines per opportunity.
 pub const SEARCH_TRACKS: Param = Param::int("search_tracks", "tracks", 1.0, 64.0, 100_000.0,
     "tracks the planner examines per opportunity besides source and destination");
 
+/// Declarations of the `[freeblock]` keys.
 pub const FREEBLOCK_PARAMS: &[Param] = &[
     Param::other("mode", Ty::Choice(&["firmware", "external"]), "firmware",
         "`firmware`: the planner's model is the drive; `external`: a host-side scheduler with its own model (`noise`), two commands at the drive"),
@@ -86,6 +92,7 @@ pub const FREEBLOCK_PARAMS: &[Param] = &[
     Param::other("tasks", Ty::List, "one scan of the whole disk", "background tasks: `[[freeblock.tasks]]`"),
 ];
 
+/// Declarations of the `[[freeblock.tasks]]` keys.
 pub const TASK_PARAMS: &[Param] = &[
     Param::other("name", Ty::Str, "scan", "task name (for reports)"),
     Param::other("blocks", Ty::List, "absent: the whole disk", "[first block, one past the last], within the disk"),
@@ -139,6 +146,7 @@ fn default_tasks() -> Vec<TaskConfig> {
 }
 
 impl FreeblockConfig {
+    /// `mode = "external"`: a host-side scheduler with its own model.
     pub fn external(&self) -> bool {
         self.mode == "external"
     }
@@ -182,6 +190,7 @@ pub struct FreeblockSummary {
     pub latency_mb_per_s: f64,
     /// Wall-clock CPU time of the planner per opportunity, us (not deterministic).
     pub planner_us_per_opportunity: f64,
+    /// Each task's progress, in configuration order.
     pub tasks: Vec<TaskStatus>,
     /// External mode only: commands, lateness, prediction error, noise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -212,20 +221,30 @@ fn scan() -> String {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+/// Where a background task stands.
 pub enum TaskState {
+    /// Its blocks are wanted.
     Active,
+    /// Paused: its remaining blocks are not wanted until resumed.
     Paused,
+    /// Given up: its remaining blocks are no longer wanted.
     Aborted,
+    /// Every block transferred.
     Done,
 }
 
 /// A task's progress, as reported at the end of a run (or queried during one).
 #[derive(Clone, Debug, Serialize)]
 pub struct TaskStatus {
+    /// Task name.
     pub name: String,
+    /// Where it stands.
     pub state: TaskState,
+    /// Blocks the task covers.
     pub blocks_total: u64,
+    /// Blocks transferred so far.
     pub blocks_done: u64,
+    /// When its last block was transferred, ms of simulated time (`None` until done).
     pub completed_ms: Option<f64>,
 }
 
@@ -234,6 +253,7 @@ pub type TransferCallback = Box<dyn FnMut(usize, u64, u64, SimTime) + Send>;
 
 /// The set of tasks and which block belongs to which.
 pub struct Tasks {
+    /// Blocks still wanted, over all tasks.
     pub wanted: Wanted,
     /// Receives every run of blocks as it is transferred: (task, lo, hi, time).
     pub on_transfer: Option<TransferCallback>,
@@ -243,6 +263,7 @@ pub struct Tasks {
 }
 
 impl Tasks {
+    /// The tasks in `configs`, every block of theirs wanted; an error if a range is empty, off the disk or overlaps another.
     pub fn new(capacity: u64, configs: &[TaskConfig]) -> Result<Tasks> {
         let mut wanted = Wanted::new(capacity);
         let mut owner = Vec::new();
@@ -326,6 +347,7 @@ impl Tasks {
         self.status[task].state = TaskState::Paused;
     }
 
+    /// Want a paused task's remaining blocks again.
     pub fn resume(&mut self, task: usize) {
         if let Some(runs) = self.paused_bits[task].take() {
             for (a, b) in runs {
@@ -350,6 +372,7 @@ impl Tasks {
         (lo, hi)
     }
 
+    /// Each task's progress, in configuration order.
     pub fn status(&self) -> &[TaskStatus] {
         &self.status
     }

@@ -21,10 +21,13 @@ use std::sync::Arc;
 /// A track visit: read the slots [k0, k0 + n) counted from the track's first-LBN sector.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Visit {
+    /// Cylinder of the track.
     pub cylinder: u32,
+    /// Head of the track.
     pub head: u32,
     /// LBNs covered (wanted or not), as half-open ranges.
     pub lbns: Vec<(u64, u64)>,
+    /// Wanted blocks among them.
     pub wanted: u64,
 }
 
@@ -32,20 +35,30 @@ pub struct Visit {
 /// blocks), prepended to the next foreground read (`merged`) or on its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Background {
+    /// First LBN.
     pub lbn: u64,
+    /// Length, blocks.
     pub blocks: u32,
+    /// Wanted blocks among them.
     pub wanted: u64,
+    /// Prepended to the next foreground read rather than sent on its own.
     pub merged: bool,
+    /// Cylinder of the track its blocks are on.
     pub cylinder: u32,
+    /// Head of the track its blocks are on.
     pub head: u32,
 }
 
 #[derive(Clone, Debug, Default)]
+/// The planner's choice for one opportunity: the tracks to visit, in order.
 pub struct Plan {
+    /// Track visits, in the order the heads make them.
     pub visits: Vec<Visit>,
+    /// Wanted blocks over all visits.
     pub wanted: u64,
 }
 
+/// Chooses background transfers that fit in foreground positioning time (see the module doc).
 pub struct Planner {
     model: Arc<DiskModel>,
     /// Tracks examined besides source and destination, at most.
@@ -59,6 +72,7 @@ pub struct Planner {
 }
 
 impl Planner {
+    /// A planner for a drive of `model`, counting the blocks `tasks` want; no margin.
     pub fn new(model: Arc<DiskModel>, tasks: &Tasks, search_tracks: u32) -> Planner {
         let mut p = Planner { model, search_tracks, seek_conservatism_ns: 0, cyl_wanted: Vec::new(), track_wanted: Vec::new() };
         p.recount(tasks);
