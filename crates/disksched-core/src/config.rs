@@ -23,17 +23,23 @@ use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// A whole run configuration: the TOML (or JSON) a run is given.
 pub struct SimConfig {
     #[serde(default)]
+    /// Random seed: the same config and seed give bit-identical results (default 0).
     pub seed: u64,
+    /// The drive(s): `[disk]`.
     pub disk: DiskConfig,
     #[serde(default)]
+    /// The host queue: `[host]`.
     pub host: HostConfig,
     /// A controller queue between the host queue and the disks (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<ControllerConfig>,
+    /// What requests arrive: `[workload]`.
     pub workload: WorkloadConfig,
     #[serde(default)]
+    /// Run length, warm-up and what to record: `[run]`.
     pub run: RunConfig,
     /// Run-time changes of a queue's scheduler or tunables.
     #[serde(default)]
@@ -48,6 +54,7 @@ pub struct SimConfig {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `[disk]`: the drive model, its command-queue scheduler and the array of identical disks.
 pub struct DiskConfig {
     /// Built-in disk name or path to a disk spec file.
     pub model: String,
@@ -62,6 +69,7 @@ pub struct DiskConfig {
     #[serde(default = "one")]
     pub count: u32,
     #[serde(default)]
+    /// How the array's address space maps onto the disks (default concat).
     pub array: crate::host::array::ArrayLayout,
     /// Stripe unit with `array = "stripe"`, KB.
     #[serde(default = "stripe_kb")]
@@ -77,10 +85,13 @@ fn stripe_kb() -> f64 {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `[host]`: the host queue's scheduler, threshold and shaper.
 pub struct HostConfig {
     #[serde(default = "fcfs")]
+    /// The host queue's scheduler (default fcfs).
     pub scheduler: String,
     #[serde(default)]
+    /// Tunables of the host scheduler.
     pub set: BTreeMap<String, f64>,
     /// Maximum requests outstanding at each disk, or with a `[controller]`
     /// at the controller and below; the rest wait in the host queue.
@@ -105,8 +116,10 @@ impl Default for HostConfig {
 #[serde(deny_unknown_fields)]
 pub struct ControllerConfig {
     #[serde(default = "fcfs")]
+    /// The controller queue's scheduler (default fcfs).
     pub scheduler: String,
     #[serde(default)]
+    /// Tunables of the controller scheduler.
     pub set: BTreeMap<String, f64>,
     /// Maximum requests outstanding at the disks together; the rest wait in the controller queue.
     #[serde(default = "one")]
@@ -123,6 +136,7 @@ impl Default for ControllerConfig {
 }
 
 impl ControllerConfig {
+    /// Most requests outstanding at each disk: `per_disk_threshold`, or `queue_threshold` when absent.
     pub fn per_disk(&self) -> u32 {
         self.per_disk_threshold.unwrap_or(self.queue_threshold)
     }
@@ -130,6 +144,7 @@ impl ControllerConfig {
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `[run]`: how much to simulate and what to keep.
 pub struct RunConfig {
     /// Requests to generate (the run ends when all have completed); default
     /// 10,000, or the whole trace for trace replay.
@@ -163,13 +178,18 @@ fn one() -> u32 {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Reconfigure {
+    /// When the change happens, ms of simulated time.
     pub at_ms: f64,
+    /// Which queue: "host", "controller" or "disk".
     pub queue: String,
+    /// The new scheduler.
     pub scheduler: String,
     #[serde(default)]
+    /// Its tunables.
     pub set: BTreeMap<String, f64>,
 }
 
+/// Upper bound of every queue threshold, requests.
 pub const MAX_QUEUE_THRESHOLD: u32 = 1024;
 
 use crate::schema::{Param, Ty};
@@ -178,6 +198,7 @@ use crate::schema::{Param, Ty};
 /// nanosecond clock ends at about 584 years).
 pub const MAX_TIME_MS: f64 = 1e12;
 
+/// Declarations of the top-level keys.
 pub const TOP_PARAMS: &[Param] = &[
     Param::int("seed", "", 0.0, 0.0, u64::MAX as f64, "random seed: the same config and seed give bit-identical results"),
     Param::other("disk", Ty::Table, "required", "the drive(s): `[disk]`"),
@@ -192,6 +213,7 @@ pub const TOP_PARAMS: &[Param] = &[
 /// `disk.count`: identical disks behind the controller.
 pub const DISK_COUNT: Param = Param::int("count", "disks", 1.0, 1.0, 256.0, "identical disks behind the controller, each with its own queue");
 
+/// Declarations of the `[disk]` keys.
 pub const DISK_PARAMS: &[Param] = &[
     Param::other("model", Ty::Str, "required", "built-in disk name, a disk spec .toml, or a DiskSim .parv/.diskspecs/.model (`file.parv#NAME` names one disk of several)"),
     Param::other("scheduler", Ty::Str, "fcfs", "the drive's command-queue scheduler (`disksched schedulers`)"),
@@ -201,14 +223,18 @@ pub const DISK_PARAMS: &[Param] = &[
     STRIPE_KB,
 ];
 
+/// `disk.stripe_kb`: the stripe unit, KB.
 pub const STRIPE_KB: Param = Param::float("stripe_kb", "KB", 0.5, 64.0, 1e9,
     "stripe unit with `array = \"stripe\"`: a whole number of blocks, at most one disk");
 
+/// `host.queue_threshold`: requests outstanding below the host queue.
 pub const QUEUE_THRESHOLD: Param = Param::int("queue_threshold", "requests", 1.0, 1.0, MAX_QUEUE_THRESHOLD as f64,
     "most requests outstanding below this queue (at each disk; with a `[controller]`, at the controller and below)");
+/// `host.class_expire_ms`: idle time after which a flow's class is freed, ms.
 pub const CLASS_EXPIRE_MS: Param = Param::float("class_expire_ms", "ms", 0.0, 10_000.0, 86_400_000.0,
     "a flow idle this long at a queue has its class freed (`fini_class`)");
 
+/// Declarations of the `[host]` keys.
 pub const HOST_PARAMS: &[Param] = &[
     Param::other("scheduler", Ty::Str, "fcfs", "the host queue's scheduler (`disksched schedulers`)"),
     Param::other("set", Ty::Table, "{}", "tunables of the host scheduler"),
@@ -217,11 +243,14 @@ pub const HOST_PARAMS: &[Param] = &[
     Param::other("shaper", Ty::Table, "absent: no shaping", "traffic shaping above the scheduler: `[host.shaper]`"),
 ];
 
+/// `controller.queue_threshold`: requests outstanding at the disks together.
 pub const CTL_QUEUE_THRESHOLD: Param = Param::int("queue_threshold", "requests", 1.0, 1.0, MAX_QUEUE_THRESHOLD as f64,
     "most requests outstanding at the disks together; the rest wait in the controller queue");
+/// `controller.per_disk_threshold`: requests outstanding at each disk.
 pub const PER_DISK_THRESHOLD: Param = Param::int("per_disk_threshold", "requests", 1.0, f64::NAN, MAX_QUEUE_THRESHOLD as f64,
     "most outstanding at each disk, at most `queue_threshold`").default_text("queue_threshold");
 
+/// Declarations of the `[controller]` keys.
 pub const CONTROLLER_PARAMS: &[Param] = &[
     Param::other("scheduler", Ty::Str, "fcfs", "the controller queue's scheduler"),
     Param::other("set", Ty::Table, "{}", "tunables of the controller scheduler"),
@@ -229,15 +258,20 @@ pub const CONTROLLER_PARAMS: &[Param] = &[
     PER_DISK_THRESHOLD,
 ];
 
+/// `run.requests`: requests to generate.
 pub const REQUESTS: Param = Param::int("requests", "requests", 1.0, f64::NAN, 1e15,
     "requests to generate (the run ends when all have completed)").default_text("10000, or the whole trace");
+/// `run.duration_ms`: simulated time to generate requests for, ms.
 pub const DURATION_MS: Param = Param::float("duration_ms", "ms", 0.0, f64::NAN, MAX_TIME_MS,
     "stop generating after this much simulated time").open_min().default_text("absent: no limit");
+/// `run.warmup_requests`: leading requests left out of the statistics.
 pub const WARMUP_REQUESTS: Param = Param::int("warmup_requests", "requests", 0.0, 0.0, 1e15,
     "the first N requests (by arrival) are left out of the statistics; below `requests`");
+/// `run.series_window_ms`: time-series window, ms.
 pub const SERIES_WINDOW_MS: Param = Param::float("series_window_ms", "ms", 1.0, f64::NAN, 3_600_000.0,
     "keep time series in windows of this length (per-client throughput, deadline misses)").default_text("absent: no series");
 
+/// Declarations of the `[run]` keys.
 pub const RUN_PARAMS: &[Param] = &[
     REQUESTS,
     DURATION_MS,
@@ -246,8 +280,10 @@ pub const RUN_PARAMS: &[Param] = &[
     SERIES_WINDOW_MS,
 ];
 
+/// `reconfigure.at_ms`: when the change happens, ms.
 pub const AT_MS: Param = Param::float("at_ms", "ms", 0.0, f64::NAN, MAX_TIME_MS, "when the change happens").default_text("required");
 
+/// Declarations of the `[[reconfigure]]` keys.
 pub const RECONFIGURE_PARAMS: &[Param] = &[
     AT_MS,
     Param::other("queue", Ty::Choice(&["host", "controller", "disk"]), "required", "which queue's scheduler is replaced"),
@@ -256,6 +292,7 @@ pub const RECONFIGURE_PARAMS: &[Param] = &[
 ];
 
 impl SimConfig {
+    /// Parse a TOML config; relative paths in it resolve against `origin`'s directory. Errors name `origin`.
     pub fn from_toml(text: &str, origin: &str) -> Result<SimConfig> {
         let mut c: SimConfig = toml::from_str(text)
             .map_err(|e| Error::File { path: origin.to_string(), msg: crate::disk::spec::one_line(&e.to_string()) })?;
@@ -263,6 +300,7 @@ impl SimConfig {
         Ok(c)
     }
 
+    /// Parse a JSON config; relative paths in it resolve against `origin`'s directory. Errors name `origin`.
     pub fn from_json(text: &str, origin: &str) -> Result<SimConfig> {
         let mut c: SimConfig =
             serde_json::from_str(text).map_err(|e| Error::File { path: origin.to_string(), msg: e.to_string() })?;
@@ -270,6 +308,7 @@ impl SimConfig {
         Ok(c)
     }
 
+    /// Read and parse the TOML config at `path`.
     pub fn from_file(path: &Path) -> Result<SimConfig> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::File { path: path.display().to_string(), msg: e.to_string() })?;

@@ -17,6 +17,7 @@ pub enum Ty {
     Int,
     /// A number.
     Float,
+    /// true or false.
     Bool,
     /// Free text (a name, a path).
     Str,
@@ -36,18 +37,28 @@ pub enum Ty {
 /// wait past the end of the clock for every token).
 #[derive(Clone, Copy, Debug)]
 pub struct Param {
+    /// The key, as written in the config.
     pub name: &'static str,
+    /// What kind of value it takes.
     pub ty: Ty,
+    /// Unit of a numeric value ("" when it has none).
     pub unit: &'static str,
+    /// Lower bound (NaN for non-numeric keys).
     pub min: f64,
+    /// Default (NaN when there is no numeric default).
     pub default: f64,
+    /// Upper bound (NaN for non-numeric keys).
     pub max: f64,
+    /// The lower bound is exclusive.
     pub min_open: bool,
+    /// The upper bound is exclusive.
     pub max_open: bool,
+    /// 0 (off) is allowed besides the bounds.
     pub or_zero: bool,
     /// Shown as the default instead of `default` when not empty ("required",
     /// "absent", a name); numeric keys with a numeric default leave it empty.
     pub default_text: &'static str,
+    /// One line of help for the reference.
     pub help: &'static str,
 }
 
@@ -86,6 +97,7 @@ impl Param {
         self
     }
 
+    /// The key takes a number (int or float).
     pub fn is_numeric(&self) -> bool {
         matches!(self.ty, Ty::Int | Ty::Float)
     }
@@ -144,6 +156,7 @@ impl Param {
         Err(config_err(self.key(prefix), format!("{v} is out of range {}", self.bounds_text_within(lo, hi))))
     }
 
+    /// The full key: `{prefix}.{name}`, or `name` with an empty prefix.
     pub fn key(&self, prefix: &str) -> String {
         if prefix.is_empty() { self.name.to_string() } else { format!("{prefix}.{}", self.name) }
     }
@@ -175,8 +188,11 @@ pub fn num(v: f64) -> String {
 /// `host.set` under scheduler `rr`) and the keys it takes.
 #[derive(Clone, Debug)]
 pub struct Section {
+    /// Where the table is (e.g. `host.set` under scheduler `rr`).
     pub path: String,
+    /// What the table is for.
     pub help: String,
+    /// The keys it takes.
     pub params: Vec<Param>,
 }
 

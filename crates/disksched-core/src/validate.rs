@@ -21,10 +21,15 @@ use serde::Serialize;
 use std::sync::Arc;
 
 #[derive(Clone, Debug, Serialize)]
+/// The result of replaying a DiskSim validate trace: simulated against measured access times.
 pub struct Validation {
+    /// Requests replayed.
     pub requests: u64,
+    /// DiskSim's demerit figure (see `demerit`), ms.
     pub rms_ms: f64,
+    /// Mean measured access time, ms.
     pub measured_mean_ms: f64,
+    /// Mean simulated access time, ms.
     pub simulated_mean_ms: f64,
     /// Per-request error: |simulated - measured| of the same request, ms.
     pub per_request: PerRequestError,
@@ -34,12 +39,14 @@ pub struct Validation {
     #[serde(skip)]
     pub measured_ms: Vec<f64>,
     #[serde(skip)]
+    /// Per-request simulated access times in ms (issue to completion), in trace order.
     pub simulated_ms: Vec<f64>,
 }
 
 /// |simulated - measured| request by request (pairs in trace order).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PerRequestError {
+    /// Mean absolute error, ms.
     pub mean_abs_ms: f64,
     /// 90th percentile of the absolute errors (same quantile rule as `percentiles`).
     pub p90_abs_ms: f64,
@@ -89,6 +96,7 @@ pub fn demerit(a: &[f64], b: &[f64]) -> f64 {
     (sum / 10_000.0).sqrt()
 }
 
+/// Replay the DiskSim validate trace at `trace_path` closed-loop on a drive of `model` and compare (see the module doc).
 pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
     let measured_ms: Vec<f64> = trace::open(trace_path, Some(trace::TraceFormat::DisksimValidate), false)?
         .map(|r| r.map(|r| r.response_ns.unwrap_or(0) as f64 / 1e6))

@@ -14,6 +14,7 @@ use crate::time::{SimTime, NS_PER_S};
 const EPS: f64 = 1e-9;
 
 #[derive(Clone, Debug)]
+/// A token bucket (see the module doc).
 pub struct Bucket {
     capacity: f64,
     tokens: f64,
@@ -21,6 +22,7 @@ pub struct Bucket {
 }
 
 impl Bucket {
+    /// A full bucket of `capacity` tokens.
     pub fn new(capacity: f64) -> Bucket {
         Bucket { capacity, tokens: capacity, last: SimTime::ZERO }
     }
@@ -36,6 +38,7 @@ impl Bucket {
         cost.min(self.capacity) * (1.0 - EPS)
     }
 
+    /// Take `cost` tokens (the bucket may go into debt).
     pub fn take(&mut self, cost: f64) {
         self.tokens -= cost;
     }

@@ -42,9 +42,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the shaped rates react to missed real-time deadlines (see the module doc).
 pub enum Policy {
+    /// Rates stay as configured.
     Fixed,
+    /// Each miss cuts the rates; they grow back continuously.
     Optimistic,
+    /// Each miss cuts the rates; they return only when real-time demand changes.
     Pessimistic,
 }
 
@@ -56,6 +60,7 @@ pub const POLICIES: &[(&str, &str)] = &[
 ];
 
 impl Policy {
+    /// The policy called `name`; an error listing the policies otherwise.
     pub fn parse(name: &str) -> Result<Policy> {
         Ok(match name {
             "fixed" => Policy::Fixed,
@@ -116,14 +121,19 @@ pub const SHAPER_PARAMS: &[Tunable] = &[
 #[serde(deny_unknown_fields)]
 pub struct ShaperConfig {
     #[serde(default = "fixed")]
+    /// Policy name (default fixed).
     pub policy: String,
     #[serde(default)]
+    /// The policy's tunables.
     pub set: BTreeMap<String, f64>,
     #[serde(default, rename = "real-time")]
+    /// Gates of the real-time pipe.
     pub real_time: BTreeMap<String, f64>,
     #[serde(default, rename = "best-effort")]
+    /// Gates of the best-effort pipe.
     pub best_effort: BTreeMap<String, f64>,
     #[serde(default)]
+    /// Gates of the background pipe.
     pub background: BTreeMap<String, f64>,
 }
 
@@ -138,6 +148,7 @@ impl Default for ShaperConfig {
 }
 
 impl ShaperConfig {
+    /// The gate settings of `class`'s pipe.
     pub fn pipe(&self, class: Class) -> &BTreeMap<String, f64> {
         match class {
             Class::RealTime => &self.real_time,

@@ -71,6 +71,7 @@ struct Pipe {
     gates: Vec<Gate>,
 }
 
+/// The traffic shaper wrapping a scheduler (see the module doc).
 pub struct Shaper {
     inner: Box<dyn Scheduler>,
     /// One per class, in release order (real-time first).
