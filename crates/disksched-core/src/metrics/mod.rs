@@ -10,11 +10,17 @@ use std::cell::RefCell;
 /// Distribution summary, ms.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Distribution {
+    /// Mean.
     pub mean: f64,
+    /// Median.
     pub p50: f64,
+    /// 90th percentile.
     pub p90: f64,
+    /// 99th percentile.
     pub p99: f64,
+    /// 99.9th percentile.
     pub p999: f64,
+    /// Largest value.
     pub max: f64,
 }
 
@@ -38,25 +44,35 @@ impl Distribution {
 /// Per-request records as columns (times in ns).
 #[derive(Clone, Debug, Default)]
 pub struct Records {
+    /// The workload's request number (arrival order; shared by the pieces of a split request).
     pub seq: Vec<u64>,
+    /// The client that issued it.
     pub client: Vec<u32>,
     /// Where the request went: its array address (for a range request, the start the drive chose).
     pub lbn: Vec<u64>,
+    /// Length, blocks.
     pub blocks: Vec<u32>,
     /// The disk that served it (the last to finish, if split).
     pub disk: Vec<u32>,
     /// Class: 0 best-effort, 1 real-time, 2 background.
     pub class: Vec<u8>,
+    /// A write.
     pub is_write: Vec<bool>,
+    /// Arrival at the host.
     pub arrival_ns: Vec<u64>,
     /// Left the host queue (for the controller's; = `issued_ns` without a controller level).
     pub host_dispatched_ns: Vec<u64>,
     /// Sent to the disk.
     pub issued_ns: Vec<u64>,
+    /// The drive began serving it.
     pub started_ns: Vec<u64>,
+    /// Completion reported.
     pub done_ns: Vec<u64>,
+    /// Seek (or head switch) time.
     pub seek_ns: Vec<u64>,
+    /// Rotational wait.
     pub rotation_ns: Vec<u64>,
+    /// Media transfer.
     pub transfer_ns: Vec<u64>,
     /// Time it waited for the drive to finish a destage (earlier write-back data).
     pub destage_wait_ns: Vec<u64>,
@@ -84,9 +100,11 @@ impl Records {
         self.destage_wait_ns.push(r.service.destage_wait_ns);
         self.destage_ns.push(r.service.destage_seek_ns + r.service.destage_rotation_ns + r.service.destage_transfer_ns);
     }
+    /// Number of rows.
     pub fn len(&self) -> usize {
         self.seq.len()
     }
+    /// No rows.
     pub fn is_empty(&self) -> bool {
         self.seq.is_empty()
     }
@@ -122,18 +140,27 @@ pub fn with_record_sink<R>(chunk_rows: usize, sink: RecordSink, f: impl FnOnce()
 /// the host scheduler's own samples (`Scheduler::timeline`).
 #[derive(Clone, Debug, Default)]
 pub struct Series {
+    /// Window length, ms.
     pub window_ms: f64,
+    /// Client of the row.
     pub client: Vec<u32>,
+    /// The client's class (of its first request).
     pub class: Vec<&'static str>,
     /// Window index: the window starts at `window x window_ms`.
     pub window: Vec<u64>,
+    /// Bytes of the client's requests completed in the window.
     pub bytes: Vec<u64>,
+    /// The client's requests completed in the window.
     pub requests: Vec<u64>,
     /// Requests that carried a deadline, and those that completed after it.
     pub deadline_requests: Vec<u64>,
+    /// Of those, completed after their deadline.
     pub missed: Vec<u64>,
+    /// Host scheduler samples (`Scheduler::timeline`): time, ns.
     pub sample_ns: Vec<u64>,
+    /// Host scheduler samples: name.
     pub sample_name: Vec<String>,
+    /// Host scheduler samples: value.
     pub sample_value: Vec<f64>,
 }
 
@@ -218,10 +245,12 @@ impl QueueGauge {
     }
 }
 
+/// Accumulates a run's statistics as requests complete.
 pub struct Metrics {
     host_response: Histogram<u64>,
     disk_response: Histogram<u64>,
     warmup: u64,
+    /// Requests completed, warm-up included.
     pub completed: u64,
     measured: u64,
     reads: u64,
@@ -241,6 +270,7 @@ pub struct Metrics {
     host_queue: QueueGauge,
     controller_queue: Option<QueueGauge>,
     disk_queue: QueueGauge,
+    /// Per-request records, when kept (only the last partial chunk when streamed).
     pub records: Option<Records>,
     /// Rows per streamed chunk (`with_record_sink`); 0: records accumulate.
     record_chunk_rows: usize,
@@ -251,21 +281,31 @@ pub struct Metrics {
 }
 
 #[derive(Clone, Debug, Serialize)]
+/// A run's statistics over the measured requests (times in ms).
 pub struct Summary {
     /// Requests measured (completed after the warm-up).
     pub requests: u64,
+    /// Measured reads.
     pub reads: u64,
+    /// Measured writes.
     pub writes: u64,
+    /// Simulated time at the end of the run, ms.
     pub sim_time_ms: f64,
+    /// Measured requests per second, over first measured arrival to last completion.
     pub iops: f64,
+    /// Measured data per second (10^6 bytes), over the same span.
     pub mb_per_s: f64,
     /// Arrival at the host to completion.
     pub host_response_ms: Distribution,
     /// Issue to the disk to completion.
     pub disk_response_ms: Distribution,
+    /// Mean seek (or head switch) time, ms.
     pub mean_seek_ms: f64,
+    /// Mean rotational wait, ms.
     pub mean_rotation_ms: f64,
+    /// Mean media transfer, ms.
     pub mean_transfer_ms: f64,
+    /// Mean command overhead, ms.
     pub mean_overhead_ms: f64,
     /// Bus phases not overlapped by the media (data, reselect, status).
     pub mean_bus_ms: f64,
@@ -279,24 +319,34 @@ pub struct Summary {
     /// to none of the figures above: how many, and their mean seek, rotation
     /// (with waits for data) and media transfer, per destage.
     pub destages: u64,
+    /// Mean destage seek, ms.
     pub mean_destage_seek_ms: f64,
+    /// Mean destage rotation, ms.
     pub mean_destage_rotation_ms: f64,
+    /// Mean destage media transfer, ms.
     pub mean_destage_transfer_ms: f64,
+    /// Time-weighted mean length of the host queue over the run.
     pub mean_host_queue: f64,
+    /// Longest the host queue was.
     pub max_host_queue: u64,
     /// With a controller level: its queue (waiting there, not yet at a disk).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_controller_queue: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Longest the controller queue was.
     pub max_controller_queue: Option<u64>,
+    /// Time-weighted mean of the requests outstanding at the disks over the run.
     pub mean_disk_queue: f64,
+    /// Most requests outstanding at the disks.
     pub max_disk_queue: u64,
     /// Requests that carried a deadline, and those that completed after it.
     pub deadline_requests: u64,
+    /// Of those, completed after their deadline.
     pub deadline_misses: u64,
 }
 
 impl Metrics {
+    /// Empty metrics: the first `warmup` requests (by arrival number) are not measured; `records` keeps per-request records.
     pub fn new(warmup: u64, records: bool, sector_bytes: u32) -> Metrics {
         let hist = || Histogram::new_with_bounds(1, 3_600 * NS_PER_S, 3).expect("valid histogram bounds");
         Metrics {
@@ -361,18 +411,22 @@ impl Metrics {
         self.controller_queue = Some(QueueGauge::default());
     }
 
+    /// The host queue holds `len` requests from `now` on.
     pub fn host_queue(&mut self, now: SimTime, len: usize) {
         self.host_queue.set(now, len as u64);
     }
+    /// The controller queue holds `len` requests from `now` on (ignored unless kept).
     pub fn controller_queue(&mut self, now: SimTime, len: usize) {
         if let Some(g) = &mut self.controller_queue {
             g.set(now, len as u64);
         }
     }
+    /// `len` requests are outstanding at the disks from `now` on.
     pub fn disk_queue(&mut self, now: SimTime, len: u32) {
         self.disk_queue.set(now, len as u64);
     }
 
+    /// Count request `r`'s completion (measured unless it is in the warm-up).
     pub fn completed(&mut self, r: &Request) {
         self.completed += 1;
         if let Some(rec) = &mut self.records {
@@ -420,6 +474,7 @@ impl Metrics {
         }
     }
 
+    /// The statistics of a run that ended at `end`.
     pub fn summary(&self, end: SimTime) -> Summary {
         let n = self.measured.max(1) as f64;
         let mean_ms = |sum: u128| sum as f64 / n / NS_PER_MS as f64;

@@ -32,25 +32,39 @@ pub const MAX_EXTENTS: usize = 1 << 18;
 /// (values below 2048 units exact, larger ones within 0.1 %).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Spread {
+    /// Mean (exact).
     pub mean: f64,
+    /// Median.
     pub p50: f64,
+    /// 90th percentile.
     pub p90: f64,
+    /// 99th percentile.
     pub p99: f64,
+    /// Largest value (exact).
     pub max: f64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
+/// A device and how many requests the trace has for it.
 pub struct DeviceCount {
+    /// Device number.
     pub device: u32,
+    /// Its requests.
     pub requests: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
+/// What a trace contains (see the module doc).
 pub struct TraceInfo {
+    /// The trace file.
     pub path: String,
+    /// Its format's name.
     pub format: String,
+    /// Records read.
     pub requests: u64,
+    /// Read requests.
     pub reads: u64,
+    /// Write requests.
     pub writes: u64,
     /// reads / requests (0 for an empty trace).
     pub read_fraction: f64,
@@ -58,23 +72,33 @@ pub struct TraceInfo {
     pub devices: Vec<DeviceCount>,
     /// Latest minus earliest arrival, ms.
     pub duration_ms: f64,
+    /// Earliest arrival, ns (0 for an empty trace).
     pub first_time_ns: u64,
+    /// Latest arrival, ns.
     pub last_time_ns: u64,
     /// Request sizes, KB.
     pub size_kb: Spread,
+    /// Data read, KB.
     pub read_kb: f64,
+    /// Data written, KB.
     pub written_kb: f64,
     /// Gaps between consecutive arrivals (file order), ms.
     pub interarrival_ms: Spread,
+    /// Records that arrive earlier than the record before them.
     pub out_of_order: u64,
     /// Distinct blocks touched, summed over devices (see the module doc).
     pub footprint_blocks: u64,
+    /// `footprint_blocks` in KB.
     pub footprint_kb: f64,
+    /// The footprint is exact (else an upper bound).
     pub footprint_exact: bool,
     /// 1 when exact, else the region size the extents were rounded out to.
     pub footprint_granularity_blocks: u64,
+    /// Requests that start where the previous request of their device ended.
     pub sequential_requests: u64,
+    /// `sequential_requests` over the requests with a predecessor on their device (0 when none).
     pub sequential_fraction: f64,
+    /// Malformed lines skipped (only when skipping is asked for).
     pub bad_lines_skipped: u64,
 }
 

@@ -47,11 +47,13 @@ pub struct TraceRecord {
     /// Arrival time in ns: since the trace start, or since the Unix epoch when
     /// the format records absolute times (alibaba, tencent).
     pub time_ns: u64,
+    /// Device (disk) number, as the trace gives it.
     pub device: u32,
     /// First 512-byte block.
     pub lbn: u64,
     /// Length in 512-byte blocks.
     pub blocks: u32,
+    /// A write.
     pub is_write: bool,
     /// Response time measured when the trace was taken, if the format has it.
     pub response_ns: Option<u64>,
@@ -63,18 +65,28 @@ pub struct TraceRecord {
 /// The trace formats, named as on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TraceFormat {
+    /// DiskSim's ascii trace.
     DisksimAscii,
+    /// DiskSim's validate trace (measured access and think times).
     DisksimValidate,
+    /// HP Labs I/O traces (`$$TR_IOREC`).
     Hpl,
+    /// SNIA MSR Cambridge block traces.
     Msr,
+    /// SPC / UMass trace repository format.
     Spc,
+    /// blkparse's default text output (Linux blktrace).
     Blkparse,
+    /// fio iolog (versions 2 and 3).
     Fio,
+    /// Alibaba cloud block traces.
     Alibaba,
+    /// Tencent CBS block traces.
     Tencent,
 }
 
 impl TraceFormat {
+    /// Every format, in the order the CLI lists them.
     pub const ALL: [TraceFormat; 9] = [
         TraceFormat::DisksimAscii,
         TraceFormat::DisksimValidate,
@@ -87,6 +99,7 @@ impl TraceFormat {
         TraceFormat::Tencent,
     ];
 
+    /// The format's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             TraceFormat::DisksimAscii => "disksim-ascii",
@@ -245,6 +258,7 @@ pub struct TraceReader {
 }
 
 impl TraceReader {
+    /// The format being read.
     pub fn format(&self) -> TraceFormat {
         self.format
     }
@@ -259,6 +273,7 @@ impl TraceReader {
         self.line_no
     }
 
+    /// The file being read.
     pub fn path(&self) -> &str {
         &self.path
     }
@@ -555,6 +570,7 @@ pub struct TraceWriter<W: Write> {
 }
 
 impl<W: Write> TraceWriter<W> {
+    /// A writer of `format` to `w`; an error if the format cannot be written.
     pub fn new(format: TraceFormat, w: W) -> Result<TraceWriter<W>> {
         if !format.writable() {
             return Err(unwritable(format));
@@ -578,6 +594,7 @@ impl<W: Write> TraceWriter<W> {
         Ok(())
     }
 
+    /// Write one record (and any header or device line the format needs first); an error names a record the format cannot hold.
     pub fn write(&mut self, r: &TraceRecord) -> Result<()> {
         self.check(r)?;
         if self.format == TraceFormat::Fio {
@@ -592,6 +609,7 @@ impl<W: Write> TraceWriter<W> {
         write_record(self.format, r, &mut self.w)
     }
 
+    /// The underlying writer.
     pub fn into_inner(self) -> W {
         self.w
     }
