@@ -12,14 +12,18 @@ pub const PARAMS: &[Param] = &[super::CLIENTS.default_text("required"), super::T
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "closed"`: closed-loop clients with a think time, uniform random starts.
 pub struct ClosedConfig {
+    /// Closed-loop clients.
     pub clients: u32,
     /// Mean think time between a completion and the client's next request, ms.
     #[serde(default)]
     pub think_time_ms: f64,
     #[serde(default)]
+    /// Think-time distribution (default constant).
     pub think_dist: IntervalDist,
     #[serde(flatten)]
+    /// Request sizes, alignment and read fraction.
     pub io: RandomIo,
 }
 
@@ -35,12 +39,14 @@ impl ClosedConfig {
     }
 }
 
+/// The closed-loop generator.
 pub struct Closed {
     cfg: ClosedConfig,
     io: RandomIoSampler,
 }
 
 impl Closed {
+    /// A generator for a disk of `capacity` blocks of `sector_bytes`; an error names any key out of bounds.
     pub fn new(cfg: ClosedConfig, capacity: u64, sector_bytes: u32) -> Result<Closed> {
         super::CLIENTS.check_count("workload", cfg.clients as u64)?;
         super::THINK_TIME_MS.check("workload", cfg.think_time_ms)?;

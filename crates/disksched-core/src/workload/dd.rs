@@ -22,19 +22,25 @@ pub const PARAMS: &[Param] = &[super::REQUEST_KB, DEPTH, JOBS, super::WRITE, sup
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "dd"`: greedy sequential jobs (see the module doc).
 pub struct DdConfig {
+    /// Request size, KB.
     pub request_kb: f64,
     /// Requests each job keeps outstanding (1 = synchronous).
     #[serde(default = "one")]
     pub depth: u32,
     #[serde(default = "one")]
+    /// Sequential jobs (default 1).
     pub jobs: u32,
     #[serde(default)]
+    /// Writes instead of reads.
     pub write: bool,
     #[serde(default)]
+    /// First block of job 0; random if absent.
     pub start_lbn: Option<u64>,
 }
 
+/// The dd generator.
 pub struct Dd {
     cfg: DdConfig,
     capacity: u64,
@@ -44,6 +50,7 @@ pub struct Dd {
 }
 
 impl Dd {
+    /// A generator for a disk of `capacity` blocks of `sector_bytes`; an error names any key out of bounds.
     pub fn new(cfg: DdConfig, capacity: u64, sector_bytes: u32) -> Result<Dd> {
         let blocks = kb_to_blocks("workload.request_kb", cfg.request_kb, sector_bytes, capacity)?;
         DEPTH.check_count("workload", cfg.depth as u64)?;

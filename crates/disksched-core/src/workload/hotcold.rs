@@ -24,12 +24,16 @@ pub const PARAMS: &[Param] = &[super::CLIENTS, super::THINK_TIME_MS, super::THIN
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "hotcold"`: closed-loop clients whose requests favour a hot region.
 pub struct HotColdConfig {
     #[serde(default = "one")]
+    /// Closed-loop clients (default 1).
     pub clients: u32,
     #[serde(default)]
+    /// Mean think time between a completion and the client's next request, ms.
     pub think_time_ms: f64,
     #[serde(default)]
+    /// Think-time distribution (default constant).
     pub think_dist: IntervalDist,
     /// Share of the disk's blocks that is hot, (0, 1).
     pub hot_fraction: f64,
@@ -39,9 +43,11 @@ pub struct HotColdConfig {
     #[serde(default)]
     pub hot_start_lbn: u64,
     #[serde(flatten)]
+    /// Request sizes, alignment and read fraction.
     pub io: RandomIo,
 }
 
+/// The hot/cold generator.
 pub struct HotCold {
     cfg: HotColdConfig,
     io: RandomIoSampler,
@@ -52,6 +58,7 @@ pub struct HotCold {
 }
 
 impl HotCold {
+    /// A generator for a disk of `capacity` blocks of `sector_bytes`; an error names any key out of bounds.
     pub fn new(cfg: HotColdConfig, capacity: u64, sector_bytes: u32) -> Result<HotCold> {
         super::CLIENTS.check_count("workload", cfg.clients as u64)?;
         super::THINK_TIME_MS.check("workload", cfg.think_time_ms)?;

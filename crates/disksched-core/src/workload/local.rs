@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+/// Distribution of the distance between a client's consecutive starts.
 pub enum DistanceDist {
+    /// Exponential with mean `mean_distance_kb`.
     Exponential,
     /// |N(0, sigma)| with sigma chosen so the mean is `mean_distance_kb`.
     Normal,
@@ -35,18 +37,24 @@ pub const PARAMS: &[Param] = &[
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "local"`: closed-loop clients whose requests start near their previous one.
 pub struct LocalConfig {
     #[serde(default = "one")]
+    /// Closed-loop clients (default 1).
     pub clients: u32,
     #[serde(default)]
+    /// Mean think time between a completion and the client's next request, ms.
     pub think_time_ms: f64,
     #[serde(default)]
+    /// Think-time distribution (default constant).
     pub think_dist: IntervalDist,
     /// Mean |start - previous start|, KB.
     pub mean_distance_kb: f64,
     #[serde(default = "exponential")]
+    /// Distance distribution (default exponential).
     pub distance_dist: DistanceDist,
     #[serde(flatten)]
+    /// Request sizes, alignment and read fraction.
     pub io: RandomIo,
 }
 
@@ -60,6 +68,7 @@ enum Dist {
     Zero,
 }
 
+/// The local generator.
 pub struct Local {
     cfg: LocalConfig,
     io: RandomIoSampler,
@@ -70,6 +79,7 @@ pub struct Local {
 }
 
 impl Local {
+    /// A generator for a disk of `capacity` blocks of `sector_bytes`; an error names any key out of bounds.
     pub fn new(cfg: LocalConfig, capacity: u64, sector_bytes: u32) -> Result<Local> {
         super::CLIENTS.check_count("workload", cfg.clients as u64)?;
         super::THINK_TIME_MS.check("workload", cfg.think_time_ms)?;

@@ -38,8 +38,10 @@ pub const MEMBER_PARAMS: &[Param] = &[
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "mix"`: several workloads at once.
 pub struct MixConfig {
     #[serde(deserialize_with = "de_members")]
+    /// The members (`[[workload.clients]]`).
     pub clients: Vec<MixMember>,
 }
 
@@ -47,7 +49,9 @@ pub struct MixConfig {
 #[derive(Clone, Debug, Serialize)]
 pub struct MixMember {
     #[serde(flatten)]
+    /// The member's own workload.
     pub workload: WorkloadConfig,
+    /// Class of every request of the member (default best-effort).
     pub class: Class,
     /// First client id of this member.
     pub flow: Option<u32>,
@@ -80,6 +84,7 @@ struct Member {
     deadline: Option<SimDuration>,
 }
 
+/// The mix generator: each member's generator under its own client ids.
 pub struct Mix {
     members: Vec<Member>,
     /// (first client id, member index), sorted by id.
@@ -102,6 +107,7 @@ fn in_member(e: Error, i: usize) -> Error {
 }
 
 impl Mix {
+    /// The members' generators for a disk of `capacity` blocks of `sector_bytes`; a member's config errors name it (`workload.clients[i]`).
     pub fn new(cfg: &MixConfig, capacity: u64, sector_bytes: u32, base_dir: Option<&Path>) -> Result<Mix> {
         if !MEMBERS.allows(cfg.clients.len() as f64) {
             return Err(config_err("workload.clients", format!("{} members is out of range {}", cfg.clients.len(), MEMBERS.bounds_text())));

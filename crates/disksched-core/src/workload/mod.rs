@@ -30,15 +30,21 @@ use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
+/// The random number generator every workload draws from (PCG, seeded by the run's seed).
 pub type SimRng = Pcg64Mcg;
 
 /// One request as a workload describes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IoSpec {
+    /// First block.
     pub lbn: u64,
+    /// Length, blocks.
     pub blocks: u32,
+    /// A write.
     pub is_write: bool,
+    /// Service class.
     pub class: Class,
+    /// Absolute deadline, if the request has one.
     pub deadline: Option<SimTime>,
     /// A range request: where it may go (`lbn` is then ignored).
     pub range: Option<RangeSpec>,
@@ -47,6 +53,7 @@ pub struct IoSpec {
     pub flow: Option<u32>,
 }
 
+/// A source of requests: decides when each client's requests arrive and what they are.
 pub trait Generator: Send {
     /// Initial arrivals as (time, client).
     fn start(&mut self, rng: &mut SimRng) -> Vec<(SimTime, u32)>;
@@ -58,6 +65,7 @@ pub trait Generator: Send {
     /// `client`'s range request was placed at `lbn` (called at its
     /// completion, before `completed`): where the drive put it.
     fn placed(&mut self, _client: u32, _lbn: u64, _blocks: u32) {}
+    /// Number of clients (client ids are 0..clients).
     fn clients(&self) -> u32;
     /// The flow (issuing process) of `client`; by default each client is one.
     fn flow(&self, client: u32) -> u32 {
@@ -77,8 +85,11 @@ pub trait Generator: Send {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum WorkloadConfig {
+    /// Open-loop arrivals, uniform random starts.
     Open(open::OpenConfig),
+    /// Closed-loop clients with a think time, uniform random starts.
     Closed(closed::ClosedConfig),
+    /// Sequential streams, closed-loop.
     Sequential(sequential::SequentialConfig),
     /// Requests from a trace file.
     Trace(replay::ReplayConfig),
@@ -86,11 +97,17 @@ pub enum WorkloadConfig {
     /// 2:1 reads, exponential sizes (mean 8 KB) in 4 KB multiples, uniform.
     /// Fixed: it takes no fields (a `closed` workload varies them).
     Oltp(OltpConfig),
+    /// Strided streams: `request_kb` every `stride_kb`.
     Strided(strided::StridedConfig),
+    /// Closed-loop clients whose requests start near their previous one.
     Local(local::LocalConfig),
+    /// Hot/cold skew: a share of the disk receives a share of the requests.
     Hotcold(hotcold::HotColdConfig),
+    /// On/off bursts (a two-state Markov-modulated Poisson source).
     Onoff(onoff::OnOffConfig),
+    /// Piecewise-constant Poisson rate over time.
     Schedule(schedule::ScheduleConfig),
+    /// Greedy sequential jobs, `depth` requests outstanding each.
     Dd(dd::DdConfig),
     /// Constant-rate periodic readers with per-request deadlines (soft real time).
     Stream(stream::StreamConfig),
@@ -103,6 +120,7 @@ pub enum WorkloadConfig {
 }
 
 impl WorkloadConfig {
+    /// The generator this config describes, for a disk of `capacity_blocks` blocks of `sector_bytes`; relative trace paths resolve against `base_dir`.
     pub fn build(&self, capacity_blocks: u64, sector_bytes: u32, base_dir: Option<&std::path::Path>) -> Result<Box<dyn Generator>> {
         Ok(match self {
             WorkloadConfig::Open(c) => Box::new(open::Open::new(c.clone(), capacity_blocks, sector_bytes)?),
@@ -129,20 +147,30 @@ use crate::schema::{Param, Ty};
 /// The longest simulated time a config may name, ms.
 pub use crate::config::MAX_TIME_MS;
 
+/// `clients`: closed-loop clients.
 pub const CLIENTS: Param = Param::int("clients", "clients", 1.0, 1.0, 1_000_000.0, "closed-loop clients");
+/// `streams`: streams, each its own client.
 pub const STREAMS: Param = Param::int("streams", "streams", 1.0, 1.0, 100_000.0, "streams, each its own client");
+/// `think_time_ms`: mean time between a completion and the client's next request, ms.
 pub const THINK_TIME_MS: Param = Param::float("think_time_ms", "ms", 0.0, 0.0, MAX_TIME_MS,
     "mean time between a completion and the client's next request");
+/// `think_dist`: think-time distribution.
 pub const THINK_DIST: Param = Param::other("think_dist", Ty::Choice(&["constant", "exponential"]), "constant", "think-time distribution");
+/// `write`: writes instead of reads.
 pub const WRITE: Param = Param::other("write", Ty::Bool, "false", "writes instead of reads");
+/// `request_kb`: request size, KB.
 pub const REQUEST_KB: Param = Param::float("request_kb", "KB", 0.0, f64::NAN, 262_144.0,
     "request size: a whole number of blocks, at most 65536 blocks and the disk").open_min().default_text("required");
+/// `start_lbn`: first block of stream 0.
 pub const START_LBN: Param = Param::int("start_lbn", "block", 0.0, f64::NAN, u64::MAX as f64,
     "first block of stream (job) 0, the request must fit on the disk; the others start at random").default_text("absent: random");
+/// `size_kb`: constant size or exponential mean, KB.
 pub const SIZE_KB: Param = Param::float("size_kb", "KB", 0.0, 4.0, 262_144.0,
     "constant size, or the mean of the exponential; at most 65536 blocks").open_min();
+/// `size_multiple_kb`: size and alignment unit, KB.
 pub const SIZE_MULTIPLE_KB: Param = Param::float("size_multiple_kb", "KB", 0.0, 4.0, 262_144.0,
     "sizes are rounded up to a multiple of this, and starts aligned to it: a whole number of blocks").open_min();
+/// `read_fraction`: fraction of requests that are reads.
 pub const READ_FRACTION: Param = Param::float("read_fraction", "", 0.0, 2.0 / 3.0, 1.0, "fraction of requests that are reads");
 
 /// `RandomIo`'s keys, taken by every random generator.
@@ -182,7 +210,9 @@ pub struct OltpConfig {}
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SizeDist {
+    /// Every request `size_kb`.
     Constant,
+    /// Exponential with mean `size_kb`, rounded up to a multiple of `size_multiple_kb`.
     Exponential,
 }
 
@@ -194,6 +224,7 @@ pub struct RandomIo {
     #[serde(default = "default_size_kb")]
     pub size_kb: f64,
     #[serde(default = "default_size_dist")]
+    /// Constant or exponential sizes.
     pub size_dist: SizeDist,
     /// Sizes are rounded up to a multiple of this, and start blocks aligned to it, KB.
     #[serde(default = "default_multiple_kb")]
@@ -308,8 +339,10 @@ pub(crate) fn draw_interval(mean_ms: f64, exponential: bool, rng: &mut SimRng) -
 #[serde(rename_all = "kebab-case")]
 pub enum IntervalDist {
     #[default]
+    /// Every interval equals the mean.
     Constant,
     #[serde(alias = "poisson")]
+    /// Exponential intervals (Poisson arrivals); `poisson` is accepted too.
     Exponential,
 }
 

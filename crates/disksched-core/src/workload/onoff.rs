@@ -14,12 +14,16 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "onoff"`: Poisson arrivals during exponential on periods, none during off periods.
 pub struct OnOffConfig {
     /// Poisson arrival rate during on periods, requests per second.
     pub on_rate_per_s: f64,
+    /// Mean on period (exponential), ms.
     pub mean_on_ms: f64,
+    /// Mean off period (exponential), ms.
     pub mean_off_ms: f64,
     #[serde(flatten)]
+    /// Request sizes, alignment and read fraction.
     pub io: RandomIo,
 }
 
@@ -35,6 +39,7 @@ pub const PARAMS: &[Param] = &[
     Param::float("mean_off_ms", "ms", MIN_PERIOD_MS, f64::NAN, MAX_PERIOD_MS, "mean off period (exponential)").default_text("required"),
 ];
 
+/// The on/off generator.
 pub struct OnOff {
     io: RandomIoSampler,
     gap_ns: Exp<f64>,
@@ -45,6 +50,7 @@ pub struct OnOff {
 }
 
 impl OnOff {
+    /// A generator for a disk of `capacity` blocks of `sector_bytes`; an error names any key out of bounds.
     pub fn new(cfg: OnOffConfig, capacity: u64, sector_bytes: u32) -> Result<OnOff> {
         // Periods from 1 us to about 11.6 days: shorter on periods hold almost
         // no arrival (each arrival would cost millions of empty periods), longer

@@ -19,12 +19,15 @@ pub const PARAMS: &[Param] = &[
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "open"`: open-loop arrivals, uniform random starts.
 pub struct OpenConfig {
     /// Mean time between arrivals, ms.
     pub interarrival_ms: f64,
     #[serde(default = "poisson")]
+    /// Inter-arrival distribution (default exponential).
     pub arrivals: IntervalDist,
     #[serde(flatten)]
+    /// Request sizes, alignment and read fraction.
     pub io: RandomIo,
 }
 
@@ -32,12 +35,14 @@ fn poisson() -> IntervalDist {
     IntervalDist::Exponential
 }
 
+/// The open-loop generator.
 pub struct Open {
     cfg: OpenConfig,
     io: RandomIoSampler,
 }
 
 impl Open {
+    /// A generator for a disk of `capacity` blocks of `sector_bytes`; an error names any key out of bounds.
     pub fn new(cfg: OpenConfig, capacity: u64, sector_bytes: u32) -> Result<Open> {
         INTERARRIVAL_MS.check("workload", cfg.interarrival_ms)?;
         let io = RandomIoSampler::new(&cfg.io, capacity, sector_bytes, "workload")?;

@@ -33,6 +33,7 @@ pub const PARAMS: &[Param] = &[
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "range-alloc"`: a log-structured allocator using range writes (see the module doc).
 pub struct RangeAllocConfig {
     /// Writes kept outstanding (closed-loop writers).
     pub outstanding: u32,
@@ -40,8 +41,10 @@ pub struct RangeAllocConfig {
     #[serde(default = "eight")]
     pub size_blocks: u32,
     #[serde(default = "group_blocks")]
+    /// Blocks of a group (default 4096).
     pub group_blocks: u64,
     #[serde(default)]
+    /// The group the log starts in (default 0).
     pub first_group: u64,
 }
 
@@ -52,6 +55,7 @@ fn group_blocks() -> u64 {
     4096
 }
 
+/// The range-alloc generator.
 pub struct RangeAlloc {
     cfg: RangeAllocConfig,
     groups: u64,
@@ -69,6 +73,7 @@ pub struct RangeAlloc {
 }
 
 impl RangeAlloc {
+    /// A generator for a disk of `capacity` blocks; an error names any key out of bounds.
     pub fn new(cfg: RangeAllocConfig, capacity: u64) -> Result<RangeAlloc> {
         super::range_writes::OUTSTANDING.check_count("workload", cfg.outstanding as u64)?;
         SIZE_BLOCKS.check_count("workload", cfg.size_blocks as u64)?;

@@ -20,8 +20,11 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+/// Where ranges are drawn from.
 pub enum Span {
+    /// The whole disk.
     Disk,
+    /// One group of `group_blocks` blocks.
     Group,
 }
 
@@ -49,28 +52,36 @@ pub const PARAMS: &[Param] = &[
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "range-writes"`: randomized range writes (see the module doc).
 pub struct RangeWritesConfig {
     /// Writes kept outstanding (closed-loop writers).
     pub outstanding: u32,
     #[serde(default = "one")]
+    /// Write size, blocks (default 1).
     pub size_blocks: u32,
     #[serde(default = "one")]
+    /// Blocks of a range (default 1).
     pub range_blocks: u32,
     /// Acceptable starts per request; 0 = all in the range.
     #[serde(default)]
     pub targets: u32,
     #[serde(default = "one")]
+    /// Starts are aligned to this, blocks (default 1).
     pub align_blocks: u32,
     #[serde(default = "disk")]
+    /// Ranges come from the whole disk or one group (default disk).
     pub span: Span,
     #[serde(default = "group_blocks")]
+    /// Blocks of a group with `span = "group"` (default 4096).
     pub group_blocks: u64,
     /// The group used with `span = "group"`; default: the one at mid-capacity.
     #[serde(default)]
     pub group: Option<u64>,
     #[serde(default = "yes")]
+    /// false: writes with one target are issued as ordinary writes (default true).
     pub as_range: bool,
     #[serde(default)]
+    /// Share of requests that are range reads of replicas (default 0).
     pub read_fraction: f64,
 }
 
@@ -84,6 +95,7 @@ fn yes() -> bool {
     true
 }
 
+/// The range-writes generator.
 pub struct RangeWrites {
     cfg: RangeWritesConfig,
     /// Blocks [lo, hi) that ranges are drawn from.
@@ -93,6 +105,7 @@ pub struct RangeWrites {
 }
 
 impl RangeWrites {
+    /// A generator for a disk of `capacity` blocks; an error names any key out of bounds.
     pub fn new(cfg: RangeWritesConfig, capacity: u64) -> Result<RangeWrites> {
         OUTSTANDING.check_count("workload", cfg.outstanding as u64)?;
         SIZE_BLOCKS.check_count("workload", cfg.size_blocks as u64)?;

@@ -54,23 +54,33 @@ pub const CLASS_RULE_PARAMS: &[Param] = &[
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+/// How a trace is replayed (see the module doc).
 pub enum ReplayMode {
+    /// Each request at its timestamp (relative to the first), divided by `speed`.
     Open,
+    /// `outstanding` requests kept in the system, timestamps ignored.
     Closed,
+    /// DiskSim's validation replay: one request outstanding, each issued the recorded delay after the previous completed.
     Validate,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+/// How trace addresses map onto the simulated disk.
 pub enum AddressMap {
+    /// As they are; a request beyond the disk is an error.
     None,
+    /// `offset_blocks` added; a request beyond the disk is an error.
     Offset,
+    /// `offset_blocks` added, then wrapped around the disk.
     Modulo,
+    /// `source_blocks` stretched onto the disk.
     Scale,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "trace"`: requests from a trace file (see the module doc).
 pub struct ReplayConfig {
     /// Trace file (relative paths: from the config file's directory).
     pub path: String,
@@ -78,6 +88,7 @@ pub struct ReplayConfig {
     #[serde(default)]
     pub format: Option<String>,
     #[serde(default = "open_mode")]
+    /// Open, closed or validate replay (default open).
     pub mode: ReplayMode,
     /// Open loop: 2 = twice as fast.
     #[serde(default = "one")]
@@ -89,8 +100,10 @@ pub struct ReplayConfig {
     #[serde(default)]
     pub device: Option<u32>,
     #[serde(default = "none_map")]
+    /// Address mapping (default none).
     pub map: AddressMap,
     #[serde(default)]
+    /// Added to every address by `offset` and `modulo`, blocks.
     pub offset_blocks: u64,
     /// `scale`: the trace's address space, blocks.
     #[serde(default)]
@@ -117,9 +130,12 @@ pub struct ReplayConfig {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+/// What a replayed request's flow is.
 pub enum FlowBy {
     #[default]
+    /// Its client.
     Client,
+    /// Its trace device.
     Device,
 }
 
@@ -128,13 +144,18 @@ pub enum FlowBy {
 #[serde(deny_unknown_fields)]
 pub struct ClassRule {
     #[serde(default)]
+    /// The request is on this trace device.
     pub device: Option<u32>,
     #[serde(default)]
+    /// The request is a write (true) or a read (false).
     pub write: Option<bool>,
     #[serde(default)]
+    /// The request is at least this size, KB.
     pub min_kb: Option<f64>,
     #[serde(default)]
+    /// The request is at most this size, KB.
     pub max_kb: Option<f64>,
+    /// The class given to matching requests.
     pub class: Class,
 }
 
@@ -158,6 +179,7 @@ fn none_map() -> AddressMap {
     AddressMap::None
 }
 
+/// The trace replay generator.
 pub struct Replay {
     cfg: ReplayConfig,
     reader: TraceReader,
@@ -173,6 +195,7 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// A generator replaying `cfg.path` (relative to `base_dir`) onto a disk of `capacity` blocks; an error names any key out of bounds.
     pub fn new(cfg: ReplayConfig, capacity: u64, base_dir: Option<&Path>) -> Result<Replay> {
         let format = cfg.format.as_deref().map(str::parse::<TraceFormat>).transpose()?;
         SPEED.check("workload", cfg.speed)?;

@@ -22,13 +22,16 @@ pub const PARAMS: &[Param] = &[Param::other("rates", Ty::List, "required",
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "schedule"`: Poisson arrivals at a piecewise-constant rate.
 pub struct ScheduleConfig {
     /// `[start_ms, rate_per_s]` pairs, starts increasing from 0.
     pub rates: Vec<[f64; 2]>,
     #[serde(flatten)]
+    /// Request sizes, alignment and read fraction.
     pub io: RandomIo,
 }
 
+/// The schedule generator.
 pub struct Schedule {
     io: RandomIoSampler,
     /// (start ns, gap distribution or None for rate 0).
@@ -36,6 +39,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// A generator for a disk of `capacity` blocks of `sector_bytes`; an error names any key out of bounds.
     pub fn new(cfg: ScheduleConfig, capacity: u64, sector_bytes: u32) -> Result<Schedule> {
         PIECES.check_count_within("workload", cfg.rates.len() as u64, PIECES.min, PIECES.max)
             .map_err(|_| config_err("workload.rates", format!("{} pieces is out of range {}", cfg.rates.len(), PIECES.bounds_text())))?;

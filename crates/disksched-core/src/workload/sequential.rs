@@ -14,15 +14,21 @@ pub const PARAMS: &[Param] = &[super::STREAMS, super::REQUEST_KB, super::THINK_T
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "sequential"`: sequential closed-loop streams (see the module doc).
 pub struct SequentialConfig {
     #[serde(default = "one")]
+    /// Streams, each its own client (default 1).
     pub streams: u32,
+    /// Request size, KB.
     pub request_kb: f64,
     #[serde(default)]
+    /// Mean think time between a completion and the stream's next request, ms.
     pub think_time_ms: f64,
     #[serde(default)]
+    /// Think-time distribution (default constant).
     pub think_dist: IntervalDist,
     #[serde(default)]
+    /// Writes instead of reads.
     pub write: bool,
     /// First block of stream 0 (others start at random places); random if absent.
     #[serde(default)]

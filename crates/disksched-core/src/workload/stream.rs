@@ -36,15 +36,20 @@ pub const PARAMS: &[Param] = &[super::STREAMS, MB_PER_S, super::REQUEST_KB, supe
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "stream"`: constant-rate streams with deadlines (see the module doc).
 pub struct StreamConfig {
     #[serde(default = "one")]
+    /// Streams, each its own client (default 1).
     pub streams: u32,
     /// Rate each stream needs, MB/s (10^6 bytes).
     pub mb_per_s: f64,
+    /// Request size, KB.
     pub request_kb: f64,
     #[serde(default)]
+    /// Writes instead of reads.
     pub write: bool,
     #[serde(default)]
+    /// First block of stream 0; random if absent.
     pub start_lbn: Option<u64>,
     /// When the streams start, ms.
     #[serde(default)]
@@ -61,6 +66,7 @@ fn default_buffer_periods() -> f64 {
     1.0
 }
 
+/// The stream generator.
 pub struct Stream {
     cfg: StreamConfig,
     capacity: u64,
@@ -75,6 +81,7 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// A generator for a disk of `capacity` blocks of `sector_bytes`; an error names any key out of bounds.
     pub fn new(cfg: StreamConfig, capacity: u64, sector_bytes: u32) -> Result<Stream> {
         let blocks = kb_to_blocks("workload.request_kb", cfg.request_kb, sector_bytes, capacity)?;
         super::STREAMS.check_count("workload", cfg.streams as u64)?;

@@ -23,22 +23,30 @@ pub const PARAMS: &[Param] = &[
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `kind = "strided"`: strided closed-loop streams (see the module doc).
 pub struct StridedConfig {
     #[serde(default = "one")]
+    /// Streams, each its own client (default 1).
     pub streams: u32,
+    /// Request size, KB.
     pub request_kb: f64,
     /// Distance from one request's start to the next one's, KB (>= request_kb).
     pub stride_kb: f64,
     #[serde(default)]
+    /// Mean think time between a completion and the stream's next request, ms.
     pub think_time_ms: f64,
     #[serde(default)]
+    /// Think-time distribution (default constant).
     pub think_dist: IntervalDist,
     #[serde(default)]
+    /// Writes instead of reads.
     pub write: bool,
     #[serde(default)]
+    /// First block of stream 0; random if absent.
     pub start_lbn: Option<u64>,
 }
 
+/// The strided generator.
 pub struct Strided {
     cfg: StridedConfig,
     capacity: u64,
@@ -48,6 +56,7 @@ pub struct Strided {
 }
 
 impl Strided {
+    /// A generator for a disk of `capacity` blocks of `sector_bytes`; an error names any key out of bounds.
     pub fn new(cfg: StridedConfig, capacity: u64, sector_bytes: u32) -> Result<Strided> {
         let blocks = kb_to_blocks("workload.request_kb", cfg.request_kb, sector_bytes, capacity)?;
         let stride = cfg.stride_kb * 1024.0 / sector_bytes as f64;
