@@ -159,6 +159,25 @@ impl NoisyTruth {
         from.saturating_add(exp.sample(&mut self.rng) as u64)
     }
 
+    /// Internal work that came due since the mechanism was last free
+    /// (`mech_free`) runs before a seek starting at `seek_start`: how much
+    /// later the heads are ready, ns. `u64::MAX` is "no more activity"
+    /// (`activity_gap`), never a due time: a command at the clock's last
+    /// instant would otherwise loop here forever (issue 22).
+    fn internal_work(&mut self, mech_free: u64, seek_start: u64) -> i64 {
+        let mut extra: i64 = 0;
+        while self.next_activity != u64::MAX && self.next_activity <= seek_start {
+            let begin = self.next_activity.max(mech_free);
+            let end = begin.saturating_add(self.activity_ns);
+            if end > seek_start {
+                extra += (end - seek_start) as i64;
+                self.stats.internal_activities += 1;
+            }
+            self.next_activity = self.activity_gap(end);
+        }
+        extra
+    }
+
     /// Serve one command issued to the drive at `issued`; `synced` is when
     /// the host last re-synchronised its rotational offset.
     pub fn serve(&mut self, drive: &mut Drive, issued: SimTime, synced: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
@@ -173,16 +192,7 @@ impl NoisyTruth {
         }
         let ready = s.media_start.0 - s.rotation_ns;
         let seek_start = ready - s.seek_ns;
-        let mut extra: i64 = 0;
-        // Internal work that came due since the mechanism was last busy runs first.
-        while self.next_activity <= seek_start {
-            let begin = self.next_activity.max(mech_free);
-            if begin + self.activity_ns > seek_start {
-                extra += (begin + self.activity_ns - seek_start) as i64;
-                self.stats.internal_activities += 1;
-            }
-            self.next_activity = self.activity_gap(begin + self.activity_ns);
-        }
+        let mut extra = self.internal_work(mech_free, seek_start);
         if s.seek_ns > 0 && self.cfg.seek_jitter_us > 0.0 {
             let z: f64 = StandardNormal.sample(&mut self.rng);
             let j = ((z * self.cfg.seek_jitter_us * 1000.0).round() as i64).max(-(s.seek_ns as i64));
@@ -227,5 +237,36 @@ impl NoisyTruth {
             s.seek_jitter_sd_us = ((s.sum_sq_ns / n - mean * mean).max(0.0) * n / (n - 1.0).max(1.0)).sqrt() / 1000.0;
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noise(interval_s: f64, activity_ms: f64) -> NoiseConfig {
+        NoiseConfig { seek_jitter_us: 0.0, rotation_drift_ppm: 0.0, surprise_hit_pct: 0.0,
+                      internal_activity_interval_s: interval_s, internal_activity_ms: activity_ms }
+    }
+
+    #[test]
+    fn no_activity_is_never_due_even_at_the_clocks_last_instant() {
+        // Issue 22: a command issued at u64::MAX ns (a shaper's "never" wake-up)
+        // met `next_activity = u64::MAX` ("none") <= seek_start and looped forever.
+        let mut t = NoisyTruth::new(&noise(0.0, 5.0), 1, 6_000_000);
+        assert_eq!(t.internal_work(0, u64::MAX), 0);
+        assert_eq!(t.stats.internal_activities, 0);
+    }
+
+    #[test]
+    fn activities_up_to_the_clocks_end_stop_at_saturation() {
+        // The longest declared interval (1 day = 8.64e13 ns): a span of 1.8e19 ns
+        // holds ~2e5 activities, and the gap after the last saturates to "none"
+        // (it used to wrap `begin + activity_ns` around to an early time).
+        let mut t = NoisyTruth::new(&noise(86_400.0, 1000.0), 1, 6_000_000);
+        assert!(t.next_activity < u64::MAX);
+        assert_eq!(t.internal_work(0, u64::MAX), 0, "nothing runs past the clock's end into the seek");
+        assert_eq!(t.next_activity, u64::MAX);
+        assert_eq!(t.stats.internal_activities, 0);
     }
 }

@@ -86,9 +86,10 @@ pub const POLICY_TUNABLES: &[Tunable] = &[
 
 /// Tunables of a class's pipe (`host.shaper.<class>`); 0 = no such gate.
 /// A rate is 0 (no gate) or at least one token per `MAX_TOKEN_WAIT_S`: a
-/// smaller one (1e-308) holds every request for longer than any run, and
-/// the rest of the system (freeblock's background commands) runs on
-/// meanwhile, event after event, with no end in sight.
+/// smaller one (1e-308) holds a request for longer than any run. (Such a
+/// wait once saturated to the clock's last instant and hung a run inside
+/// one event; `Bucket::available_at` now calls it "never", so the bound is
+/// about meaningful configs, not about hangs.)
 pub const PIPE_TUNABLES: &[Tunable] = &[
     tunable("rate_per_s", "requests/s", MIN_RATE, 0.0, 1e7, "token rate in requests (the policy adjusts it); 0 = none").or_zero(),
     tunable("burst", "requests", 1.0, 1.0, 1e6, "requests the bucket holds"),

@@ -232,13 +232,16 @@ impl Shaper {
         }
     }
 
-    /// When the head of `q` may leave (all its gates have its tokens), and its seq.
+    /// When the head of `q` may leave (all its gates have its tokens), and its
+    /// seq; `None` if `q` is empty or a gate's tokens come beyond the clock
+    /// (then only a forced dispatch sends it, and no wake-up is asked for it).
     fn head_due(p: &Pipe, q: &VecDeque<ReqId>, ctx: &SchedCtx, scale: f64) -> Option<(SimTime, u64)> {
         let r = ctx.reqs.get(*q.front()?);
         let sector_bytes = ctx.predictor.model.spec.sector_bytes;
-        let due = p.gates.iter().filter(|g| g.applies(r.is_write))
-            .map(|g| g.bucket.available_at(g.cost(r.blocks, sector_bytes), g.rate(scale), r.arrival))
-            .max().unwrap_or(r.arrival);
+        let mut due = r.arrival;
+        for g in p.gates.iter().filter(|g| g.applies(r.is_write)) {
+            due = due.max(g.bucket.available_at(g.cost(r.blocks, sector_bytes), g.rate(scale), r.arrival)?);
+        }
         Some((due, r.seq))
     }
 
