@@ -5,7 +5,7 @@ mod common;
 
 use disksched_core::disk::{HeadState, Predictor};
 use disksched_core::host::{ReqId, Request, RequestTable};
-use disksched_core::sched::{self, SchedCtx, Scheduler, NO_CLAIMS};
+use disksched_core::sched::{self, SchedCtx, Scheduler};
 use disksched_core::time::SimTime;
 
 const MS: u64 = 1_000_000;
@@ -70,7 +70,7 @@ impl Driver {
 
     fn ctx(&self, now: u64) -> SchedCtx<'_> {
         let t = SimTime(now);
-        SchedCtx { now: t, reqs: &self.reqs, predictor: &self.pred, head: HeadState { time: t, ..Default::default() }, claims: &NO_CLAIMS, cache: None }
+        SchedCtx::standalone(&self.reqs, &self.pred, HeadState { time: t, ..Default::default() })
     }
 
     fn arrive(&mut self, s: &mut dyn Scheduler, now: u64, i: usize) {

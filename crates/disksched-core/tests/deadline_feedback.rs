@@ -7,7 +7,7 @@ use disksched_core::disk::{HeadState, Predictor};
 use disksched_core::host::{Class, ReqId, Request, RequestTable};
 use disksched_core::qos::shaper::Shaper;
 use disksched_core::qos::ShaperConfig;
-use disksched_core::sched::{self, SchedCtx, Scheduler, NO_CLAIMS};
+use disksched_core::sched::{self, SchedCtx, Scheduler};
 use disksched_core::time::SimTime;
 use disksched_core::workload::SimRng;
 use disksched_core::{RunResult, SimConfig, Simulation};
@@ -24,7 +24,7 @@ struct Bench {
 impl Bench {
     fn ctx(&self, t: u64) -> SchedCtx<'_> {
         let now = SimTime(t);
-        SchedCtx { now, reqs: &self.reqs, predictor: &self.pred, head: HeadState { time: now, ..Default::default() }, claims: &NO_CLAIMS, cache: None }
+        SchedCtx::standalone(&self.reqs, &self.pred, HeadState { time: now, ..Default::default() })
     }
     fn add(&mut self, s: &mut Shaper, client: u32, class: Class, deadline_ms: Option<u64>, t: u64) -> ReqId {
         self.seq += 1;

@@ -3,7 +3,7 @@ mod common;
 
 use disksched_core::disk::{HeadState, Predictor};
 use disksched_core::host::{ReqId, Request, RequestTable};
-use disksched_core::sched::{self, SchedCtx, NO_CLAIMS};
+use disksched_core::sched::{self, SchedCtx};
 use disksched_core::time::SimTime;
 use rand::{Rng, SeedableRng};
 
@@ -23,7 +23,7 @@ impl Bench {
         self.reqs.insert(Request { seq: self.seq, lbn, blocks: 8, is_write, target, ..Default::default() })
     }
     fn ctx(&self, head: HeadState) -> SchedCtx<'_> {
-        SchedCtx { now: head.time, reqs: &self.reqs, predictor: &self.pred, head, claims: &NO_CLAIMS, cache: None }
+        SchedCtx::standalone(&self.reqs, &self.pred, head)
     }
 }
 
@@ -186,7 +186,7 @@ fn vscan_zero_is_sstf_and_one_is_look() {
 
 fn mq_next(b: &Bench, s: &mut Box<dyn sched::Scheduler>, ms: u64) -> (u64, bool) {
     let t = SimTime(ms * 1_000_000);
-    let ctx = SchedCtx { now: t, reqs: &b.reqs, predictor: &b.pred, head: HeadState { time: t, ..Default::default() }, claims: &NO_CLAIMS, cache: None };
+    let ctx = SchedCtx::standalone(&b.reqs, &b.pred, HeadState { time: t, ..Default::default() });
     let id = s.dispatch(&ctx, true).unwrap();
     (b.reqs.get(id).lbn, b.reqs.get(id).is_write)
 }
@@ -194,7 +194,7 @@ fn mq_next(b: &Bench, s: &mut Box<dyn sched::Scheduler>, ms: u64) -> (u64, bool)
 fn mq_insert(b: &mut Bench, s: &mut Box<dyn sched::Scheduler>, lbn: u64, is_write: bool, ms: u64) {
     let id = add_full(b, 0, lbn, is_write, ms, None);
     let t = SimTime(ms * 1_000_000);
-    s.insert(id, &SchedCtx { now: t, reqs: &b.reqs, predictor: &b.pred, head: HeadState { time: t, ..Default::default() }, claims: &NO_CLAIMS, cache: None });
+    s.insert(id, &SchedCtx::standalone(&b.reqs, &b.pred, HeadState { time: t, ..Default::default() }));
 }
 
 #[test]

@@ -104,6 +104,14 @@ pub struct SchedCtx<'a> {
 /// No claims: for contexts outside a simulation.
 pub static NO_CLAIMS: Claims = Claims::new();
 
+impl<'a> SchedCtx<'a> {
+    /// A context outside a simulation (benchmarks, tests): the time is the
+    /// heads' `head.time`, no range claims, no view of the drive's buffer.
+    pub fn standalone(reqs: &'a RequestTable, predictor: &'a Predictor, head: HeadState) -> SchedCtx<'a> {
+        SchedCtx { now: head.time, reqs, predictor, head, claims: &NO_CLAIMS, cache: None }
+    }
+}
+
 /// A scheduling algorithm for one queue: the owner inserts requests, asks which to dispatch next, and reports completions.
 pub trait Scheduler: Send {
     /// Registry name (= file name = CLI name).
@@ -388,11 +396,11 @@ pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, range_blocks: u32
     let mut head = HeadState::default();
     for _ in 0..depth {
         let id = add(&mut reqs, head.time);
-        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS, cache: None });
+        s.insert(id, &SchedCtx::standalone(&reqs, &predictor, head));
     }
     let clock = std::time::Instant::now();
     for _ in 0..decisions {
-        let ctx = SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS, cache: None };
+        let ctx = SchedCtx::standalone(&reqs, &predictor, head);
         let id = s.dispatch(&ctx, true).expect("queue is never empty");
         let r = reqs.remove(id);
         let target = match r.range.as_deref() {
@@ -404,7 +412,7 @@ pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, range_blocks: u32
         };
         head = HeadState { cylinder: target.cylinder, head: target.head, time: SimTime(head.time.0 + 5_000_000), ..Default::default() };
         let id = add(&mut reqs, head.time);
-        s.insert(id, &SchedCtx { now: head.time, reqs: &reqs, predictor: &predictor, head, claims: &NO_CLAIMS, cache: None });
+        s.insert(id, &SchedCtx::standalone(&reqs, &predictor, head));
     }
     Ok(decisions as f64 / clock.elapsed().as_secs_f64())
 }

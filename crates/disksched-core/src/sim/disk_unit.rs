@@ -6,7 +6,7 @@
 use super::queue_level::QueueLevel;
 use super::Shared;
 use crate::background::freeblock::Freeblock;
-use crate::disk::{Drive, DriveState, HeadState, Service, TrackPiece};
+use crate::disk::{Access, Drive, DriveState, HeadState, Service, TrackPiece};
 use crate::error::{Error, Result};
 use crate::host::ReqId;
 use crate::time::SimTime;
@@ -73,7 +73,7 @@ impl DiskUnit {
     pub(crate) fn travel(&mut self, cylinder: u32, now: SimTime) {
         self.drive.travel(now, cylinder);
         let b = &mut self.belief.head;
-        let seek_ns = self.drive.model.mech.reposition_ns(b.cylinder, b.head, cylinder, b.head, false);
+        let seek_ns = self.drive.model.position_ns((b.cylinder, b.head), (cylinder, b.head), Access::Onward { write: false }, 0);
         *b = HeadState { cylinder, time: SimTime(b.time.max(now).0 + seek_ns), ..*b };
     }
 

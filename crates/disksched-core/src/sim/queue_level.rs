@@ -196,7 +196,6 @@ mod tests {
     use super::*;
     use crate::disk::{HeadState, Predictor};
     use crate::host::{Request, RequestTable};
-    use crate::sched::NO_CLAIMS;
 
     /// A scheduler that counts completions it hears of.
     struct Counting(Vec<ReqId>, u32);
@@ -216,7 +215,7 @@ mod tests {
         let predictor = Predictor::exact(model);
         let mut reqs = RequestTable::default();
         let ids: Vec<ReqId> = (0..3).map(|seq| reqs.insert(Request { seq, ..Default::default() })).collect();
-        let ctx = SchedCtx { now: SimTime::ZERO, reqs: &reqs, predictor: &predictor, head: HeadState::default(), claims: &NO_CLAIMS, cache: None };
+        let ctx = SchedCtx::standalone(&reqs, &predictor, HeadState::default());
         let mut q = QueueLevel::new("host", Box::new(Counting(vec![], 0)), SimDuration::from_ms(1.0), 4, 4, None);
         // 0 is dispatched by the first scheduler; 1 goes around it (as a
         // bypass does); then the scheduler is replaced and 2 is dispatched by the new one.
