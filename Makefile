@@ -26,8 +26,9 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/disksched bench
 
+# FUZZ_CASES: inputs per fuzz target (tests/fuzz.rs; docs/fuzzing.md); plain cargo test runs 64.
 cargo-test:
-	cargo test -p disksched-core --release
+	FUZZ_CASES=20000 cargo test -p disksched-core --release
 
 pytest: $(STAMP)
 	$(PY) -m pytest -q

@@ -6,8 +6,8 @@
 //! fails the test with the input (shrunk), and so does any single allocation
 //! above `MAX_ALLOC_BYTES` (a counting allocator watches each thread).
 //!
-//! Short by default (`FUZZ_CASES`, default 64 per target, about a minute in
-//! all); a release run raises it: `FUZZ_CASES=20000 cargo test -p
+//! Short by default (`FUZZ_CASES`, default 64 per target; `make test` runs
+//! 20,000, under a minute in all); a release run raises it: `FUZZ_CASES=200000 cargo test -p
 //! disksched-core --release --test fuzz` (docs/fuzzing.md).
 
 use disksched_core::disk::{builtin, disksim, DiskModel};
