@@ -71,6 +71,12 @@ def response_cdf(path: Path, series: Mapping[str, Sequence[float]], title: str,
         positive = v[v > 0]
         if len(positive):
             left = min(left, float(positive[0]))
+    _finish_cdf(fig, ax, path, plt, xlabel, title, tail, log_x, left, right)
+
+
+def _finish_cdf(fig, ax, path: Path, plt, xlabel: str, title: str, tail: float, log_x: bool,
+                left: float, right: float) -> None:
+    """Axes, limits (to the p`tail` point, or log from the smallest positive time), grid, legend; save."""
     ax.set_xlabel(f"{xlabel}, drawn to p{tail:g}" + (", log scale" if log_x else ""))
     ax.set_ylabel("fraction of requests")
     ax.set_title(title)
@@ -219,18 +225,7 @@ def response_cdf_hist(path: Path, hists: Mapping[str, Any], title: str, xlabel: 
                 drawstyle="steps-post")
         right = max(right, float(x[np.searchsorted(f, tail / 100)]) if f[-1] >= tail / 100 else float(x[-1]))
         left = min(left, float(x[0]))
-    ax.set_xlabel(f"{xlabel}, drawn to p{tail:g}" + (", log scale" if log_x else ""))
-    ax.set_ylabel("fraction of requests")
-    ax.set_title(title)
-    ax.set_ylim(0, 1.0)
-    if log_x and np.isfinite(left):
-        ax.set_xscale("log")
-        ax.set_xlim(left, max(right, left * 10) * 1.05)
-    else:
-        ax.set_xlim(0, right * 1.05 if right > 0 else 1.0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    _save(fig, path, plt)
+    _finish_cdf(fig, ax, path, plt, xlabel, title, tail, log_x, left, right)
 
 
 def queue_depth_curves(path: Path, curves: Mapping[str, Optional[tuple]], title: str) -> None:
