@@ -174,40 +174,6 @@ def lbn_time(path: Path, t_s, lbn, is_write, title: str, counts: Optional[tuple[
     _save(fig, path, plt, dpi=110)
 
 
-def queue_depth(path: Path, levels: Mapping[str, tuple], title: str, bins: int = 400) -> None:
-    """Requests outstanding over time: per level, (enter times s, leave times s).
-    Drawn as the time-weighted mean per bin with the bin's maximum shaded: a
-    step per request would be a solid block at a few hundred thousand requests."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for label, (enter, leave) in levels.items():
-        t = np.concatenate([np.asarray(enter, dtype=float), np.asarray(leave, dtype=float)])
-        step = np.concatenate([np.ones(len(enter)), -np.ones(len(leave))])
-        order = np.lexsort((step, t))  # at a tie the leaving request goes first
-        t, depth = t[order], np.cumsum(step[order])
-        if len(t) < 2 or t[-1] <= t[0]:
-            continue
-        # The integral of a step function is piecewise linear, so interpolating it is exact.
-        integral = np.concatenate([[0.0], np.cumsum(depth[:-1] * np.diff(t))])
-        edges = np.linspace(t[0], t[-1], bins + 1)
-        mean = np.diff(np.interp(edges, t, integral)) / np.diff(edges)
-        idx = np.clip(np.searchsorted(t, edges[:-1], side="right") - 1, 0, len(t) - 1)
-        peak = np.maximum.reduceat(depth, idx)
-        mid = (edges[:-1] + edges[1:]) / 2
-        line, = ax.plot(mid, mean, lw=1.2, label=f"{label} (mean {integral[-1] / (t[-1] - t[0]):.2f}, "
-                                                  f"max {int(depth.max())})")
-        ax.fill_between(mid, mean, np.maximum(peak, mean), color=line.get_color(), alpha=0.2, lw=0)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel(f"requests outstanding (mean per {1 / bins:.2%} of the run; shaded: max)")
-    ax.yaxis.label.set_size(8)
-    ax.set_title(title)
-    ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper right")
-    _save(fig, path, plt, dpi=110)
-
-
 def response_cdf_hist(path: Path, hists: Mapping[str, Any], title: str, xlabel: str = "response time (ms)",
                       log_x: bool = False, tail: float = 99.9) -> None:
     """`response_cdf` drawn from histograms (`records.Histogram`: counts in
@@ -229,7 +195,7 @@ def response_cdf_hist(path: Path, hists: Mapping[str, Any], title: str, xlabel: 
 
 
 def queue_depth_curves(path: Path, curves: Mapping[str, Optional[tuple]], title: str) -> None:
-    """`queue_depth` from per-bin sums (`records.Depth.curve()`): the mean per
+    """Requests outstanding over time from per-bin sums (`records.Depth.curve()`): the mean per
     bin is exact; the shaded maximum is the largest depth at the fine bin edges."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4))
