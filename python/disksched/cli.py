@@ -136,7 +136,7 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
     progress = Progress(f"running {config.name}")
     with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
         if tmp is not None:
-            from .records import run_to_dir
+            from .run_dir import run_to_dir
 
             try:
                 result, written = run_to_dir(tmp, config, overrides, seed, progress, config.name, log_x=log_x,

@@ -22,7 +22,13 @@ DECADES = 13
 SCATTER_POINTS = 200_000
 # Fine time bins of the queue-depth sums (merged in pairs as the run grows).
 DEPTH_BINS = 4096
-CHUNK_ROWS = 65_536
+# Rows per chunk handed out of the run, and per row group of records.parquet: 16,384 rows (2.4 MB of
+# columns) keep the chunk, its Arrow copy and the Parquet page buffers small (65,536 cost 13 MB more
+# resident at 2 M requests; see `run_dir`).
+CHUNK_ROWS = 16_384
+# Dictionary-encoded Parquet columns: the few-valued ones. Dictionary builders on the time columns
+# (every value distinct) cost ~20 MB of hash tables and fall back to plain encoding anyway.
+DICTIONARY_COLUMNS = ["client", "blocks", "disk", "class"]
 
 
 class Histogram:
@@ -51,31 +57,39 @@ class Histogram:
 
 
 class Thinned:
-    """Every k-th row (k doubling) of (arrival s, lbn, is_write), at most SCATTER_POINTS of them."""
+    """Every k-th row (k doubling) of (arrival s, lbn, is_write), at most `points` of them, kept in
+    arrays allocated once (rows kept are those of index 0, k, 2k, ...: halving keeps every other)."""
 
-    def __init__(self) -> None:
-        self.k, self.seen = 1, 0
-        self.idx = np.zeros(0, np.int64)
-        self.t = np.zeros(0)
-        self.lbn = np.zeros(0, np.uint64)
-        self.w = np.zeros(0, bool)
+    def __init__(self, points: int = SCATTER_POINTS) -> None:
+        self.k, self.seen, self.n = 1, 0, 0
+        self._t = np.empty(points)
+        self._lbn = np.empty(points, np.uint64)
+        self._w = np.empty(points, bool)
         self.reads = self.writes = 0
+
+    t = property(lambda self: self._t[:self.n])
+    lbn = property(lambda self: self._lbn[:self.n])
+    w = property(lambda self: self._w[:self.n])
 
     def add(self, t_s: np.ndarray, lbn: np.ndarray, w: np.ndarray) -> None:
         n = len(t_s)
-        self.writes += int(np.count_nonzero(w))
-        self.reads += n - int(np.count_nonzero(w))
-        idx = np.arange(self.seen, self.seen + n)
+        writes = int(np.count_nonzero(w))
+        self.writes += writes
+        self.reads += n - writes
+        while True:
+            first = -self.seen % self.k  # the chunk's first row whose run index is a multiple of k
+            take = len(range(first, n, self.k))
+            if self.n + take <= len(self._t):
+                break
+            half = (self.n + 1) // 2
+            for a in (self._t, self._lbn, self._w):
+                a[:half] = a[:self.n:2]
+            self.n, self.k = half, self.k * 2
+        rows = slice(first, n, self.k)
+        for a, v in ((self._t, t_s), (self._lbn, lbn), (self._w, w)):
+            a[self.n:self.n + take] = v[rows]
+        self.n += take
         self.seen += n
-        keep = idx % self.k == 0
-        self.idx = np.concatenate([self.idx, idx[keep]])
-        self.t = np.concatenate([self.t, t_s[keep]])
-        self.lbn = np.concatenate([self.lbn, lbn[keep]])
-        self.w = np.concatenate([self.w, w[keep]])
-        while len(self.idx) > SCATTER_POINTS:
-            self.k *= 2
-            keep = self.idx % self.k == 0
-            self.idx, self.t, self.lbn, self.w = self.idx[keep], self.t[keep], self.lbn[keep], self.w[keep]
 
 
 class Depth:
@@ -140,6 +154,43 @@ def _arrow_strings(names):
     return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
+class _PlainFileWriter:
+    """`pyarrow.parquet.ParquetWriter` without `pyarrow.parquet`, which imports pyarrow's
+    filesystems and datasets (~9 MB resident): the writer of `pyarrow._parquet` it wraps, given
+    the options it gives (format 2.6, snappy, statistics, V2 engine, data pages 1.0), on a file."""
+
+    def __init__(self, path: str, schema, use_dictionary: list[str]) -> None:
+        import pyarrow as pa
+        from pyarrow._parquet import ParquetWriter
+
+        self.sink = pa.OSFile(path, "wb")
+        try:
+            self.writer = ParquetWriter(self.sink, schema, version="2.6", compression="snappy", write_statistics=True,
+                                        use_dictionary=use_dictionary, writer_engine_version="V2",
+                                        data_page_version="1.0")
+        except BaseException:
+            self.sink.close()
+            raise
+
+    def write_table(self, table) -> None:
+        self.writer.write_table(table)
+
+    def close(self) -> None:
+        try:
+            self.writer.close()
+        finally:
+            self.sink.close()
+
+
+def _parquet_writer(path: str, schema, use_dictionary: list[str]):
+    try:
+        return _PlainFileWriter(path, schema, use_dictionary)
+    except (ImportError, TypeError, ValueError):  # another pyarrow's private API: its public writer
+        import pyarrow.parquet as pq
+
+        return pq.ParquetWriter(path, schema, use_dictionary=use_dictionary)
+
+
 class Accumulator:
     """What the plots and records.parquet need, fed chunk by chunk."""
 
@@ -174,19 +225,20 @@ class Accumulator:
 
     def _write(self, cols: Mapping[str, np.ndarray]) -> None:
         # Straight from the columns to Arrow (no pandas: flat memory, and a smaller process); `class` as a
-        # dictionary column, which pandas reads back as the categorical of `Result.records()`.
+        # dictionary column, which pandas reads back as the categorical of `Result.records()`. A table
+        # of the file's schema, no `cast` (which loads Arrow's compute kernels: ~17 MB resident).
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         names = list(cols)
         classes = pa.DictionaryArray.from_arrays(_arrow(np.asarray(cols["class"], dtype=np.int8)),
                                                  _arrow_strings(CLASS_NAMES))
-        table = pa.Table.from_arrays([classes if k == "class" else _arrow(np.asarray(cols[k])) for k in names],
-                                     names=names)
+        arrays = [classes if k == "class" else _arrow(np.asarray(cols[k])) for k in names]
         if self.writer is None:
-            self.schema = table.schema.with_metadata({KEY.encode(): to_text(self.provenance).encode()})
-            self.writer = pq.ParquetWriter(str(self.parquet), self.schema)
-        self.writer.write_table(table.cast(self.schema))
+            self.schema = pa.schema([pa.field(k, a.type) for k, a in zip(names, arrays)],
+                                    metadata={KEY.encode(): to_text(self.provenance).encode()})
+            self.writer = _parquet_writer(str(self.parquet), self.schema,
+                                          [k for k in DICTIONARY_COLUMNS if k in names])
+        self.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
 
     def close(self) -> None:
         if self.parquet is None:
@@ -202,22 +254,20 @@ class Accumulator:
                                                     ("destage_ns", np.uint64), ("warmup", bool))}
             self._write(empty)
         self.writer.close()
+        self.writer = self.schema = None  # what is left is the plots' data (pickled by `run_dir`)
 
 
-def run_to_dir(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
-               progress: Optional[Callable[[int, int], Any]], name: str, log_x: bool = False,
-               parquet: bool = False) -> tuple[Result, list[str]]:
-    """Run and write what `disksched run --out` writes into `out` (a fresh
-    folder): summary.json (with provenance), plots, series and, with
-    `parquet`, records.parquet. Returns the result (without records) and the names written."""
+def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
+             progress: Optional[Callable[[int, int], Any]], parquet: bool = False) -> tuple[Result, Accumulator, dict]:
+    """The run of `disksched run --out` (in its own process, see `run_dir`): records streamed
+    into the accumulators and, with `parquet`, into `out`/records.parquet; summary.json written.
+    Returns the result (without records), the accumulators (the plots' data) and the provenance."""
     from . import provenance as prov
-    from .output import atomic_write, write_json
-    from .plots import lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
+    from . import resolve
+    from .output import write_json
 
     out = Path(out)
     # The provenance is known before the run (the resolved config): the Parquet schema carries it from the first chunk.
-    from . import resolve
-
     res = resolve(config, overrides)
     effective = seed if seed is not None else res.config.get("seed", 0)
     p = prov.make({**res.config, "seed": effective}, res.overrides, effective)
@@ -230,11 +280,19 @@ def run_to_dir(out: Path, config, overrides: Mapping[str, Any], seed: Optional[i
             result.columns = None
     finally:
         acc.close()
-    written = []
     write_json(out / "summary.json", {"summary": result.summary, "counters": result.counters, "provenance": p})
-    written.append("summary.json")
-    if parquet:
-        written.append("records.parquet")
+    return result, acc, p
+
+
+def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name: str, log_x: bool = False,
+         parquet: bool = False) -> list[str]:
+    """The plots and series of `disksched run --out` from what `simulate` left; the names written."""
+    from . import provenance as prov
+    from .output import atomic_write
+    from .plots import lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
+
+    out = Path(out)
+    written = ["summary.json"] + (["records.parquet"] if parquet else [])
     note = " (warm-up left out)" if acc.warmup_rows else ""
     with png_provenance(p):
         response_cdf_hist(out / "response_cdf.png", {"host": acc.host, "disk": acc.disk},
@@ -264,13 +322,14 @@ def run_to_dir(out: Path, config, overrides: Mapping[str, Any], seed: Optional[i
             throughput(out / "throughput.png", series, rates, f"{name}: throughput by class",
                        end_s=result.summary["sim_time_ms"] / 1000, by_class=True)
             written += ["series.csv", "rates.csv", "throughput.png"]
-    return result, written
+    return written
 
 
 def _csv(path: str, df, header: str) -> None:
     with open(path, "w") as f:
         f.write(header)
         df.to_csv(f, index=False)
+
 
 
 

@@ -1,0 +1,114 @@
+"""`disksched run --out DIR [--records]` in three processes, one working at a time, so that no
+process holds both pyarrow and matplotlib (~35 MB and ~40 MB resident once imported) and this
+one (the CLI: typer alone is ~35 MB) holds neither, nor numpy: a first child runs the
+simulation and writes summary.json and records.parquet (`records.simulate`) and leaves the
+plots' accumulators in a state file; a second draws the plots from them (`records.draw`).
+Measured in tests/test_records.py (the peak resident memory of each process and of all)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+from . import DiskschedError, Result, load_config
+
+
+def _child(job: Mapping[str, Any], progress: Optional[Callable[[int, int], Any]]) -> Any:
+    """Run `python -m disksched.run_dir JOB` to its end; hand its `progress` lines on; return its
+    `ok` value. Its `error` is raised here; Ctrl-C here stops it before the caller cleans up."""
+    child = subprocess.Popen([sys.executable, "-m", "disksched.run_dir", json.dumps(job)], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, text=True)
+    error = value = None
+    try:
+        for line in child.stdout:
+            word, _, rest = line.rstrip("\n").partition(" ")
+            if word == "progress" and progress is not None:
+                progress(*map(int, rest.split()))
+            elif word == "error":
+                error = json.loads(rest)
+            elif word == "ok":
+                value = json.loads(rest)
+        code = child.wait()
+    except BaseException:  # Ctrl-C, or an error in `progress`: the child ends before the folder is removed
+        child.kill()
+        child.wait()
+        raise
+    finally:
+        child.stdout.close()
+    if error is not None:
+        raise DiskschedError(error)
+    if code in (130, -signal.SIGINT):
+        raise KeyboardInterrupt
+    if code != 0:
+        raise DiskschedError(f"run --out: the {job['step']} process ended with exit code {code}")
+    return value
+
+
+def run_to_dir(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
+               progress: Optional[Callable[[int, int], Any]], name: str, log_x: bool = False,
+               parquet: bool = False) -> tuple[Result, list[str]]:
+    """Run and write what `disksched run --out` writes into `out` (a fresh
+    folder): summary.json (with provenance), plots, series and, with
+    `parquet`, records.parquet. Returns the result (summary, counters and
+    provenance) and the names written."""
+    out = Path(out)
+    state = out / f".state-{os.getpid()}.pickle"
+    is_path = not isinstance(config, Mapping)
+    job = {"step": "simulation", "out": str(out), "state": str(state), "config": str(config) if is_path else None,
+           "config_json": None if is_path else load_config(config)[0], "overrides": dict(overrides or {}),
+           "seed": seed, "parquet": parquet}
+    try:
+        _child(job, progress)
+        written = _child({"step": "plotting", "out": str(out), "state": str(state), "name": name, "log_x": log_x,
+                          "parquet": parquet}, None)
+    finally:
+        state.unlink(missing_ok=True)
+    saved = json.loads((out / "summary.json").read_text())
+    return Result(saved["summary"], saved["counters"], provenance=saved["provenance"]), written
+
+
+def _main(job_text: str) -> int:
+    """A child of `run_to_dir`: one step, told on stdout a line each: `progress DONE TOTAL`,
+    then `ok VALUE` or `error MESSAGE` (JSON)."""
+    import pickle
+
+    job = json.loads(job_text)
+
+    def progress(done: int, total: int) -> None:
+        sys.stdout.write(f"progress {done} {total}\n")
+        sys.stdout.flush()
+
+    try:
+        if job["step"] == "simulation":
+            from .records import simulate
+
+            config = job["config"] if job["config"] is not None else json.loads(job["config_json"])
+            result, acc, p = simulate(Path(job["out"]), config, job["overrides"], job["seed"], progress,
+                                      job["parquet"])
+            with open(job["state"], "wb") as f:
+                pickle.dump((result, acc, p), f, protocol=pickle.HIGHEST_PROTOCOL)
+            value = None
+        else:
+            from .records import draw
+
+            with open(job["state"], "rb") as f:
+                result, acc, p = pickle.load(f)
+            value = draw(Path(job["out"]), result, acc, p, job["name"], log_x=job["log_x"], parquet=job["parquet"])
+    except DiskschedError as e:
+        sys.stdout.write(f"error {json.dumps(str(e))}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    sys.stdout.write(f"ok {json.dumps(value)}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    from disksched.run_dir import _main
+
+    sys.exit(_main(sys.argv[1]))
