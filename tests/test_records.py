@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,49 +30,95 @@ requests = {n}
 warmup_requests = 1000
 """
 
-# In a child: what `disksched run --out --records` imports, its resident size then, the run, the peak.
+# Runs `disksched run CONFIG --out OUT --records` (the installed command, as a user would) and
+# reports the peak resident memory: of the largest process (RUSAGE_CHILDREN's ru_maxrss, what
+# /usr/bin/time reports), of each process and of all of them together (sampled every 5 ms from /proc).
 MEASURE = """
-import json, sys
-def status(key):
-    for line in open('/proc/self/status'):
-        if line.startswith(key + ':'):
-            return int(line.split()[1]) / 1024
-import disksched.cli, pyarrow.parquet, matplotlib.pyplot
-base = status('VmRSS')
-sys.argv = ['disksched', 'run', sys.argv[1], '--out', sys.argv[2], '--records']
-try:
-    disksched.cli.main()
-except SystemExit as e:
-    assert not e.code, e.code
-print(json.dumps({'base_mb': base, 'peak_mb': status('VmHWM'), 'pandas': 'pandas' in sys.modules}))
+import json, os, resource, subprocess, sys, time
+def children(pid):
+    out = []
+    try:
+        for t in os.listdir(f'/proc/{pid}/task'):
+            out += [int(c) for c in open(f'/proc/{pid}/task/{t}/children').read().split()]
+    except OSError:
+        pass
+    return out
+def rss_mb(pid):
+    try:
+        for line in open(f'/proc/{pid}/status'):
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+peak, together = {}, 0.0
+while p.poll() is None:
+    pids = [p.pid]
+    for q in pids:
+        pids += children(q)
+    now = {q: rss_mb(q) for q in pids}
+    for q, r in now.items():
+        peak[q] = max(peak.get(q, 0.0), r)
+    together = max(together, sum(now.values()))
+    time.sleep(0.005)
+print(json.dumps({'rc': p.returncode, 'stderr': p.stderr.read(), 'max_process_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+                  'together_mb': together, 'processes_mb': sorted(peak.values(), reverse=True)}))
 """
+EXE = Path(sys.executable).parent / "disksched"
 
 
 def _measure(tmp_path, n):
     cfg = tmp_path / f"open{n}.toml"
     cfg.write_text(BIG.format(n=n))
     out = tmp_path / f"out{n}"
-    p = subprocess.run([sys.executable, "-c", MEASURE, str(cfg), str(out)], capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run([sys.executable, "-c", MEASURE, str(EXE), "run", str(cfg), "--out", str(out), "--records"],
+                       capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr
-    return cfg, out, json.loads(p.stdout.strip().splitlines()[-1])
+    m = json.loads(p.stdout)
+    assert m["rc"] == 0, m["stderr"]
+    return cfg, out, m
 
 
-def test_records_parquet_of_2m_requests_flat_memory_equal_to_records(tmp_path):
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads resident sizes from /proc")
+def test_records_parquet_of_2m_requests_under_100_mb_equal_to_records(tmp_path):
     cfg, out, big = _measure(tmp_path, 2_000_000)
     _, _, small = _measure(tmp_path, 20_000)
-    # The run adds under 100 MB to what the process holds after its imports, and no more
-    # at 2 M requests than at 20 thousand (chunks of 65,536 rows; plots from histograms).
-    assert big["peak_mb"] - big["base_mb"] < 100, big
-    assert big["peak_mb"] - small["peak_mb"] < 25, (big, small)
-    assert not big["pandas"]
+    # The issue's bound: no process of `run --out --records` at 2 M requests peaks at 100 MB resident
+    # (the simulation and records.parquet in one child, the plots in another: see disksched.run_dir).
+    assert big["max_process_mb"] < 100, big
+    # Flat: each process holds no more at 2 M requests than at 20 thousand (chunks of 16,384 rows,
+    # plots from histograms, a sample of at most 200,000 points).
+    assert all(b - s < 12 for b, s in zip(big["processes_mb"][:3], small["processes_mb"][:3])), (big, small)
+    # The CLI process waits, holding typer (~38 MB), while a child works: all together stay far below
+    # the 200 MB the command took in one process.
+    assert big["together_mb"] < 140, big
     f = pq.ParquetFile(out / "records.parquet")
-    assert f.metadata.num_rows == 2_000_000 and f.metadata.num_row_groups == -(-2_000_000 // 65_536)
+    assert f.metadata.num_rows == 2_000_000 and f.metadata.num_row_groups == -(-2_000_000 // 16_384)
     prov = json.loads(f.schema_arrow.metadata[b"disksched"])
     assert prov["config"]["run"]["requests"] == 2_000_000 and prov["seed"] == 1
     want = disksched.run(cfg, records=True).records()
     got = pd.read_parquet(out / "records.parquet")
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert list(got["class"].cat.categories) == ["best-effort", "real-time", "background"]
+    assert sorted(p.name for p in out.iterdir()) == ["lbn_time.png", "queue_depth.png", "records.parquet",
+                                                     "response_cdf.png", "summary.json"]
+
+
+def test_thinned_keeps_every_kth_row_for_the_smallest_power_of_two_k():
+    from disksched.records import Thinned
+
+    rng = np.random.default_rng(3)
+    for n, points, chunks in ((1000, 64, 7), (1000, 1000, 3), (5, 8, 2), (4097, 256, 40)):
+        t, lbn, w = rng.random(n), rng.integers(0, 10**9, n).astype(np.uint64), rng.random(n) < 0.3
+        s = Thinned(points)
+        for part in np.array_split(np.arange(n), chunks):
+            s.add(t[part], lbn[part], w[part])
+        k = 1
+        while -(-n // k) > points:  # independently: the fewest rows kept, every k-th from the first
+            k *= 2
+        assert s.k == k and np.array_equal(s.t, t[::k]) and np.array_equal(s.lbn, lbn[::k]) and np.array_equal(s.w, w[::k])
+        assert (s.reads, s.writes) == (int((~w).sum()), int(w.sum()))
 
 
 def test_histogram_cdf_matches_the_values():
