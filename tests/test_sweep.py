@@ -43,17 +43,22 @@ def test_one_row_per_run_equal_to_single_runs(sequential):
     assert df.groupby(list(GRID))["host_response_ms.mean"].nunique().eq(2).all()
 
 
-def test_local_pool_and_dask_local_cluster_give_the_same_table(sequential):
+def test_local_pool_and_dask_local_cluster_give_the_same_table(sequential, monkeypatch):
     pool = disksched.sweep(CFG, GRID, seeds=2, overrides=SMALL, workers=2)
     pd.testing.assert_frame_equal(_figures(pool), _figures(sequential), check_exact=True)
     client, cluster = sr.connect("local", 2)
     try:
         assert len(client.scheduler_info()["workers"]) == 2
         on_dask = disksched.sweep(CFG, GRID, seeds=2, overrides=SMALL, client=client)
+        # Several runs per Dask task: 8 runs in tasks of 3, 3 and 2.
+        monkeypatch.setattr(sr, "DASK_TASKS_PER_THREAD", 1)
+        monkeypatch.setattr(sr, "DASK_BATCH_RUNS", 3)
+        batched = disksched.sweep(CFG, GRID, seeds=2, overrides=SMALL, client=client)
     finally:
         client.close()
         cluster.close()
     pd.testing.assert_frame_equal(_figures(on_dask), _figures(sequential), check_exact=True)
+    pd.testing.assert_frame_equal(_figures(batched), _figures(sequential), check_exact=True)
 
 
 def _kill_a_worker_after_first_result(kill):
@@ -66,7 +71,7 @@ def _kill_a_worker_after_first_result(kill):
     return progress, fired
 
 
-def test_a_worker_killed_mid_sweep_leaves_every_run_once(tmp_path):
+def test_a_worker_killed_mid_sweep_leaves_every_run_once(tmp_path, monkeypatch):
     import psutil
 
     grid = {"host.queue_threshold": [1, 2, 4, 8, 16, 32]}
@@ -89,6 +94,7 @@ def test_a_worker_killed_mid_sweep_leaves_every_run_once(tmp_path):
     client, cluster = sr.connect("local", 2)
     try:
         pids = list(client.run(os.getpid).values())
+        monkeypatch.setattr(sr, "DASK_TASKS_PER_THREAD", 2)  # 6 runs in 3 tasks of 2: the killed worker's task reruns
         progress, fired = _kill_a_worker_after_first_result(lambda: os.kill(pids[0], signal.SIGKILL))
         got = disksched.sweep(CFG, grid, seeds=1, overrides=over, client=client, progress=progress)
     finally:
