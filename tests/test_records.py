@@ -91,7 +91,7 @@ def test_records_parquet_of_2m_requests_under_100_mb_equal_to_records(tmp_path):
     # plots from histograms, a sample of at most 200,000 points).
     assert all(b - s < 12 for b, s in zip(big["processes_mb"][:3], small["processes_mb"][:3])), (big, small)
     # The CLI process waits, holding typer (~38 MB), while a child works: all together stay far below
-    # the 200 MB the command took in one process.
+    # the 172 MB the command took in one process.
     assert big["together_mb"] < 140, big
     f = pq.ParquetFile(out / "records.parquet")
     assert f.metadata.num_rows == 2_000_000 and f.metadata.num_row_groups == -(-2_000_000 // 16_384)
