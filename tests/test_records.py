@@ -160,3 +160,38 @@ def test_queue_depth_sums_give_the_exact_time_weighted_mean():
     lo, hi = mid[10] - half, mid[10] + half
     inside = np.clip(np.minimum(leave, hi) - np.maximum(enter, lo), 0, None).sum()
     assert mean[10] == pytest.approx(inside / (hi - lo), rel=1e-9)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads resident sizes from /proc")
+def test_run_out_with_series_under_100_mb_and_csvs_as_pandas_writes_them(tmp_path):
+    out = tmp_path / "qos"
+    p = subprocess.run([sys.executable, "-c", MEASURE, str(EXE), "run", str(ROOT / "examples/qos.toml"), "--out", str(out)],
+                       capture_output=True, text=True, cwd=ROOT)
+    m = json.loads(p.stdout)
+    assert m["rc"] == 0, m["stderr"]
+    # series.csv, rates.csv and throughput.png are made without pandas (with it the plotting process took 155 MB).
+    assert m["max_process_mb"] < 100, m
+    r = disksched.run(ROOT / "examples/qos.toml")
+    for name, df in (("series.csv", r.series()), ("rates.csv", r.rates())):
+        head, table = (out / name).read_text().split("\n", 1)
+        assert head.startswith("# disksched: ") and table == df.to_csv(index=False)
+
+
+def test_csv_writes_what_pandas_writes(tmp_path):
+    from disksched.records import _csv
+
+    cols = {"n": np.array([1, 2, 3], np.uint32), "name": ["a", "b,c", 'd"e'],
+            "x": np.array([0.1, np.nan, 1e16]), "y": np.array([-0.0, np.inf, 2.0 ** -30])}
+    _csv(str(tmp_path / "t.csv"), cols, "# h\n")
+    assert (tmp_path / "t.csv").read_text() == "# h\n" + pd.DataFrame(cols).to_csv(index=False)
+
+
+def test_sum_by_is_pandas_groupby_sum_to_the_last_bit():
+    from disksched.plots import _sum_by
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"k": rng.integers(0, 5, 10_000).astype(float),
+                       "v": rng.random(10_000) * 10.0 ** rng.integers(-8, 8, 10_000)})
+    want = df.groupby("k", as_index=False).v.sum()
+    keys, sums = _sum_by(df.k.to_numpy(), df.v.to_numpy())
+    assert np.array_equal(keys, want.k.to_numpy()) and np.array_equal(sums, want.v.to_numpy())

@@ -60,12 +60,7 @@ class Result:
         their deadline)."""
         import pandas as pd
 
-        c = self._series()
-        w_s = c["window_ms"] / 1000
-        df = pd.DataFrame({k: c[k] for k in ("client", "class", "window", "requests", "deadline_requests", "missed")})
-        df.insert(3, "time_s", c["window"] * w_s)
-        df.insert(4, "mb_per_s", c["bytes"] / w_s / 1e6)
-        return df
+        return pd.DataFrame(series_table(self._series()))
 
     def rates(self):
         """The host scheduler's own samples at each window start (a shaper's token
@@ -73,9 +68,21 @@ class Result:
         a pandas DataFrame with time_s, name, value."""
         import pandas as pd
 
-        c = self._series()
-        return pd.DataFrame({"time_s": c["sample_ns"] / 1e9, "name": pd.Series(c["sample_name"], dtype=object),
-                             "value": c["sample_value"]})
+        t = rates_table(self._series())
+        return pd.DataFrame({**t, "name": pd.Series(t["name"], dtype=object)})
+
+
+def series_table(c: Mapping[str, Any]) -> dict:
+    """The columns of `Result.series()` from the binding's series dict (no pandas)."""
+    w_s = c["window_ms"] / 1000
+    return {"client": c["client"], "class": c["class"], "window": c["window"], "time_s": c["window"] * w_s,
+            "mb_per_s": c["bytes"] / w_s / 1e6, "requests": c["requests"], "deadline_requests": c["deadline_requests"],
+            "missed": c["missed"]}
+
+
+def rates_table(c: Mapping[str, Any]) -> dict:
+    """The columns of `Result.rates()` from the binding's series dict (no pandas)."""
+    return {"time_s": c["sample_ns"] / 1e9, "name": c["sample_name"], "value": c["sample_value"]}
 
 
 # The core's request classes by their `class` code (the Class enum order).

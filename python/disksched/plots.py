@@ -117,41 +117,72 @@ def throughput(path: Path, series, rates, title: str, labels: Mapping[int, str] 
     in Wu & Brandt's figures, with the shaper's token rates (`Result.rates()`,
     requests/s) on a second axis. `by_class`: one line per class name (its
     clients summed). A window that runs past `end_s` (the run's end) is
-    partial and left out, not drawn as a drop."""
+    partial and left out, not drawn as a drop. `series` and `rates` are
+    DataFrames or mappings of columns (`disksched.series_table`): drawn with
+    numpy alone, so `run --out` plots a run's series without pandas (~45 MB)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4))
+    t, mb = np.asarray(series["time_s"], dtype=float), np.asarray(series["mb_per_s"], dtype=float)
+    client = np.asarray(series["client"])
+    cls = np.asarray(series["class"], dtype=object) if "class" in series else None
+
+    def keep(rows):
+        nonlocal t, mb, client, cls
+        t, mb, client = t[rows], mb[rows], client[rows]
+        cls = cls[rows] if cls is not None else None
+
     if seconds is not None:
-        series = series[series.time_s < seconds]
-    window_s = float(series.time_s.diff().max() or 1.0) if len(series) > 1 else 1.0
+        keep(t < seconds)
+    window_s = float(np.max(np.diff(t)) or 1.0) if len(t) > 1 else 1.0
     if end_s is not None:
-        series = series[series.time_s + window_s <= end_s + 1e-9]
+        keep(t + window_s <= end_s + 1e-9)
     half = window_s / 2
     if by_class:
-        for name, s in series.groupby("class"):
-            s = s.groupby("time_s", as_index=False).mb_per_s.sum()
-            ax.plot(s.time_s + half, s.mb_per_s, label=f"{name} ({series[series['class'] == name].client.nunique()} "
-                                                        f"client{'s' if series[series['class'] == name].client.nunique() > 1 else ''})")
+        for name in sorted(set(cls.tolist())):
+            rows = cls == name
+            times, sums = _sum_by(t[rows], mb[rows])
+            n = len(np.unique(client[rows]))
+            ax.plot(times + half, sums, label=f"{name} ({n} client{'s' if n > 1 else ''})")
     else:
-        for client, s in series.groupby("client"):
-            default = f"client {client} ({s['class'].iloc[0]})" if "class" in s else f"client {client}"
-            ax.plot(s.time_s + half, s.mb_per_s, label=(labels or {}).get(client, default))
+        for c in np.unique(client):
+            rows = client == c
+            default = f"client {c} ({cls[rows][0]})" if cls is not None else f"client {c}"
+            ax.plot(t[rows] + half, mb[rows], label=(labels or {}).get(c, default))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("throughput (MB/s)")
-    ax.set_xlim(0, seconds or (float(series.time_s.max() + 2 * half) if len(series) else 1.0))
+    ax.set_xlim(0, seconds or (float(t.max() + 2 * half) if len(t) else 1.0))
     ax.set_ylim(bottom=0)
     ax.set_title(title)
-    per_s = rates[rates.name.str.endswith(".rate_per_s")]
-    if len(per_s):
+    names = np.asarray(rates["name"], dtype=object)
+    per_s = np.array([str(n).endswith(".rate_per_s") for n in names], dtype=bool)
+    if per_s.any():
+        r_t, r_v = np.asarray(rates["time_s"], dtype=float), np.asarray(rates["value"], dtype=float)
         ax2 = ax.twinx()
-        for name, r in per_s.groupby("name"):
-            ax2.step(r.time_s, r.value, where="post", color="grey", ls=":", label=f"{name.split('.')[0]} token rate")
+        for name in sorted(set(names[per_s].tolist())):
+            rows = per_s & (names == name)
+            ax2.step(r_t[rows], r_v[rows], where="post", color="grey", ls=":", label=f"{name.split('.')[0]} token rate")
         ax2.set_ylabel("tokens per second")
-        ax2.set_ylim(0, float(per_s.value.max()) * 1.1)
+        ax2.set_ylim(0, float(r_v[per_s].max()) * 1.1)
         ax2.legend(loc="upper right", fontsize=8)
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     _savefig(fig, path, 110)
     plt.close(fig)
+
+
+def _sum_by(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, sum of the values of each): pandas' `groupby(...).sum()`, with its
+    compensated (Kahan) summation in row order, so the same sums to the last bit."""
+    uniq, group = np.unique(keys, return_inverse=True)
+    total, comp = [0.0] * len(uniq), [0.0] * len(uniq)
+    for g, v in zip(group.tolist(), values.tolist()):
+        if v != v:
+            continue
+        y = v - comp[g]
+        s = total[g] + y
+        comp[g] = s - total[g] - y
+        total[g] = s
+    return uniq, np.array(total)
 
 
 def lbn_time(path: Path, t_s, lbn, is_write, title: str, counts: Optional[tuple[int, int]] = None) -> None:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from . import CLASS_NAMES, Result
+from . import CLASS_NAMES, Result, rates_table, series_table
 from . import run as run_sim
 from .provenance import KEY, to_text
 
@@ -315,21 +315,31 @@ def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name
                                f"{name}: queue depth over time")
             written += ["lbn_time.png", "queue_depth.png"]
         if result.series_columns is not None:
-            series, rates = result.series(), result.rates()
+            # Columns, not DataFrames: pandas (~45 MB resident, and pyarrow for its strings) stays out.
+            series, rates = series_table(result.series_columns), rates_table(result.series_columns)
             header = prov.csv_header(p)
-            for fname, df in (("series.csv", series), ("rates.csv", rates)):
-                atomic_write(out / fname, lambda tmp, df=df: _csv(tmp, df, header))
+            for fname, cols in (("series.csv", series), ("rates.csv", rates)):
+                atomic_write(out / fname, lambda tmp, cols=cols: _csv(tmp, cols, header))
             throughput(out / "throughput.png", series, rates, f"{name}: throughput by class",
                        end_s=result.summary["sim_time_ms"] / 1000, by_class=True)
             written += ["series.csv", "rates.csv", "throughput.png"]
     return written
 
 
-def _csv(path: str, df, header: str) -> None:
-    with open(path, "w") as f:
+def _csv(path: str, cols: Mapping[str, Any], header: str) -> None:
+    """`header`, then the columns as pandas' `to_csv(index=False)` writes them: floats by `repr`
+    (the shortest exact form; NaN empty), quoting only where needed, `\n` line ends."""
+    import csv
+
+    def texts(values) -> list[str]:
+        a = np.asarray(values)
+        if a.dtype.kind == "f":
+            return ["" if v != v else repr(v) for v in a.tolist()]
+        return [str(v) for v in (values if isinstance(values, list) else a.tolist())]
+
+    names = list(cols)
+    with open(path, "w", newline="") as f:
         f.write(header)
-        df.to_csv(f, index=False)
-
-
-
-
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(names)
+        w.writerows(zip(*(texts(cols[k]) for k in names)))
