@@ -23,11 +23,12 @@ SCATTER_POINTS = 200_000
 # Fine time bins of the queue-depth sums (merged in pairs as the run grows).
 DEPTH_BINS = 4096
 # Rows per chunk handed out of the run, and per row group of records.parquet: 16,384 rows (2.4 MB of
-# columns) keep the chunk, its Arrow copy and the Parquet page buffers small (65,536 cost 13 MB more
+# columns) keep the chunk, its Arrow copy and the Parquet page buffers small (65,536 cost 12 MB more
 # resident at 2 M requests; see `run_dir`).
 CHUNK_ROWS = 16_384
-# Dictionary-encoded Parquet columns: the few-valued ones. Dictionary builders on the time columns
-# (every value distinct) cost ~20 MB of hash tables and fall back to plain encoding anyway.
+# Dictionary-encoded Parquet columns: the few-valued ones. Dictionaries on every column cost ~15 MB
+# resident and make the file larger (2 M requests: 139 MB with them, 112 MB without): the time
+# columns' values are nearly all distinct.
 DICTIONARY_COLUMNS = ["client", "blocks", "disk", "class"]
 
 
@@ -315,7 +316,7 @@ def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name
                                f"{name}: queue depth over time")
             written += ["lbn_time.png", "queue_depth.png"]
         if result.series_columns is not None:
-            # Columns, not DataFrames: pandas (~45 MB resident, and pyarrow for its strings) stays out.
+            # Columns, not DataFrames: pandas (~43 MB resident, and pyarrow for its strings) stays out.
             series, rates = series_table(result.series_columns), rates_table(result.series_columns)
             header = prov.csv_header(p)
             for fname, cols in (("series.csv", series), ("rates.csv", rates)):
@@ -328,7 +329,7 @@ def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name
 
 def _csv(path: str, cols: Mapping[str, Any], header: str) -> None:
     """`header`, then the columns as pandas' `to_csv(index=False)` writes them: floats by `repr`
-    (the shortest exact form; NaN empty), quoting only where needed, `\n` line ends."""
+    (the shortest exact form; NaN empty), quoting only where needed, one line per row."""
     import csv
 
     def texts(values) -> list[str]:
