@@ -1,9 +1,10 @@
 """`disksched run --out DIR [--records]` in three processes, one working at a time, so that no
-process holds both pyarrow and matplotlib (~35 MB and ~40 MB resident once imported) and this
-one (the CLI: typer alone is ~35 MB) holds neither, nor numpy: a first child runs the
-simulation and writes summary.json and records.parquet (`records.simulate`) and leaves the
-plots' accumulators in a state file; a second draws the plots from them (`records.draw`).
-Measured in tests/test_records.py (the peak resident memory of each process and of all)."""
+process holds both pyarrow and matplotlib (~28 MB and ~41 MB resident once imported) and this
+one (the CLI: ~38 MB with typer and the pydantic it loads) holds neither, nor numpy: a first
+child runs the simulation and writes summary.json and records.parquet (`records.simulate`) and
+leaves the plots' accumulators in a state file; a second draws the plots from them
+(`records.draw`). Measured in tests/test_records.py (the peak resident memory of each process
+and of all together)."""
 
 from __future__ import annotations
 
