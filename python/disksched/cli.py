@@ -707,9 +707,10 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
     if sweeps:
         one = sweeps[0]["runs_per_s"]
         console.print(_table(f"sweep: {sweeps[0]['runs']} runs of {sweeps[0]['requests_per_run']:,} requests "
-                             "(open FCFS, Atlas 10K; start-up included)", ["runner", "workers", "wall s", "runs/s", "x 1 worker"],
+                             "(open FCFS, Atlas 10K; start-up included)",
+                             ["runner", "workers", "wall s", "runs/s", "x 1 worker", "driver CPU s"],
                              [[r["runner"], str(r["workers"]), f"{r['wall_s']:.2f}", f"{r['runs_per_s']:.1f}",
-                               f"{r['runs_per_s'] / one:.2f}"] for r in sweeps]))
+                               f"{r['runs_per_s'] / one:.2f}", f"{r['driver_cpu_s']:.2f}"] for r in sweeps]))
 
 
 @config_app.command("check")
