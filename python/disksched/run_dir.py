@@ -22,8 +22,11 @@ from . import DiskschedError, Result, load_config
 def _child(job: Mapping[str, Any], progress: Optional[Callable[[int, int], Any]]) -> Any:
     """Run `python -m disksched.run_dir JOB` to its end; hand its `progress` lines on; return its
     `ok` value. Its `error` is raised here; Ctrl-C here stops it before the caller cleans up."""
+    # The child imports this very disksched, wherever it was found (an installed package or a path added by hand).
+    here = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
     child = subprocess.Popen([sys.executable, "-m", "disksched.run_dir", json.dumps(job)], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, text=True, env=env)
     error = value = None
     try:
         for line in child.stdout:
