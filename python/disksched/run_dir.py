@@ -19,14 +19,21 @@ from typing import Any, Callable, Mapping, Optional
 from . import DiskschedError, Result, load_config
 
 
+# The child imports this very disksched: where it was found, unless that folder is on the path already
+# (site-packages, an editable install), so that only a folder added by hand goes first; and, as the
+# `disksched` command, nothing from the current folder (`-c` puts it first on the path).
+_CHILD = ("import sys\n"
+          "sys.path[:] = [p for p in sys.path if p]\n"
+          "if sys.argv[1] not in sys.path: sys.path.insert(0, sys.argv[1])\n"
+          "from disksched.run_dir import _main\n"
+          "sys.exit(_main(sys.argv[2]))\n")
+
+
 def _child(job: Mapping[str, Any], progress: Optional[Callable[[int, int], Any]]) -> Any:
-    """Run `python -m disksched.run_dir JOB` to its end; hand its `progress` lines on; return its
+    """Run `_main(JOB)` in a child process to its end; hand its `progress` lines on; return its
     `ok` value. Its `error` is raised here; Ctrl-C here stops it before the caller cleans up."""
-    # The child imports this very disksched, wherever it was found (an installed package or a path added by hand).
-    here = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
-    child = subprocess.Popen([sys.executable, "-m", "disksched.run_dir", json.dumps(job)], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(Path(__file__).resolve().parent.parent), json.dumps(job)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
     error = value = None
     try:
         for line in child.stdout:
@@ -110,9 +117,3 @@ def _main(job_text: str) -> int:
         return 130
     sys.stdout.write(f"ok {json.dumps(value)}\n")
     return 0
-
-
-if __name__ == "__main__":
-    from disksched.run_dir import _main
-
-    sys.exit(_main(sys.argv[1]))
