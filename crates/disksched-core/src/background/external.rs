@@ -164,7 +164,7 @@ impl External {
         let start = (issue + overhead).max(from.time.0);
         let write = is_write.then(|| ctl.write_plan(issue, from.last_was_write, from.next_lbn == Some(lbn), blocks, None, false).data);
         let a = m.media_access((from.cylinder, from.head), start, write, lbn, blocks, is_write, &mut self.pieces);
-        let done = if is_write { a.media_end } else { m.read_bus_done(&a, blocks) };
+        let done = if is_write { a.media_end } else { m.read_bus_done(&a, blocks, issue + overhead + ctl.read_disconnect_ns[from.last_was_write as usize]) };
         let end = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), last_was_write: is_write, next_lbn: Some(lbn + blocks as u64) };
         Predicted { start, media_start: a.media_start, media_end: a.media_end, done, end }
     }

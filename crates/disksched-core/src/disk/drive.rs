@@ -286,7 +286,7 @@ impl DiskModel {
         let overhead_ns = ctl.overhead_ns[0][state.last_was_write as usize];
         let start = (now.0 + overhead_ns).max(busy);
         let a = self.media_access(from, start, None, lbn, blocks, false, pieces);
-        let done = self.read_bus_done(&a, blocks);
+        let done = self.read_bus_done(&a, blocks, now.0 + overhead_ns + ctl.read_disconnect_ns[state.last_was_write as usize]);
         let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(end), ..Default::default() };
         *state = DriveState { head, last_was_write: false };
         Service {
@@ -410,9 +410,8 @@ impl Drive {
         }
         let mut svc = self.serve_read(&self.model.clone(), now, lbn, blocks);
         self.state.head.next_lbn = Some(lbn + blocks as u64);
-        let ctl = &self.model.controller;
-        let reselected = svc.media_start.0 > 0 && !svc.cache_hit;
-        let extra = ctl.completion_ns[0] + if reselected { ctl.reselect_ns[0] } else { 0 };
+        // (A read miss's reselect is part of its data phase: `read_bus_done`.)
+        let extra = self.model.controller.completion_ns[0];
         svc.done.0 += extra;
         svc.bus_wait_ns += extra;
         svc
@@ -465,7 +464,8 @@ impl Drive {
         // A partial hit stays connected and sends each further block as it is
         // read (no disconnect, so no water mark and no reselect); a miss
         // reconnects once the water mark's share is in.
-        let done = if cached > 0 { a.sent_by } else { model.read_bus_done(&a, blocks) }.max(now.0 + overhead_ns + bus_total);
+        let disconnected_at = now.0 + miss_ns + ctl.read_disconnect_ns[last_w];
+        let done = if cached > 0 { a.sent_by } else { model.read_bus_done(&a, blocks, disconnected_at) }.max(now.0 + overhead_ns + bus_total);
         // The segment: this request, plus the sectors that passed while waiting for it.
         let mut lo = lbn;
         if spec.read_any_free_blocks && cached == 0 {
