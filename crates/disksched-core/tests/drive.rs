@@ -320,6 +320,20 @@ fn a_read_miss_reselects_before_its_data_not_after_it() {
     assert!(close(ms(&s), 1.05), "{}", ms(&s));
 }
 
+#[test]
+fn the_overhead_time_scale_scales_overheads_but_no_bus_transfer() {
+    // DiskSim: "a multiplicative scaling factor for all processing overhead
+    // times"; a block's bus time is a transfer time, the same for reads and writes.
+    let c = "overhead_time_scale = 2.0\nread_overhead_after_read_ms = 0.1\nbus_sector_ms = 0.2\nbus_write_sector_ms = 0.3";
+    let d = drive(c);
+    let ctl = &d.model.controller;
+    assert_eq!((ctl.bus_sector_ns, ctl.bus_write_sector_ns, ctl.overhead_ns[0][0]), (200_000, 300_000, 200_000));
+    // 20 blocks from sector 20: the (scaled) 0.2 ms overhead ends as
+    // sector 2 passes, sector 20 comes at 2.0, media 2.0 .. 4.0, data from
+    // 2.1 at 0.2 ms a block -> 6.1 (a scaled bus would give 10.1).
+    assert!(close(ms(&drive(c).serve(SimTime(0), 20, 20, false)), 6.1));
+}
+
 /// Read-ahead up to 20 blocks past each request (mode 3); miss overhead
 /// 0.2 ms, hit overhead 0.3, no bus time. A miss on 10..20 at t = 0 reads
 /// 1.0 .. 2.0 ms (sector 10 after the 0.2 ms overhead), then the read-ahead

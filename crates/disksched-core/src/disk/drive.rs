@@ -126,7 +126,9 @@ impl ControllerTiming {
                 [ms(c.read_hit_overhead_after_read_ms), ms(c.read_hit_overhead_after_write_ms)],
                 [ms(c.write_hit_overhead_after_read_ms), ms(c.write_hit_overhead_after_write_ms)],
             ],
-            bus_sector_ns: ms(c.bus_sector_ms),
+            // Transfer times are not processing overheads: DiskSim's time
+            // scale ("all processing overhead times", manual §disk) leaves them.
+            bus_sector_ns: SimDuration::from_ms(c.bus_sector_ms).ns(),
             bus_write_sector_ns: SimDuration::from_ms(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)).ns(),
             data_prep_ns: ms(c.data_preparation_overhead_ms),
             completion_ns: [ms(c.read_completion_overhead_ms), ms(c.write_completion_overhead_ms)],
