@@ -161,6 +161,12 @@ impl ControllerTiming {
         table[1][last_was_write as usize]
     }
 
+    /// Command overhead before the mechanism may start on the ordinary
+    /// path: a read's miss overhead, a write's `write_overhead_ns`.
+    pub fn command_overhead_ns(&self, is_write: bool, last_was_write: bool) -> u64 {
+        if is_write { self.write_overhead_ns(last_was_write) } else { self.overhead_ns[0][last_was_write as usize] }
+    }
+
     /// Blocks of an `n`-block write that must be in the buffer before its
     /// first sector is written: 1, or on `Extra write disconnect` drives
     /// min(n, 10) below 45 blocks and 15 from 45 on (DiskSim, §2.5).
