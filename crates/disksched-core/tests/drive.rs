@@ -297,6 +297,43 @@ fn a_read_crossing_a_track_never_sends_a_block_before_the_head_has_read_it() {
     }
 }
 
+#[test]
+fn a_read_miss_reselects_before_its_data_not_after_it() {
+    // DiskSim §2.1: the drive reconnects (first reselect, 0.15 ms) once the
+    // water mark's block is buffered, then sends. Bus 0.2 ms a sector.
+    let c = "bus_sector_ms = 0.2\nfirst_reselect_overhead_ms = 0.15";
+    // On one track the bus sets the pace: 20 blocks from sector 20, first
+    // block read by 2.1, reselect to 2.25, 20 x 0.2 -> 6.25.
+    assert!(close(ms(&drive(c).serve(SimTime(0), 20, 20, false)), 6.25));
+    // Across a track the head sets it: LBNs 90..99 by 10.0, LBN 100 read by
+    // 20.1 (sector 0 of surface 1 after the head switch), then 10 x 0.2 ->
+    // 22.1. The reselect (9.1 .. 9.25) went before the first burst and is
+    // hidden; charged after the data it would give 22.25.
+    let s = drive(c).serve(SimTime(0), 90, 20, false);
+    assert!(close(ms(&s), 22.1), "{}", ms(&s));
+    // Not before the disconnect after the command has ended: miss overhead
+    // 0.2 + read disconnect 0.5 = 0.7, though the block (sector 2) is read
+    // by 0.3: 0.7 + 0.15 + 0.2 = 1.05 (without the disconnect 0.65).
+    let c = "bus_sector_ms = 0.2\nfirst_reselect_overhead_ms = 0.15\nread_overhead_after_read_ms = 0.2\n\
+             read_disconnect_after_read_ms = 0.5";
+    let s = drive(c).serve(SimTime(0), 2, 1, false);
+    assert!(close(ms(&s), 1.05), "{}", ms(&s));
+}
+
+#[test]
+fn the_overhead_time_scale_scales_overheads_but_no_bus_transfer() {
+    // DiskSim: "a multiplicative scaling factor for all processing overhead
+    // times"; a block's bus time is a transfer time, the same for reads and writes.
+    let c = "overhead_time_scale = 2.0\nread_overhead_after_read_ms = 0.1\nbus_sector_ms = 0.2\nbus_write_sector_ms = 0.3";
+    let d = drive(c);
+    let ctl = &d.model.controller;
+    assert_eq!((ctl.bus_sector_ns, ctl.bus_write_sector_ns, ctl.overhead_ns[0][0]), (200_000, 300_000, 200_000));
+    // 20 blocks from sector 20: the (scaled) 0.2 ms overhead ends as
+    // sector 2 passes, sector 20 comes at 2.0, media 2.0 .. 4.0, data from
+    // 2.1 at 0.2 ms a block -> 6.1 (a scaled bus would give 10.1).
+    assert!(close(ms(&drive(c).serve(SimTime(0), 20, 20, false)), 6.1));
+}
+
 /// Read-ahead up to 20 blocks past each request (mode 3); miss overhead
 /// 0.2 ms, hit overhead 0.3, no bus time. A miss on 10..20 at t = 0 reads
 /// 1.0 .. 2.0 ms (sector 10 after the 0.2 ms overhead), then the read-ahead

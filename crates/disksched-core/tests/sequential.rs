@@ -50,7 +50,7 @@ fn expected_mb_s(spec: &DiskSpec, kb: u32) -> f64 {
     let blocks = (kb * 2) as f64;
     let scale = c.overhead_time_scale;
     let overhead_ms = (c.read_hit_overhead_after_read_ms + c.data_preparation_overhead_ms + c.read_completion_overhead_ms) * scale;
-    let request_ms = (blocks * media_ms_per_block).max(blocks * c.bus_sector_ms * scale) + overhead_ms;
+    let request_ms = (blocks * media_ms_per_block).max(blocks * c.bus_sector_ms) + overhead_ms;
     blocks * 512.0 / request_ms / 1e3
 }
 

@@ -126,7 +126,9 @@ impl ControllerTiming {
                 [ms(c.read_hit_overhead_after_read_ms), ms(c.read_hit_overhead_after_write_ms)],
                 [ms(c.write_hit_overhead_after_read_ms), ms(c.write_hit_overhead_after_write_ms)],
             ],
-            bus_sector_ns: ms(c.bus_sector_ms),
+            // Transfer times are not processing overheads: DiskSim's time
+            // scale ("all processing overhead times", manual §disk) leaves them.
+            bus_sector_ns: SimDuration::from_ms(c.bus_sector_ms).ns(),
             bus_write_sector_ns: SimDuration::from_ms(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)).ns(),
             data_prep_ns: ms(c.data_preparation_overhead_ms),
             completion_ns: [ms(c.read_completion_overhead_ms), ms(c.write_completion_overhead_ms)],
@@ -157,6 +159,12 @@ impl ControllerTiming {
     pub fn write_overhead_ns(&self, last_was_write: bool) -> u64 {
         let table = if self.fast_write { &self.hit_overhead_ns } else { &self.overhead_ns };
         table[1][last_was_write as usize]
+    }
+
+    /// Command overhead before the mechanism may start on the ordinary
+    /// path: a read's miss overhead, a write's `write_overhead_ns`.
+    pub fn command_overhead_ns(&self, is_write: bool, last_was_write: bool) -> u64 {
+        if is_write { self.write_overhead_ns(last_was_write) } else { self.overhead_ns[0][last_was_write as usize] }
     }
 
     /// Blocks of an `n`-block write that must be in the buffer before its
@@ -286,7 +294,7 @@ impl DiskModel {
         let overhead_ns = ctl.overhead_ns[0][state.last_was_write as usize];
         let start = (now.0 + overhead_ns).max(busy);
         let a = self.media_access(from, start, None, lbn, blocks, false, pieces);
-        let done = self.read_bus_done(&a, blocks);
+        let done = self.read_bus_done(&a, blocks, now.0 + overhead_ns + ctl.read_disconnect_ns[state.last_was_write as usize]);
         let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(end), ..Default::default() };
         *state = DriveState { head, last_was_write: false };
         Service {
@@ -410,9 +418,8 @@ impl Drive {
         }
         let mut svc = self.serve_read(&self.model.clone(), now, lbn, blocks);
         self.state.head.next_lbn = Some(lbn + blocks as u64);
-        let ctl = &self.model.controller;
-        let reselected = svc.media_start.0 > 0 && !svc.cache_hit;
-        let extra = ctl.completion_ns[0] + if reselected { ctl.reselect_ns[0] } else { 0 };
+        // (A read miss's reselect is part of its data phase: `read_bus_done`.)
+        let extra = self.model.controller.completion_ns[0];
         svc.done.0 += extra;
         svc.bus_wait_ns += extra;
         svc
@@ -465,7 +472,8 @@ impl Drive {
         // A partial hit stays connected and sends each further block as it is
         // read (no disconnect, so no water mark and no reselect); a miss
         // reconnects once the water mark's share is in.
-        let done = if cached > 0 { a.sent_by } else { model.read_bus_done(&a, blocks) }.max(now.0 + overhead_ns + bus_total);
+        let disconnected_at = now.0 + miss_ns + ctl.read_disconnect_ns[last_w];
+        let done = if cached > 0 { a.sent_by } else { model.read_bus_done(&a, blocks, disconnected_at) }.max(now.0 + overhead_ns + bus_total);
         // The segment: this request, plus the sectors that passed while waiting for it.
         let mut lo = lbn;
         if spec.read_any_free_blocks && cached == 0 {

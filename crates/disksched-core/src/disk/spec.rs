@@ -272,7 +272,8 @@ pub struct ControllerSpec {
     pub write_hit_overhead_after_write_ms: f64,
     /// DiskSim `Per-request overhead time`, ms.
     pub per_request_overhead_ms: f64,
-    /// DiskSim scales every overhead by this.
+    /// DiskSim scales every processing overhead by this (not the bus
+    /// transfer times, which are per block, not processing).
     pub overhead_time_scale: f64,
     /// DiskSim `Read completion overhead`, ms.
     pub read_completion_overhead_ms: f64,

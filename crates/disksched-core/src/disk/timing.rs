@@ -158,10 +158,15 @@ impl DiskModel {
         }
     }
 
-    /// When a read's data has all crossed the bus: it goes out once the
-    /// high water mark's blocks are buffered, each block no sooner than it
-    /// has been read and the one before it sent.
-    pub(crate) fn read_bus_done(&self, a: &MediaAccess, blocks: u32) -> u64 {
-        a.sent_by.max(a.mark_at + self.controller.data_phase_ns(blocks, false))
+    /// When a read miss's data has all crossed the bus (DiskSim §2.1): the
+    /// drive reconnects once the high water mark's blocks are buffered (and
+    /// not before its disconnect after the command, `disconnected_at`, has
+    /// ended), takes the first reselect and data preparation, then sends
+    /// each block no sooner than it has been read and the one before it
+    /// sent (the bus is held to the end). The reselect comes before the
+    /// data: where the head, not the bus, sets the pace it is hidden.
+    pub(crate) fn read_bus_done(&self, a: &MediaAccess, blocks: u32, disconnected_at: u64) -> u64 {
+        let ctl = &self.controller;
+        a.sent_by.max(a.mark_at.max(disconnected_at) + ctl.reselect_ns[0] + ctl.data_phase_ns(blocks, false))
     }
 }
