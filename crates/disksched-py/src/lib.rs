@@ -14,6 +14,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod plugin_sched;
+
 create_exception!(_core, DiskschedError, PyValueError, "A user error: bad config, spec, tunable or file.");
 
 /// Counts the Rust heap so benchmarks can report the simulator's own memory.
@@ -84,7 +86,8 @@ fn records_dict(py: Python<'_>, r: Records, warmup_requests: u64) -> PyResult<Bo
 /// while the run goes, and the returned records hold only the last chunk.
 /// Returns (summary_json, counters_json, records or None, series or None).
 #[pyfunction]
-#[pyo3(signature = (config_text, origin, seed=None, progress=None, record_sink=None, record_chunk_rows=65536))]
+#[pyo3(signature = (config_text, origin, seed=None, progress=None, record_sink=None, record_chunk_rows=65536, schedulers=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     config_text: &str,
@@ -93,6 +96,7 @@ fn run<'py>(
     progress: Option<PyObject>,
     record_sink: Option<PyObject>,
     record_chunk_rows: usize,
+    schedulers: Option<Bound<'py, PyDict>>,
 ) -> PyResult<(String, String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>)> {
     let mut cfg = if origin.ends_with(".json") {
         SimConfig::from_json(config_text, origin)
@@ -108,9 +112,16 @@ fn run<'py>(
     // into "interrupted".
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let warmup_requests = cfg.run.warmup_requests;
+    // Python plug-ins (schedulers by name): their errors land in `raised` too.
+    let plugins = plugin_sched::Plugins::from_arg(py, schedulers.as_ref(), &raised)?;
     let run_it = || -> Result<_, Error> {
-        let sim = Simulation::new(&cfg)?;
-        py.allow_threads(|| {
+        let sim = match &plugins {
+            Some(p) => p.with(|| Simulation::new(&cfg))?,
+            None => Simulation::new(&cfg)?,
+        };
+        // A run with plug-ins keeps the GIL: they are called on every request.
+        let keep_gil = plugins.is_some();
+        plugin_sched::maybe_allow_threads(py, keep_gil, || {
             let mut cb = |done: u64, total: u64| -> bool {
                 if raised.lock().unwrap().is_some() {
                     return false;
