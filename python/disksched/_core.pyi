@@ -14,12 +14,14 @@ def run(
     progress: Optional[Callable[[int, int], object]] = ...,
     record_sink: Optional[Callable[[dict[str, np.ndarray]], object]] = ...,
     record_chunk_rows: int = ...,
+    schedulers: Optional[dict[str, type]] = ...,
 ) -> tuple[str, str, Optional[dict[str, np.ndarray]], Optional[dict]]:
     """Run a simulation from config text (TOML, or JSON if `origin` ends in `.json`); returns
     (summary JSON, counters JSON, record columns or None, time series or None: window_ms,
     per client-window columns client, class, window, bytes, requests, deadline_requests, missed,
     and samples sample_ns, sample_name, sample_value). With `record_sink`, records go to it in
-    chunks of `record_chunk_rows` while the run goes; the returned columns are the last chunk."""
+    chunks of `record_chunk_rows` while the run goes; the returned columns are the last chunk.
+    `schedulers`: Python plug-in schedulers ({name: disksched.Scheduler subclass}) the config may name."""
 
 def config_resolve(config_text: str, origin: str, check: bool = ...) -> tuple[str, str]:
     """Check a run config without running it (`check=False`: parse only); returns it resolved
@@ -67,3 +69,7 @@ def disk_characteristics(disk: str, seek_distances: list[int] = ..., cylinders: 
                          lbns: list[int] = ...) -> str:
     """JSON: geometry, zones with media rates (MB/s), average_seek_ms, seek_ms at `seek_distances`,
     cylinder_tracks ([[first LBN, count] by head]) of `cylinders`, lbn_cylinder (cylinder or null) of `lbns`."""
+
+def plugin_dispatch_rate(schedulers: dict[str, type], name: str, depth: int, decisions: int, disk: str) -> float:
+    """Dispatch decisions per second of plug-in scheduler `name` holding `depth` requests (as `dispatch_rate`)."""
+    ...

@@ -149,10 +149,22 @@ def _check_class(name: str, cls: Any, builtin: set) -> None:
                                  f"{t.min!r} <= {t.default!r} <= {t.max!r}")
 
 
-def registry(schedulers: Union[None, Mapping[str, type], Sequence[type]]) -> dict[str, type]:
-    """`schedulers` ({name: class} or [class, ...]) checked: {name: class}."""
+# Schedulers every run of this process may name (`use`; the CLI's --plugin).
+_USED: dict[str, type] = {}
+
+
+def use(schedulers: Union[Mapping[str, type], Sequence[type]]) -> None:
+    """Make `schedulers` ({name: class} or [class, ...]) available to every
+    later run in this process, as if passed to each `run(schedulers=...)`."""
+    _USED.update(registry(schedulers, with_used=False))
+
+
+def registry(schedulers: Union[None, Mapping[str, type], Sequence[type]], with_used: bool = True) -> dict[str, type]:
+    """`schedulers` ({name: class} or [class, ...]) checked, plus those of
+    `use` (a name given here wins): {name: class}."""
+    base = dict(_USED) if with_used else {}
     if not schedulers:
-        return {}
+        return base
     items = schedulers.items() if isinstance(schedulers, Mapping) else [(scheduler_name(c), c) for c in schedulers]
     from . import _core
     import json
@@ -169,7 +181,7 @@ def registry(schedulers: Union[None, Mapping[str, type], Sequence[type]]) -> dic
         if name.lower() in out:
             raise DiskschedError(f"plug-in scheduler '{name}': registered twice")
         out[name.lower()] = cls
-    return out
+    return {**base, **out}
 
 
 def instantiate(cls: type, values: dict) -> tuple[Scheduler, list[str]]:

@@ -436,6 +436,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shaper_info, m)?)?;
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_sched::plugin_dispatch_rate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(disk_import, m)?)?;

@@ -314,11 +314,6 @@ impl Plugins {
         sched::with_factory(self.factory(), f)
     }
 
-    /// Whether any scheduler plug-in is registered.
-    pub fn is_empty(&self) -> bool {
-        self.classes.is_empty()
-    }
-
     /// One scheduler of class `name` with default tunables (for `bench`).
     pub fn build_default(&self, name: &str) -> Result<Box<dyn Scheduler>, Error> {
         let class = self.classes.get(&name.to_ascii_lowercase())
@@ -330,6 +325,12 @@ impl Plugins {
 /// Instantiate `class` with `settings` checked against its tunables.
 fn build(class: &PluginClass, what: &str, settings: &[(String, f64)], failure: &Failure) -> Result<Box<dyn Scheduler>, Error> {
     let values = sched::check_tunables(what, class.tunables, settings)?;
+    for t in class.tunables.iter().filter(|t| t.ty == disksched_core::schema::Ty::Int) {
+        let v = values.get(t.name);
+        if v.fract() != 0.0 {
+            return Err(disksched_core::error::config_err(t.key(what), format!("{v} is not a whole number (expected an integer in {})", t.bounds_text())));
+        }
+    }
     Python::with_gil(|py| {
         let made = (|| -> PyResult<Box<dyn Scheduler>> {
             let kw = PyDict::new(py);
@@ -356,7 +357,6 @@ fn build(class: &PluginClass, what: &str, settings: &[(String, f64)], failure: &
 /// A Python scheduler behind the core's trait (see the module doc).
 pub struct PyScheduler {
     name: &'static str,
-    obj: Py<PyAny>,
     insert: Py<PyAny>,
     dispatch: Py<PyAny>,
     complete: Option<Py<PyAny>>,
@@ -374,6 +374,8 @@ pub struct PyScheduler {
     failure: Failure,
     /// Its code raised or broke the contract: it serves FCFS until the run stops.
     failed: Cell<bool>,
+    /// The FCFS order it then serves: (seq, id) of every request held.
+    fallback: Option<std::collections::BTreeSet<(u64, u32)>>,
     /// The simulated time of the last call that had one (for error messages).
     last_now: Cell<SimTime>,
 }
@@ -395,12 +397,12 @@ impl PyScheduler {
             fini_class: get("fini_class")?,
             counters: get("counters")?,
             ctx: Py::new(py, PyCtx { win: win.clone() })?,
-            obj: obj.unbind(),
             win,
             held: Vec::new(),
             count: 0,
             failure,
             failed: Cell::new(false),
+            fallback: None,
             last_now: Cell::new(SimTime::ZERO),
         })
     }
@@ -430,7 +432,10 @@ impl PyScheduler {
         fail(&self.failure, e);
     }
 
-    fn hold(&mut self, id: ReqId) {
+    fn hold(&mut self, id: ReqId, seq: u64) {
+        if let Some(q) = &mut self.fallback {
+            q.insert((seq, id.0));
+        }
         let slot = id.0 as usize;
         if slot >= self.held.len() {
             self.held.resize(slot + 1, false);
@@ -448,9 +453,14 @@ impl PyScheduler {
         self.count -= 1;
     }
 
-    /// After a failure: the held request that arrived first.
+    /// After a failure: the held request that arrived first (FCFS, so
+    /// nothing is lost while the run winds down to its next progress check).
     fn fallback(&mut self, ctx: &SchedCtx) -> Option<ReqId> {
-        let id = (0..self.held.len() as u32).filter(|&i| self.held[i as usize]).min_by_key(|&i| ctx.reqs.get(ReqId(i)).seq)?;
+        let queue = self.fallback.get_or_insert_with(|| {
+            let held = &self.held;
+            (0..held.len() as u32).filter(|&i| held[i as usize]).map(|i| (ctx.reqs.get(ReqId(i)).seq, i)).collect()
+        });
+        let (_, id) = queue.pop_first()?;
         self.release(id);
         Some(ReqId(id))
     }
@@ -486,7 +496,7 @@ impl Scheduler for PyScheduler {
     }
 
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
-        self.hold(id);
+        self.hold(id, ctx.reqs.get(id).seq);
         if self.failed.get() {
             return;
         }
@@ -571,6 +581,7 @@ impl Scheduler for PyScheduler {
         let ids: Vec<ReqId> = (0..self.held.len() as u32).filter(|&i| self.held[i as usize]).map(ReqId).collect();
         self.held.clear();
         self.count = 0;
+        self.fallback = self.fallback.as_ref().map(|_| Default::default());
         ids
     }
 
@@ -639,4 +650,21 @@ pub fn maybe_allow_threads<T: Send, F: FnOnce() -> T + Send>(py: Python<'_>, kee
     } else {
         py.allow_threads(f)
     }
+}
+
+/// Dispatch decisions per second of plug-in scheduler `name` (of
+/// `schedulers`, {name: class}) holding `depth` requests on `disk`: the
+/// built-ins' `dispatch_rate` (`sched::dispatch_rate_of`), for `bench`.
+#[pyfunction]
+pub fn plugin_dispatch_rate(py: Python<'_>, schedulers: Bound<'_, PyDict>, name: &str, depth: usize, decisions: u64, disk: &str)
+    -> PyResult<f64> {
+    let failure: Failure = Arc::default();
+    let plugins = Plugins::new(py, &schedulers, failure.clone())?;
+    let model = Arc::new(disksched_core::disk::DiskModel::new(disksched_core::disk::builtin::resolve(disk, None).map_err(crate::err)?)
+        .map_err(crate::err)?);
+    let rate = plugins.build_default(name).and_then(|s| sched::dispatch_rate_of(s, depth, decisions, 0, model));
+    if let Some(e) = failure.lock().unwrap().take() {
+        return Err(e);
+    }
+    rate.map_err(crate::err)
 }
