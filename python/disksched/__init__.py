@@ -21,7 +21,10 @@ from ._core import DiskschedError
 from .plugins import PluginError, Scheduler, Tunable
 
 __all__ = ["run", "sweep", "Result", "DiskschedError", "load_config", "config_resolve", "resolve", "disks", "schedulers",
-           "shaper_info", "Scheduler", "Tunable", "PluginError"]
+           "shaper_info", "Scheduler", "Tunable", "PluginError", "Simulation", "SUBMITTED"]
+
+# The client of requests `Simulation.submit` admits (the core's `sim::SUBMITTED`).
+SUBMITTED = 2 ** 32 - 1
 __version__ = "0.1.0"
 
 Config = Union[str, Path, Mapping[str, Any]]
@@ -264,3 +267,6 @@ def schedulers() -> list[dict]:
 def shaper_info() -> dict:
     """The traffic shaper: policies, policy tunables, per-class pipe tunables."""
     return json.loads(_core.shaper_info())
+
+
+from .simulation import Simulation  # noqa: E402  (it uses Result and resolve above)

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 mod plugin_sched;
+mod simulation;
 
 create_exception!(_core, DiskschedError, PyValueError, "A user error: bad config, spec, tunable or file.");
 
@@ -169,6 +170,14 @@ fn run<'py>(
     }
     py.check_signals()?;
     let result = result.map_err(err)?;
+    result_tuple(py, result, warmup_requests)
+}
+
+/// The Python side of a run's result: (summary_json, counters_json, records or None, series or None).
+pub(crate) type ResultTuple<'py> = (String, String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>);
+
+/// A finished run's result as `run` returns it to Python.
+pub(crate) fn result_tuple(py: Python<'_>, result: disksched_core::sim::RunResult, warmup_requests: u64) -> PyResult<ResultTuple<'_>> {
     let mut summary = serde_json::to_value(&result.summary).map_err(json_err)?;
     if let Some(f) = &result.freeblock {
         summary["freeblock"] = serde_json::to_value(f).map_err(json_err)?;
@@ -437,6 +446,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_rate, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_sched::plugin_dispatch_rate, m)?)?;
+    m.add_class::<simulation::PySimulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(disk_import, m)?)?;
