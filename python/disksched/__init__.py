@@ -18,10 +18,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._core import DiskschedError
-from .plugins import PluginError, Scheduler, Tunable
+from .plugins import Io, PluginError, Scheduler, Tunable, Workload
 
 __all__ = ["run", "sweep", "Result", "DiskschedError", "load_config", "config_resolve", "resolve", "disks", "schedulers",
-           "shaper_info", "Scheduler", "Tunable", "PluginError", "Simulation", "SUBMITTED"]
+           "shaper_info", "Scheduler", "Tunable", "PluginError", "Simulation", "SUBMITTED", "Workload", "Io"]
 
 # The client of requests `Simulation.submit` admits (the core's `sim::SUBMITTED`).
 SUBMITTED = 2 ** 32 - 1
@@ -205,7 +205,7 @@ def resolve(config: Config, overrides: Any = None, *, check: bool = False, flag:
 def run(config: Config, *, seed: Optional[int] = None, records: Optional[bool] = None,
         overrides: Any = None, progress: Optional[Callable[[int, int], Any]] = None,
         record_sink: Optional[Callable[[dict], Any]] = None, record_chunk_rows: int = 65536,
-        schedulers: Any = None) -> Result:
+        schedulers: Any = None, workloads: Any = None, classifier: Optional[Callable] = None) -> Result:
     """Run a simulation. `config` is a path to a TOML file or a dict of the
     same shape; `overrides` sets any config key by its dotted path
     (`{"host.scheduler": "rr", "host.set.wait_ms": 5}`); `seed` and `records`
@@ -213,10 +213,14 @@ def run(config: Config, *, seed: Optional[int] = None, records: Optional[bool] =
     handed to it in chunks (dicts of columns; `records_frame` makes each a
     DataFrame) as the run goes instead of being kept. `schedulers` adds Python
     schedulers ({name: class} or [class, ...], `disksched.Scheduler`
-    subclasses) that the config may then name at any queue."""
-    from .plugins import registry
+    subclasses) that the config may then name at any queue; `workloads`
+    likewise (`disksched.Workload`, `kind = "plugin"`); `classifier(arrival)`
+    re-classifies every workload request: None keeps it, else (flow, class,
+    deadline_ms relative to arrival or None)."""
+    from .plugins import registry, workload_registry
 
     plugins = registry(schedulers)
+    loads = workload_registry(workloads)
     seed = check_seed(seed)
     over = dict(overrides) if isinstance(overrides, Mapping) else overrides
     if records is not None:
@@ -226,7 +230,7 @@ def run(config: Config, *, seed: Optional[int] = None, records: Optional[bool] =
     res = resolve(config, over, flag="overrides" if not isinstance(overrides, (list, tuple)) else "--set")
     try:
         summary, counters, cols, series = _core.run(res.text, res.origin, seed, progress, record_sink,
-                                                    record_chunk_rows, plugins or None)
+                                                    record_chunk_rows, plugins or None, loads or None, classifier)
     except PluginError:
         raise
     except DiskschedError as e:

@@ -120,7 +120,7 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
                                      "streamed in chunks (memory stays flat at any run length)."),
         force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files."),
         log_x: bool = typer.Option(False, "--log-x", help="Response-time CDFs on a logarithmic time axis."),
-        plugin: list[Path] = typer.Option([], "--plugin", help="A Python file defining disksched.Scheduler subclasses; "
+        plugin: list[Path] = typer.Option([], "--plugin", help="A Python file defining disksched.Scheduler / Workload subclasses; "
                                           "the config may name them (repeatable; docs/writing-a-scheduler.md).")) -> None:
     """Run one simulation from a config file."""
     from contextlib import nullcontext
@@ -164,7 +164,7 @@ def _use_plugins(files: list[Path]) -> None:
     from . import plugins
 
     for f in files:
-        plugins.use(plugins.load_file(f))
+        plugins.use(*plugins.load_file(f))
 
 
 class SweepProgress(Progress):

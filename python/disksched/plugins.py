@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional, Sequence, Union
 
 from ._core import DiskschedError
 
-__all__ = ["Scheduler", "Tunable", "PluginError", "load_file", "registry"]
+__all__ = ["Scheduler", "Workload", "Io", "Tunable", "PluginError", "load_file", "registry", "workload_registry", "use"]
 
 
 class PluginError(DiskschedError):
@@ -110,6 +110,48 @@ class Scheduler:
         return {}
 
 
+@dataclass(frozen=True)
+class Io:
+    """One request of a Python workload: `blocks` sectors at `lbn`, a read
+    unless `write`; `class_` best-effort, real-time or background;
+    `deadline_ms` relative to its arrival (or None); `flow` (default: the
+    client's). An open workload gives each its arrival time: `at_ms`
+    (simulated, from the start) or, exactly, `at_ns`."""
+
+    lbn: int
+    blocks: int
+    write: bool = False
+    at_ms: Optional[float] = None
+    at_ns: Optional[int] = None
+    class_: str = "best-effort"
+    deadline_ms: Optional[float] = None
+    flow: Optional[int] = None
+
+
+class Workload:
+    """Base class of a Python workload (`kind = "plugin"`, `name = ...` in a
+    config, alone or as a `mix` member). Define either
+
+    - `requests(self)`: an *open* workload, a generator of `Io` with
+      non-decreasing `at_ms`/`at_ns` (one client; the run ends when it
+      stops or at `run.requests`), or
+    - `first(self, client)` and `next(self, client, now_ms)`: a *closed*
+      workload of `clients` clients; each returns `(Io, think_ms)`, the
+      client's next request and the time until it is issued (`first`: from
+      the start; `next`: from the completion of its previous one), or None
+      from `next` when the client has no more.
+
+    Tunables are declared and set as for a `Scheduler`; `self.capacity_blocks`
+    is the disk's (or array's) size.
+    """
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    tunables: ClassVar[Mapping[str, Tunable]] = {}
+    #: Closed workloads: how many clients.
+    clients: int = 1
+
+
 HOOKS = ("complete", "bypass", "wake_at_ns", "drain", "init_class", "fini_class", "counters")
 
 
@@ -136,6 +178,10 @@ def _check_class(name: str, cls: Any, builtin: set) -> None:
     for m in ("insert", "dispatch"):
         if getattr(cls, m) is getattr(Scheduler, m):
             raise DiskschedError(f"{where} ({_class_label(cls)}): defines no {m}() (every scheduler needs insert and dispatch)")
+    _check_tunables(where, cls)
+
+
+def _check_tunables(where: str, cls: type) -> None:
     if not isinstance(cls.tunables, Mapping):
         raise DiskschedError(f"{where}: `tunables` must be a dict of name -> disksched.Tunable")
     for tn, t in cls.tunables.items():
@@ -153,10 +199,61 @@ def _check_class(name: str, cls: Any, builtin: set) -> None:
 _USED: dict[str, type] = {}
 
 
-def use(schedulers: Union[Mapping[str, type], Sequence[type]]) -> None:
-    """Make `schedulers` ({name: class} or [class, ...]) available to every
-    later run in this process, as if passed to each `run(schedulers=...)`."""
+def use(schedulers: Union[None, Mapping[str, type], Sequence[type]] = None,
+        workloads: Union[None, Mapping[str, type], Sequence[type]] = None) -> None:
+    """Make `schedulers` and `workloads` ({name: class} or [class, ...])
+    available to every later run in this process, as if passed to each
+    `run(schedulers=..., workloads=...)`."""
     _USED.update(registry(schedulers, with_used=False))
+    _USED_WORKLOADS.update(workload_registry(workloads, with_used=False))
+
+
+_USED_WORKLOADS: dict[str, type] = {}
+
+
+def _check_workload(name: str, cls: Any) -> None:
+    where = f"workload plug-in '{name}'"
+    if not (isinstance(cls, type) and issubclass(cls, Workload)):
+        raise DiskschedError(f"{where}: {cls!r} is not a subclass of disksched.Workload")
+    is_open = getattr(cls, "requests", None) is not None
+    is_closed = getattr(cls, "first", None) is not None or getattr(cls, "next", None) is not None
+    if is_open == is_closed or (is_closed and not (hasattr(cls, "first") and hasattr(cls, "next"))):
+        raise DiskschedError(f"{where} ({_class_label(cls)}): define requests() (open) or first() and next() (closed)")
+    _check_tunables(where, cls)
+
+
+def workload_registry(workloads: Union[None, Mapping[str, type], Sequence[type]], with_used: bool = True) -> dict[str, type]:
+    """`workloads` ({name: class} or [class, ...]) checked, plus those of `use`: {name: class}."""
+    out = dict(_USED_WORKLOADS) if with_used else {}
+    if not workloads:
+        return out
+    items = workloads.items() if isinstance(workloads, Mapping) else [(scheduler_name(c), c) for c in workloads]
+    for name, cls in items:
+        if not isinstance(name, str) or not name:
+            raise DiskschedError(f"workload plug-in name {name!r}: expected a non-empty string")
+        _check_workload(name, cls)
+        out[name.lower()] = cls
+    return out
+
+
+def instantiate_workload(cls: type, values: dict) -> tuple[Workload, bool]:
+    """An instance with its tunables (and `capacity_blocks`) set before
+    `__init__`, and whether it is closed (the binding's side)."""
+    obj = cls.__new__(cls)
+    for k, v in values.items():
+        setattr(obj, k, v)
+    obj.__init__()
+    return obj, getattr(cls, "first", None) is not None
+
+
+def workload_violation(name: str, method: str, now_ns: int, msg: str) -> PluginError:
+    """The error that ends a run whose workload plug-in gave a bad request (called by the binding)."""
+    return PluginError(f"plug-in workload '{name}': {method}() at t = {now_ns / 1e6:.6f} ms: {msg}")
+
+
+def classifier_violation(now_ns: int, msg: str) -> PluginError:
+    """The error that ends a run whose classifier answered wrongly (called by the binding)."""
+    return PluginError(f"plug-in classifier: at t = {now_ns / 1e6:.6f} ms it {msg}")
 
 
 def registry(schedulers: Union[None, Mapping[str, type], Sequence[type]], with_used: bool = True) -> dict[str, type]:
@@ -219,9 +316,10 @@ def violation(name: str, method: str, now_ns: int, msg: str) -> PluginError:
     return PluginError(f"plug-in scheduler '{name}': {method}() broke the scheduler contract at t = {now_ns / 1e6:.6f} ms: {msg}")
 
 
-def load_file(path: Union[str, Path]) -> dict[str, type]:
-    """The schedulers a Python file defines ({name: class}): every
-    `disksched.Scheduler` subclass defined in it (not merely imported)."""
+def load_file(path: Union[str, Path]) -> tuple[dict[str, type], dict[str, type]]:
+    """The schedulers and workloads a Python file defines ({name: class}
+    each): every `disksched.Scheduler` / `disksched.Workload` subclass
+    defined in it (not merely imported)."""
     path = Path(path)
     if not path.is_file():
         raise DiskschedError(f"{path}: no such plug-in file")
@@ -235,8 +333,9 @@ def load_file(path: Union[str, Path]) -> dict[str, type]:
         spec.loader.exec_module(module)
     except Exception as e:
         raise PluginError(f"{path}: loading the plug-in raised:\n{_user_traceback(e)}") from None
-    found = {scheduler_name(c): c for _, c in inspect.getmembers(module, inspect.isclass)
-             if issubclass(c, Scheduler) and c is not Scheduler and c.__module__ == modname}
-    if not found:
-        raise DiskschedError(f"{path}: defines no disksched.Scheduler subclass")
-    return found
+    mine = [c for _, c in inspect.getmembers(module, inspect.isclass) if c.__module__ == modname]
+    scheds = {scheduler_name(c): c for c in mine if issubclass(c, Scheduler)}
+    loads = {scheduler_name(c): c for c in mine if issubclass(c, Workload)}
+    if not scheds and not loads:
+        raise DiskschedError(f"{path}: defines no disksched.Scheduler or disksched.Workload subclass")
+    return scheds, loads

@@ -20,21 +20,24 @@ from typing import Any, Optional
 
 from . import _core
 from ._core import DiskschedError
-from .plugins import PluginError, registry
+from .plugins import PluginError, registry, workload_registry
 
 
 class Simulation:
     """A simulation of `config` (a path or a dict, as for `disksched.run`,
-    with `overrides`, `seed`, `records` and `schedulers` likewise). With
+    with `overrides`, `seed`, `records`, `schedulers`, `workloads` and
+    `classifier` likewise). With
     `workload=False` the config's workload never starts: only requests
     `submit`ted run."""
 
     def __init__(self, config: Any, *, seed: Optional[int] = None, records: Optional[bool] = None,
-                 overrides: Any = None, schedulers: Any = None, workload: bool = True):
+                 overrides: Any = None, schedulers: Any = None, workload: bool = True, workloads: Any = None,
+                 classifier: Any = None):
         from . import check_seed, resolve
         from .overrides import merge, normalize
 
         plugins = registry(schedulers)
+        loads = workload_registry(workloads)
         seed = check_seed(seed)
         over = dict(overrides) if isinstance(overrides, dict) else overrides
         if records is not None:
@@ -42,7 +45,8 @@ class Simulation:
         self._res = resolve(config, over, flag="overrides" if not isinstance(overrides, (list, tuple)) else "--set")
         self._seed = seed
         try:
-            self._sim = _core.Simulation(self._res.text, self._res.origin, seed, plugins or None, workload)
+            self._sim = _core.Simulation(self._res.text, self._res.origin, seed, plugins or None, workload, loads or None,
+                                         classifier)
         except PluginError:
             raise
         except DiskschedError as e:

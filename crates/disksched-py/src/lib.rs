@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 mod plugin_sched;
+mod plugin_workload;
 mod simulation;
 
 create_exception!(_core, DiskschedError, PyValueError, "A user error: bad config, spec, tunable or file.");
@@ -87,7 +88,8 @@ fn records_dict(py: Python<'_>, r: Records, warmup_requests: u64) -> PyResult<Bo
 /// while the run goes, and the returned records hold only the last chunk.
 /// Returns (summary_json, counters_json, records or None, series or None).
 #[pyfunction]
-#[pyo3(signature = (config_text, origin, seed=None, progress=None, record_sink=None, record_chunk_rows=65536, schedulers=None))]
+#[pyo3(signature = (config_text, origin, seed=None, progress=None, record_sink=None, record_chunk_rows=65536, schedulers=None,
+                    workloads=None, classifier=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -98,6 +100,8 @@ fn run<'py>(
     record_sink: Option<PyObject>,
     record_chunk_rows: usize,
     schedulers: Option<Bound<'py, PyDict>>,
+    workloads: Option<Bound<'py, PyDict>>,
+    classifier: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(String, String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>)> {
     let mut cfg = if origin.ends_with(".json") {
         SimConfig::from_json(config_text, origin)
@@ -114,10 +118,14 @@ fn run<'py>(
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let warmup_requests = cfg.run.warmup_requests;
     // Python plug-ins (schedulers by name): their errors land in `raised` too.
-    let plugins = plugin_sched::Plugins::from_arg(py, schedulers.as_ref(), &raised)?;
+    let plugins = plugin_sched::Plugins::from_arg(py, schedulers.as_ref(), workloads.as_ref(), classifier.as_ref(), &raised)?;
     let run_it = || -> Result<_, Error> {
         let sim = match &plugins {
-            Some(p) => p.with(|| Simulation::new(&cfg))?,
+            Some(p) => {
+                let mut sim = p.with(|| Simulation::new(&cfg))?;
+                p.prepare(&mut sim);
+                sim
+            }
             None => Simulation::new(&cfg)?,
         };
         // A run with plug-ins keeps the GIL: they are called on every request.

@@ -271,19 +271,21 @@ fn leak(s: &str) -> &'static str {
     LEAKED.with(|m| *m.borrow_mut().entry(s.to_string()).or_insert_with(|| Box::leak(s.to_string().into_boxed_str())))
 }
 
-/// The plug-in schedulers of a run, by lower-case name.
+/// The plug-ins of a run: schedulers and workloads by lower-case name, and a classifier.
 pub struct Plugins {
     classes: HashMap<String, Rc<PluginClass>>,
+    workloads: HashMap<String, Rc<PluginClass>>,
+    classifier: Option<Py<PyAny>>,
     pub failure: Failure,
 }
 
-impl Plugins {
-    /// From `{name: class}`: each class's tunables read from the
-    /// `disksched.plugins.declarations(cls)` list of (name, unit, min, default, max, integer, help).
-    pub fn new(py: Python<'_>, schedulers: &Bound<'_, PyDict>, failure: Failure) -> PyResult<Plugins> {
-        let helpers = py.import("disksched.plugins")?;
-        let mut classes = HashMap::new();
-        for (name, cls) in schedulers.iter() {
+/// `{name: class}` with each class's tunables read from the
+/// `disksched.plugins.declarations(cls)` list of (name, unit, min, default, max, integer, help).
+fn classes(py: Python<'_>, dict: Option<&Bound<'_, PyDict>>) -> PyResult<HashMap<String, Rc<PluginClass>>> {
+    let helpers = py.import("disksched.plugins")?;
+    let mut classes = HashMap::new();
+    if let Some(dict) = dict {
+        for (name, cls) in dict.iter() {
             let name: String = name.extract()?;
             let decls: Vec<(String, String, f64, f64, f64, bool, String)> = helpers.call_method1("declarations", (&cls,))?.extract()?;
             let tunables: Vec<Tunable> = decls.iter().map(|(n, unit, min, default, max, integer, help)| {
@@ -296,7 +298,32 @@ impl Plugins {
             let tunables: &'static [Tunable] = Box::leak(tunables.into_boxed_slice());
             classes.insert(name.to_ascii_lowercase(), Rc::new(PluginClass { name: leak(&name), cls: cls.unbind(), tunables }));
         }
-        Ok(Plugins { classes, failure })
+    }
+    Ok(classes)
+}
+
+impl Plugins {
+    /// From `{name: class}` of schedulers (and of workloads, and a classifier function).
+    pub fn new(py: Python<'_>, schedulers: &Bound<'_, PyDict>, failure: Failure) -> PyResult<Plugins> {
+        Ok(Plugins { classes: classes(py, Some(schedulers))?, workloads: HashMap::new(), classifier: None, failure })
+    }
+
+    /// The workload factory (`kind = "plugin"`).
+    fn workload_factory(&self) -> Rc<disksched_core::workload::plugin::Factory> {
+        let workloads = self.workloads.clone();
+        let failure = self.failure.clone();
+        Rc::new(move |name: &str, settings: &[(String, f64)], capacity: u64, _sector_bytes: u32| {
+            let class = workloads.get(&name.to_ascii_lowercase())?.clone();
+            Some(build_workload(&class, settings, capacity, &failure))
+        })
+    }
+
+    /// Install the classifier, if any, on a built simulation.
+    pub fn prepare(&self, sim: &mut disksched_core::Simulation) {
+        if let Some(f) = &self.classifier {
+            let f = Python::with_gil(|py| f.clone_ref(py));
+            sim.set_classifier(crate::plugin_workload::classifier(f, self.failure.clone()));
+        }
     }
 
     /// The factory the core consults before its registry.
@@ -311,7 +338,7 @@ impl Plugins {
 
     /// Run `f` with these plug-ins buildable by name.
     pub fn with<R>(&self, f: impl FnOnce() -> R) -> R {
-        sched::with_factory(self.factory(), f)
+        sched::with_factory(self.factory(), || disksched_core::workload::plugin::with_factory(self.workload_factory(), f))
     }
 
     /// One scheduler of class `name` with default tunables (for `bench`).
@@ -634,13 +661,41 @@ impl Scheduler for PyScheduler {
 }
 
 impl Plugins {
-    /// The run's plug-ins from `run(..., schedulers=...)`: None without any.
-    pub fn from_arg(py: Python<'_>, schedulers: Option<&Bound<'_, PyDict>>, failure: &Failure) -> PyResult<Option<Plugins>> {
-        match schedulers {
-            Some(d) if !d.is_empty() => Ok(Some(Plugins::new(py, d, failure.clone())?)),
-            _ => Ok(None),
-        }
+    /// The run's plug-ins from `run(..., schedulers=..., workloads=..., classifier=...)`: None without any.
+    pub fn from_arg(py: Python<'_>, schedulers: Option<&Bound<'_, PyDict>>, workloads: Option<&Bound<'_, PyDict>>,
+                    classifier: Option<&Bound<'_, PyAny>>, failure: &Failure) -> PyResult<Option<Plugins>> {
+        let classifier = classifier.filter(|c| !c.is_none()).map(|c| c.clone().unbind());
+        let p = Plugins { classes: classes(py, schedulers)?, workloads: classes(py, workloads)?, classifier, failure: failure.clone() };
+        Ok((!p.classes.is_empty() || !p.workloads.is_empty() || p.classifier.is_some()).then_some(p))
     }
+}
+
+/// Instantiate workload `class` with `settings` checked against its tunables.
+fn build_workload(class: &PluginClass, settings: &[(String, f64)], capacity: u64, failure: &Failure)
+    -> Result<Box<dyn disksched_core::workload::Generator>, Error> {
+    let values = sched::check_tunables("workload.set", class.tunables, settings)?;
+    Python::with_gil(|py| {
+        let made = (|| -> PyResult<Box<dyn disksched_core::workload::Generator>> {
+            let kw = PyDict::new(py);
+            for t in class.tunables {
+                let v = values.get(t.name);
+                if t.ty == disksched_core::schema::Ty::Int {
+                    kw.set_item(t.name, v as i64)?;
+                } else {
+                    kw.set_item(t.name, v)?;
+                }
+            }
+            kw.set_item("capacity_blocks", capacity)?;
+            let helpers = py.import("disksched.plugins")?;
+            let (obj, closed): (Bound<PyAny>, bool) = helpers.call_method1("instantiate_workload", (class.cls.bind(py), kw))?.extract()?;
+            Ok(Box::new(crate::plugin_workload::PyWorkload::new(py, class.name, obj, closed, capacity, failure.clone())?))
+        })();
+        made.map_err(|e| {
+            let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+            fail(failure, e);
+            disksched_core::error::config_err(format!("workload plug-in '{}'", class.name), msg)
+        })
+    })
 }
 
 /// `f` with the GIL released, unless `keep` (a run calling Python plug-ins).

@@ -64,18 +64,22 @@ impl PySimulation {
     /// Build a run from config text (as `run`); with `start`, the config's
     /// workload runs (else only submitted requests do).
     #[new]
-    #[pyo3(signature = (config_text, origin, seed=None, schedulers=None, start=true))]
+    #[pyo3(signature = (config_text, origin, seed=None, schedulers=None, start=true, workloads=None, classifier=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(py: Python<'_>, config_text: &str, origin: &str, seed: Option<u64>, schedulers: Option<Bound<'_, PyDict>>,
-           start: bool) -> PyResult<PySimulation> {
+           start: bool, workloads: Option<Bound<'_, PyDict>>, classifier: Option<Bound<'_, PyAny>>) -> PyResult<PySimulation> {
         let mut cfg = if origin.ends_with(".json") { SimConfig::from_json(config_text, origin) } else { SimConfig::from_toml(config_text, origin) }
             .map_err(err)?;
         if let Some(s) = seed {
             cfg.seed = s;
         }
         let failure: Failure = Arc::default();
-        let plugins = Plugins::from_arg(py, schedulers.as_ref(), &failure)?;
+        let plugins = Plugins::from_arg(py, schedulers.as_ref(), workloads.as_ref(), classifier.as_ref(), &failure)?;
         let built = match &plugins {
-            Some(p) => p.with(|| Simulation::new(&cfg)),
+            Some(p) => p.with(|| Simulation::new(&cfg)).map(|mut sim| {
+                p.prepare(&mut sim);
+                sim
+            }),
             None => Simulation::new(&cfg),
         };
         let mut this = PySimulation { sim: None, plugins, failure, warmup_requests: cfg.run.warmup_requests };

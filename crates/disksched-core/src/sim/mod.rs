@@ -116,7 +116,14 @@ pub struct Simulation {
     completions: Vec<Request>,
     /// `start` has scheduled the workload's arrivals.
     started: bool,
+    /// Re-classifies each workload request on arrival (`set_classifier`).
+    classifier: Option<Box<Classifier>>,
 }
+
+/// A classifier hook: (client, flow, request, now) -> the request's flow; it
+/// may also set the request's class and deadline. Called for every request
+/// a workload (generator or trace) issues, before it enters the host queue.
+pub type Classifier = dyn FnMut(u32, u32, &mut IoSpec, SimTime) -> u32 + Send;
 
 /// The client of requests `submit`ted from outside the workload (no
 /// generator hears of them).
@@ -156,6 +163,12 @@ impl Simulation {
     /// Receive every run of background blocks as it is transferred: (task, lo, hi, time).
     pub fn on_background_transfer(&mut self, cb: crate::background::TransferCallback) {
         self.units[0].freeblock.on_transfer(cb);
+    }
+
+    /// Classify every workload request on arrival with `f` (flow, class,
+    /// deadline), replacing what the workload said.
+    pub fn set_classifier(&mut self, f: Box<Classifier>) {
+        self.classifier = Some(f);
     }
 
     /// The drive model every disk of the run is.
