@@ -279,3 +279,24 @@ def test_ctrl_c_stops_a_run_with_a_python_scheduler(tmp_path):
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
     assert time.monotonic() - t0 < 10
+
+
+def _capped_sptf():
+    from pathlib import Path
+
+    from disksched.plugins import load_file
+
+    scheds, _ = load_file(Path(__file__).parent.parent / "examples" / "plugins" / "capped_sptf.py")
+    return scheds["capped_sptf"]
+
+
+@pytest.mark.parametrize("level", ["host", "disk"])
+def test_the_docs_worked_example_is_fcfs_at_cap_0_and_sptf_with_a_cap_longer_than_any_wait(level):
+    cfg = _cfg(host__queue_threshold=1 if level == "host" else 16)
+    capped = _capped_sptf()
+    at = lambda name, **s: _records(cfg, overrides={f"{level}.scheduler": name, **{f"{level}.set.{k}": v for k, v in s.items()}},
+                                    schedulers=[capped])
+    assert at("capped_sptf", max_wait_ms=0).equals(_records(cfg, overrides={f"{level}.scheduler": "fcfs"}))
+    assert at("capped_sptf", max_wait_ms=60_000).equals(_records(cfg, overrides={f"{level}.scheduler": "sptf"}))
+    mid = disksched.run(cfg, overrides={f"{level}.scheduler": "capped_sptf", f"{level}.set.max_wait_ms": 20}, schedulers=[capped])
+    assert 0 < mid.counters["scheduler"][f"{level}.capped"] < mid.counters["completed"]

@@ -98,3 +98,86 @@ fn stepping_and_switching_by_hand_match_a_run_and_a_reconfigure_entry() {
     let by_hand = sim.into_result().unwrap();
     assert_eq!(by_hand.records.unwrap().done_ns, reconfigured_done);
 }
+
+// The Rust half of docs/writing-a-scheduler.md's worked example, as it
+// would sit in `src/sched/capped_sptf.rs` (there `tunable(...)` declares the
+// tunable and the registry builds it; here the factory stands in for both).
+mod capped_sptf {
+    use disksched_core::host::ReqId;
+    use disksched_core::sched::{SchedCtx, Scheduler, Tunable, Tunables};
+
+    /// Its tunables: name, unit, min, default, max, help.
+    pub const TUNABLES: &[Tunable] = &[Tunable::float("max_wait_ms", "ms", 0.0, 100.0, 60_000.0, "a request waiting this long goes next")];
+
+    /// SPTF, except that a request that has waited `max_wait_ms` or longer goes first (the oldest such).
+    pub struct CappedSptf {
+        held: Vec<ReqId>,
+        max_wait_ns: f64,
+        capped: u64,
+    }
+
+    impl CappedSptf {
+        pub fn new(t: &Tunables) -> CappedSptf {
+            CappedSptf { held: Vec::new(), max_wait_ns: t.get("max_wait_ms") * 1e6, capped: 0 }
+        }
+    }
+
+    impl Scheduler for CappedSptf {
+        fn name(&self) -> &'static str {
+            "capped_sptf"
+        }
+        fn insert(&mut self, id: ReqId, _ctx: &SchedCtx) {
+            self.held.push(id);
+        }
+        fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
+            let req = |i: usize| ctx.reqs.get(self.held[i]);
+            let oldest = (0..self.held.len()).min_by_key(|&i| req(i).seq)?;
+            let pick = if (ctx.now.0 - req(oldest).arrival.0) as f64 >= self.max_wait_ns {
+                self.capped += 1;
+                oldest
+            } else {
+                // The least predicted positioning time; ties to the older request.
+                let phase = ctx.predictor.phase_at(ctx.head.time);
+                (0..self.held.len()).min_by_key(|&i| {
+                    let r = req(i);
+                    (ctx.predictor.positioning(&ctx.head, phase, &r.target, r.is_write, r.blocks).total_ns(), r.seq)
+                })?
+            };
+            Some(self.held.swap_remove(pick))
+        }
+        fn drain(&mut self) -> Vec<ReqId> {
+            std::mem::take(&mut self.held)
+        }
+        fn len(&self) -> usize {
+            self.held.len()
+        }
+        fn counters(&self) -> Vec<(&'static str, u64)> {
+            vec![("capped", self.capped)]
+        }
+    }
+}
+
+#[test]
+fn the_docs_rust_example_is_fcfs_at_cap_0_and_sptf_with_a_cap_longer_than_any_wait() {
+    let factory: Rc<sched::Factory> = Rc::new(|what: &str, name: &str, settings: &[(String, f64)]| {
+        (name == "capped_sptf").then(|| {
+            let t = sched::check_tunables(what, capped_sptf::TUNABLES, settings)?;
+            Ok(Box::new(capped_sptf::CappedSptf::new(&t)) as Box<dyn Scheduler>)
+        })
+    });
+    let run = |sched: &str, cap: Option<f64>| {
+        let mut text = CONFIG.replace("lifo_test", sched);
+        if let Some(ms) = cap {
+            text = text.replace("queue_threshold = 1", &format!("queue_threshold = 1\nset = {{ max_wait_ms = {ms} }}"));
+        }
+        let cfg = common::config(&text);
+        sched::with_factory(factory.clone(), || Simulation::with_model(&cfg, common::atlas())).unwrap().run(&mut |_, _| true).unwrap()
+    };
+    let done = |r: disksched_core::RunResult| r.records.unwrap().done_ns;
+    assert_eq!(done(run("capped_sptf", Some(0.0))), done(run("fcfs", None)));
+    assert_eq!(done(run("capped_sptf", Some(60_000.0))), done(run("sptf", None)));
+    assert_ne!(done(run("sptf", None)), done(run("fcfs", None)), "the host's order matters in this config");
+    let mid = run("capped_sptf", Some(20.0));
+    let capped = mid.scheduler_counters.iter().find(|c| c.1 == "capped").unwrap().2;
+    assert!(capped > 0 && capped < mid.counters.completed, "{capped}");
+}
