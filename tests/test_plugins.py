@@ -266,13 +266,26 @@ def test_cli_plugin_file_makes_its_schedulers_nameable(tmp_path):
 
 
 def test_ctrl_c_stops_a_run_with_a_python_scheduler(tmp_path):
-    (tmp_path / "mine.py").write_text(PLUGIN_FILE)
+    started = tmp_path / "started"
+    # The plug-in marks the run as started (interpreter start-up on a loaded machine takes seconds).
+    (tmp_path / "mine.py").write_text(PLUGIN_FILE + textwrap.dedent(f'''
+        class Marks(Lifo):
+            name = "lifo"
+            def insert(self, id, ctx):
+                if not hasattr(self, "marked"):
+                    self.marked = open({str(started)!r}, "w").close()
+                super().insert(id, ctx)
+        del Lifo
+    '''))
     cfg = tmp_path / "long.toml"
     cfg.write_text('[disk]\nmodel = "atlas10k"\n[host]\nscheduler = "lifo"\nqueue_threshold = 1\n'
                    '[workload]\nkind = "open"\ninterarrival_ms = 10.0\n[run]\nrequests = 1000000000\n')
     p = subprocess.Popen(_cli() + ["run", str(cfg), "--plugin", str(tmp_path / "mine.py")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+    deadline = time.monotonic() + 120
+    while not started.exists() and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.1)
+    time.sleep(0.5)
     assert p.poll() is None, p.communicate()
     t0 = time.monotonic()
     p.send_signal(signal.SIGINT)
