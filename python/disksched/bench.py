@@ -63,7 +63,8 @@ def dispatch_rates(decisions: int) -> list[dict]:
             for s in DISPATCH_SCHEDULERS for d in DISPATCH_DEPTHS]
     plugins = _plugin_classes()
     for s in PLUGIN_SCHEDULERS:
-        rows.append({"scheduler": s[3:], "depth": 16, "decisions_per_s": _core.dispatch_rate(s[3:], 16, decisions, "atlas10k", 0)})
+        if not any(r["scheduler"] == s[3:] and r["depth"] == 16 for r in rows):  # the built-in twin, once
+            rows.append({"scheduler": s[3:], "depth": 16, "decisions_per_s": _core.dispatch_rate(s[3:], 16, decisions, "atlas10k", 0)})
         rows.append({"scheduler": s, "depth": 16,
                      "decisions_per_s": _core.plugin_dispatch_rate(plugins, s, 16, decisions, "atlas10k")})
     return rows
