@@ -99,13 +99,15 @@ def test_bench_json_has_every_run():
     assert all(r["runs_per_s"] > 0 and r["requests_per_run"] == 20_000 and r["driver_cpu_s"] >= 0 for r in sweeps)
     sims = [r for r in runs if r["workload"] not in ("dispatch", "parse", "hpl-replay", "sweep")]
     assert [(r["workload"], r["scheduler"]) for r in sims] == [
-        ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("closed32", "sptf"), ("closed128", "sptf"),
+        ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("open", "py_fcfs"), ("open", "py_sptf"),
+        ("closed32", "sptf"), ("closed128", "sptf"),
         ("oltp+freeblock", "sptf")]
     for r in sims:
         assert r["requests"] >= 1000 and r["wall_s"] > 0 and r["requests_per_s"] > 0 and r["peak_rss_mb"] > 0
     assert sims[-1]["planner_us_per_opportunity"] > 0
     dispatch = [r for r in runs if r["workload"] == "dispatch"]
-    assert {(r["scheduler"], r["depth"]) for r in dispatch} >= {("sptf", 16), ("sptf", 256), ("sptf", 1024)}
+    assert {(r["scheduler"], r["depth"]) for r in dispatch} >= {("sptf", 16), ("sptf", 256), ("sptf", 1024),
+                                                                ("py_fcfs", 16), ("py_sptf", 16)}
     assert all(r["decisions_per_s"] > 0 for r in dispatch)
     assert {(r["scheduler"], r.get("targets")) for r in dispatch} >= {("hrs", 4096), ("ecs", 4096)}
     parse = {r["format"]: r["lines_per_s"] for r in runs if r["workload"] == "parse"}

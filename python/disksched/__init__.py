@@ -18,9 +18,13 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._core import DiskschedError
+from .plugins import Io, PluginError, Scheduler, Tunable, Workload
 
 __all__ = ["run", "sweep", "Result", "DiskschedError", "load_config", "config_resolve", "resolve", "disks", "schedulers",
-           "shaper_info"]
+           "shaper_info", "Scheduler", "Tunable", "PluginError", "Simulation", "SUBMITTED", "Workload", "Io"]
+
+# The client of requests `Simulation.submit` admits (the core's `sim::SUBMITTED`).
+SUBMITTED = 2 ** 32 - 1
 __version__ = "0.1.0"
 
 Config = Union[str, Path, Mapping[str, Any]]
@@ -207,13 +211,23 @@ def resolve(config: Config, overrides: Any = None, *, check: bool = False, flag:
 
 def run(config: Config, *, seed: Optional[int] = None, records: Optional[bool] = None,
         overrides: Any = None, progress: Optional[Callable[[int, int], Any]] = None,
-        record_sink: Optional[Callable[[dict], Any]] = None, record_chunk_rows: int = 65536) -> Result:
+        record_sink: Optional[Callable[[dict], Any]] = None, record_chunk_rows: int = 65536,
+        schedulers: Any = None, workloads: Any = None, classifier: Optional[Callable] = None) -> Result:
     """Run a simulation. `config` is a path to a TOML file or a dict of the
     same shape; `overrides` sets any config key by its dotted path
     (`{"host.scheduler": "rr", "host.set.wait_ms": 5}`); `seed` and `records`
     (= `run.records`) override the config's. With `record_sink`, records are
     handed to it in chunks (dicts of columns; `records_frame` makes each a
-    DataFrame) as the run goes instead of being kept."""
+    DataFrame) as the run goes instead of being kept. `schedulers` adds Python
+    schedulers ({name: class} or [class, ...], `disksched.Scheduler`
+    subclasses) that the config may then name at any queue; `workloads`
+    likewise (`disksched.Workload`, `kind = "plugin"`); `classifier(arrival)`
+    re-classifies every workload request: None keeps it, else (flow, class,
+    deadline_ms relative to arrival or None)."""
+    from .plugins import registry, workload_registry
+
+    plugins = registry(schedulers)
+    loads = workload_registry(workloads)
     seed = check_seed(seed)
     over = dict(overrides) if isinstance(overrides, Mapping) else overrides
     if records is not None:
@@ -223,7 +237,9 @@ def run(config: Config, *, seed: Optional[int] = None, records: Optional[bool] =
     res = resolve(config, over, flag="overrides" if not isinstance(overrides, (list, tuple)) else "--set")
     try:
         summary, counters, cols, series = _core.run(res.text, res.origin, seed, progress, record_sink,
-                                                    record_chunk_rows)
+                                                    record_chunk_rows, plugins or None, loads or None, classifier)
+    except PluginError:
+        raise
     except DiskschedError as e:
         raise res.error(e) from None
     from . import provenance
@@ -262,3 +278,6 @@ def schedulers() -> list[dict]:
 def shaper_info() -> dict:
     """The traffic shaper: policies, policy tunables, per-class pipe tunables."""
     return json.loads(_core.shaper_info())
+
+
+from .simulation import Simulation  # noqa: E402  (it uses Result and resolve above)

@@ -1,6 +1,6 @@
 """Type stubs for the Rust extension module `disksched._core`."""
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -14,12 +14,17 @@ def run(
     progress: Optional[Callable[[int, int], object]] = ...,
     record_sink: Optional[Callable[[dict[str, np.ndarray]], object]] = ...,
     record_chunk_rows: int = ...,
+    schedulers: Optional[dict[str, type]] = ...,
+    workloads: Optional[dict[str, type]] = ...,
+    classifier: Optional[Callable[[Any], Any]] = ...,
 ) -> tuple[str, str, Optional[dict[str, np.ndarray]], Optional[dict]]:
     """Run a simulation from config text (TOML, or JSON if `origin` ends in `.json`); returns
     (summary JSON, counters JSON, record columns or None, time series or None: window_ms,
     per client-window columns client, class, window, bytes, requests, deadline_requests, missed,
     and samples sample_ns, sample_name, sample_value). With `record_sink`, records go to it in
-    chunks of `record_chunk_rows` while the run goes; the returned columns are the last chunk."""
+    chunks of `record_chunk_rows` while the run goes; the returned columns are the last chunk.
+    `schedulers` / `workloads`: Python plug-ins ({name: disksched.Scheduler / Workload subclass}) the config
+    may name; `classifier(arrival)`: None or (flow, class, deadline_ms) for every workload request."""
 
 def config_resolve(config_text: str, origin: str, check: bool = ...) -> tuple[str, str]:
     """Check a run config without running it (`check=False`: parse only); returns it resolved
@@ -67,3 +72,26 @@ def disk_characteristics(disk: str, seek_distances: list[int] = ..., cylinders: 
                          lbns: list[int] = ...) -> str:
     """JSON: geometry, zones with media rates (MB/s), average_seek_ms, seek_ms at `seek_distances`,
     cylinder_tracks ([[first LBN, count] by head]) of `cylinders`, lbn_cylinder (cylinder or null) of `lbns`."""
+
+def plugin_dispatch_rate(schedulers: dict[str, type], name: str, depth: int, decisions: int, disk: str) -> float:
+    """Dispatch decisions per second of plug-in scheduler `name` holding `depth` requests (as `dispatch_rate`)."""
+    ...
+
+class Simulation:
+    """A run driven step by step (`disksched.Simulation` wraps it)."""
+    def __init__(self, config_text: str, origin: str, seed: Optional[int] = ..., schedulers: Optional[dict[str, type]] = ...,
+                 start: bool = ..., workloads: Optional[dict[str, type]] = ...,
+                 classifier: Optional[Callable[[Any], Any]] = ...) -> None: ...
+    @property
+    def now_ns(self) -> int: ...
+    def submit(self, lbn: int, blocks: int, is_write: bool = ..., flow: Optional[int] = ..., class_: str = ...,
+               deadline_ns: Optional[int] = ...) -> None: ...
+    def run_until(self, until_ns: Optional[int] = ...) -> list[dict]: ...
+    def step(self) -> Optional[int]: ...
+    def take_completions(self) -> list[dict]: ...
+    def queues(self) -> list[tuple[str, int]]: ...
+    def schedulers(self) -> list[tuple[str, str]]: ...
+    def heads(self) -> list[tuple[int, int, int]]: ...
+    def counters(self) -> str: ...
+    def switch(self, queue: str, name: str, settings: Optional[dict[str, float]] = ...) -> None: ...
+    def result(self) -> tuple[str, str, Optional[dict[str, np.ndarray]], Optional[dict]]: ...

@@ -16,12 +16,14 @@ import time
 from . import _core
 
 OPEN_SCHEDULERS = ["fcfs", "clook", "sstf", "sptf"]
+# Python plug-ins (disksched.pysched) on the same `open` workload: the cost of calling Python per request.
+PLUGIN_SCHEDULERS = ["py_fcfs", "py_sptf"]
 
 
 def bench_configs(requests: int) -> list[tuple[str, str, dict]]:
     """(workload, scheduler, config) for every benchmark run."""
     runs = []
-    for sched in OPEN_SCHEDULERS:
+    for sched in OPEN_SCHEDULERS + PLUGIN_SCHEDULERS:
         runs.append(("open", sched, {
             "seed": 1,
             "disk": {"model": "atlas10k"},
@@ -55,9 +57,23 @@ DISPATCH_SCHEDULERS = ["sptf", "sptf_sw", "asptf"]
 
 
 def dispatch_rates(decisions: int) -> list[dict]:
-    """SPTF-family dispatch decisions per second at deep queues."""
-    return [{"scheduler": s, "depth": d, "decisions_per_s": _core.dispatch_rate(s, d, decisions, "atlas10k", 0)}
+    """SPTF-family dispatch decisions per second at deep queues, and the
+    Python plug-ins' (and their built-in twins') at depth 16."""
+    rows = [{"scheduler": s, "depth": d, "decisions_per_s": _core.dispatch_rate(s, d, decisions, "atlas10k", 0)}
             for s in DISPATCH_SCHEDULERS for d in DISPATCH_DEPTHS]
+    plugins = _plugin_classes()
+    for s in PLUGIN_SCHEDULERS:
+        if not any(r["scheduler"] == s[3:] and r["depth"] == 16 for r in rows):  # the built-in twin, once
+            rows.append({"scheduler": s[3:], "depth": 16, "decisions_per_s": _core.dispatch_rate(s[3:], 16, decisions, "atlas10k", 0)})
+        rows.append({"scheduler": s, "depth": 16,
+                     "decisions_per_s": _core.plugin_dispatch_rate(plugins, s, 16, decisions, "atlas10k")})
+    return rows
+
+
+def _plugin_classes() -> dict:
+    from .pysched import PyFcfs, PySptf
+
+    return {"py_fcfs": PyFcfs, "py_sptf": PySptf}
 
 
 RANGE_SCHEDULERS = ["hrs", "ecs"]
@@ -103,7 +119,9 @@ def measure(config: dict) -> dict:
     """Run one config in this process and measure it."""
     _core.heap_bytes(reset=True)
     t0 = time.perf_counter()
-    summary, counters, _, _ = _core.run(json.dumps(config), "<bench>.json", None)
+    host = config.get("host", {}).get("scheduler", "")
+    plugins = _plugin_classes() if host in PLUGIN_SCHEDULERS else None
+    summary, counters, _, _ = _core.run(json.dumps(config), "<bench>.json", None, schedulers=plugins)
     wall = time.perf_counter() - t0
     completed = json.loads(counters)["completed"]
     fb = json.loads(summary).get("freeblock")

@@ -119,7 +119,9 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
         records: bool = typer.Option(False, "--records", help="Write every request to OUT/records.parquet, "
                                      "streamed in chunks (memory stays flat at any run length)."),
         force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files."),
-        log_x: bool = typer.Option(False, "--log-x", help="Response-time CDFs on a logarithmic time axis.")) -> None:
+        log_x: bool = typer.Option(False, "--log-x", help="Response-time CDFs on a logarithmic time axis."),
+        plugin: list[Path] = typer.Option([], "--plugin", help="A Python file defining disksched.Scheduler / Workload subclasses; "
+                                          "the config may name them (repeatable; docs/writing-a-scheduler.md).")) -> None:
     """Run one simulation from a config file."""
     from contextlib import nullcontext
 
@@ -127,6 +129,7 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
     from .output import output_dir, summary_rows
     from .overrides import parse_assignments
 
+    _use_plugins(plugin)
     # Every mistake that does not need the run is reported before it starts.
     seed = check_seed(seed, "--seed")
     overrides = parse_assignments(set_, "--set")
@@ -154,6 +157,14 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
         console.print(_table(str(config), ["metric", "value"], [list(r) for r in summary_rows(result.summary)]))
         if out is not None:
             console.print(f"wrote {out}/: {', '.join(written)}", highlight=False)
+
+
+def _use_plugins(files: list[Path]) -> None:
+    """Register the schedulers of each `--plugin` file for the runs of this command."""
+    from . import plugins
+
+    for f in files:
+        plugins.use(*plugins.load_file(f))
 
 
 class SweepProgress(Progress):

@@ -14,6 +14,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod plugin_sched;
+mod plugin_workload;
+mod simulation;
+
 create_exception!(_core, DiskschedError, PyValueError, "A user error: bad config, spec, tunable or file.");
 
 /// Counts the Rust heap so benchmarks can report the simulator's own memory.
@@ -84,7 +88,9 @@ fn records_dict(py: Python<'_>, r: Records, warmup_requests: u64) -> PyResult<Bo
 /// while the run goes, and the returned records hold only the last chunk.
 /// Returns (summary_json, counters_json, records or None, series or None).
 #[pyfunction]
-#[pyo3(signature = (config_text, origin, seed=None, progress=None, record_sink=None, record_chunk_rows=65536))]
+#[pyo3(signature = (config_text, origin, seed=None, progress=None, record_sink=None, record_chunk_rows=65536, schedulers=None,
+                    workloads=None, classifier=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     config_text: &str,
@@ -93,6 +99,9 @@ fn run<'py>(
     progress: Option<PyObject>,
     record_sink: Option<PyObject>,
     record_chunk_rows: usize,
+    schedulers: Option<Bound<'py, PyDict>>,
+    workloads: Option<Bound<'py, PyDict>>,
+    classifier: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(String, String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>)> {
     let mut cfg = if origin.ends_with(".json") {
         SimConfig::from_json(config_text, origin)
@@ -108,9 +117,20 @@ fn run<'py>(
     // into "interrupted".
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let warmup_requests = cfg.run.warmup_requests;
+    // Python plug-ins (schedulers by name): their errors land in `raised` too.
+    let plugins = plugin_sched::Plugins::from_arg(py, schedulers.as_ref(), workloads.as_ref(), classifier.as_ref(), &raised)?;
     let run_it = || -> Result<_, Error> {
-        let sim = Simulation::new(&cfg)?;
-        py.allow_threads(|| {
+        let sim = match &plugins {
+            Some(p) => {
+                let mut sim = p.with(|| Simulation::new(&cfg))?;
+                p.prepare(&mut sim);
+                sim
+            }
+            None => Simulation::new(&cfg)?,
+        };
+        // A run with plug-ins keeps the GIL: they are called on every request.
+        let keep_gil = plugins.is_some();
+        plugin_sched::maybe_allow_threads(py, keep_gil, || {
             let mut cb = |done: u64, total: u64| -> bool {
                 if raised.lock().unwrap().is_some() {
                     return false;
@@ -158,6 +178,14 @@ fn run<'py>(
     }
     py.check_signals()?;
     let result = result.map_err(err)?;
+    result_tuple(py, result, warmup_requests)
+}
+
+/// The Python side of a run's result: (summary_json, counters_json, records or None, series or None).
+pub(crate) type ResultTuple<'py> = (String, String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>);
+
+/// A finished run's result as `run` returns it to Python.
+pub(crate) fn result_tuple(py: Python<'_>, result: disksched_core::sim::RunResult, warmup_requests: u64) -> PyResult<ResultTuple<'_>> {
     let mut summary = serde_json::to_value(&result.summary).map_err(json_err)?;
     if let Some(f) = &result.freeblock {
         summary["freeblock"] = serde_json::to_value(f).map_err(json_err)?;
@@ -425,6 +453,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shaper_info, m)?)?;
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_sched::plugin_dispatch_rate, m)?)?;
+    m.add_class::<simulation::PySimulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(disk_import, m)?)?;

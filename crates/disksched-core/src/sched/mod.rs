@@ -336,6 +336,33 @@ pub fn lookup(name: &str) -> Result<&'static SchedInfo> {
     })
 }
 
+/// Schedulers from outside the registry (plug-ins: the Python binding's).
+/// Called with (what, name, settings) as `build_as` gets them (`what`: the
+/// settings' place in the config, or the name); `None` if it knows no
+/// scheduler of that name, which then goes to the registry. The factory
+/// checks the settings against its own declared tunables (`check_tunables`).
+pub type Factory = dyn Fn(&str, &str, &[(String, f64)]) -> Option<Result<Box<dyn Scheduler>>>;
+
+thread_local! {
+    // Per thread, like the record sink: a run is built on one thread, and
+    // the factory need not be `Send` (the binding's holds Python objects).
+    static FACTORY: std::cell::RefCell<Option<std::rc::Rc<Factory>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f` with `factory` consulted before the registry by every `build` /
+/// `build_as` on this thread (the previous factory, if any, comes back after).
+pub fn with_factory<R>(factory: std::rc::Rc<Factory>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<std::rc::Rc<Factory>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            FACTORY.with(|s| *s.borrow_mut() = prev);
+        }
+    }
+    let _restore = Restore(FACTORY.with(|s| s.borrow_mut().replace(factory)));
+    f()
+}
+
 /// Build a scheduler by name with `key=value` settings checked against its tunables.
 pub fn build(name: &str, settings: &[(String, f64)]) -> Result<Box<dyn Scheduler>> {
     build_as(None, name, settings)
@@ -344,6 +371,11 @@ pub fn build(name: &str, settings: &[(String, f64)]) -> Result<Box<dyn Scheduler
 /// `build`, with tunable errors naming `what.key` (e.g. `set.wait_ms`, the
 /// key's place in the config) instead of `<scheduler>.key`.
 pub fn build_as(what: Option<&str>, name: &str, settings: &[(String, f64)]) -> Result<Box<dyn Scheduler>> {
+    if let Some(factory) = FACTORY.with(|s| s.borrow().clone()) {
+        if let Some(built) = factory(what.unwrap_or(name), name, settings) {
+            return built;
+        }
+    }
     let info = lookup(name)?;
     Ok((info.build)(&check_tunables(what.unwrap_or(info.name), info.tunables, settings)?))
 }
@@ -372,10 +404,15 @@ pub fn check_tunables(what: &str, decls: &'static [Tunable], settings: &[(String
 /// For `disksched bench`.
 pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, range_blocks: u32,
                      model: std::sync::Arc<crate::disk::DiskModel>) -> Result<f64> {
+    dispatch_rate_of(build(name, &[])?, depth, decisions, range_blocks, model)
+}
+
+/// `dispatch_rate` of a scheduler already built (a plug-in's).
+pub fn dispatch_rate_of(mut s: Box<dyn Scheduler>, depth: usize, decisions: u64, range_blocks: u32,
+                        model: std::sync::Arc<crate::disk::DiskModel>) -> Result<f64> {
     use crate::host::range::{best_start, RangeSpec, Targets};
     use crate::host::Request;
     use rand::{Rng, SeedableRng};
-    let mut s = build(name, &[])?;
     let predictor = Predictor::exact(model.clone());
     let mut reqs = RequestTable::default();
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
@@ -401,7 +438,8 @@ pub fn dispatch_rate(name: &str, depth: usize, decisions: u64, range_blocks: u32
     let clock = std::time::Instant::now();
     for _ in 0..decisions {
         let ctx = SchedCtx::standalone(&reqs, &predictor, head);
-        let id = s.dispatch(&ctx, true).expect("queue is never empty");
+        let id = s.dispatch(&ctx, true).ok_or_else(|| crate::error::Error::Invariant(format!(
+            "{}: nothing from a forced dispatch holding {} requests", s.name(), s.len())))?;
         let r = reqs.remove(id);
         let target = match r.range.as_deref() {
             Some(t) => {

@@ -120,6 +120,7 @@ impl Simulation {
             reconfigure,
             completions: Vec::new(),
             started: false,
+            classifier: None,
         })
     }
 }

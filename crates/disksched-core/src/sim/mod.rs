@@ -116,7 +116,14 @@ pub struct Simulation {
     completions: Vec<Request>,
     /// `start` has scheduled the workload's arrivals.
     started: bool,
+    /// Re-classifies each workload request on arrival (`set_classifier`).
+    classifier: Option<Box<Classifier>>,
 }
+
+/// A classifier hook: (client, flow, request, now) -> the request's flow; it
+/// may also set the request's class and deadline. Called for every request
+/// a workload (generator or trace) issues, before it enters the host queue.
+pub type Classifier = dyn FnMut(u32, u32, &mut IoSpec, SimTime) -> u32 + Send;
 
 /// The client of requests `submit`ted from outside the workload (no
 /// generator hears of them).
@@ -158,6 +165,12 @@ impl Simulation {
         self.units[0].freeblock.on_transfer(cb);
     }
 
+    /// Classify every workload request on arrival with `f` (flow, class,
+    /// deadline), replacing what the workload said.
+    pub fn set_classifier(&mut self, f: Box<Classifier>) {
+        self.classifier = Some(f);
+    }
+
     /// The drive model every disk of the run is.
     pub fn model(&self) -> &Arc<DiskModel> {
         &self.model
@@ -185,6 +198,11 @@ impl Simulation {
     /// `io.flow`, else `SUBMITTED`. The workload's own arrivals start only
     /// with `start`.
     pub fn submit(&mut self, io: IoSpec) -> Result<()> {
+        let capacity = self.array.capacity();
+        if io.blocks == 0 || io.lbn.checked_add(io.blocks as u64).is_none_or(|end| end > capacity) {
+            return Err(crate::error::config_err("submit", format!(
+                "{} blocks at LBN {}: expected at least 1 block, all below the capacity of {capacity} blocks", io.blocks, io.lbn)));
+        }
         let now = self.engine.now();
         self.admit(SUBMITTED, io.flow.unwrap_or(SUBMITTED), io, now)
     }
@@ -210,6 +228,71 @@ impl Simulation {
     /// The simulated time now.
     pub fn now(&self) -> SimTime {
         self.engine.now()
+    }
+
+    /// Step-by-step use: handle the next event; its time, or `None` when
+    /// no event is left (the run is over). Submitted requests that complete
+    /// are kept for `take_completions`.
+    pub fn step(&mut self) -> Result<Option<SimTime>> {
+        let Some((now, ev)) = self.engine.step() else { return Ok(None) };
+        self.handle(ev, now)?;
+        Ok(Some(now))
+    }
+
+    /// Step-by-step use: the time of the next event, if any.
+    pub fn next_event_time(&self) -> Option<SimTime> {
+        self.engine.peek()
+    }
+
+    /// Step-by-step use: the submitted requests that completed since the
+    /// last `run_until` or `take_completions`.
+    pub fn take_completions(&mut self) -> Vec<Request> {
+        std::mem::take(&mut self.completions)
+    }
+
+    /// Step-by-step use: requests queued at each level now, as (level,
+    /// requests): "host", "controller" if any, then "disk" once per disk
+    /// (the drive's command queue; the one in service not counted).
+    pub fn queue_lengths(&self) -> Vec<(&'static str, usize)> {
+        self.levels.iter().map(|l| (l.name, l.pending())).chain(self.units.iter().map(|u| (u.queue.name, u.queue.sched.len()))).collect()
+    }
+
+    /// Step-by-step use: each disk's heads as the drive has them now (cylinder, head, free at).
+    pub fn heads(&self) -> Vec<HeadState> {
+        let now = self.engine.now();
+        self.units.iter().map(|u| u.head(now)).collect()
+    }
+
+    /// Step-by-step use: the request accounting so far.
+    pub fn counters_now(&self) -> Counters {
+        self.counters()
+    }
+
+    /// Step-by-step use: each queue's scheduler, as (level, name), in `queue_lengths` order.
+    pub fn scheduler_names(&self) -> Vec<(&'static str, &'static str)> {
+        self.levels.iter().chain(self.units.iter().map(|u| &u.queue)).map(|l| (l.name, l.sched.name())).collect()
+    }
+
+    /// Step-by-step use: switch `queue` ("host", "controller" or "disk": every
+    /// disk's) to scheduler `name` with `settings`, now, through the same path
+    /// as a `[[reconfigure]]` entry (queued requests move across in arrival order).
+    pub fn switch_scheduler(&mut self, queue: &str, name: &str, settings: &[(String, f64)]) -> Result<()> {
+        let which = match queue {
+            "host" => Reconfigured::Level(0),
+            "controller" if self.levels.len() > 1 => Reconfigured::Level(1),
+            "disk" => Reconfigured::Disks,
+            _ => return Err(crate::error::config_err("queue", format!(
+                "'{queue}': expected host, {}or disk", if self.levels.len() > 1 { "controller " } else { "" }))),
+        };
+        let copies = if matches!(which, Reconfigured::Disks) { self.units.len() } else { 1 };
+        let new = (0..copies).map(|_| crate::sched::build_as(Some("set"), name, settings)).collect::<Result<Vec<_>>>()
+            .map_err(|e| match e {
+                Error::Config { what, msg } => Error::Config { what: format!("{queue}.{what}"), msg },
+                e => e,
+            })?;
+        let now = self.engine.now();
+        self.reconfigure.push((now, which, new));
+        self.reconfigure(self.reconfigure.len() - 1, now)
     }
 
     /// Schedule the reconfigurations and the workload's first arrivals

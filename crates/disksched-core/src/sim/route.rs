@@ -31,7 +31,11 @@ impl Simulation {
         if let Some(t) = next {
             self.schedule(t, Event::RequestArrived { client });
         }
-        let flow = io.flow.unwrap_or_else(|| self.generator.flow(client));
+        let mut flow = io.flow.unwrap_or_else(|| self.generator.flow(client));
+        let mut io = io;
+        if let Some(classify) = &mut self.classifier {
+            flow = classify(client, flow, &mut io, now);
+        }
         self.admit(client, flow, io, now)
     }
 

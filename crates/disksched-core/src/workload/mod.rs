@@ -13,6 +13,7 @@ pub mod local;
 pub mod mix;
 pub mod onoff;
 pub mod open;
+pub mod plugin;
 pub mod range_alloc;
 pub mod range_writes;
 pub mod replay;
@@ -117,6 +118,8 @@ pub enum WorkloadConfig {
     RangeWrites(range_writes::RangeWritesConfig),
     /// A log-structured allocator that hands the drive every free slot of a group.
     RangeAlloc(range_alloc::RangeAllocConfig),
+    /// A workload plug-in provided by the caller (Python), by name.
+    Plugin(plugin::PluginConfig),
 }
 
 impl WorkloadConfig {
@@ -138,6 +141,7 @@ impl WorkloadConfig {
             WorkloadConfig::Mix(c) => Box::new(mix::Mix::new(c, capacity_blocks, sector_bytes, base_dir)?),
             WorkloadConfig::RangeWrites(c) => Box::new(range_writes::RangeWrites::new(c.clone(), capacity_blocks)?),
             WorkloadConfig::RangeAlloc(c) => Box::new(range_alloc::RangeAlloc::new(c.clone(), capacity_blocks)?),
+            WorkloadConfig::Plugin(c) => plugin::build(c, capacity_blocks, sector_bytes)?,
         })
     }
 }
@@ -198,6 +202,7 @@ pub const KINDS: &[(&str, &str, &[&[Param]])] = &[
     ("mix", "Several workloads at once, each with its own clients and class.", &[mix::PARAMS]),
     ("range-writes", "Randomized range writes (Anand et al. 2008).", &[range_writes::PARAMS]),
     ("range-alloc", "A log-structured allocator that hands the drive every free slot of a group.", &[range_alloc::PARAMS]),
+    ("plugin", "A workload plug-in by name (Python `disksched.Workload`; docs/writing-a-scheduler.md).", &[plugin::PARAMS]),
 ];
 
 /// `kind = "oltp"` takes no fields; this refuses any (a unit variant would

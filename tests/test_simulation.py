@@ -1,0 +1,77 @@
+"""disksched.Simulation: a run advanced step by step from Python gives the
+same result as disksched.run, and can be inspected, fed and switched."""
+
+import pytest
+
+import disksched
+from disksched.pysched import PySptf
+
+CFG = {"seed": 2, "disk": {"model": "atlas10k", "scheduler": "sptf"}, "host": {"scheduler": "fcfs", "queue_threshold": 8},
+       "workload": {"kind": "oltp"}, "run": {"requests": 3000, "records": True}}
+
+
+def test_stepping_in_pieces_gives_the_result_of_run():
+    ref = disksched.run(CFG)
+    sim = disksched.Simulation(CFG)
+    for t in range(0, 5000, 77):
+        sim.run(until_ms=t)
+        assert sim.now_ms == t
+    times = [sim.step() for _ in range(100)]
+    assert times == sorted(times) and times[0] >= 4928
+    assert sim.run() == []  # nothing was submitted
+    r = sim.result()
+    assert r.summary == ref.summary and r.counters == ref.counters
+    assert r.records().equals(ref.records())
+    with pytest.raises(disksched.DiskschedError, match="has ended"):
+        sim.run()
+
+
+def test_inspecting_queues_heads_and_counters():
+    sim = disksched.Simulation(CFG)
+    sim.run(until_ms=3000)
+    q, c = sim.queues(), sim.counters()
+    assert set(q) == {"host", "disk"} and len(q["disk"]) == 1
+    # OLTP: 10 closed clients, host threshold 8: what has arrived is done, queued, or in service (at most one).
+    outstanding = c["arrived"] - c["completed"]
+    assert q["host"] + q["disk"][0] <= outstanding <= q["host"] + q["disk"][0] + 1 <= 10
+    (head,) = sim.heads()
+    assert 0 <= head["cylinder"] < 100_000 and head["free_at_ms"] >= 0
+    assert sim.schedulers() == {"host": "fcfs", "disk": "sptf"}
+
+
+def test_switching_a_scheduler_mid_run_is_the_reconfigure_path():
+    # Switching by hand at 2 s is the [[reconfigure]] entry at 2 s.
+    ref = disksched.run({**CFG, "reconfigure": [{"at_ms": 2000, "queue": "disk", "scheduler": "fcfs"}]})
+    sim = disksched.Simulation(CFG)
+    sim.run(until_ms=2000)
+    sim.switch("disk", "fcfs")
+    assert sim.schedulers()["disk"] == "fcfs"
+    sim.run()
+    assert sim.result().records().equals(ref.records())
+    # A Python scheduler too; py_sptf schedules as sptf, so the run is the unswitched one.
+    sim = disksched.Simulation(CFG, schedulers=[PySptf])
+    sim.run(until_ms=2000)
+    sim.switch("disk", "py_sptf")
+    sim.run()
+    assert sim.result().records().equals(disksched.run(CFG).records())
+    with pytest.raises(disksched.DiskschedError, match=r"host\.set\.window_pct: 3000 % is out of range \[0, 1000\]"):
+        disksched.Simulation(CFG).switch("host", "sptf_sw", window_pct=3000)
+    with pytest.raises(disksched.DiskschedError, match="'controller': expected host, or disk"):
+        disksched.Simulation(CFG).switch("controller", "fcfs")
+
+
+def test_submitted_requests_are_served_and_timed_by_the_drive():
+    sim = disksched.Simulation(CFG, workload=False)
+    sim.submit(1000, 8)
+    sim.submit(5_000_000, 16, write=True)
+    done = sim.run(until_ms=100)
+    assert [(d["lbn"], d["blocks"], d["is_write"]) for d in done] == [(1000, 8, False), (5_000_000, 16, True)]
+    a, b = done
+    assert a["arrival_ns"] == b["arrival_ns"] == 0
+    assert 0 < a["done_ns"] <= b["started_ns"] < b["done_ns"]  # one at a time, FCFS at the host
+    with pytest.raises(disksched.DiskschedError, match="below the capacity of"):
+        sim.submit(10 ** 12, 8)
+    with pytest.raises(disksched.DiskschedError, match="expected at least 1 block"):
+        sim.submit(0, 0)
+    with pytest.raises(disksched.DiskschedError, match="is before the simulated time now"):
+        sim.run(until_ms=50)
