@@ -257,6 +257,10 @@ def test_cli_plugin_file_makes_its_schedulers_nameable(tmp_path):
     lifo = json.loads(out.stdout)
     ref = disksched.run(cfg, schedulers=[Lifo], records=False)
     assert lifo == ref.summary
+    # --out runs the simulation in a process of its own: the plug-in is registered there too.
+    subprocess.run(_cli() + ["run", str(cfg), "--plugin", str(tmp_path / "mine.py"), "--out", str(tmp_path / "o")],
+                   capture_output=True, text=True, check=True)
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["summary"] == ref.summary
     # Without --plugin the name is unknown: one line, exit 2. An imported class is not registered.
     bad = subprocess.run(_cli() + ["run", str(cfg)], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown scheduler 'lifo'" in bad.stderr

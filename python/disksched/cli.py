@@ -143,7 +143,7 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
 
             try:
                 result, written = run_to_dir(tmp, config, overrides, seed, progress, config.name, log_x=log_x,
-                                             parquet=records)
+                                             parquet=records, plugins=plugin)
             finally:
                 progress.close()
         else:

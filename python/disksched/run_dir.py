@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import DiskschedError, Result, load_config
 
@@ -62,17 +62,18 @@ def _child(job: Mapping[str, Any], progress: Optional[Callable[[int, int], Any]]
 
 def run_to_dir(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
                progress: Optional[Callable[[int, int], Any]], name: str, log_x: bool = False,
-               parquet: bool = False) -> tuple[Result, list[str]]:
+               parquet: bool = False, plugins: Sequence[Path] = ()) -> tuple[Result, list[str]]:
     """Run and write what `disksched run --out` writes into `out` (a fresh
     folder): summary.json (with provenance), plots, series and, with
-    `parquet`, records.parquet. Returns the result (summary, counters and
+    `parquet`, records.parquet. `plugins`: `--plugin` files, registered again
+    in the simulation's process. Returns the result (summary, counters and
     provenance) and the names written."""
     out = Path(out)
     state = out / f".state-{os.getpid()}.pickle"
     is_path = not isinstance(config, Mapping)
     job = {"step": "simulation", "out": str(out), "state": str(state), "config": str(config) if is_path else None,
            "config_json": None if is_path else load_config(config)[0], "overrides": dict(overrides or {}),
-           "seed": seed, "parquet": parquet}
+           "seed": seed, "parquet": parquet, "plugins": [str(Path(f).resolve()) for f in plugins]}
     try:
         _child(job, progress)
         written = _child({"step": "plotting", "out": str(out), "state": str(state), "name": name, "log_x": log_x,
@@ -96,8 +97,11 @@ def _main(job_text: str) -> int:
 
     try:
         if job["step"] == "simulation":
+            from . import plugins
             from .records import simulate
 
+            for f in job["plugins"]:
+                plugins.use(*plugins.load_file(f))
             config = job["config"] if job["config"] is not None else json.loads(job["config_json"])
             result, acc, p = simulate(Path(job["out"]), config, job["overrides"], job["seed"], progress,
                                       job["parquet"])
