@@ -214,6 +214,7 @@ pub fn sections() -> Vec<Section> {
         s.push(section(format!("host.shaper.{class}"), format!("Gates of the {class} pipe; 0 = no such gate."), qos::PIPE_TUNABLES));
     }
     s.push(section("controller", "A controller queue between the host queue and the disks (optional).", config::CONTROLLER_PARAMS));
+    s.push(section("host.belief", "A level's belief of the drive (also `controller.belief`, `freeblock.belief`); absent: exact.", crate::disk::belief::BELIEF_PARAMS));
     s.push(section("run", "How long the run lasts and what it keeps.", config::RUN_PARAMS));
     s.push(section("reconfigure[]", "Run-time changes of a queue's scheduler (a list of tables).", config::RECONFIGURE_PARAMS));
     s.push(section("freeblock", "Freeblock scheduling of background tasks (optional).", background::FREEBLOCK_PARAMS));

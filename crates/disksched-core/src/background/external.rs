@@ -121,11 +121,19 @@ pub struct External {
     rev_ns: u64,
     sum: ExternalSummary,
     pieces: Vec<TrackPiece>,
+    /// Commands kept at the drive: 2 (the paper's) or 1 (no overlap).
+    depth: u32,
 }
 
 impl External {
-    /// An external scheduler for a drive of `model`, the truth disturbed by `noise` from `seed`'s random stream.
+    /// An external scheduler whose belief of the drive is `model`, the truth
+    /// disturbed by `noise` from `seed`'s random stream, two commands at the drive.
     pub fn new(model: std::sync::Arc<DiskModel>, noise: &NoiseConfig, seed: u64) -> External {
+        Self::with_depth(model, noise, seed, 2)
+    }
+
+    /// As `new`, keeping `depth` (1 or 2) commands at the drive.
+    pub fn with_depth(model: std::sync::Arc<DiskModel>, noise: &NoiseConfig, seed: u64, depth: u32) -> External {
         let rev_ns = model.mech.revolution_ns();
         External {
             truth: NoisyTruth::new(noise, seed, rev_ns),
@@ -137,7 +145,19 @@ impl External {
             rev_ns,
             sum: ExternalSummary { error_counts: vec![0; ERR_BINS], error_bin_us: ERR_BIN_US, error_first_us: ERR_FIRST_US, ..Default::default() },
             pieces: Vec::with_capacity(4),
+            depth,
         }
+    }
+
+    /// When a command that became ready at `ready` is issued: once the
+    /// command `depth` places ahead of it has completed.
+    fn issue_at(&self, ready: u64) -> u64 {
+        ready.max(if self.depth >= 2 { self.done[0] } else { self.done[1] })
+    }
+
+    /// The belief's model of the drive.
+    pub fn model(&self) -> &std::sync::Arc<DiskModel> {
+        &self.model
     }
 
     /// The host's belief of the heads after the last command it sent.
@@ -189,7 +209,7 @@ impl External {
     #[allow(clippy::too_many_arguments)]
     pub fn serve(&mut self, drive: &mut Drive, fg: &Foreground, planner: Option<&mut Planner>, tasks: &mut Tasks,
                  bg_write: bool, summary: &mut super::FreeblockSummary, planner_ns: &mut u128) -> Service {
-        let issue = fg.ready.0.max(self.done[0]);
+        let issue = self.issue_at(fg.ready.0);
         let from = self.belief;
         let direct = self.predict(&from, issue, fg.lbn, fg.blocks, fg.is_write);
         let bg = match planner.as_deref() {
@@ -218,7 +238,7 @@ impl External {
                 self.sum.background_commands += 1;
                 self.sum.command_blocks += n;
                 summary.free_blocks += n;
-                let behind = fg.ready.0.max(self.done[0]);
+                let behind = self.issue_at(fg.ready.0);
                 self.serve_truth(drive, behind, fg.lbn, fg.blocks, fg.is_write)
             }
             _ => self.serve_truth(drive, issue, fg.lbn, fg.blocks, fg.is_write),
@@ -241,6 +261,8 @@ impl External {
         let ctl = &self.model.controller;
         let t0 = (issue + ctl.overhead_ns[bg_write as usize][from.last_was_write as usize]).max(from.time.0);
         // Behind a command of its own the foreground request is issued when the one before it completes.
+        // With one command at the drive it is issued when the background command completes: the planner
+        // cannot know when that is before choosing one, so it plans as with two and the check below decides.
         let behind = fg.ready.0.max(self.belief_done.max(self.done[1]));
         let fg_start_behind = behind + ctl.overhead_ns[fg.is_write as usize][bg_write as usize];
         let b = planner.plan_external(SimTime(t0), (from.cylinder, from.head), (fg.cylinder, fg.head), SimTime(direct.media_start),
@@ -253,6 +275,7 @@ impl External {
             same_pass(self.predict(from, issue, b.lbn, b.blocks + fg.blocks, false).media_end, direct.media_end)
         } else {
             let p = self.predict(from, issue, b.lbn, b.blocks, bg_write);
+            let behind = if self.depth >= 2 { behind } else { behind.max(p.done) };
             same_pass(self.predict(&p.end, behind, fg.lbn, fg.blocks, fg.is_write).media_start, direct.media_start)
         };
         if !ok {

@@ -62,10 +62,21 @@ impl Freeblock for Off {}
 
 /// The mode `cfg` asks for (`Off` without a `[freeblock]` section).
 pub fn build(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, seed: u64) -> Result<Box<dyn Freeblock>> {
+    build_with_belief(cfg, model, model, seed)
+}
+
+/// As `build`, the external scheduler believing `belief` (the truth's
+/// `model`, or `[freeblock.belief]`'s, with exactly its capacity).
+pub fn build_with_belief(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, belief: &Arc<DiskModel>, seed: u64) -> Result<Box<dyn Freeblock>> {
     let Some(f) = cfg else { return Ok(Box::new(Off)) };
+    if belief.layout.capacity() != model.layout.capacity() {
+        return Err(crate::error::config_err("freeblock.belief.model", format!(
+            "holds {} blocks (expected the drive's {}: the tasks' blocks are the drive's)", belief.layout.capacity(), model.layout.capacity())));
+    }
     let tasks = Tasks::new(model.layout.capacity(), &f.tasks)?;
-    let mut planner = Planner::new(model.clone(), &tasks, f.search_tracks);
+    let mut planner = Planner::new(belief.clone(), &tasks, f.search_tracks);
     planner.seek_conservatism_ns = SimDuration::from_ms(f.seek_conservatism_ms).ns();
+    planner.one_per_track = f.one_per_track;
     let work = Work {
         plan: f.plan,
         tasks,
@@ -77,7 +88,8 @@ pub fn build(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, seed: u64) -
         planner_ns: 0,
     };
     Ok(if f.external() {
-        Box::new(ExternalMode { work, external: External::new(model.clone(), &f.noise, seed) })
+        let same_layout = Arc::ptr_eq(belief, model);
+        Box::new(ExternalMode { work, external: External::with_depth(belief.clone(), &f.noise, seed, f.drive_queue_depth), same_layout })
     } else {
         Box::new(Firmware(work))
     })
@@ -178,6 +190,9 @@ impl Freeblock for Firmware {
 struct ExternalMode {
     work: Work,
     external: External,
+    /// The belief is the truth's model: a request's target (computed with
+    /// the truth's layout at arrival) is what the belief would compute.
+    same_layout: bool,
 }
 
 impl Freeblock for ExternalMode {
@@ -185,7 +200,11 @@ impl Freeblock for ExternalMode {
         self.work.busy.is_some()
     }
     fn serve(&mut self, drive: &mut Drive, r: &Request, _now: SimTime) -> (Service, Option<HeadState>) {
-        let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder: r.target.cylinder, head: r.target.head, ready: r.issued };
+        let (cylinder, head) = if self.same_layout { (r.target.cylinder, r.target.head) } else {
+            let p = self.external.model().layout.lbn_to_pbn(r.lbn);
+            (p.cylinder, p.head)
+        };
+        let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder, head, ready: r.issued };
         let f = &mut self.work;
         let planner = f.plan.then_some(&mut f.planner);
         let service = self.external.serve(drive, &fg, planner, &mut f.tasks, f.bg_write, &mut f.summary, &mut f.planner_ns);
@@ -205,7 +224,7 @@ impl Freeblock for ExternalMode {
         self.work.tasks.on_transfer = Some(cb);
     }
     fn finish(self: Box<Self>, summary: &Summary, sector_bytes: u64) -> Option<FreeblockSummary> {
-        let ExternalMode { work, external } = *self;
+        let ExternalMode { work, external, .. } = *self;
         Some(work.finish(summary, sector_bytes, Some(&external)))
     }
 }

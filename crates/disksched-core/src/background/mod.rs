@@ -80,6 +80,10 @@ pub const SEEK_CONSERVATISM_MS: Param = Param::float("seek_conservatism_ms", "ms
 pub const SEARCH_TRACKS: Param = Param::int("search_tracks", "tracks", 1.0, 64.0, 100_000.0,
     "tracks the planner examines per opportunity besides source and destination");
 
+/// `freeblock.drive_queue_depth`: commands the external scheduler keeps at the drive.
+pub const DRIVE_QUEUE_DEPTH: Param = Param::int("drive_queue_depth", "commands", 1.0, 2.0, 2.0,
+    "external mode: commands kept at the drive (2: the next one's processing and bus transfer overlap the media access; 1: none; Fig. 4); host.queue_threshold must equal it");
+
 /// Declarations of the `[freeblock]` keys.
 pub const FREEBLOCK_PARAMS: &[Param] = &[
     Param::other("mode", Ty::Choice(&["firmware", "external"]), "firmware",
@@ -87,6 +91,9 @@ pub const FREEBLOCK_PARAMS: &[Param] = &[
     SEEK_CONSERVATISM_MS,
     Param::other("plan", Ty::Bool, "true", "false: plan no background work (the run a foreground's slowdown is measured against)"),
     Param::other("noise", Ty::Table, "", "external mode: `[freeblock.noise]`"),
+    Param::other("belief", Ty::Table, "absent: exact", "external mode: the external scheduler's model of the drive, `[freeblock.belief]` (keys as `host.belief`; also the host scheduler's unless `[host.belief]` is given)"),
+    Param::other("one_per_track", Ty::Bool, "true", "external mode: no background command of its own on the source or destination track (a second command on a track can trigger the drive's prefetch; section 4.3)"),
+    DRIVE_QUEUE_DEPTH,
     SEARCH_TRACKS,
     Param::other("idle", Ty::Bool, "true", "also read background blocks when the drive is idle (firmware mode)"),
     Param::other("tasks", Ty::List, "one scan of the whole disk", "background tasks: `[[freeblock.tasks]]`"),
@@ -124,6 +131,15 @@ pub struct FreeblockConfig {
     /// Tracks the planner examines per opportunity besides source and destination.
     #[serde(default = "default_search_tracks")]
     pub search_tracks: u32,
+    /// External mode: the external scheduler's model of the drive; absent: exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub belief: Option<crate::disk::belief::BeliefConfig>,
+    /// External mode: no background command of its own on the source or destination track.
+    #[serde(default = "yes")]
+    pub one_per_track: bool,
+    /// External mode: commands kept at the drive, 1 or 2.
+    #[serde(default = "default_drive_queue_depth")]
+    pub drive_queue_depth: u32,
     /// Also read background blocks when the drive is idle.
     #[serde(default = "yes")]
     pub idle: bool,
@@ -137,6 +153,9 @@ fn firmware() -> String {
 }
 fn default_search_tracks() -> u32 {
     64
+}
+fn default_drive_queue_depth() -> u32 {
+    2
 }
 fn yes() -> bool {
     true
@@ -158,10 +177,21 @@ impl FreeblockConfig {
         }
         SEEK_CONSERVATISM_MS.check("freeblock", self.seek_conservatism_ms)?;
         self.noise.validate()?;
+        DRIVE_QUEUE_DEPTH.check_count("freeblock", self.drive_queue_depth as u64)?;
+        if let Some(b) = &self.belief {
+            b.validate("freeblock.belief")?;
+            if !self.external() {
+                return Err(config_err("freeblock.belief", "in firmware the planner's model is the drive (expected mode = \"external\")"));
+            }
+            if b.blind() {
+                return Err(config_err("freeblock.belief.geometry", "blind (expected known: the planner needs tracks and rotation)"));
+            }
+        }
         if self.external() {
-            if queue_threshold != 2 {
+            let depth = self.drive_queue_depth;
+            if queue_threshold != depth {
                 return Err(config_err("host.queue_threshold", format!(
-                    "{queue_threshold}: freeblock mode external keeps exactly two commands at the drive (set 2)")));
+                    "{queue_threshold}: freeblock mode external keeps freeblock.drive_queue_depth = {depth} commands at the drive (set {depth})")));
             }
             if self.idle {
                 return Err(config_err("freeblock.idle", "idle-time reads are modelled in firmware mode only (set false)"));

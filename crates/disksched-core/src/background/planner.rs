@@ -65,6 +65,11 @@ pub struct Planner {
     pub search_tracks: u32,
     /// Added to every predicted head movement (external schedulers' margin).
     pub seek_conservatism_ns: u64,
+    /// External mode: no background command of its own on the source or
+    /// destination track (Lumb et al. 2002, section 4.3: a second command on
+    /// a track can trigger the drive's prefetching). False: such commands
+    /// are planned too, so the rule's cost can be measured.
+    pub one_per_track: bool,
     /// Wanted blocks per cylinder: lets idle time find the nearest work.
     cyl_wanted: Vec<u32>,
     /// Wanted blocks per track (cylinder * surfaces + head): lets a search skip empty tracks.
@@ -74,7 +79,7 @@ pub struct Planner {
 impl Planner {
     /// A planner for a drive of `model`, counting the blocks `tasks` want; no margin.
     pub fn new(model: Arc<DiskModel>, tasks: &Tasks, search_tracks: u32) -> Planner {
-        let mut p = Planner { model, search_tracks, seek_conservatism_ns: 0, cyl_wanted: Vec::new(), track_wanted: Vec::new() };
+        let mut p = Planner { model, search_tracks, seek_conservatism_ns: 0, one_per_track: true, cyl_wanted: Vec::new(), track_wanted: Vec::new() };
         p.recount(tasks);
         p
     }
@@ -291,6 +296,21 @@ impl Planner {
                 }
             }
         }
+        if !self.one_per_track {
+            // Without the rule: a command of its own on the source track
+            // before the heads leave, or on the destination track before the
+            // foreground's sector comes round (behind it, the foreground
+            // command is issued when it completes).
+            let dst_again = self.move_ns(dst.0, dst.1, dst.0, dst.1, fg.1);
+            let tracks = [(src, t0, tf - direct, fg_start_behind.0 + direct), (dst, t0 + direct, tf.saturating_sub(dst_again), fg_start_behind.0 + dst_again)];
+            for ((c, h), arrive, leave_by, fg_ready) in tracks {
+                if arrive < leave_by && fg_ready < tf {
+                    if let Some(b) = self.visit(c, h, arrive, leave_by, tasks).and_then(|v| Self::command(&v, tasks)) {
+                        consider(&mut best, b);
+                    }
+                }
+            }
+        }
         self.other_tracks(t0, tf, src, dst, fg.1, bg_write, |c, h, arrive, leave_by| {
             if fg_start_behind.0 + self.move_ns(c, h, dst.0, dst.1, fg.1) >= tf {
                 return;
@@ -299,14 +319,22 @@ impl Planner {
                 return;
             }
             let Some(v) = self.visit(c, h, arrive, leave_by, tasks) else { return };
-            let part = v.lbns.iter().map(|&(lo, hi)| (tasks.wanted.count_range(lo, hi), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
-            if let Some((wanted, lo, hi)) = part.filter(|p| p.0 > 0) {
-                let first = (lo..hi).find(|&b| tasks.wanted.get(b)).expect("a wanted block");
-                let last = (lo..hi).rev().find(|&b| tasks.wanted.get(b)).expect("a wanted block");
-                consider(&mut best, Background { lbn: first, blocks: (last + 1 - first) as u32, wanted, merged: false, cylinder: c, head: h });
+            if let Some(b) = Self::command(&v, tasks) {
+                consider(&mut best, b);
             }
         });
         best
+    }
+
+    /// The one LBN range of a visit a command can read: its part with the
+    /// most wanted blocks (a window across the track's logical start has
+    /// two), trimmed to its first and last wanted block.
+    fn command(v: &Visit, tasks: &Tasks) -> Option<Background> {
+        let part = v.lbns.iter().map(|&(lo, hi)| (tasks.wanted.count_range(lo, hi), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
+        let (wanted, lo, hi) = part.filter(|p| p.0 > 0)?;
+        let first = (lo..hi).find(|&b| tasks.wanted.get(b)).expect("a wanted block");
+        let last = (lo..hi).rev().find(|&b| tasks.wanted.get(b)).expect("a wanted block");
+        Some(Background { lbn: first, blocks: (last + 1 - first) as u32, wanted, merged: false, cylinder: v.cylinder, head: v.head })
     }
 
     /// Idle time: the nearest track with wanted blocks, read whole on arrival

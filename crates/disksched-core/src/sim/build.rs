@@ -73,7 +73,11 @@ impl Simulation {
         }
         let generator = workload.build(array.capacity(), model.spec.sector_bytes, cfg.base_dir.as_deref())?;
         // Freeblock needs a single disk (checked above): it is disk 0's background work.
-        units[0].freeblock = crate::background::freeblock::build(cfg.freeblock.as_ref(), &model, cfg.seed)?;
+        let fb_belief = match cfg.freeblock.as_ref().and_then(|f| f.belief.as_ref()) {
+            Some(b) => b.model("freeblock.belief", &model, cfg.base_dir.as_deref())?,
+            None => model.clone(),
+        };
+        units[0].freeblock = crate::background::freeblock::build_with_belief(cfg.freeblock.as_ref(), &model, &fb_belief, cfg.seed)?;
         let mut reconfigure = Vec::new();
         for (i, r) in cfg.reconfigure.iter().enumerate() {
             let which = match r.queue.as_str() {
@@ -93,7 +97,19 @@ impl Simulation {
         if cfg.controller.is_some() {
             metrics.keep_controller_queue();
         }
-        let external = cfg.freeblock.as_ref().is_some_and(|f| f.external());
+        // Two commands at the drive overlap the next one's processing and data with the media access.
+        let external = cfg.freeblock.as_ref().is_some_and(|f| f.external() && f.drive_queue_depth >= 2);
+        // Each level above the disks believes the truth unless it has a belief of its own.
+        let mut level_predictors = vec![None; levels.len()];
+        // In external mode the host's scheduler is the external scheduler's foreground half: it believes `[freeblock.belief]` unless given its own.
+        let fb_host = cfg.freeblock.as_ref().filter(|f| f.external()).and_then(|f| f.belief.as_ref());
+        let beliefs = [("host.belief", cfg.host.belief.as_ref().or(fb_host)), ("controller.belief", cfg.controller.as_ref().and_then(|c| c.belief.as_ref()))];
+        for (i, (at, b)) in beliefs.into_iter().enumerate().take(levels.len()) {
+            if let Some(b) = b.filter(|b| !b.is_exact()) {
+                let p = b.predictor(at, &model, cfg.base_dir.as_deref())?;
+                level_predictors[i] = Some(Predictor { overlapped: external, ..p });
+            }
+        }
         Ok(Simulation {
             engine: Engine::new(),
             shared: Shared {
@@ -101,6 +117,7 @@ impl Simulation {
                 predictor: Predictor { overlapped: external, ..Predictor::exact(model.clone()) },
                 placement: Default::default(),
                 sector_bytes: model.spec.sector_bytes as u64,
+                level_predictors,
             },
             generator,
             rng: crate::workload::SimRng::seed_from_u64(cfg.seed),

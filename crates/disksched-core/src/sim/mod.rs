@@ -65,6 +65,9 @@ pub(crate) struct Shared {
     pub(crate) predictor: Predictor,
     pub(crate) placement: Placement,
     sector_bytes: u64,
+    /// A level's own belief (`[host.belief]`, `[controller.belief]`), by
+    /// level index; `None`: the level believes `predictor`.
+    pub(crate) level_predictors: Vec<Option<Predictor>>,
 }
 
 impl Shared {
@@ -72,6 +75,13 @@ impl Shared {
     #[inline]
     pub(crate) fn ctx<'a>(&'a self, now: SimTime, head: HeadState, cache: Option<&'a crate::disk::cache::Cache>) -> SchedCtx<'a> {
         SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.placement.claims, cache }
+    }
+
+    /// What level `level`'s scheduler may look at: as `ctx`, with the level's own belief if it has one.
+    #[inline]
+    pub(crate) fn level_ctx(&self, level: usize, now: SimTime, head: HeadState) -> SchedCtx<'_> {
+        let predictor = self.level_predictors.get(level).and_then(Option::as_ref).unwrap_or(&self.predictor);
+        SchedCtx { now, reqs: &self.reqs, predictor, head, claims: &self.placement.claims, cache: None }
     }
 
     /// Bytes of `blocks` sectors.
