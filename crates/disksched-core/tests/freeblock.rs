@@ -134,7 +134,9 @@ fn atlas_ultra2() -> Arc<disksched_core::disk::DiskModel> {
     Arc::new(disksched_core::disk::DiskModel::new(s).unwrap())
 }
 
-const QUIET: &str = "[freeblock.noise]\nseek_jitter_us = 0\nrotation_drift_ppm = 0\nsurprise_hit_pct = 0\ninternal_activity_interval_s = 0";
+const QUIET: &str = "[freeblock.noise]\nseek_jitter_us = 0\nseek_bias_us = 0\nseek_tail_pct = 0\nrotation_drift_ppm = 0\noverlap_jitter_pct = 0\nsurprise_hit_pct = 0\ninternal_activity_interval_s = 0";
+/// The noise before issue 20: a zero-mean normal seek variation of 20 us, no bias, no tail, no overlap variation.
+const NORMAL_20US: &str = "[freeblock.noise]\nseek_jitter_us = 20\nseek_bias_us = 0\nseek_tail_pct = 0\noverlap_jitter_pct = 0\nsurprise_hit_pct = 0.5";
 
 fn external(sched: &str, conservatism_ms: f64, plan: bool, noise: &str, requests: u64, seed: u64) -> SimConfig {
     common::config(&format!(r#"
@@ -230,7 +232,7 @@ fn external_mode_without_noise_keeps_the_external_rules() {
 fn conservatism_makes_background_work_delay_the_foreground_less_often() {
     let model = atlas_ultra2();
     let late: Vec<f64> = [0.0, 0.1, 0.2, 0.5, 1.0].iter().map(|&c| {
-        let noise = "[freeblock.noise]\nseek_jitter_us = 80";
+        let noise = "[freeblock.noise]\nseek_jitter_us = 80\nseek_bias_us = 0\nseek_tail_pct = 0\noverlap_jitter_pct = 0\nsurprise_hit_pct = 0.5";
         let f = run_on(&external("sptf", c, true, noise, 8000, 7), model.clone()).freeblock.unwrap();
         f.external.unwrap().late_fraction_after_background
     }).collect();
@@ -267,13 +269,15 @@ fn external_gets_less_free_bandwidth_than_firmware_at_little_foreground_cost() {
         idle = false
     "#);
     let firmware = run_on(&fw, model.clone()).freeblock.unwrap();
-    let base = run_on(&external("sptf", 0.3, false, "", 10000, 9), model.clone());
-    let ext = run_on(&external("sptf", 0.3, true, "", 10000, 9), model.clone());
+    // (A zero-mean normal seek variation: with the Fig. 7 defaults, bias and
+    // heavy tail, the cost at 0.3 ms is larger; see docs/freeblock.md.)
+    let base = run_on(&external("sptf", 0.3, false, NORMAL_20US, 10000, 9), model.clone());
+    let ext = run_on(&external("sptf", 0.3, true, NORMAL_20US, 10000, 9), model.clone());
     let free = ext.freeblock.as_ref().unwrap().free_mb_per_s;
     assert!(free > 0.3 * firmware.free_mb_per_s && free < firmware.free_mb_per_s,
             "external {free} vs firmware {} MB/s", firmware.free_mb_per_s);
-    // The paper reports < 2% foreground cost at 0.3 ms; with the noise's
-    // defaults (20 us seek deviation) 0.3 ms is 15 deviations, so the cost
+    // The paper reports < 2% foreground cost at 0.3 ms; with a 20 us
+    // seek deviation 0.3 ms is 15 deviations, so the cost
     // here is what the rare late request and the merged reads' extra bus
     // time add: well under 2%.
     let (a, b) = (base.summary.host_response_ms.mean, ext.summary.host_response_ms.mean);
@@ -288,7 +292,7 @@ fn seek_variation_has_the_configured_mean_and_spread() {
     let mut s = disksched_core::disk::builtin::resolve("atlas10k", None).unwrap();
     s.controller.caching_enabled = false;
     let model = Arc::new(disksched_core::disk::DiskModel::new(s).unwrap());
-    let noise = "[freeblock.noise]\nseek_jitter_us = 40\nrotation_drift_ppm = 0\nsurprise_hit_pct = 0\ninternal_activity_interval_s = 0";
+    let noise = "[freeblock.noise]\nseek_jitter_us = 40\nseek_bias_us = 0\nseek_tail_pct = 0\noverlap_jitter_pct = 0\nrotation_drift_ppm = 0\nsurprise_hit_pct = 0\ninternal_activity_interval_s = 0";
     let r = run_on(&external("sptf", 0.0, false, noise, 6000, 3), model.clone());
     let rec = r.records.unwrap();
     let l = &model.layout;
@@ -334,7 +338,7 @@ fn bad_freeblock_tunables_are_one_line_errors_naming_key_value_and_range() {
         ("mode = \"external\"\nseek_conservatism_ms = 12", 2, "freeblock.seek_conservatism_ms", "12 ms is out of range [0, 10]"),
         ("mode = \"external\"\n[freeblock.noise]\nseek_jitter_us = 5000", 2, "freeblock.noise.seek_jitter_us", "5000 us is out of range [0, 1000]"),
         ("mode = \"external\"\n[freeblock.noise]\nsurprise_hit_pct = -1", 2, "freeblock.noise.surprise_hit_pct", "-1 % is out of range [0, 50]"),
-        ("mode = \"external\"", 16, "host.queue_threshold", "16: freeblock mode external keeps exactly two commands at the drive"),
+        ("mode = \"external\"", 16, "host.queue_threshold", "16: freeblock mode external keeps freeblock.drive_queue_depth = 2 commands at the drive"),
         ("mode = \"external\"\nidle = true", 2, "freeblock.idle", "firmware mode only"),
     ];
     for (fb, threshold, key, msg) in cases {
