@@ -301,8 +301,12 @@ impl Planner {
             // before the heads leave, or on the destination track before the
             // foreground's sector comes round (behind it, the foreground
             // command is issued when it completes).
-            let dst_again = self.move_ns(dst.0, dst.1, dst.0, dst.1, fg.1);
-            let tracks = [(src, t0, tf - direct, fg_start_behind.0 + direct), (dst, t0 + direct, tf.saturating_sub(dst_again), fg_start_behind.0 + dst_again)];
+            // A command of its own settles on its track first (as any read
+            // that finds the heads on its track), and so does the foreground
+            // read behind one on the destination track; plus the margin.
+            let settle = self.model.position_ns(src, src, Access::Read, 0) + self.seek_conservatism_ns;
+            let tracks = [(src, t0 + settle, tf - direct, fg_start_behind.0 + direct),
+                          (dst, t0 + direct + settle, tf.saturating_sub(settle), fg_start_behind.0 + settle)];
             for ((c, h), arrive, leave_by, fg_ready) in tracks {
                 if arrive < leave_by && fg_ready < tf {
                     if let Some(b) = self.visit(c, h, arrive, leave_by, tasks).and_then(|v| Self::command(&v, tasks)) {

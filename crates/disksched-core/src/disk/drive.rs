@@ -408,6 +408,8 @@ impl Drive {
     /// completion (status) overhead.
     pub fn serve(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
         if is_write {
+            // Only consecutive reads on one track look like locality to the prefetcher.
+            self.last_read_track = None;
             return self.serve_write(&self.model.clone(), now.0, lbn, blocks);
         }
         let mut svc = self.serve_read(&self.model.clone(), now, lbn, blocks);
