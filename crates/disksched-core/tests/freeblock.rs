@@ -100,8 +100,8 @@ fn a_scan_reads_every_block_exactly_once_and_completes() {
 #[test]
 fn pause_resume_and_abort_never_double_count() {
     let cfgs = vec![
-        TaskConfig { name: "a".into(), blocks: Some((0, 1000)), priority: 0, write: false },
-        TaskConfig { name: "b".into(), blocks: Some((1000, 3000)), priority: 1, write: false },
+        TaskConfig { name: "a".into(), blocks: Some((0, 1000)), priority: 0, write: false, repeat: false, start_ms: 0.0 },
+        TaskConfig { name: "b".into(), blocks: Some((1000, 3000)), priority: 1, write: false, repeat: false, start_ms: 0.0 },
     ];
     let mut t = Tasks::new(10_000, &cfgs).unwrap();
     assert_eq!(t.wanted.count(), 3000);
@@ -429,4 +429,160 @@ fn one_command_at_the_drive_loses_the_overlap() {
     // Behind a command of its own the foreground request now waits for its completion: most such plans fail the check.
     assert!(e1.background_commands * 2 < e2.background_commands, "{} vs {}", e1.background_commands, e2.background_commands);
     assert!(f1.free_blocks < f2.free_blocks);
+}
+
+/// Two tasks over the two halves of the Atlas 10K's first 4 M blocks, with
+/// the given priorities, in firmware with SPTF; extra `[freeblock]` text after.
+fn two_tasks(pa: u32, pb: u32, extra: &str, requests: u64) -> SimConfig {
+    config("sptf", &format!(r#"
+        [freeblock]
+        idle = false
+        [[freeblock.tasks]]
+        name = "a"
+        blocks = [0, 2000000]
+        priority = {pa}
+        [[freeblock.tasks]]
+        name = "b"
+        blocks = [2000000, 4000000]
+        priority = {pb}
+        {extra}
+    "#), requests)
+}
+
+#[test]
+fn priorities_change_the_split_as_declared() {
+    let split = |pa, pb| {
+        let f = run(&two_tasks(pa, pb, "", 6000)).freeblock.unwrap();
+        (f.tasks[0].blocks_done as f64, f.tasks[1].blocks_done as f64)
+    };
+    let (a0, b0) = split(0, 0);
+    let (a9, b9) = split(9, 0);
+    let (a0b9, b0a9) = split(0, 9);
+    println!("equal {a0}/{b0}; a high {a9}/{b9}; b high {a0b9}/{b0a9}");
+    // Priority 9 counts each of its blocks 10 times: its share rises (an
+    // opportunity offers only nearby tracks, so the weight shifts the split
+    // rather than starving the other task).
+    assert!(a9 / (a9 + b9) > a0 / (a0 + b0) + 0.03, "a's share {:.2} -> {:.2}", a0 / (a0 + b0), a9 / (a9 + b9));
+    assert!(b0a9 / (a0b9 + b0a9) > b0 / (a0 + b0) + 0.03, "b's share {:.2} -> {:.2}", b0 / (a0 + b0), b0a9 / (a0b9 + b0a9));
+    // Equal non-zero priorities are the same as none.
+    let (a5, b5) = split(5, 5);
+    assert_eq!((a5, b5), (a0, b0));
+}
+
+#[test]
+fn a_task_added_mid_run_starts_then() {
+    let cfg = config("sptf", r#"
+        [freeblock]
+        idle = false
+        [[freeblock.tasks]]
+        name = "early"
+        blocks = [0, 1000000]
+        [[freeblock.tasks]]
+        name = "late"
+        blocks = [1000000, 2000000]
+        start_ms = 20000
+    "#, 8000);
+    let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let sink = runs.clone();
+    sim.on_background_transfer(Box::new(move |task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
+    let r = sim.run(&mut |_, _| true).unwrap();
+    let f = r.freeblock.unwrap();
+    let first_late = runs.lock().unwrap().iter().filter(|x| x.0 == 1).map(|x| x.3).min().expect("the late task moved blocks");
+    let first_early = runs.lock().unwrap().iter().filter(|x| x.0 == 0).map(|x| x.3).min().unwrap();
+    assert!(first_late.as_ms_f64() >= 20_000.0, "first block of the late task at {} ms", first_late.as_ms_f64());
+    assert!(first_late.as_ms_f64() < 21_000.0, "it starts at once: {} ms", first_late.as_ms_f64());
+    assert!(first_early.as_ms_f64() < 1_000.0);
+    assert_eq!(f.tasks[1].started_ms, 20_000.0);
+    assert!(f.tasks[1].blocks_done > 0);
+}
+
+#[test]
+fn pause_resume_and_abort_events_never_double_count() {
+    let cfg = config("sptf", r#"
+        [freeblock]
+        idle = true
+        [[freeblock.tasks]]
+        name = "a"
+        blocks = [0, 3000000]
+        [[freeblock.tasks]]
+        name = "b"
+        blocks = [3000000, 6000000]
+        [[freeblock.events]]
+        at_ms = 5000
+        task = "a"
+        action = "pause"
+        [[freeblock.events]]
+        at_ms = 15000
+        task = "a"
+        action = "resume"
+        [[freeblock.events]]
+        at_ms = 10000
+        task = "b"
+        action = "abort"
+    "#, 8000);
+    let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let sink = runs.clone();
+    sim.on_background_transfer(Box::new(move |task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
+    let r = sim.run(&mut |_, _| true).unwrap();
+    let f = r.freeblock.unwrap();
+    let runs = runs.lock().unwrap().clone();
+    let mut seen = vec![0u8; 6_000_000];
+    for &(task, lo, hi, t) in &runs {
+        let ms = t.as_ms_f64();
+        if task == 0 {
+            assert!(!(5000.0..15000.0).contains(&ms), "task a moved blocks while paused, at {ms} ms");
+        } else {
+            assert!(ms <= 10000.0, "task b moved blocks after its abort, at {ms} ms");
+        }
+        for b in lo..hi {
+            seen[b as usize] += 1;
+        }
+    }
+    assert!(seen.iter().all(|&n| n <= 1), "a block credited twice");
+    let credited: u64 = seen.iter().map(|&n| n as u64).sum();
+    assert_eq!(credited, f.free_blocks + f.idle_blocks);
+    assert_eq!(f.tasks[0].blocks_done + f.tasks[1].blocks_done, credited);
+    assert_eq!(f.tasks[1].state, TaskState::Aborted);
+    assert!(runs.iter().any(|x| x.0 == 0 && x.3.as_ms_f64() >= 15000.0), "a resumed");
+}
+
+#[test]
+fn a_repeating_scan_counts_passes_and_reports_its_milestones() {
+    // A small range and a light load: many passes in the run.
+    let text = r#"
+        seed = 5
+        [disk]
+        model = "atlas10k"
+        scheduler = "sptf"
+        [host]
+        queue_threshold = 16
+        [workload]
+        kind = "closed"
+        clients = 3
+        think_time_ms = 30
+        [run]
+        requests = 5000
+        [freeblock]
+        idle = true
+        [[freeblock.tasks]]
+        name = "scan"
+        blocks = [0, 50000]
+        repeat = true
+    "#;
+    let r = run(&common::config(text));
+    let f = r.freeblock.unwrap();
+    let t = &f.tasks[0];
+    assert!(t.passes >= 2, "{} passes", t.passes);
+    assert_eq!(t.state, TaskState::Active, "a repeating scan never finishes");
+    assert_eq!(f.free_blocks + f.idle_blocks, t.passes * 50_000 + t.blocks_done, "every pass moved every block once");
+    let [p50, p90, p100] = t.time_to_pct_ms.map(Option::unwrap);
+    assert!(p50 <= p90 && p90 <= p100, "{p50} {p90} {p100}");
+    // Independent arithmetic: passes over the run's days.
+    let days = r.summary.sim_time_ms / 86_400_000.0;
+    assert!((t.passes_per_day - t.passes as f64 / days).abs() < 1e-6 * t.passes_per_day);
+    // The progress series rises and ends at the blocks moved.
+    assert!(t.progress.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
+    assert!(t.progress.len() as u64 >= 100 * t.passes);
 }

@@ -14,7 +14,7 @@
 
 use super::external::{External, Foreground};
 use super::planner::{Planner, Visit};
-use super::{FreeblockConfig, FreeblockSummary, Tasks, TransferCallback};
+use super::{FreeblockConfig, FreeblockSummary, TaskAction, TaskConfig, Tasks, TransferCallback};
 use crate::disk::{DiskModel, Drive, HeadState, Service};
 use crate::error::Result;
 use crate::host::Request;
@@ -49,6 +49,12 @@ pub trait Freeblock: Send {
     fn idle_completed(&mut self, _now: SimTime) {}
     /// Receive every run of background blocks as it is transferred.
     fn on_transfer(&mut self, _cb: TransferCallback) {}
+    /// Task `task` is started, paused, resumed or aborted at `now`.
+    fn task(&mut self, _action: TaskAction, _task: usize, _now: SimTime) {}
+    /// A task added at `now` (it starts then); its index.
+    fn add_task(&mut self, _cfg: &TaskConfig, _now: SimTime) -> Result<usize> {
+        Err(crate::error::config_err("freeblock", "the run has no [freeblock] section to add a task to"))
+    }
     /// The run's freeblock results, given the foreground's `summary`.
     fn finish(self: Box<Self>, _summary: &Summary, _sector_bytes: u64) -> Option<FreeblockSummary> {
         None
@@ -111,6 +117,19 @@ struct Work {
 }
 
 impl Work {
+    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) {
+        self.tasks.apply(action, task, now);
+        // The planner's per-track counts bound its search: they must follow.
+        self.planner.recount(&self.tasks);
+    }
+
+    fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
+        let i = self.tasks.add(cfg, now)?;
+        self.bg_write |= cfg.write;
+        self.planner.recount(&self.tasks);
+        Ok(i)
+    }
+
     /// Idle time: read the nearest wanted track.
     fn idle(&mut self, now: SimTime, drive: &mut Drive) -> Option<SimTime> {
         if !self.idle {
@@ -140,7 +159,7 @@ impl Work {
             s.latency_mb_per_s = s.free_blocks as f64 * bytes / fg_span_s / 1e6;
         }
         s.planner_us_per_opportunity = if s.opportunities > 0 { self.planner_ns as f64 / s.opportunities as f64 / 1e3 } else { 0.0 };
-        s.tasks = self.tasks.status().to_vec();
+        s.tasks = self.tasks.final_status(SimTime::ZERO + SimDuration::from_ms(summary.sim_time_ms));
         s.external = external.map(External::summary);
         self.summary
     }
@@ -179,6 +198,12 @@ impl Freeblock for Firmware {
     }
     fn on_transfer(&mut self, cb: TransferCallback) {
         self.0.tasks.on_transfer = Some(cb);
+    }
+    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) {
+        self.0.task(action, task, now)
+    }
+    fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
+        self.0.add_task(cfg, now)
     }
     fn finish(self: Box<Self>, summary: &Summary, sector_bytes: u64) -> Option<FreeblockSummary> {
         Some(self.0.finish(summary, sector_bytes, None))
@@ -222,6 +247,12 @@ impl Freeblock for ExternalMode {
     }
     fn on_transfer(&mut self, cb: TransferCallback) {
         self.work.tasks.on_transfer = Some(cb);
+    }
+    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) {
+        self.work.task(action, task, now)
+    }
+    fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
+        self.work.add_task(cfg, now)
     }
     fn finish(self: Box<Self>, summary: &Summary, sector_bytes: u64) -> Option<FreeblockSummary> {
         let ExternalMode { work, external, .. } = *self;

@@ -128,7 +128,7 @@ impl Planner {
             let (i0, i1) = span.index_range(a, b);
             if i1 > i0 {
                 let (lo, hi) = (span.first_lbn + i0 as u64, span.first_lbn + i1 as u64);
-                wanted += tasks.wanted.count_range(lo, hi);
+                wanted += tasks.value_range(lo, hi);
                 ranges.push((lo, hi));
             }
         }
@@ -191,7 +191,7 @@ impl Planner {
         }
         // Other tracks, nearest the source and destination cylinders first.
         self.other_tracks(t0, tf, src, dst, fg_write, bg_write, |c, h, arrive, leave_by| {
-            if self.slots_bound(c, h, arrive, leave_by) <= best.wanted {
+            if self.slots_bound(c, h, arrive, leave_by) * tasks.max_weight() <= best.wanted {
                 return;
             }
             if let Some(v) = self.visit(c, h, arrive, leave_by, tasks) {
@@ -290,7 +290,7 @@ impl Planner {
                 // rounding of one sector); only where it starts matters to the merged read.
                 if let Some(&(lo, _)) = v.lbns.iter().find(|r| r.0 < fg.0 && r.1 <= fg.0 && r.1 + 1 >= fg.0) {
                     if let Some(first) = (lo..fg.0).find(|&b| tasks.wanted.get(b)) {
-                        let wanted = tasks.wanted.count_range(first, fg.0);
+                        let wanted = tasks.value_range(first, fg.0);
                         consider(&mut best, Background { lbn: first, blocks: (fg.0 - first) as u32, wanted, merged: true, cylinder: dst.0, head: dst.1 });
                     }
                 }
@@ -319,7 +319,7 @@ impl Planner {
             if fg_start_behind.0 + self.move_ns(c, h, dst.0, dst.1, fg.1) >= tf {
                 return;
             }
-            if self.slots_bound(c, h, arrive, leave_by) <= best.as_ref().map_or(0, |x| x.wanted) {
+            if self.slots_bound(c, h, arrive, leave_by) * tasks.max_weight() <= best.as_ref().map_or(0, |x| x.wanted) {
                 return;
             }
             let Some(v) = self.visit(c, h, arrive, leave_by, tasks) else { return };
@@ -334,7 +334,7 @@ impl Planner {
     /// most wanted blocks (a window across the track's logical start has
     /// two), trimmed to its first and last wanted block.
     fn command(v: &Visit, tasks: &Tasks) -> Option<Background> {
-        let part = v.lbns.iter().map(|&(lo, hi)| (tasks.wanted.count_range(lo, hi), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
+        let part = v.lbns.iter().map(|&(lo, hi)| (tasks.value_range(lo, hi), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
         let (wanted, lo, hi) = part.filter(|p| p.0 > 0)?;
         let first = (lo..hi).find(|&b| tasks.wanted.get(b)).expect("a wanted block");
         let last = (lo..hi).rev().find(|&b| tasks.wanted.get(b)).expect("a wanted block");
@@ -366,7 +366,13 @@ impl Planner {
 
     /// Credit a visit's blocks to their tasks.
     pub fn credit(&mut self, visit: &Visit, now: SimTime, tasks: &mut Tasks) -> u64 {
+        let before = tasks.wanted.count();
         let n: u64 = visit.lbns.iter().map(|&(lo, hi)| tasks.transferred(lo, hi, now)).sum();
+        if tasks.wanted.count() + n != before {
+            // A repeating task started its next pass: its blocks are wanted again.
+            self.recount(tasks);
+            return n;
+        }
         self.cyl_wanted[visit.cylinder as usize] -= n as u32;
         self.track_wanted[(visit.cylinder * self.model.layout.surfaces() + visit.head) as usize] -= n as u32;
         n

@@ -137,6 +137,7 @@ impl Simulation {
             reconfigure,
             completions: Vec::new(),
             started: false,
+            task_events: cfg.freeblock.as_ref().map(|f| f.schedule()).unwrap_or_default(),
         })
     }
 }

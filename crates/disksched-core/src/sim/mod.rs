@@ -126,6 +126,8 @@ pub struct Simulation {
     completions: Vec<Request>,
     /// `start` has scheduled the workload's arrivals.
     started: bool,
+    /// Background task events of the config, in time order: (at, action, task).
+    task_events: Vec<(SimTime, crate::background::TaskAction, usize)>,
 }
 
 /// The client of requests `submit`ted from outside the workload (no
@@ -166,6 +168,36 @@ impl Simulation {
     /// Receive every run of background blocks as it is transferred: (task, lo, hi, time).
     pub fn on_background_transfer(&mut self, cb: crate::background::TransferCallback) {
         self.units[0].freeblock.on_transfer(cb);
+    }
+
+    /// Start, pause, resume or abort background task `task` now (the hook a
+    /// caller outside the config, e.g. the Python binding, drives; a config
+    /// does the same with `[[freeblock.events]]`).
+    pub fn background_task(&mut self, action: crate::background::TaskAction, task: usize) -> Result<()> {
+        let now = self.engine.now();
+        for u in &mut self.units {
+            u.freeblock.task(action, task, now);
+        }
+        self.background_changed(now)
+    }
+
+    /// Add background task `cfg` now (it starts at once); its index.
+    pub fn add_background_task(&mut self, cfg: &crate::background::TaskConfig) -> Result<usize> {
+        let now = self.engine.now();
+        let mut index = 0;
+        for u in &mut self.units {
+            index = u.freeblock.add_task(cfg, now)?;
+        }
+        self.background_changed(now)?;
+        Ok(index)
+    }
+
+    /// Tasks changed: an idle drive may now have background work.
+    fn background_changed(&mut self, now: SimTime) -> Result<()> {
+        for d in 0..self.units.len() {
+            self.drive_start(d, now)?;
+        }
+        Ok(())
     }
 
     /// The drive model every disk of the run is.
@@ -232,6 +264,9 @@ impl Simulation {
         for i in 0..self.reconfigure.len() {
             self.schedule(self.reconfigure[i].0, Event::ReconfigurationDue(i));
         }
+        for i in 0..self.task_events.len() {
+            self.schedule(self.task_events[i].0, Event::TaskEventDue(i));
+        }
         for (t, client) in self.generator.start(&mut self.rng) {
             self.schedule(t, Event::RequestArrived { client });
         }
@@ -253,6 +288,13 @@ impl Simulation {
                 self.pass_down_from(0, now)
             }
             Event::ReconfigurationDue(i) => self.reconfigure(i, now),
+            Event::TaskEventDue(i) => {
+                let (_, action, task) = self.task_events[i];
+                for u in &mut self.units {
+                    u.freeblock.task(action, task, now);
+                }
+                self.background_changed(now)
+            }
             Event::WakeDue(level) => match self.levels[level as usize].woken(now) {
                 true => self.pass_down_from(level as usize, now),
                 false => Ok(()),
