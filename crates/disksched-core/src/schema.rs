@@ -220,6 +220,7 @@ pub fn sections() -> Vec<Section> {
     s.push(section("freeblock", "Freeblock scheduling of background tasks (optional).", background::FREEBLOCK_PARAMS));
     s.push(section("freeblock.noise", "External mode: how the drive differs from the host's model.", noisy::NOISE_PARAMS));
     s.push(section("freeblock.tasks[]", "Background tasks (a list of tables).", background::TASK_PARAMS));
+    s.push(section("freeblock.events[]", "Tasks paused, resumed or aborted during the run (a list of tables).", background::EVENT_PARAMS));
     for (kind, help, parts) in workload::KINDS {
         let params: Vec<Param> = parts.iter().flat_map(|p| p.iter().copied()).collect();
         s.push(section(format!("workload kind={kind}"), *help, &params));

@@ -64,6 +64,8 @@ pub struct ExternalSummary {
     /// Head-time prediction error (actual - predicted) of the direct
     /// requests: shares within 50 us, one revolution longer / shorter (+-150 us).
     pub error_within_50us: f64,
+    /// Share of errors within 150 us (the paper's measure for 40 KB reads).
+    pub error_within_150us: f64,
     /// Share of errors within 150 us of one revolution longer.
     pub error_one_rev_longer: f64,
     /// Share of errors within 150 us of one revolution shorter.
@@ -230,6 +232,7 @@ impl External {
                 self.sum.merged_reads += 1;
                 self.sum.merged_blocks += n;
                 summary.free_blocks += n;
+                summary.by_source.merged += n;
                 s
             }
             (Some(b), Some(planner)) => {
@@ -238,6 +241,9 @@ impl External {
                 self.sum.background_commands += 1;
                 self.sum.command_blocks += n;
                 summary.free_blocks += n;
+                let track = (b.cylinder, b.head);
+                let by = &mut summary.by_source;
+                *if track == (from.cylinder, from.head) { &mut by.source_track } else if track == (fg.cylinder, fg.head) { &mut by.destination_track } else { &mut by.other_track } += n;
                 let behind = self.issue_at(fg.ready.0);
                 self.serve_truth(drive, behind, fg.lbn, fg.blocks, fg.is_write)
             }
@@ -302,6 +308,7 @@ impl External {
             let rev_us = self.rev_ns as f64 / 1000.0;
             let e = err_ns / 1000.0;
             s.error_within_50us += (e.abs() <= 50.0) as u8 as f64;
+            s.error_within_150us += (e.abs() <= 150.0) as u8 as f64;
             s.error_one_rev_longer += ((e - rev_us).abs() <= 150.0) as u8 as f64;
             s.error_one_rev_shorter += ((e + rev_us).abs() <= 150.0) as u8 as f64;
         }
@@ -315,6 +322,7 @@ impl External {
         s.late_fraction_direct = share(s.late_direct, s.requests_direct);
         let n = s.requests_direct.max(1) as f64;
         s.error_within_50us /= n;
+        s.error_within_150us /= n;
         s.error_one_rev_longer /= n;
         s.error_one_rev_shorter /= n;
         s.noise = self.truth.stats();

@@ -144,7 +144,9 @@ impl Work {
 
     fn idle_completed(&mut self, now: SimTime) {
         if let Some((visit, _)) = self.busy.take() {
-            self.summary.idle_blocks += self.planner.credit(&visit, now, &mut self.tasks);
+            let n = self.planner.credit(&visit, now, &mut self.tasks);
+            self.summary.idle_blocks += n;
+            self.summary.by_source.idle += n;
         }
     }
 
@@ -185,7 +187,11 @@ impl Freeblock for Firmware {
             f.planner_ns += clock.elapsed().as_nanos();
             f.summary.opportunities += 1;
             for v in &plan.visits {
-                f.summary.free_blocks += f.planner.credit(v, service.media_start, &mut f.tasks);
+                let n = f.planner.credit(v, service.media_start, &mut f.tasks);
+                f.summary.free_blocks += n;
+                let by = &mut f.summary.by_source;
+                let track = (v.cylinder, v.head);
+                *if track == (source.cylinder, source.head) { &mut by.source_track } else if track == (r.target.cylinder, r.target.head) { &mut by.destination_track } else { &mut by.other_track } += n;
             }
         }
         (service, None)

@@ -305,9 +305,33 @@ pub struct FreeblockSummary {
     pub planner_us_per_opportunity: f64,
     /// Each task's progress, in configuration order.
     pub tasks: Vec<TaskStatus>,
+    /// Background blocks by where the heads found them.
+    pub by_source: BySource,
+    /// Wall-clock CPU time of the foreground scheduler per decision, us
+    /// (the level that orders requests for the drive: the drive's own in
+    /// firmware, the host's outside; not deterministic).
+    pub foreground_sched_us_per_decision: f64,
     /// External mode only: commands, lateness, prediction error, noise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<external::ExternalSummary>,
+}
+
+/// Background blocks moved, by where the heads found them (Lumb et al.
+/// 2000/2002): on the source track before leaving it, on the destination
+/// track before the foreground's sector, on another track visited on the
+/// way, merged into the foreground read (external mode), or in idle time.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BySource {
+    /// On the track the heads were leaving.
+    pub source_track: u64,
+    /// On the foreground request's track, as a transfer of its own.
+    pub destination_track: u64,
+    /// On a track visited on the way.
+    pub other_track: u64,
+    /// Prepended to the next foreground read (external mode).
+    pub merged: u64,
+    /// While the drive was otherwise idle.
+    pub idle: u64,
 }
 
 /// A background task as configured.

@@ -77,6 +77,9 @@ impl Simulation {
             Some(b) => b.model("freeblock.belief", &model, cfg.base_dir.as_deref())?,
             None => model.clone(),
         };
+        if cfg.freeblock.as_ref().is_some_and(|f| !f.external()) {
+            units[0].clock = Some((0, 0)); // in firmware the drive's scheduler is the foreground's
+        }
         units[0].freeblock = crate::background::freeblock::build_with_belief(cfg.freeblock.as_ref(), &model, &fb_belief, cfg.seed)?;
         let mut reconfigure = Vec::new();
         for (i, r) in cfg.reconfigure.iter().enumerate() {
@@ -138,6 +141,7 @@ impl Simulation {
             completions: Vec::new(),
             started: false,
             task_events: cfg.freeblock.as_ref().map(|f| f.schedule()).unwrap_or_default(),
+            host_clock: cfg.freeblock.as_ref().filter(|f| f.external()).map(|_| (0, 0)),
         })
     }
 }

@@ -128,6 +128,8 @@ pub struct Simulation {
     started: bool,
     /// Background task events of the config, in time order: (at, action, task).
     task_events: Vec<(SimTime, crate::background::TaskAction, usize)>,
+    /// External freeblock: wall-clock time of the host scheduler's decisions and their count.
+    host_clock: Option<(u128, u64)>,
 }
 
 /// The client of requests `submit`ted from outside the workload (no
@@ -322,7 +324,11 @@ impl Simulation {
                 "leaves none of the run's {} requests measured; it must be below the request count", counters.completed)));
         }
         let no_freeblock = Box::new(crate::background::freeblock::Off);
-        let freeblock = std::mem::replace(&mut self.units[0].freeblock, no_freeblock).finish(&summary, self.shared.sector_bytes);
+        let mut freeblock = std::mem::replace(&mut self.units[0].freeblock, no_freeblock).finish(&summary, self.shared.sector_bytes);
+        if let Some(f) = &mut freeblock {
+            let (ns, n) = self.host_clock.or(self.units[0].clock).unwrap_or((0, 0));
+            f.foreground_sched_us_per_decision = if n > 0 { ns as f64 / n as f64 / 1e3 } else { 0.0 };
+        }
         let samples = self.levels[0].sched.timeline(end);
         Ok(RunResult {
             freeblock,

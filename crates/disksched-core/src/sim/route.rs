@@ -122,7 +122,12 @@ impl Simulation {
         while self.has_room(i, None) && !self.levels[i].sched.is_empty() {
             let nothing_below = self.levels[i].counters.in_flight == 0;
             let ctx = self.shared.level_ctx(i, now, self.queue_head(now));
-            let id = match self.levels[i].pick(&ctx, nothing_below)? {
+            let clock = (i == 0).then_some(()).and(self.host_clock.is_some().then(std::time::Instant::now));
+            let picked = self.levels[i].pick(&ctx, nothing_below)?;
+            if let (Some(t), Some((ns, n))) = (clock, &mut self.host_clock) {
+                (*ns, *n) = (*ns + t.elapsed().as_nanos(), *n + 1);
+            }
+            let id = match picked {
                 Pick::Request(id) => id,
                 Pick::WakeAt(t) => {
                     self.schedule(t, Event::WakeDue(i as u8));
