@@ -586,3 +586,16 @@ fn a_repeating_scan_counts_passes_and_reports_its_milestones() {
     assert!(t.progress.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
     assert!(t.progress.len() as u64 >= 100 * t.passes);
 }
+
+#[test]
+fn planners_come_from_a_registry_and_an_unknown_one_is_refused() {
+    use disksched_core::background::planner::REGISTRY;
+    assert!(REGISTRY.iter().any(|p| p.name == "greedy"));
+    // The default is the registry's greedy planner: naming it changes nothing.
+    let a = run(&config("sptf", "[freeblock]\nidle = false", 3000)).freeblock.unwrap();
+    let b = run(&config("sptf", "[freeblock]\nidle = false\nplanner = \"greedy\"", 3000)).freeblock.unwrap();
+    assert_eq!(a.free_blocks, b.free_blocks);
+    let cfg = SimConfig::from_toml("[disk]\nmodel = \"atlas10k\"\n[workload]\nkind = \"oltp\"\n[freeblock]\nplanner = \"clairvoyant\"\n", "t.toml").unwrap();
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("freeblock.planner") && e.contains("clairvoyant") && e.contains("greedy"), "{e}");
+}

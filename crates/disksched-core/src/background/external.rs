@@ -209,7 +209,7 @@ impl External {
     /// planned for it, if any) at the drive; returns the request's service.
     /// `planner`: None when no background work is planned (`plan = false`).
     #[allow(clippy::too_many_arguments)]
-    pub fn serve(&mut self, drive: &mut Drive, fg: &Foreground, planner: Option<&mut Planner>, tasks: &mut Tasks,
+    pub fn serve(&mut self, drive: &mut Drive, fg: &Foreground, planner: Option<&mut (dyn Planner + 'static)>, tasks: &mut Tasks,
                  bg_write: bool, summary: &mut super::FreeblockSummary, planner_ns: &mut u128) -> Service {
         let issue = self.issue_at(fg.ready.0);
         let from = self.belief;
@@ -257,7 +257,7 @@ impl External {
 
     /// The background command for `fg`, if its rotational latency has room for one.
     #[allow(clippy::too_many_arguments)]
-    fn plan(&mut self, planner: &Planner, fg: &Foreground, from: &HeadState, issue: u64, direct: &Predicted, bg_write: bool,
+    fn plan(&mut self, planner: &dyn Planner, fg: &Foreground, from: &HeadState, issue: u64, direct: &Predicted, bg_write: bool,
             tasks: &Tasks, summary: &mut super::FreeblockSummary) -> Option<Background> {
         let positioned = direct.start + self.model.position_ns((from.cylinder, from.head), (fg.cylinder, fg.head), Access::Onward { write: fg.is_write }, 0);
         if direct.media_start <= positioned || tasks.wanted.count() == 0 {

@@ -13,7 +13,7 @@
 //! end); the router schedules the events.
 
 use super::external::{External, Foreground};
-use super::planner::{Planner, Visit};
+use super::planner::{Planner, PlannerSettings, Visit};
 use super::{FreeblockConfig, FreeblockSummary, TaskAction, TaskConfig, Tasks, TransferCallback};
 use crate::disk::{DiskModel, Drive, HeadState, Service};
 use crate::error::Result;
@@ -80,9 +80,9 @@ pub fn build_with_belief(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, 
             "holds {} blocks (expected the drive's {}: the tasks' blocks are the drive's)", belief.layout.capacity(), model.layout.capacity())));
     }
     let tasks = Tasks::new(model.layout.capacity(), &f.tasks)?;
-    let mut planner = Planner::new(belief.clone(), &tasks, f.search_tracks);
-    planner.seek_conservatism_ns = SimDuration::from_ms(f.seek_conservatism_ms).ns();
-    planner.one_per_track = f.one_per_track;
+    let settings = PlannerSettings { search_tracks: f.search_tracks, seek_conservatism_ns: SimDuration::from_ms(f.seek_conservatism_ms).ns(),
+                                     one_per_track: f.one_per_track };
+    let planner = super::planner::build(&f.planner, belief.clone(), &tasks, &settings)?;
     let work = Work {
         plan: f.plan,
         tasks,
@@ -104,7 +104,7 @@ pub fn build_with_belief(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, 
 /// What both modes keep: tasks, planner and what they achieved.
 struct Work {
     tasks: Tasks,
-    planner: Planner,
+    planner: Box<dyn Planner>,
     /// Also use the drive's idle time.
     idle: bool,
     bg_write: bool,
@@ -237,7 +237,7 @@ impl Freeblock for ExternalMode {
         };
         let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder, head, ready: r.issued };
         let f = &mut self.work;
-        let planner = f.plan.then_some(&mut f.planner);
+        let planner = f.plan.then_some(f.planner.as_mut());
         let service = self.external.serve(drive, &fg, planner, &mut f.tasks, f.bg_write, &mut f.summary, &mut f.planner_ns);
         (service, Some(self.external.belief()))
     }

@@ -8,6 +8,7 @@
 
 pub mod external;
 pub mod freeblock;
+pub mod greedy;
 pub mod planner;
 
 use crate::error::{config_err, Result};
@@ -91,6 +92,7 @@ pub const DRIVE_QUEUE_DEPTH: Param = Param::int("drive_queue_depth", "commands",
 
 /// Declarations of the `[freeblock]` keys.
 pub const FREEBLOCK_PARAMS: &[Param] = &[
+    Param::other("planner", Ty::Str, "greedy", "the planner (`background::planner::REGISTRY`): `greedy`"),
     Param::other("mode", Ty::Choice(&["firmware", "external"]), "firmware",
         "`firmware`: the planner's model is the drive; `external`: a host-side scheduler with its own model (`noise`), two commands at the drive"),
     SEEK_CONSERVATISM_MS,
@@ -199,6 +201,13 @@ pub struct FreeblockConfig {
     /// Tasks paused, resumed or aborted during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<TaskEvent>,
+    /// The planner, by registry name.
+    #[serde(default = "greedy")]
+    pub planner: String,
+}
+
+fn greedy() -> String {
+    "greedy".into()
 }
 
 fn firmware() -> String {
@@ -231,6 +240,10 @@ impl FreeblockConfig {
         SEEK_CONSERVATISM_MS.check("freeblock", self.seek_conservatism_ms)?;
         self.noise.validate()?;
         DRIVE_QUEUE_DEPTH.check_count("freeblock", self.drive_queue_depth as u64)?;
+        if !planner::REGISTRY.iter().any(|p| p.name == self.planner) {
+            return Err(config_err("freeblock.planner", format!("'{}' (expected one of: {})", self.planner,
+                planner::REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))));
+        }
         if let Some(b) = &self.belief {
             b.validate("freeblock.belief")?;
             if !self.external() {
