@@ -339,7 +339,7 @@ fn bad_freeblock_tunables_are_one_line_errors_naming_key_value_and_range() {
         ("mode = \"external\"\n[freeblock.noise]\nseek_jitter_us = 5000", 2, "freeblock.noise.seek_jitter_us", "5000 us is out of range [0, 1000]"),
         ("mode = \"external\"\n[freeblock.noise]\nsurprise_hit_pct = -1", 2, "freeblock.noise.surprise_hit_pct", "-1 % is out of range [0, 50]"),
         ("mode = \"external\"", 16, "host.queue_threshold", "16: freeblock mode external keeps freeblock.drive_queue_depth = 2 commands at the drive"),
-        ("mode = \"external\"\nidle = true", 2, "freeblock.idle", "firmware mode only"),
+        ("mode = \"external\"\ndrive_queue_depth = 3", 2, "freeblock.drive_queue_depth", "3 is out of range [1, 2]"),
     ];
     for (fb, threshold, key, msg) in cases {
         let cfg = common::config(&format!(
@@ -598,4 +598,46 @@ fn planners_come_from_a_registry_and_an_unknown_one_is_refused() {
     let cfg = SimConfig::from_toml("[disk]\nmodel = \"atlas10k\"\n[workload]\nkind = \"oltp\"\n[freeblock]\nplanner = \"clairvoyant\"\n", "t.toml").unwrap();
     let e = cfg.validate().unwrap_err().to_string();
     assert!(e.contains("freeblock.planner") && e.contains("clairvoyant") && e.contains("greedy"), "{e}");
+}
+
+#[test]
+fn external_mode_reads_in_idle_time_too() {
+    // A light closed load (3 clients thinking 30 ms) leaves the drive idle often.
+    let cfg = common::config(r#"
+        seed = 2
+        [disk]
+        model = "atlas10k"
+        [host]
+        scheduler = "sptf"
+        queue_threshold = 2
+        [workload]
+        kind = "closed"
+        clients = 3
+        think_time_ms = 30
+        [run]
+        requests = 4000
+        [freeblock]
+        mode = "external"
+        idle = true
+        seek_conservatism_ms = 0.3
+        [[freeblock.tasks]]
+        blocks = [0, 2000000]
+    "#);
+    let mut sim = Simulation::with_model(&cfg, atlas_ultra2()).unwrap();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let sink = runs.clone();
+    sim.on_background_transfer(Box::new(move |_, lo, hi, _| sink.lock().unwrap().push((lo, hi))));
+    let r = sim.run(&mut |_, _| true).unwrap();
+    let f = r.freeblock.unwrap();
+    assert!(f.idle_blocks > 10_000, "{} idle blocks", f.idle_blocks);
+    assert_eq!(f.by_source.idle, f.idle_blocks);
+    let mut seen = std::collections::HashSet::new();
+    for &(lo, hi) in runs.lock().unwrap().iter() {
+        for b in lo..hi {
+            assert!(seen.insert(b), "block {b} credited twice");
+        }
+    }
+    assert_eq!(seen.len() as u64, f.free_blocks + f.idle_blocks);
+    let by = &f.by_source;
+    assert_eq!(by.source_track + by.destination_track + by.other_track + by.merged + by.idle, f.free_blocks + f.idle_blocks);
 }

@@ -314,6 +314,14 @@ impl External {
         }
     }
 
+    /// Idle time: the host sent a background command that leaves the heads
+    /// at `head` when it ends at `end` (as it believes); the drive took it.
+    pub fn idle_sent(&mut self, head: HeadState, end: SimTime) {
+        self.belief = head;
+        self.belief_done = end.0;
+        self.done = [self.done[1], end.0];
+    }
+
     /// The results so far, with the fractions and histogram shares computed.
     pub fn summary(&self) -> ExternalSummary {
         let mut s = self.sum.clone();

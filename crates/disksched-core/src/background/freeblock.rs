@@ -246,10 +246,15 @@ impl Freeblock for ExternalMode {
         Some(self.external.belief())
     }
     fn idle(&mut self, now: SimTime, drive: &mut Drive) -> Option<SimTime> {
-        self.work.idle(now, drive)
+        // The host sends a whole-track read of the nearest wanted track; its
+        // belief follows the command (it chose where the heads go).
+        let end = self.work.idle(now, drive)?;
+        self.external.idle_sent(drive.state.head, end);
+        Some(end)
     }
     fn idle_completed(&mut self, now: SimTime) {
-        self.work.idle_completed(now)
+        self.work.idle_completed(now);
+        self.external.observed(now);
     }
     fn on_transfer(&mut self, cb: TransferCallback) {
         self.work.tasks.on_transfer = Some(cb);

@@ -102,7 +102,7 @@ pub const FREEBLOCK_PARAMS: &[Param] = &[
     Param::other("one_per_track", Ty::Bool, "true", "external mode: no background command of its own on the source or destination track (a second command on a track can trigger the drive's prefetch; section 4.3)"),
     DRIVE_QUEUE_DEPTH,
     SEARCH_TRACKS,
-    Param::other("idle", Ty::Bool, "true", "also read background blocks when the drive is idle (firmware mode)"),
+    Param::other("idle", Ty::Bool, "true", "also read background blocks when the drive is idle (both modes)"),
     Param::other("tasks", Ty::List, "one scan of the whole disk", "background tasks: `[[freeblock.tasks]]`"),
     Param::other("events", Ty::List, "[]", "tasks paused, resumed or aborted during the run: `[[freeblock.events]]`"),
 ];
@@ -259,9 +259,7 @@ impl FreeblockConfig {
                 return Err(config_err("host.queue_threshold", format!(
                     "{queue_threshold}: freeblock mode external keeps freeblock.drive_queue_depth = {depth} commands at the drive (set {depth})")));
             }
-            if self.idle {
-                return Err(config_err("freeblock.idle", "idle-time reads are modelled in firmware mode only (set false)"));
-            }
+
         }
         SEARCH_TRACKS.check_count("freeblock", self.search_tracks as u64)?;
         if self.tasks.is_empty() {
