@@ -641,3 +641,62 @@ fn external_mode_reads_in_idle_time_too() {
     let by = &f.by_source;
     assert_eq!(by.source_track + by.destination_track + by.other_track + by.merged + by.idle, f.free_blocks + f.idle_blocks);
 }
+
+#[test]
+fn every_disk_of_an_array_runs_the_tasks_in_firmware() {
+    let cfg = |fb: &str| common::config(&format!(r#"
+        seed = 4
+        [disk]
+        model = "atlas10k"
+        scheduler = "sptf"
+        count = 2
+        array = "stripe"
+        [host]
+        queue_threshold = 8
+        [workload]
+        kind = "oltp"
+        [run]
+        requests = 6000
+        records = true
+        {fb}
+    "#));
+    let plain = run(&cfg(""));
+    let fb = run(&cfg("[freeblock]\nidle = false\n[[freeblock.tasks]]\nblocks = [0, 1000000]"));
+    // In firmware background work never delays the foreground, on any disk.
+    assert_eq!(plain.records.unwrap().done_ns, fb.records.unwrap().done_ns);
+    let f = fb.freeblock.unwrap();
+    // Each disk has its own copy of the task: twice the blocks, some moved on each.
+    assert_eq!(f.tasks[0].blocks_total, 2_000_000);
+    assert_eq!(f.tasks[0].blocks_done, f.free_blocks);
+    let one = run(&common::config(&format!(r#"
+        seed = 4
+        [disk]
+        model = "atlas10k"
+        scheduler = "sptf"
+        [host]
+        queue_threshold = 8
+        [workload]
+        kind = "oltp"
+        [run]
+        requests = 6000
+        [freeblock]
+        idle = false
+        [[freeblock.tasks]]
+        blocks = [0, 1000000]
+    "#))).freeblock.unwrap();
+    // Two disks each see about half the foreground: together more opportunities than one disk alone.
+    assert!(f.opportunities > one.opportunities, "{} vs {}", f.opportunities, one.opportunities);
+    let e = Simulation::with_model(&common::config(r#"
+        [disk]
+        model = "atlas10k"
+        count = 2
+        [host]
+        queue_threshold = 2
+        [workload]
+        kind = "oltp"
+        [freeblock]
+        mode = "external"
+        idle = false
+    "#), common::atlas()).err().unwrap().to_string();
+    assert!(e.contains("freeblock.mode") && e.contains("single disk"), "{e}");
+}

@@ -327,6 +327,46 @@ pub struct FreeblockSummary {
     pub external: Option<external::ExternalSummary>,
 }
 
+impl FreeblockSummary {
+    /// Fold in another disk's results (an array: each disk runs the tasks
+    /// over its own blocks). Counts and bandwidths add up; a task's blocks
+    /// add up, it is done (and reaches a share of its blocks) when it is on
+    /// every disk, its passes are the fewest of any disk's; its progress
+    /// series and the external-mode details stay the first disk's.
+    pub fn merge(&mut self, o: FreeblockSummary) {
+        let ops = self.opportunities + o.opportunities;
+        if ops > 0 {
+            self.planner_us_per_opportunity = (self.planner_us_per_opportunity * self.opportunities as f64
+                + o.planner_us_per_opportunity * o.opportunities as f64) / ops as f64;
+        }
+        self.opportunities = ops;
+        self.free_blocks += o.free_blocks;
+        self.idle_blocks += o.idle_blocks;
+        self.free_mb_per_s += o.free_mb_per_s;
+        self.latency_mb_per_s += o.latency_mb_per_s;
+        let (a, b) = (&mut self.by_source, &o.by_source);
+        a.source_track += b.source_track;
+        a.destination_track += b.destination_track;
+        a.other_track += b.other_track;
+        a.merged += b.merged;
+        a.idle += b.idle;
+        let both = |x: Option<f64>, y: Option<f64>| x.zip(y).map(|(x, y)| x.max(y));
+        for (t, u) in self.tasks.iter_mut().zip(o.tasks) {
+            t.blocks_total += u.blocks_total;
+            t.blocks_done += u.blocks_done;
+            t.completed_ms = both(t.completed_ms, u.completed_ms);
+            for k in 0..t.time_to_pct_ms.len() {
+                t.time_to_pct_ms[k] = both(t.time_to_pct_ms[k], u.time_to_pct_ms[k]);
+            }
+            t.passes = t.passes.min(u.passes);
+            t.passes_per_day = t.passes_per_day.min(u.passes_per_day);
+            if t.state == TaskState::Done && u.state != TaskState::Done {
+                t.state = u.state;
+            }
+        }
+    }
+}
+
 /// Background blocks moved, by where the heads found them (Lumb et al.
 /// 2000/2002): on the source track before leaving it, on the destination
 /// track before the foreground's sector, on another track visited on the

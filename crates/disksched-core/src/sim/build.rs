@@ -45,8 +45,8 @@ impl Simulation {
             }
         };
         let array = Array::new(n, cfg.disk.array, cfg.disk.stripe_kb, model.layout.capacity(), model.spec.sector_bytes)?;
-        if n > 1 && cfg.freeblock.is_some() {
-            return Err(config_err("freeblock", "freeblock scheduling needs a single disk (disk.count = 1)"));
+        if n > 1 && cfg.freeblock.as_ref().is_some_and(|f| f.external()) {
+            return Err(config_err("freeblock.mode", "external needs a single disk (disk.count = 1); in firmware every disk of an array runs the tasks"));
         }
         let mut units = Vec::new();
         for _ in 0..n {
@@ -80,7 +80,10 @@ impl Simulation {
         if cfg.freeblock.as_ref().is_some_and(|f| !f.external()) {
             units[0].clock = Some((0, 0)); // in firmware the drive's scheduler is the foreground's
         }
-        units[0].freeblock = crate::background::freeblock::build_with_belief(cfg.freeblock.as_ref(), &model, &fb_belief, cfg.seed)?;
+        // Every disk runs the tasks over its own blocks (an array is in firmware mode, checked above).
+        for (d, unit) in units.iter_mut().enumerate() {
+            unit.freeblock = crate::background::freeblock::build_with_belief(cfg.freeblock.as_ref(), &model, &fb_belief, cfg.seed ^ d as u64)?;
+        }
         let mut reconfigure = Vec::new();
         for (i, r) in cfg.reconfigure.iter().enumerate() {
             let which = match r.queue.as_str() {

@@ -167,7 +167,8 @@ pub struct RunResult {
 }
 
 impl Simulation {
-    /// Receive every run of background blocks as it is transferred: (task, lo, hi, time).
+    /// Receive every run of background blocks as it is transferred: (task,
+    /// lo, hi, time), LBNs of disk 0 (an array's other disks report none).
     pub fn on_background_transfer(&mut self, cb: crate::background::TransferCallback) {
         self.units[0].freeblock.on_transfer(cb);
     }
@@ -325,6 +326,12 @@ impl Simulation {
         }
         let no_freeblock = Box::new(crate::background::freeblock::Off);
         let mut freeblock = std::mem::replace(&mut self.units[0].freeblock, no_freeblock).finish(&summary, self.shared.sector_bytes);
+        for u in &mut self.units[1..] {
+            let other = std::mem::replace(&mut u.freeblock, Box::new(crate::background::freeblock::Off)).finish(&summary, self.shared.sector_bytes);
+            if let (Some(f), Some(o)) = (&mut freeblock, other) {
+                f.merge(o);
+            }
+        }
         if let Some(f) = &mut freeblock {
             let (ns, n) = self.host_clock.or(self.units[0].clock).unwrap_or((0, 0));
             f.foreground_sched_us_per_decision = if n > 0 { ns as f64 / n as f64 / 1e3 } else { 0.0 };
