@@ -700,3 +700,46 @@ fn every_disk_of_an_array_runs_the_tasks_in_firmware() {
     "#), common::atlas()).err().unwrap().to_string();
     assert!(e.contains("freeblock.mode") && e.contains("single disk"), "{e}");
 }
+
+#[test]
+fn surprise_hits_come_from_the_drives_own_cache() {
+    // No random surprise hits; a sequential reader whose reads the drive's
+    // read-ahead has already brought in. The host's model has no cache: it
+    // predicts a media access and the drive answers from its buffer.
+    let cfg = |model: &str| {
+        let mut c = common::config(&format!(r#"
+            seed = 8
+            [disk]
+            model = "atlas10k"
+            [host]
+            scheduler = "sptf"
+            queue_threshold = 2
+            [workload]
+            kind = "dd"
+            request_kb = 8
+            [run]
+            requests = 3000
+            [freeblock]
+            mode = "external"
+            idle = false
+            plan = false
+            {QUIET}
+        "#));
+        c.disk.model = model.into();
+        c
+    };
+    let surprises = |model: Arc<disksched_core::disk::DiskModel>| {
+        let e = run_on(&cfg("atlas10k"), model).freeblock.unwrap().external.unwrap();
+        assert_eq!(e.noise.surprise_hits, 0, "no random draws");
+        // Errors well below zero: the drive was faster than any media access the host predicted.
+        let first = e.error_first_us;
+        let early: u64 = e.error_counts.iter().enumerate().filter(|(i, _)| first + (*i as f64 + 1.0) * e.error_bin_us <= -100.0).map(|(_, n)| n).sum();
+        early as f64 / e.requests_direct as f64
+    };
+    let cached = surprises(atlas_ultra2());
+    let mut s = (*atlas_ultra2()).spec.clone();
+    s.controller.caching_enabled = false;
+    let uncached = surprises(Arc::new(disksched_core::disk::DiskModel::new(s).unwrap()));
+    assert!(cached > 0.5, "{cached}: the drive's read-ahead serves most sequential reads");
+    assert!(uncached < 0.01, "{uncached}: without a cache nothing surprises the host");
+}
