@@ -107,6 +107,12 @@ impl Predictor {
         if self.own_layout || self.blind_ns_per_block.is_some() {
             return self.believed_positioning(from, from_phase, to, is_write, blocks);
         }
+        self.exact_positioning(from, from_phase, to, is_write, blocks)
+    }
+
+    /// `positioning` with `from` and `to` taken as given (in this model's coordinates).
+    #[inline(always)]
+    fn exact_positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool, blocks: u32) -> Positioning {
         let m = &self.model.mech;
         let ctl = &self.model.controller;
         if !is_write {
@@ -130,14 +136,13 @@ impl Predictor {
             let d = if to.lbn == Target::ANY_LBN { 0 } else { at.abs_diff(to.lbn) };
             return Positioning { seek_ns: (d as f64 * k).round() as u64, ..Default::default() };
         }
-        let exact = Predictor { own_layout: false, ..self.clone() };
         let to = if to.lbn == Target::ANY_LBN { *to } else { self.target(to.lbn) };
         let mut from = *from;
         if let Some(n) = from.next_lbn.filter(|&n| n > 0) {
             let p = self.model.layout.lbn_to_pbn((n - 1).min(self.model.layout.capacity() - 1));
             (from.cylinder, from.head) = (p.cylinder, p.head);
         }
-        exact.positioning(&from, from_phase, &to, is_write, blocks)
+        self.exact_positioning(&from, from_phase, &to, is_write, blocks)
     }
 
     /// A write's positioning as the drive times it (`ControllerTiming::write_plan`:
