@@ -103,11 +103,14 @@ pub struct HostConfig {
     /// Traffic shaping above the scheduler (optional; see `qos`).
     #[serde(default)]
     pub shaper: Option<crate::qos::ShaperConfig>,
+    /// The host's belief of the drive (`disk::belief`); absent: exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub belief: Option<crate::disk::belief::BeliefConfig>,
 }
 
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1, shaper: None, class_expire_ms: class_expire_ms() }
+        HostConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1, shaper: None, class_expire_ms: class_expire_ms(), belief: None }
     }
 }
 
@@ -127,11 +130,14 @@ pub struct ControllerConfig {
     /// Maximum outstanding at each disk (default, and at most, `queue_threshold`).
     #[serde(default)]
     pub per_disk_threshold: Option<u32>,
+    /// The controller's belief of the drive (`disk::belief`); absent: exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub belief: Option<crate::disk::belief::BeliefConfig>,
 }
 
 impl Default for ControllerConfig {
     fn default() -> Self {
-        ControllerConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1, per_disk_threshold: None }
+        ControllerConfig { scheduler: fcfs(), set: BTreeMap::new(), queue_threshold: 1, per_disk_threshold: None, belief: None }
     }
 }
 
@@ -241,6 +247,7 @@ pub const HOST_PARAMS: &[Param] = &[
     QUEUE_THRESHOLD,
     CLASS_EXPIRE_MS,
     Param::other("shaper", Ty::Table, "absent: no shaping", "traffic shaping above the scheduler: `[host.shaper]`"),
+    Param::other("belief", Ty::Table, "absent: exact", "the host scheduler's belief of the drive: `[host.belief]`"),
 ];
 
 /// `controller.queue_threshold`: requests outstanding at the disks together.
@@ -256,6 +263,7 @@ pub const CONTROLLER_PARAMS: &[Param] = &[
     Param::other("set", Ty::Table, "{}", "tunables of the controller scheduler"),
     CTL_QUEUE_THRESHOLD,
     PER_DISK_THRESHOLD,
+    Param::other("belief", Ty::Table, "absent: exact", "the controller scheduler's belief of the drive: `[controller.belief]`"),
 ];
 
 /// `run.requests`: requests to generate.
@@ -321,6 +329,12 @@ impl SimConfig {
         STRIPE_KB.check("disk", self.disk.stripe_kb)?;
         CLASS_EXPIRE_MS.check("host", self.host.class_expire_ms)?;
         QUEUE_THRESHOLD.check_count("host", self.host.queue_threshold as u64)?;
+        if let Some(b) = &self.host.belief {
+            b.validate("host.belief")?;
+        }
+        if let Some(b) = self.controller.as_ref().and_then(|c| c.belief.as_ref()) {
+            b.validate("controller.belief")?;
+        }
         if let Some(c) = &self.controller {
             CTL_QUEUE_THRESHOLD.check_count("controller", c.queue_threshold as u64)?;
             PER_DISK_THRESHOLD.check_count("controller", c.per_disk() as u64)?;

@@ -214,11 +214,13 @@ pub fn sections() -> Vec<Section> {
         s.push(section(format!("host.shaper.{class}"), format!("Gates of the {class} pipe; 0 = no such gate."), qos::PIPE_TUNABLES));
     }
     s.push(section("controller", "A controller queue between the host queue and the disks (optional).", config::CONTROLLER_PARAMS));
+    s.push(section("host.belief", "A level's belief of the drive (also `controller.belief`, `freeblock.belief`); absent: exact.", crate::disk::belief::BELIEF_PARAMS));
     s.push(section("run", "How long the run lasts and what it keeps.", config::RUN_PARAMS));
     s.push(section("reconfigure[]", "Run-time changes of a queue's scheduler (a list of tables).", config::RECONFIGURE_PARAMS));
     s.push(section("freeblock", "Freeblock scheduling of background tasks (optional).", background::FREEBLOCK_PARAMS));
     s.push(section("freeblock.noise", "External mode: how the drive differs from the host's model.", noisy::NOISE_PARAMS));
     s.push(section("freeblock.tasks[]", "Background tasks (a list of tables).", background::TASK_PARAMS));
+    s.push(section("freeblock.events[]", "Tasks paused, resumed or aborted during the run (a list of tables).", background::EVENT_PARAMS));
     for (kind, help, parts) in workload::KINDS {
         let params: Vec<Param> = parts.iter().flat_map(|p| p.iter().copied()).collect();
         s.push(section(format!("workload kind={kind}"), *help, &params));

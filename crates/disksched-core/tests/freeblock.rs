@@ -100,8 +100,8 @@ fn a_scan_reads_every_block_exactly_once_and_completes() {
 #[test]
 fn pause_resume_and_abort_never_double_count() {
     let cfgs = vec![
-        TaskConfig { name: "a".into(), blocks: Some((0, 1000)), priority: 0, write: false },
-        TaskConfig { name: "b".into(), blocks: Some((1000, 3000)), priority: 1, write: false },
+        TaskConfig { name: "a".into(), blocks: Some((0, 1000)), priority: 0, write: false, repeat: false, start_ms: 0.0 },
+        TaskConfig { name: "b".into(), blocks: Some((1000, 3000)), priority: 1, write: false, repeat: false, start_ms: 0.0 },
     ];
     let mut t = Tasks::new(10_000, &cfgs).unwrap();
     assert_eq!(t.wanted.count(), 3000);
@@ -134,7 +134,9 @@ fn atlas_ultra2() -> Arc<disksched_core::disk::DiskModel> {
     Arc::new(disksched_core::disk::DiskModel::new(s).unwrap())
 }
 
-const QUIET: &str = "[freeblock.noise]\nseek_jitter_us = 0\nrotation_drift_ppm = 0\nsurprise_hit_pct = 0\ninternal_activity_interval_s = 0";
+const QUIET: &str = "[freeblock.noise]\nseek_jitter_us = 0\nseek_bias_us = 0\nseek_tail_pct = 0\nrotation_drift_ppm = 0\noverlap_jitter_pct = 0\nsurprise_hit_pct = 0\ninternal_activity_interval_s = 0";
+/// The noise before issue 20: a zero-mean normal seek variation of 20 us, no bias, no tail, no overlap variation.
+const NORMAL_20US: &str = "[freeblock.noise]\nseek_jitter_us = 20\nseek_bias_us = 0\nseek_tail_pct = 0\noverlap_jitter_pct = 0\nsurprise_hit_pct = 0.5";
 
 fn external(sched: &str, conservatism_ms: f64, plan: bool, noise: &str, requests: u64, seed: u64) -> SimConfig {
     common::config(&format!(r#"
@@ -230,7 +232,7 @@ fn external_mode_without_noise_keeps_the_external_rules() {
 fn conservatism_makes_background_work_delay_the_foreground_less_often() {
     let model = atlas_ultra2();
     let late: Vec<f64> = [0.0, 0.1, 0.2, 0.5, 1.0].iter().map(|&c| {
-        let noise = "[freeblock.noise]\nseek_jitter_us = 80";
+        let noise = "[freeblock.noise]\nseek_jitter_us = 80\nseek_bias_us = 0\nseek_tail_pct = 0\noverlap_jitter_pct = 0\nsurprise_hit_pct = 0.5";
         let f = run_on(&external("sptf", c, true, noise, 8000, 7), model.clone()).freeblock.unwrap();
         f.external.unwrap().late_fraction_after_background
     }).collect();
@@ -267,13 +269,15 @@ fn external_gets_less_free_bandwidth_than_firmware_at_little_foreground_cost() {
         idle = false
     "#);
     let firmware = run_on(&fw, model.clone()).freeblock.unwrap();
-    let base = run_on(&external("sptf", 0.3, false, "", 10000, 9), model.clone());
-    let ext = run_on(&external("sptf", 0.3, true, "", 10000, 9), model.clone());
+    // (A zero-mean normal seek variation: with the Fig. 7 defaults, bias and
+    // heavy tail, the cost at 0.3 ms is larger; see docs/freeblock.md.)
+    let base = run_on(&external("sptf", 0.3, false, NORMAL_20US, 10000, 9), model.clone());
+    let ext = run_on(&external("sptf", 0.3, true, NORMAL_20US, 10000, 9), model.clone());
     let free = ext.freeblock.as_ref().unwrap().free_mb_per_s;
     assert!(free > 0.3 * firmware.free_mb_per_s && free < firmware.free_mb_per_s,
             "external {free} vs firmware {} MB/s", firmware.free_mb_per_s);
-    // The paper reports < 2% foreground cost at 0.3 ms; with the noise's
-    // defaults (20 us seek deviation) 0.3 ms is 15 deviations, so the cost
+    // The paper reports < 2% foreground cost at 0.3 ms; with a 20 us
+    // seek deviation 0.3 ms is 15 deviations, so the cost
     // here is what the rare late request and the merged reads' extra bus
     // time add: well under 2%.
     let (a, b) = (base.summary.host_response_ms.mean, ext.summary.host_response_ms.mean);
@@ -288,7 +292,7 @@ fn seek_variation_has_the_configured_mean_and_spread() {
     let mut s = disksched_core::disk::builtin::resolve("atlas10k", None).unwrap();
     s.controller.caching_enabled = false;
     let model = Arc::new(disksched_core::disk::DiskModel::new(s).unwrap());
-    let noise = "[freeblock.noise]\nseek_jitter_us = 40\nrotation_drift_ppm = 0\nsurprise_hit_pct = 0\ninternal_activity_interval_s = 0";
+    let noise = "[freeblock.noise]\nseek_jitter_us = 40\nseek_bias_us = 0\nseek_tail_pct = 0\noverlap_jitter_pct = 0\nrotation_drift_ppm = 0\nsurprise_hit_pct = 0\ninternal_activity_interval_s = 0";
     let r = run_on(&external("sptf", 0.0, false, noise, 6000, 3), model.clone());
     let rec = r.records.unwrap();
     let l = &model.layout;
@@ -334,8 +338,8 @@ fn bad_freeblock_tunables_are_one_line_errors_naming_key_value_and_range() {
         ("mode = \"external\"\nseek_conservatism_ms = 12", 2, "freeblock.seek_conservatism_ms", "12 ms is out of range [0, 10]"),
         ("mode = \"external\"\n[freeblock.noise]\nseek_jitter_us = 5000", 2, "freeblock.noise.seek_jitter_us", "5000 us is out of range [0, 1000]"),
         ("mode = \"external\"\n[freeblock.noise]\nsurprise_hit_pct = -1", 2, "freeblock.noise.surprise_hit_pct", "-1 % is out of range [0, 50]"),
-        ("mode = \"external\"", 16, "host.queue_threshold", "16: freeblock mode external keeps exactly two commands at the drive"),
-        ("mode = \"external\"\nidle = true", 2, "freeblock.idle", "firmware mode only"),
+        ("mode = \"external\"", 16, "host.queue_threshold", "16: freeblock mode external keeps freeblock.drive_queue_depth = 2 commands at the drive"),
+        ("mode = \"external\"\ndrive_queue_depth = 3", 2, "freeblock.drive_queue_depth", "3 is out of range [1, 2]"),
     ];
     for (fb, threshold, key, msg) in cases {
         let cfg = common::config(&format!(
@@ -345,4 +349,397 @@ fn bad_freeblock_tunables_are_one_line_errors_naming_key_value_and_range() {
         let e = Simulation::with_model(&cfg, common::atlas()).err().expect("rejected").to_string();
         assert!(e.contains(key) && e.contains(msg) && !e.contains('\n'), "{e}");
     }
+}
+
+/// The Ultra2 Atlas 10K whose firmware, seeing a second read on a track,
+/// reads ahead at least `blocks` before a command may stop it.
+fn atlas_same_track_prefetch(blocks: u32) -> Arc<disksched_core::disk::DiskModel> {
+    let mut s = (*atlas_ultra2()).spec.clone();
+    s.controller.same_track_read_ahead_blocks = blocks;
+    Arc::new(disksched_core::disk::DiskModel::new(s).unwrap())
+}
+
+#[test]
+fn without_the_one_per_track_rule_the_drives_prefetch_costs_the_foreground() {
+    // Lumb et al. 2002, section 4.3: a freeblock command on the source or
+    // destination track makes two commands on one track; the firmware
+    // prefetches and the next foreground request waits.
+    let with_rule = |rule: bool| format!("one_per_track = {rule}\n{QUIET}");
+    let cost = |model: &Arc<disksched_core::disk::DiskModel>, rule: bool| {
+        let base = run_on(&external("sptf", 0.3, false, &with_rule(rule), 6000, 4), model.clone()).summary.host_response_ms.mean;
+        let r = run_on(&external("sptf", 0.3, true, &with_rule(rule), 6000, 4), model.clone());
+        (r.summary.host_response_ms.mean / base - 1.0, r.freeblock.unwrap())
+    };
+    // A track's worth (the outer zone's sectors per track).
+    let prefetching = atlas_same_track_prefetch(atlas_ultra2().layout.sectors_per_track(0, 0));
+    let (kept, kept_f) = cost(&prefetching, true);
+    let (dropped, dropped_f) = cost(&prefetching, false);
+    println!("foreground cost with the rule {:.2}%, without {:.2}%; free blocks {} vs {}", kept * 100.0, dropped * 100.0, kept_f.free_blocks, dropped_f.free_blocks);
+    // A drive without the trigger: dropping the rule buys free bandwidth at little cost.
+    let plain = atlas_ultra2();
+    let (plain_dropped, plain_f) = cost(&plain, false);
+    let (plain_kept, plain_kept_f) = cost(&plain, true);
+    println!("plain drive: cost with the rule {plain_kept}, free blocks {}", plain_kept_f.free_blocks);
+    for f in [&kept_f, &dropped_f, &plain_f] {
+        let e = f.external.as_ref().unwrap();
+        println!("cmds {} merged {} rejected {} late_after {} of {} free {}", e.background_commands, e.merged_reads, e.plans_rejected, e.late_after_background, e.requests_after_background, f.free_blocks);
+    }
+    println!("plain cost without rule {plain_dropped}");
+    assert!(dropped > kept + 0.01, "without the rule the foreground pays for the prefetch: {dropped:.4} vs {kept:.4}");
+
+    assert!(plain_dropped < dropped, "{plain_dropped:.4} vs {dropped:.4}");
+}
+
+#[test]
+fn seek_variation_bias_and_tail_have_the_configured_moments() {
+    // Independent arithmetic: bias b + N(0, s) + (with probability p) a
+    // Laplace of scale t has mean b and variance s^2 + p * 2 t^2.
+    let mut s = disksched_core::disk::builtin::resolve("atlas10k", None).unwrap();
+    s.controller.caching_enabled = false;
+    let model = Arc::new(disksched_core::disk::DiskModel::new(s).unwrap());
+    let noise = "[freeblock.noise]\nseek_jitter_us = 20\nseek_bias_us = 66\nseek_tail_pct = 10\nseek_tail_us = 300\noverlap_jitter_pct = 0\nrotation_drift_ppm = 0\nsurprise_hit_pct = 0\ninternal_activity_interval_s = 0";
+    let r = run_on(&external("sptf", 0.0, false, noise, 20000, 3), model);
+    let stats = r.freeblock.unwrap().external.unwrap().noise;
+    let n = stats.seeks as f64;
+    let sd = (20f64.powi(2) + 0.1 * 2.0 * 300f64.powi(2)).sqrt();
+    // (A variation is floored at minus the seek itself; at these sizes that almost never binds.)
+    assert!((stats.seek_jitter_mean_us - 66.0).abs() < 4.0 * sd / n.sqrt(), "mean {} us over {n} seeks", stats.seek_jitter_mean_us);
+    assert!((stats.seek_jitter_sd_us / sd - 1.0).abs() < 0.1, "sd {} us, expected {sd}", stats.seek_jitter_sd_us);
+}
+
+#[test]
+fn one_command_at_the_drive_loses_the_overlap() {
+    // Fig. 4: with one command at the drive the next command's processing
+    // and data no longer overlap the media access, and a background command
+    // of its own delays the foreground request behind it by its completion.
+    let model = atlas_ultra2();
+    let depth = |d: u32| {
+        let cfg = external("sptf", 0.3, true, &format!("drive_queue_depth = {d}\n{QUIET}"), 6000, 2);
+        let mut cfg = cfg;
+        cfg.host.queue_threshold = d;
+        run_on(&cfg, model.clone())
+    };
+    let (one, two) = (depth(1), depth(2));
+    assert_eq!(one.counters.host_queue.max_in_flight, 1);
+    assert_eq!(two.counters.host_queue.max_in_flight, 2);
+    let (f1, f2) = (one.freeblock.unwrap(), two.freeblock.unwrap());
+    let (e1, e2) = (f1.external.unwrap(), f2.external.unwrap());
+    println!("depth 1: {} free blocks, {} commands, {} merged, {} rejected; depth 2: {} free blocks, {} commands, {} merged, {} rejected",
+             f1.free_blocks, e1.background_commands, e1.merged_reads, e1.plans_rejected, f2.free_blocks, e2.background_commands, e2.merged_reads, e2.plans_rejected);
+    // Behind a command of its own the foreground request now waits for its completion: most such plans fail the check.
+    assert!(e1.background_commands * 2 < e2.background_commands, "{} vs {}", e1.background_commands, e2.background_commands);
+    assert!(f1.free_blocks < f2.free_blocks);
+}
+
+/// Two tasks over the two halves of the Atlas 10K's first 4 M blocks, with
+/// the given priorities, in firmware with SPTF; extra `[freeblock]` text after.
+fn two_tasks(pa: u32, pb: u32, extra: &str, requests: u64) -> SimConfig {
+    config("sptf", &format!(r#"
+        [freeblock]
+        idle = false
+        [[freeblock.tasks]]
+        name = "a"
+        blocks = [0, 2000000]
+        priority = {pa}
+        [[freeblock.tasks]]
+        name = "b"
+        blocks = [2000000, 4000000]
+        priority = {pb}
+        {extra}
+    "#), requests)
+}
+
+#[test]
+fn priorities_change_the_split_as_declared() {
+    let split = |pa, pb| {
+        let f = run(&two_tasks(pa, pb, "", 6000)).freeblock.unwrap();
+        (f.tasks[0].blocks_done as f64, f.tasks[1].blocks_done as f64)
+    };
+    let (a0, b0) = split(0, 0);
+    let (a9, b9) = split(9, 0);
+    let (a0b9, b0a9) = split(0, 9);
+    println!("equal {a0}/{b0}; a high {a9}/{b9}; b high {a0b9}/{b0a9}");
+    // Priority 9 counts each of its blocks 10 times: its share rises (an
+    // opportunity offers only nearby tracks, so the weight shifts the split
+    // rather than starving the other task).
+    assert!(a9 / (a9 + b9) > a0 / (a0 + b0) + 0.03, "a's share {:.2} -> {:.2}", a0 / (a0 + b0), a9 / (a9 + b9));
+    assert!(b0a9 / (a0b9 + b0a9) > b0 / (a0 + b0) + 0.03, "b's share {:.2} -> {:.2}", b0 / (a0 + b0), b0a9 / (a0b9 + b0a9));
+    // Equal non-zero priorities are the same as none.
+    let (a5, b5) = split(5, 5);
+    assert_eq!((a5, b5), (a0, b0));
+}
+
+#[test]
+fn a_task_added_mid_run_starts_then() {
+    let cfg = config("sptf", r#"
+        [freeblock]
+        idle = false
+        [[freeblock.tasks]]
+        name = "early"
+        blocks = [0, 1000000]
+        [[freeblock.tasks]]
+        name = "late"
+        blocks = [1000000, 2000000]
+        start_ms = 20000
+    "#, 8000);
+    let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let sink = runs.clone();
+    sim.on_background_transfer(Box::new(move |task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
+    let r = sim.run(&mut |_, _| true).unwrap();
+    let f = r.freeblock.unwrap();
+    let first_late = runs.lock().unwrap().iter().filter(|x| x.0 == 1).map(|x| x.3).min().expect("the late task moved blocks");
+    let first_early = runs.lock().unwrap().iter().filter(|x| x.0 == 0).map(|x| x.3).min().unwrap();
+    assert!(first_late.as_ms_f64() >= 20_000.0, "first block of the late task at {} ms", first_late.as_ms_f64());
+    assert!(first_late.as_ms_f64() < 21_000.0, "it starts at once: {} ms", first_late.as_ms_f64());
+    assert!(first_early.as_ms_f64() < 1_000.0);
+    assert_eq!(f.tasks[1].started_ms, 20_000.0);
+    assert!(f.tasks[1].blocks_done > 0);
+}
+
+#[test]
+fn pause_resume_and_abort_events_never_double_count() {
+    let cfg = config("sptf", r#"
+        [freeblock]
+        idle = true
+        [[freeblock.tasks]]
+        name = "a"
+        blocks = [0, 3000000]
+        [[freeblock.tasks]]
+        name = "b"
+        blocks = [3000000, 6000000]
+        [[freeblock.events]]
+        at_ms = 5000
+        task = "a"
+        action = "pause"
+        [[freeblock.events]]
+        at_ms = 15000
+        task = "a"
+        action = "resume"
+        [[freeblock.events]]
+        at_ms = 10000
+        task = "b"
+        action = "abort"
+    "#, 8000);
+    let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let sink = runs.clone();
+    sim.on_background_transfer(Box::new(move |task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
+    let r = sim.run(&mut |_, _| true).unwrap();
+    let f = r.freeblock.unwrap();
+    let runs = runs.lock().unwrap().clone();
+    let mut seen = vec![0u8; 6_000_000];
+    for &(task, lo, hi, t) in &runs {
+        let ms = t.as_ms_f64();
+        if task == 0 {
+            assert!(!(5000.0..15000.0).contains(&ms), "task a moved blocks while paused, at {ms} ms");
+        } else {
+            assert!(ms <= 10000.0, "task b moved blocks after its abort, at {ms} ms");
+        }
+        for b in lo..hi {
+            seen[b as usize] += 1;
+        }
+    }
+    assert!(seen.iter().all(|&n| n <= 1), "a block credited twice");
+    let credited: u64 = seen.iter().map(|&n| n as u64).sum();
+    assert_eq!(credited, f.free_blocks + f.idle_blocks);
+    assert_eq!(f.tasks[0].blocks_done + f.tasks[1].blocks_done, credited);
+    assert_eq!(f.tasks[1].state, TaskState::Aborted);
+    assert!(runs.iter().any(|x| x.0 == 0 && x.3.as_ms_f64() >= 15000.0), "a resumed");
+}
+
+#[test]
+fn a_repeating_scan_counts_passes_and_reports_its_milestones() {
+    // A small range and a light load: many passes in the run.
+    let text = r#"
+        seed = 5
+        [disk]
+        model = "atlas10k"
+        scheduler = "sptf"
+        [host]
+        queue_threshold = 16
+        [workload]
+        kind = "closed"
+        clients = 3
+        think_time_ms = 30
+        [run]
+        requests = 5000
+        [freeblock]
+        idle = true
+        [[freeblock.tasks]]
+        name = "scan"
+        blocks = [0, 50000]
+        repeat = true
+    "#;
+    let r = run(&common::config(text));
+    let f = r.freeblock.unwrap();
+    let t = &f.tasks[0];
+    assert!(t.passes >= 2, "{} passes", t.passes);
+    assert_eq!(t.state, TaskState::Active, "a repeating scan never finishes");
+    assert_eq!(f.free_blocks + f.idle_blocks, t.passes * 50_000 + t.blocks_done, "every pass moved every block once");
+    let [p50, p90, p100] = t.time_to_pct_ms.map(Option::unwrap);
+    assert!(p50 <= p90 && p90 <= p100, "{p50} {p90} {p100}");
+    // Independent arithmetic: passes over the run's days.
+    let days = r.summary.sim_time_ms / 86_400_000.0;
+    assert!((t.passes_per_day - t.passes as f64 / days).abs() < 1e-6 * t.passes_per_day);
+    // The progress series rises and ends at the blocks moved.
+    assert!(t.progress.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
+    assert!(t.progress.len() as u64 >= 100 * t.passes);
+}
+
+#[test]
+fn planners_come_from_a_registry_and_an_unknown_one_is_refused() {
+    use disksched_core::background::planner::REGISTRY;
+    assert!(REGISTRY.iter().any(|p| p.name == "greedy"));
+    // The default is the registry's greedy planner: naming it changes nothing.
+    let a = run(&config("sptf", "[freeblock]\nidle = false", 3000)).freeblock.unwrap();
+    let b = run(&config("sptf", "[freeblock]\nidle = false\nplanner = \"greedy\"", 3000)).freeblock.unwrap();
+    assert_eq!(a.free_blocks, b.free_blocks);
+    let cfg = SimConfig::from_toml("[disk]\nmodel = \"atlas10k\"\n[workload]\nkind = \"oltp\"\n[freeblock]\nplanner = \"clairvoyant\"\n", "t.toml").unwrap();
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("freeblock.planner") && e.contains("clairvoyant") && e.contains("greedy"), "{e}");
+}
+
+#[test]
+fn external_mode_reads_in_idle_time_too() {
+    // A light closed load (3 clients thinking 30 ms) leaves the drive idle often.
+    let cfg = common::config(r#"
+        seed = 2
+        [disk]
+        model = "atlas10k"
+        [host]
+        scheduler = "sptf"
+        queue_threshold = 2
+        [workload]
+        kind = "closed"
+        clients = 3
+        think_time_ms = 30
+        [run]
+        requests = 4000
+        [freeblock]
+        mode = "external"
+        idle = true
+        seek_conservatism_ms = 0.3
+        [[freeblock.tasks]]
+        blocks = [0, 2000000]
+    "#);
+    let mut sim = Simulation::with_model(&cfg, atlas_ultra2()).unwrap();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let sink = runs.clone();
+    sim.on_background_transfer(Box::new(move |_, lo, hi, _| sink.lock().unwrap().push((lo, hi))));
+    let r = sim.run(&mut |_, _| true).unwrap();
+    let f = r.freeblock.unwrap();
+    assert!(f.idle_blocks > 10_000, "{} idle blocks", f.idle_blocks);
+    assert_eq!(f.by_source.idle, f.idle_blocks);
+    let mut seen = std::collections::HashSet::new();
+    for &(lo, hi) in runs.lock().unwrap().iter() {
+        for b in lo..hi {
+            assert!(seen.insert(b), "block {b} credited twice");
+        }
+    }
+    assert_eq!(seen.len() as u64, f.free_blocks + f.idle_blocks);
+    let by = &f.by_source;
+    assert_eq!(by.source_track + by.destination_track + by.other_track + by.merged + by.idle, f.free_blocks + f.idle_blocks);
+}
+
+#[test]
+fn every_disk_of_an_array_runs_the_tasks_in_firmware() {
+    let cfg = |fb: &str| common::config(&format!(r#"
+        seed = 4
+        [disk]
+        model = "atlas10k"
+        scheduler = "sptf"
+        count = 2
+        array = "stripe"
+        [host]
+        queue_threshold = 8
+        [workload]
+        kind = "oltp"
+        [run]
+        requests = 6000
+        records = true
+        {fb}
+    "#));
+    let plain = run(&cfg(""));
+    let fb = run(&cfg("[freeblock]\nidle = false\n[[freeblock.tasks]]\nblocks = [0, 1000000]"));
+    // In firmware background work never delays the foreground, on any disk.
+    assert_eq!(plain.records.unwrap().done_ns, fb.records.unwrap().done_ns);
+    let f = fb.freeblock.unwrap();
+    // Each disk has its own copy of the task: twice the blocks, some moved on each.
+    assert_eq!(f.tasks[0].blocks_total, 2_000_000);
+    assert_eq!(f.tasks[0].blocks_done, f.free_blocks);
+    let one = run(&common::config(&format!(r#"
+        seed = 4
+        [disk]
+        model = "atlas10k"
+        scheduler = "sptf"
+        [host]
+        queue_threshold = 8
+        [workload]
+        kind = "oltp"
+        [run]
+        requests = 6000
+        [freeblock]
+        idle = false
+        [[freeblock.tasks]]
+        blocks = [0, 1000000]
+    "#))).freeblock.unwrap();
+    // Two disks each see about half the foreground: together more opportunities than one disk alone.
+    assert!(f.opportunities > one.opportunities, "{} vs {}", f.opportunities, one.opportunities);
+    let e = Simulation::with_model(&common::config(r#"
+        [disk]
+        model = "atlas10k"
+        count = 2
+        [host]
+        queue_threshold = 2
+        [workload]
+        kind = "oltp"
+        [freeblock]
+        mode = "external"
+        idle = false
+    "#), common::atlas()).err().unwrap().to_string();
+    assert!(e.contains("freeblock.mode") && e.contains("single disk"), "{e}");
+}
+
+#[test]
+fn surprise_hits_come_from_the_drives_own_cache() {
+    // No random surprise hits; a sequential reader whose reads the drive's
+    // read-ahead has already brought in. The host's model has no cache: it
+    // predicts a media access and the drive answers from its buffer.
+    let cfg = |model: &str| {
+        let mut c = common::config(&format!(r#"
+            seed = 8
+            [disk]
+            model = "atlas10k"
+            [host]
+            scheduler = "sptf"
+            queue_threshold = 2
+            [workload]
+            kind = "dd"
+            request_kb = 8
+            [run]
+            requests = 3000
+            [freeblock]
+            mode = "external"
+            idle = false
+            plan = false
+            {QUIET}
+        "#));
+        c.disk.model = model.into();
+        c
+    };
+    let surprises = |model: Arc<disksched_core::disk::DiskModel>| {
+        let e = run_on(&cfg("atlas10k"), model).freeblock.unwrap().external.unwrap();
+        assert_eq!(e.noise.surprise_hits, 0, "no random draws");
+        // Errors well below zero: the drive was faster than any media access the host predicted.
+        let first = e.error_first_us;
+        let early: u64 = e.error_counts.iter().enumerate().filter(|(i, _)| first + (*i as f64 + 1.0) * e.error_bin_us <= -100.0).map(|(_, n)| n).sum();
+        early as f64 / e.requests_direct as f64
+    };
+    let cached = surprises(atlas_ultra2());
+    let mut s = (*atlas_ultra2()).spec.clone();
+    s.controller.caching_enabled = false;
+    let uncached = surprises(Arc::new(disksched_core::disk::DiskModel::new(s).unwrap()));
+    assert!(cached > 0.5, "{cached}: the drive's read-ahead serves most sequential reads");
+    assert!(uncached < 0.01, "{uncached}: without a cache nothing surprises the host");
 }

@@ -165,7 +165,8 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     guess = m["sptf_external_c300_scan_s"] * 1000 * RERUN_MARGIN
     p16 = scan_point(_config(disk, "sptf", "external", 0.3, True, seed, {}, search_tracks=16), guess, partial_ms, log)
     m["sptf_external_c300_search16_free_mb_s"] = p16["free_mb_s"]
-    quiet = {"seek_jitter_us": 0, "rotation_drift_ppm": 0, "surprise_hit_pct": 0, "internal_activity_ms": 0}
+    quiet = {"seek_jitter_us": 0, "seek_bias_us": 0, "seek_tail_pct": 0, "rotation_drift_ppm": 0, "overlap_jitter_pct": 0,
+             "surprise_hit_pct": 0, "internal_activity_ms": 0}
     pq = scan_point(_config(disk, "sptf", "external", 0.3, True, seed, {}, noise=quiet), guess, partial_ms, log)
     m["sptf_external_c300_quiet_free_mb_s"] = pq["free_mb_s"]
     # Random order (FCFS in the drive): the rotational-latency share of head time.
@@ -181,6 +182,13 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     m["pe_rev_longer_pct"] = 100 * e["error_one_rev_longer"]
     m["pe_rev_shorter_pct"] = 100 * e["error_one_rev_shorter"]
     err_hist = {k: e[k] for k in ("error_bin_us", "error_first_us", "error_counts")}
+    # ... and random 40 KB reads (the paper: 75% within 150 us, mostly bus/media overlap variation).
+    rnd["workload"] = {**rnd["workload"], "size_kb": 40}
+    e40 = run(rnd).summary["freeblock"]["external"]
+    m["pe40_within_150us_pct"] = 100 * e40["error_within_150us"]
+    m["pe40_within_50us_pct"] = 100 * e40["error_within_50us"]
+    m["pe40_rev_longer_pct"] = 100 * e40["error_one_rev_longer"]
+    m["pe40_rev_shorter_pct"] = 100 * e40["error_one_rev_shorter"]
 
     # Figure 8: external SSTF / SPTF / SPTF-SW60 vs the drive's own SPTF: random 4 KB reads, throughput vs depth.
     for q in FIG8_DEPTHS:

@@ -13,8 +13,8 @@
 //! end); the router schedules the events.
 
 use super::external::{External, Foreground};
-use super::planner::{Planner, Visit};
-use super::{FreeblockConfig, FreeblockSummary, Tasks, TransferCallback};
+use super::planner::{Planner, PlannerSettings, Visit};
+use super::{FreeblockConfig, FreeblockSummary, TaskAction, TaskConfig, Tasks, TransferCallback};
 use crate::disk::{DiskModel, Drive, HeadState, Service};
 use crate::error::Result;
 use crate::host::Request;
@@ -49,6 +49,12 @@ pub trait Freeblock: Send {
     fn idle_completed(&mut self, _now: SimTime) {}
     /// Receive every run of background blocks as it is transferred.
     fn on_transfer(&mut self, _cb: TransferCallback) {}
+    /// Task `task` is started, paused, resumed or aborted at `now`.
+    fn task(&mut self, _action: TaskAction, _task: usize, _now: SimTime) {}
+    /// A task added at `now` (it starts then); its index.
+    fn add_task(&mut self, _cfg: &TaskConfig, _now: SimTime) -> Result<usize> {
+        Err(crate::error::config_err("freeblock", "the run has no [freeblock] section to add a task to"))
+    }
     /// The run's freeblock results, given the foreground's `summary`.
     fn finish(self: Box<Self>, _summary: &Summary, _sector_bytes: u64) -> Option<FreeblockSummary> {
         None
@@ -62,10 +68,21 @@ impl Freeblock for Off {}
 
 /// The mode `cfg` asks for (`Off` without a `[freeblock]` section).
 pub fn build(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, seed: u64) -> Result<Box<dyn Freeblock>> {
+    build_with_belief(cfg, model, model, seed)
+}
+
+/// As `build`, the external scheduler believing `belief` (the truth's
+/// `model`, or `[freeblock.belief]`'s, with exactly its capacity).
+pub fn build_with_belief(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, belief: &Arc<DiskModel>, seed: u64) -> Result<Box<dyn Freeblock>> {
     let Some(f) = cfg else { return Ok(Box::new(Off)) };
+    if belief.layout.capacity() != model.layout.capacity() {
+        return Err(crate::error::config_err("freeblock.belief.model", format!(
+            "holds {} blocks (expected the drive's {}: the tasks' blocks are the drive's)", belief.layout.capacity(), model.layout.capacity())));
+    }
     let tasks = Tasks::new(model.layout.capacity(), &f.tasks)?;
-    let mut planner = Planner::new(model.clone(), &tasks, f.search_tracks);
-    planner.seek_conservatism_ns = SimDuration::from_ms(f.seek_conservatism_ms).ns();
+    let settings = PlannerSettings { search_tracks: f.search_tracks, seek_conservatism_ns: SimDuration::from_ms(f.seek_conservatism_ms).ns(),
+                                     one_per_track: f.one_per_track };
+    let planner = super::planner::build(&f.planner, belief.clone(), &tasks, &settings)?;
     let work = Work {
         plan: f.plan,
         tasks,
@@ -77,7 +94,8 @@ pub fn build(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, seed: u64) -
         planner_ns: 0,
     };
     Ok(if f.external() {
-        Box::new(ExternalMode { work, external: External::new(model.clone(), &f.noise, seed) })
+        let same_layout = Arc::ptr_eq(belief, model);
+        Box::new(ExternalMode { work, external: External::with_depth(belief.clone(), &f.noise, seed, f.drive_queue_depth), same_layout })
     } else {
         Box::new(Firmware(work))
     })
@@ -86,7 +104,7 @@ pub fn build(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, seed: u64) -
 /// What both modes keep: tasks, planner and what they achieved.
 struct Work {
     tasks: Tasks,
-    planner: Planner,
+    planner: Box<dyn Planner>,
     /// Also use the drive's idle time.
     idle: bool,
     bg_write: bool,
@@ -99,6 +117,19 @@ struct Work {
 }
 
 impl Work {
+    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) {
+        self.tasks.apply(action, task, now);
+        // The planner's per-track counts bound its search: they must follow.
+        self.planner.recount(&self.tasks);
+    }
+
+    fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
+        let i = self.tasks.add(cfg, now)?;
+        self.bg_write |= cfg.write;
+        self.planner.recount(&self.tasks);
+        Ok(i)
+    }
+
     /// Idle time: read the nearest wanted track.
     fn idle(&mut self, now: SimTime, drive: &mut Drive) -> Option<SimTime> {
         if !self.idle {
@@ -113,7 +144,9 @@ impl Work {
 
     fn idle_completed(&mut self, now: SimTime) {
         if let Some((visit, _)) = self.busy.take() {
-            self.summary.idle_blocks += self.planner.credit(&visit, now, &mut self.tasks);
+            let n = self.planner.credit(&visit, now, &mut self.tasks);
+            self.summary.idle_blocks += n;
+            self.summary.by_source.idle += n;
         }
     }
 
@@ -128,7 +161,7 @@ impl Work {
             s.latency_mb_per_s = s.free_blocks as f64 * bytes / fg_span_s / 1e6;
         }
         s.planner_us_per_opportunity = if s.opportunities > 0 { self.planner_ns as f64 / s.opportunities as f64 / 1e3 } else { 0.0 };
-        s.tasks = self.tasks.status().to_vec();
+        s.tasks = self.tasks.final_status(SimTime::ZERO + SimDuration::from_ms(summary.sim_time_ms));
         s.external = external.map(External::summary);
         self.summary
     }
@@ -154,7 +187,11 @@ impl Freeblock for Firmware {
             f.planner_ns += clock.elapsed().as_nanos();
             f.summary.opportunities += 1;
             for v in &plan.visits {
-                f.summary.free_blocks += f.planner.credit(v, service.media_start, &mut f.tasks);
+                let n = f.planner.credit(v, service.media_start, &mut f.tasks);
+                f.summary.free_blocks += n;
+                let by = &mut f.summary.by_source;
+                let track = (v.cylinder, v.head);
+                *if track == (source.cylinder, source.head) { &mut by.source_track } else if track == (r.target.cylinder, r.target.head) { &mut by.destination_track } else { &mut by.other_track } += n;
             }
         }
         (service, None)
@@ -168,6 +205,12 @@ impl Freeblock for Firmware {
     fn on_transfer(&mut self, cb: TransferCallback) {
         self.0.tasks.on_transfer = Some(cb);
     }
+    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) {
+        self.0.task(action, task, now)
+    }
+    fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
+        self.0.add_task(cfg, now)
+    }
     fn finish(self: Box<Self>, summary: &Summary, sector_bytes: u64) -> Option<FreeblockSummary> {
         Some(self.0.finish(summary, sector_bytes, None))
     }
@@ -178,6 +221,9 @@ impl Freeblock for Firmware {
 struct ExternalMode {
     work: Work,
     external: External,
+    /// The belief is the truth's model: a request's target (computed with
+    /// the truth's layout at arrival) is what the belief would compute.
+    same_layout: bool,
 }
 
 impl Freeblock for ExternalMode {
@@ -185,9 +231,13 @@ impl Freeblock for ExternalMode {
         self.work.busy.is_some()
     }
     fn serve(&mut self, drive: &mut Drive, r: &Request, _now: SimTime) -> (Service, Option<HeadState>) {
-        let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder: r.target.cylinder, head: r.target.head, ready: r.issued };
+        let (cylinder, head) = if self.same_layout { (r.target.cylinder, r.target.head) } else {
+            let p = self.external.model().layout.lbn_to_pbn(r.lbn);
+            (p.cylinder, p.head)
+        };
+        let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder, head, ready: r.issued };
         let f = &mut self.work;
-        let planner = f.plan.then_some(&mut f.planner);
+        let planner = f.plan.then_some(f.planner.as_mut());
         let service = self.external.serve(drive, &fg, planner, &mut f.tasks, f.bg_write, &mut f.summary, &mut f.planner_ns);
         (service, Some(self.external.belief()))
     }
@@ -196,16 +246,27 @@ impl Freeblock for ExternalMode {
         Some(self.external.belief())
     }
     fn idle(&mut self, now: SimTime, drive: &mut Drive) -> Option<SimTime> {
-        self.work.idle(now, drive)
+        // The host sends a whole-track read of the nearest wanted track; its
+        // belief follows the command (it chose where the heads go).
+        let end = self.work.idle(now, drive)?;
+        self.external.idle_sent(drive.state.head, end);
+        Some(end)
     }
     fn idle_completed(&mut self, now: SimTime) {
-        self.work.idle_completed(now)
+        self.work.idle_completed(now);
+        self.external.observed(now);
     }
     fn on_transfer(&mut self, cb: TransferCallback) {
         self.work.tasks.on_transfer = Some(cb);
     }
+    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) {
+        self.work.task(action, task, now)
+    }
+    fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
+        self.work.add_task(cfg, now)
+    }
     fn finish(self: Box<Self>, summary: &Summary, sector_bytes: u64) -> Option<FreeblockSummary> {
-        let ExternalMode { work, external } = *self;
+        let ExternalMode { work, external, .. } = *self;
         Some(work.finish(summary, sector_bytes, Some(&external)))
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod external;
 pub mod freeblock;
+pub mod greedy;
 pub mod planner;
 
 use crate::error::{config_err, Result};
@@ -20,12 +21,17 @@ use serde::{Deserialize, Serialize};
 pub struct Wanted {
     bits: Vec<u64>,
     count: u64,
+    capacity: u64,
 }
 
 impl Wanted {
     /// No block wanted, on a disk of `capacity` LBNs.
     pub fn new(capacity: u64) -> Wanted {
-        Wanted { bits: vec![0; capacity.div_ceil(64) as usize], count: 0 }
+        Wanted { bits: vec![0; capacity.div_ceil(64) as usize], count: 0, capacity }
+    }
+    /// Blocks on the disk (wanted or not).
+    pub fn capacity(&self) -> u64 {
+        self.capacity
     }
     /// Number of blocks wanted.
     pub fn count(&self) -> u64 {
@@ -80,25 +86,78 @@ pub const SEEK_CONSERVATISM_MS: Param = Param::float("seek_conservatism_ms", "ms
 pub const SEARCH_TRACKS: Param = Param::int("search_tracks", "tracks", 1.0, 64.0, 100_000.0,
     "tracks the planner examines per opportunity besides source and destination");
 
+/// `freeblock.drive_queue_depth`: commands the external scheduler keeps at the drive.
+pub const DRIVE_QUEUE_DEPTH: Param = Param::int("drive_queue_depth", "commands", 1.0, 2.0, 2.0,
+    "external mode: commands kept at the drive (2: the next one's processing and bus transfer overlap the media access; 1: none; Fig. 4); host.queue_threshold must equal it");
+
 /// Declarations of the `[freeblock]` keys.
 pub const FREEBLOCK_PARAMS: &[Param] = &[
+    Param::other("planner", Ty::Str, "greedy", "the planner (`background::planner::REGISTRY`): `greedy`"),
     Param::other("mode", Ty::Choice(&["firmware", "external"]), "firmware",
         "`firmware`: the planner's model is the drive; `external`: a host-side scheduler with its own model (`noise`), two commands at the drive"),
     SEEK_CONSERVATISM_MS,
     Param::other("plan", Ty::Bool, "true", "false: plan no background work (the run a foreground's slowdown is measured against)"),
     Param::other("noise", Ty::Table, "", "external mode: `[freeblock.noise]`"),
+    Param::other("belief", Ty::Table, "absent: exact", "external mode: the external scheduler's model of the drive, `[freeblock.belief]` (keys as `host.belief`; also the host scheduler's unless `[host.belief]` is given)"),
+    Param::other("one_per_track", Ty::Bool, "true", "external mode: no background command of its own on the source or destination track (a second command on a track can trigger the drive's prefetch; section 4.3)"),
+    DRIVE_QUEUE_DEPTH,
     SEARCH_TRACKS,
-    Param::other("idle", Ty::Bool, "true", "also read background blocks when the drive is idle (firmware mode)"),
+    Param::other("idle", Ty::Bool, "true", "also read background blocks when the drive is idle (both modes)"),
     Param::other("tasks", Ty::List, "one scan of the whole disk", "background tasks: `[[freeblock.tasks]]`"),
+    Param::other("events", Ty::List, "[]", "tasks paused, resumed or aborted during the run: `[[freeblock.events]]`"),
 ];
 
 /// Declarations of the `[[freeblock.tasks]]` keys.
 pub const TASK_PARAMS: &[Param] = &[
     Param::other("name", Ty::Str, "scan", "task name (for reports)"),
     Param::other("blocks", Ty::List, "absent: the whole disk", "[first block, one past the last], within the disk"),
-    Param::int("priority", "", 0.0, 0.0, u32::MAX as f64, "higher runs first when tasks want the same block (reported only)"),
-    Param::other("write", Ty::Bool, "false", "writes instead of reads (a cleaner writing segments)"),
+    TASK_PRIORITY,
+    Param::other("write", Ty::Bool, "false", "writes instead of reads (a cleaner writing segments); with tasks of both kinds, every background transfer is a write (one direction per run)"),
+    Param::other("repeat", Ty::Bool, "false", "a scan that starts again when it completes (scans per day)"),
+    TASK_START_MS,
 ];
+
+/// `[[freeblock.tasks]].priority`: the weight of a task's blocks.
+pub const TASK_PRIORITY: Param = Param::int("priority", "", 0.0, 0.0, 1000.0,
+    "when options compete, a block of a task of priority p counts p + 1 times (equal priorities: blocks count alike)");
+/// `[[freeblock.tasks]].start_ms`: when the task arrives.
+pub const TASK_START_MS: Param = Param::float("start_ms", "ms", 0.0, 0.0, 1e12, "simulated time at which the task arrives (its blocks become wanted)");
+
+/// `[[freeblock.events]].at_ms`.
+pub const EVENT_AT_MS: Param = Param::float("at_ms", "ms", 0.0, f64::NAN, 1e12, "simulated time of the event").default_text("required");
+
+/// Declarations of the `[[freeblock.events]]` keys.
+pub const EVENT_PARAMS: &[Param] = &[
+    EVENT_AT_MS,
+    Param::other("task", Ty::Str, "required", "the task's name"),
+    Param::other("action", Ty::Choice(&["pause", "resume", "abort"]), "required", "what happens to it"),
+];
+
+/// What an event does to a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskAction {
+    /// Its blocks become wanted (a task arriving: `start_ms`).
+    Start,
+    /// Its remaining blocks are not wanted until resumed.
+    Pause,
+    /// A paused task's remaining blocks are wanted again.
+    Resume,
+    /// Its remaining blocks are no longer wanted.
+    Abort,
+}
+
+/// `[[freeblock.events]]`: a task paused, resumed or aborted during the run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskEvent {
+    /// Simulated time of the event, ms.
+    pub at_ms: f64,
+    /// The task's name.
+    pub task: String,
+    /// What happens to it.
+    pub action: TaskAction,
+}
 
 /// `[freeblock]` section of a run config.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -124,12 +183,31 @@ pub struct FreeblockConfig {
     /// Tracks the planner examines per opportunity besides source and destination.
     #[serde(default = "default_search_tracks")]
     pub search_tracks: u32,
+    /// External mode: the external scheduler's model of the drive; absent: exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub belief: Option<crate::disk::belief::BeliefConfig>,
+    /// External mode: no background command of its own on the source or destination track.
+    #[serde(default = "yes")]
+    pub one_per_track: bool,
+    /// External mode: commands kept at the drive, 1 or 2.
+    #[serde(default = "default_drive_queue_depth")]
+    pub drive_queue_depth: u32,
     /// Also read background blocks when the drive is idle.
     #[serde(default = "yes")]
     pub idle: bool,
     /// Background tasks; default: one scan of the whole disk.
     #[serde(default = "default_tasks")]
     pub tasks: Vec<TaskConfig>,
+    /// Tasks paused, resumed or aborted during the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<TaskEvent>,
+    /// The planner, by registry name.
+    #[serde(default = "greedy")]
+    pub planner: String,
+}
+
+fn greedy() -> String {
+    "greedy".into()
 }
 
 fn firmware() -> String {
@@ -138,11 +216,14 @@ fn firmware() -> String {
 fn default_search_tracks() -> u32 {
     64
 }
+fn default_drive_queue_depth() -> u32 {
+    2
+}
 fn yes() -> bool {
     true
 }
 fn default_tasks() -> Vec<TaskConfig> {
-    vec![TaskConfig { name: scan(), blocks: None, priority: 0, write: false }]
+    vec![TaskConfig { name: scan(), blocks: None, priority: 0, write: false, repeat: false, start_ms: 0.0 }]
 }
 
 impl FreeblockConfig {
@@ -158,20 +239,63 @@ impl FreeblockConfig {
         }
         SEEK_CONSERVATISM_MS.check("freeblock", self.seek_conservatism_ms)?;
         self.noise.validate()?;
+        DRIVE_QUEUE_DEPTH.check_count("freeblock", self.drive_queue_depth as u64)?;
+        if !planner::REGISTRY.iter().any(|p| p.name == self.planner) {
+            return Err(config_err("freeblock.planner", format!("'{}' (expected one of: {})", self.planner,
+                planner::REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))));
+        }
+        if let Some(b) = &self.belief {
+            b.validate("freeblock.belief")?;
+            if !self.external() {
+                return Err(config_err("freeblock.belief", "in firmware the planner's model is the drive (expected mode = \"external\")"));
+            }
+            if b.blind() {
+                return Err(config_err("freeblock.belief.geometry", "blind (expected known: the planner needs tracks and rotation)"));
+            }
+        }
         if self.external() {
-            if queue_threshold != 2 {
+            let depth = self.drive_queue_depth;
+            if queue_threshold != depth {
                 return Err(config_err("host.queue_threshold", format!(
-                    "{queue_threshold}: freeblock mode external keeps exactly two commands at the drive (set 2)")));
+                    "{queue_threshold}: freeblock mode external keeps freeblock.drive_queue_depth = {depth} commands at the drive (set {depth})")));
             }
-            if self.idle {
-                return Err(config_err("freeblock.idle", "idle-time reads are modelled in firmware mode only (set false)"));
-            }
+
         }
         SEARCH_TRACKS.check_count("freeblock", self.search_tracks as u64)?;
         if self.tasks.is_empty() {
             return Err(config_err("freeblock.tasks", "at least one task is required"));
         }
+        for (i, t) in self.tasks.iter().enumerate() {
+            let at = format!("freeblock.tasks[{i}]");
+            TASK_PRIORITY.check_count(&at, t.priority as u64)?;
+            TASK_START_MS.check(&at, t.start_ms)?;
+        }
+        for (i, e) in self.events.iter().enumerate() {
+            let at = format!("freeblock.events[{i}]");
+            EVENT_AT_MS.check(&at, e.at_ms)?;
+            if e.action == TaskAction::Start {
+                return Err(config_err(format!("{at}.action"), "'start' (expected pause, resume or abort; a task arrives at its start_ms)"));
+            }
+            self.task_index(&e.task).ok_or_else(|| config_err(format!("{at}.task"), format!(
+                "'{}' (expected one of the tasks' names: {})", e.task, self.tasks.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "))))?;
+        }
         Ok(())
+    }
+
+    /// The index of the first task named `name`.
+    pub fn task_index(&self, name: &str) -> Option<usize> {
+        self.tasks.iter().position(|t| t.name == name)
+    }
+
+    /// Every task event of the run, in time order (ties: configuration
+    /// order): the tasks' arrivals after time 0, then the events.
+    pub fn schedule(&self) -> Vec<(SimTime, TaskAction, usize)> {
+        let at = |ms: f64| SimTime::ZERO + crate::time::SimDuration::from_ms(ms);
+        let mut s: Vec<_> = self.tasks.iter().enumerate().filter(|(_, t)| t.start_ms > 0.0).map(|(i, t)| (at(t.start_ms), TaskAction::Start, i))
+            .chain(self.events.iter().map(|e| (at(e.at_ms), e.action, self.task_index(&e.task).expect("validated"))))
+            .collect();
+        s.sort_by_key(|e| e.0);
+        s
     }
 }
 
@@ -192,9 +316,73 @@ pub struct FreeblockSummary {
     pub planner_us_per_opportunity: f64,
     /// Each task's progress, in configuration order.
     pub tasks: Vec<TaskStatus>,
+    /// Background blocks by where the heads found them.
+    pub by_source: BySource,
+    /// Wall-clock CPU time of the foreground scheduler per decision, us
+    /// (the level that orders requests for the drive: the drive's own in
+    /// firmware, the host's outside; not deterministic).
+    pub foreground_sched_us_per_decision: f64,
     /// External mode only: commands, lateness, prediction error, noise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<external::ExternalSummary>,
+}
+
+impl FreeblockSummary {
+    /// Fold in another disk's results (an array: each disk runs the tasks
+    /// over its own blocks). Counts and bandwidths add up; a task's blocks
+    /// add up, it is done (and reaches a share of its blocks) when it is on
+    /// every disk, its passes are the fewest of any disk's; its progress
+    /// series and the external-mode details stay the first disk's.
+    pub fn merge(&mut self, o: FreeblockSummary) {
+        let ops = self.opportunities + o.opportunities;
+        if ops > 0 {
+            self.planner_us_per_opportunity = (self.planner_us_per_opportunity * self.opportunities as f64
+                + o.planner_us_per_opportunity * o.opportunities as f64) / ops as f64;
+        }
+        self.opportunities = ops;
+        self.free_blocks += o.free_blocks;
+        self.idle_blocks += o.idle_blocks;
+        self.free_mb_per_s += o.free_mb_per_s;
+        self.latency_mb_per_s += o.latency_mb_per_s;
+        let (a, b) = (&mut self.by_source, &o.by_source);
+        a.source_track += b.source_track;
+        a.destination_track += b.destination_track;
+        a.other_track += b.other_track;
+        a.merged += b.merged;
+        a.idle += b.idle;
+        let both = |x: Option<f64>, y: Option<f64>| x.zip(y).map(|(x, y)| x.max(y));
+        for (t, u) in self.tasks.iter_mut().zip(o.tasks) {
+            t.blocks_total += u.blocks_total;
+            t.blocks_done += u.blocks_done;
+            t.completed_ms = both(t.completed_ms, u.completed_ms);
+            for k in 0..t.time_to_pct_ms.len() {
+                t.time_to_pct_ms[k] = both(t.time_to_pct_ms[k], u.time_to_pct_ms[k]);
+            }
+            t.passes = t.passes.min(u.passes);
+            t.passes_per_day = t.passes_per_day.min(u.passes_per_day);
+            if t.state == TaskState::Done && u.state != TaskState::Done {
+                t.state = u.state;
+            }
+        }
+    }
+}
+
+/// Background blocks moved, by where the heads found them (Lumb et al.
+/// 2000/2002): on the source track before leaving it, on the destination
+/// track before the foreground's sector, on another track visited on the
+/// way, merged into the foreground read (external mode), or in idle time.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BySource {
+    /// On the track the heads were leaving.
+    pub source_track: u64,
+    /// On the foreground request's track, as a transfer of its own.
+    pub destination_track: u64,
+    /// On a track visited on the way.
+    pub other_track: u64,
+    /// Prepended to the next foreground read (external mode).
+    pub merged: u64,
+    /// While the drive was otherwise idle.
+    pub idle: u64,
 }
 
 /// A background task as configured.
@@ -207,12 +395,25 @@ pub struct TaskConfig {
     /// First block and one past the last; absent = the whole disk.
     #[serde(default)]
     pub blocks: Option<(u64, u64)>,
-    /// Higher runs first when tasks want the same block (reported only; one owner per block).
+    /// When options compete, a block of this task counts `priority + 1` times (one owner per block).
     #[serde(default)]
     pub priority: u32,
     /// Writes instead of reads (e.g. a cleaner writing segments).
     #[serde(default)]
     pub write: bool,
+    /// Starts again when it completes (a repeating scan).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub repeat: bool,
+    /// When the task arrives, ms of simulated time (0: at the start).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub start_ms: f64,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn scan() -> String {
@@ -223,6 +424,8 @@ fn scan() -> String {
 #[serde(rename_all = "kebab-case")]
 /// Where a background task stands.
 pub enum TaskState {
+    /// Not arrived yet (`start_ms`).
+    Waiting,
     /// Its blocks are wanted.
     Active,
     /// Paused: its remaining blocks are not wanted until resumed.
@@ -246,7 +449,20 @@ pub struct TaskStatus {
     pub blocks_done: u64,
     /// When its last block was transferred, ms of simulated time (`None` until done).
     pub completed_ms: Option<f64>,
+    /// When it arrived, ms of simulated time.
+    pub started_ms: f64,
+    /// Time from arrival until 50%, 90% and 100% of its blocks were first transferred, ms (`None` until then).
+    pub time_to_pct_ms: [Option<f64>; 3],
+    /// Whole passes over its blocks completed (a repeating scan counts each).
+    pub passes: u64,
+    /// Passes per day of the simulated time since it arrived (set at the end of the run).
+    pub passes_per_day: f64,
+    /// Progress over time: (ms of simulated time, blocks transferred in all passes) at every 1% of its blocks.
+    pub progress: Vec<(f64, u64)>,
 }
+
+/// Shares of a task's blocks whose first-pass time is reported.
+pub const PROGRESS_PCTS: [u64; 3] = [50, 90, 100];
 
 /// Called with each run of blocks [lo, hi) newly transferred for a task, and when.
 pub type TransferCallback = Box<dyn FnMut(usize, u64, u64, SimTime) + Send>;
@@ -260,29 +476,110 @@ pub struct Tasks {
     owner: Vec<(u64, u64, usize)>, // (lo, hi, task index), sorted, disjoint
     status: Vec<TaskStatus>,
     paused_bits: Vec<Option<Vec<(u64, u64)>>>,
+    /// Each task's weight (priority + 1); all 1 when every priority is equal.
+    weight: Vec<u64>,
+    repeat: Vec<bool>,
+    /// Blocks transferred in all passes, by task (the progress series' value).
+    moved: Vec<u64>,
+    /// Some weight is not 1.
+    is_weighted: bool,
 }
 
 impl Tasks {
-    /// The tasks in `configs`, every block of theirs wanted; an error if a range is empty, off the disk or overlaps another.
+    /// The tasks in `configs`, every block of those that start at time 0
+    /// wanted; an error if a range is empty, off the disk or overlaps another.
     pub fn new(capacity: u64, configs: &[TaskConfig]) -> Result<Tasks> {
-        let mut wanted = Wanted::new(capacity);
-        let mut owner = Vec::new();
-        let mut status = Vec::new();
+        let mut t = Tasks { wanted: Wanted::new(capacity), on_transfer: None, owner: Vec::new(), status: Vec::new(),
+                            paused_bits: Vec::new(), weight: Vec::new(), repeat: Vec::new(), moved: Vec::new(), is_weighted: false };
         for (i, c) in configs.iter().enumerate() {
-            let (lo, hi) = c.blocks.unwrap_or((0, capacity));
-            if !(lo < hi && hi <= capacity) {
-                return Err(config_err(format!("background.tasks[{i}].blocks"), format!(
-                    "[{lo}, {hi}) must be a non-empty range within the disk's {capacity} blocks")));
+            t.register(capacity, i, c)?;
+            if c.start_ms <= 0.0 {
+                t.start(i, SimTime::ZERO);
             }
-            if owner.iter().any(|&(a, b, _)| lo < b && a < hi) {
-                return Err(config_err(format!("background.tasks[{i}].blocks"), "overlaps an earlier task's blocks"));
-            }
-            wanted.set_range(lo, hi);
-            owner.push((lo, hi, i));
-            status.push(TaskStatus { name: c.name.clone(), state: TaskState::Active, blocks_total: hi - lo, blocks_done: 0, completed_ms: None });
         }
-        owner.sort_unstable();
-        Ok(Tasks { wanted, on_transfer: None, owner, paused_bits: vec![None; configs.len()], status })
+        let equal = configs.iter().all(|c| c.priority == configs[0].priority);
+        t.weight = configs.iter().map(|c| if equal { 1 } else { c.priority as u64 + 1 }).collect();
+        t.is_weighted = !equal;
+        Ok(t)
+    }
+
+    fn register(&mut self, capacity: u64, i: usize, c: &TaskConfig) -> Result<()> {
+        let (lo, hi) = c.blocks.unwrap_or((0, capacity));
+        if !(lo < hi && hi <= capacity) {
+            return Err(config_err(format!("background.tasks[{i}].blocks"), format!(
+                "[{lo}, {hi}) must be a non-empty range within the disk's {capacity} blocks")));
+        }
+        if self.owner.iter().any(|&(a, b, _)| lo < b && a < hi) {
+            return Err(config_err(format!("background.tasks[{i}].blocks"), "overlaps an earlier task's blocks"));
+        }
+        let at = self.owner.partition_point(|o| o.0 < lo);
+        self.owner.insert(at, (lo, hi, i));
+        self.status.push(TaskStatus { name: c.name.clone(), state: TaskState::Waiting, blocks_total: hi - lo, blocks_done: 0, completed_ms: None,
+                                      started_ms: 0.0, time_to_pct_ms: [None; 3], passes: 0, passes_per_day: 0.0, progress: Vec::new() });
+        self.paused_bits.push(None);
+        self.repeat.push(c.repeat);
+        self.moved.push(0);
+        Ok(())
+    }
+
+    /// Add a task during the run (the Rust hook for a caller outside the
+    /// config, e.g. the Python binding): it starts at `now`. Its weight is
+    /// `priority + 1`, or 1 when every task so far has its priority.
+    pub fn add(&mut self, c: &TaskConfig, now: SimTime) -> Result<usize> {
+        let i = self.status.len();
+        self.register(self.wanted.capacity(), i, c)?;
+        self.weight.push(c.priority as u64 + 1);
+        if self.weight.iter().all(|&w| w == self.weight[0]) {
+            self.weight.iter_mut().for_each(|w| *w = 1);
+        }
+        self.is_weighted = self.weight.iter().any(|&w| w != 1);
+        self.start(i, now);
+        Ok(i)
+    }
+
+    /// A waiting task arrives at `now`: its blocks become wanted.
+    pub fn start(&mut self, task: usize, now: SimTime) {
+        if self.status[task].state != TaskState::Waiting {
+            return;
+        }
+        let (lo, hi) = self.range(task);
+        self.wanted.set_range(lo, hi);
+        let s = &mut self.status[task];
+        s.state = TaskState::Active;
+        s.started_ms = now.as_ms_f64();
+        s.progress.push((s.started_ms, 0));
+    }
+
+    /// Apply `action` to `task` at `now`.
+    pub fn apply(&mut self, action: TaskAction, task: usize, now: SimTime) {
+        match action {
+            TaskAction::Start => self.start(task, now),
+            TaskAction::Pause => self.pause(task),
+            TaskAction::Resume => self.resume(task),
+            TaskAction::Abort => self.abort(task),
+        }
+    }
+
+    /// Whether tasks have different priorities (blocks are weighted).
+    pub fn weighted(&self) -> bool {
+        self.is_weighted
+    }
+
+    /// The largest weight of any task's block.
+    pub fn max_weight(&self) -> u64 {
+        self.weight.iter().copied().max().unwrap_or(1)
+    }
+
+    /// The planner's value of the wanted blocks in [lo, hi): their count,
+    /// each weighted by its task's priority + 1 when priorities differ.
+    #[inline]
+    pub fn value_range(&self, lo: u64, hi: u64) -> u64 {
+        if !self.weighted() {
+            return self.wanted.count_range(lo, hi);
+        }
+        let first = self.owner.partition_point(|&(_, b, _)| b <= lo);
+        self.owner[first..].iter().take_while(|o| o.0 < hi)
+            .map(|&(a, b, t)| self.wanted.count_range(lo.max(a), hi.min(b)) * self.weight[t]).sum()
     }
 
     /// Credit the wanted blocks in [lo, hi) as transferred at `now`; returns how many.
@@ -310,15 +607,45 @@ impl Tasks {
                 }
             }
             let n = self.wanted.clear_range(from, to);
-            let s = &mut self.status[t];
-            s.blocks_done += n;
             total += n;
-            if n > 0 && s.blocks_done == s.blocks_total {
-                s.state = TaskState::Done;
-                s.completed_ms = Some(now.as_ms_f64());
+            if n > 0 {
+                self.progressed(t, n, now);
             }
         }
         total
+    }
+
+    /// Task `t` moved `n` more blocks at `now`: its first-pass milestones,
+    /// progress series and, at the end of a pass, completion or the next pass.
+    fn progressed(&mut self, t: usize, n: u64, now: SimTime) {
+        let ms = now.as_ms_f64();
+        let s = &mut self.status[t];
+        let before = self.moved[t];
+        self.moved[t] += n;
+        let step = s.blocks_total.div_ceil(100);
+        if before / step != self.moved[t] / step {
+            s.progress.push((ms, self.moved[t]));
+        }
+        s.blocks_done += n;
+        if s.passes == 0 {
+            for (k, pct) in PROGRESS_PCTS.iter().enumerate() {
+                if s.time_to_pct_ms[k].is_none() && s.blocks_done * 100 >= s.blocks_total * pct {
+                    s.time_to_pct_ms[k] = Some(ms - s.started_ms);
+                }
+            }
+        }
+        if s.blocks_done == s.blocks_total {
+            s.passes += 1;
+            s.completed_ms = Some(ms);
+            if self.repeat[t] {
+                // The next pass wants every block again.
+                s.blocks_done = 0;
+                let (lo, hi) = self.range(t);
+                self.wanted.set_range(lo, hi);
+            } else {
+                s.state = TaskState::Done;
+            }
+        }
     }
 
     /// Stop wanting a task's remaining blocks until `resume`.
@@ -375,5 +702,15 @@ impl Tasks {
     /// Each task's progress, in configuration order.
     pub fn status(&self) -> &[TaskStatus] {
         &self.status
+    }
+
+    /// Each task's progress at the end of a run at `end`, passes per day filled in.
+    pub fn final_status(&self, end: SimTime) -> Vec<TaskStatus> {
+        let mut s = self.status.clone();
+        for t in &mut s {
+            let days = (end.as_ms_f64() - t.started_ms) / 86_400_000.0;
+            t.passes_per_day = if days > 0.0 { t.passes as f64 / days } else { 0.0 };
+        }
+        s
     }
 }

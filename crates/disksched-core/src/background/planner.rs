@@ -1,20 +1,22 @@
-//! The freeblock planner: fill a foreground request's rotational latency
-//! with background transfers without delaying it (Lumb, Schindler, Ganger &
-//! Riedel, OSDI 2000; Lumb, Schindler & Ganger, FAST 2002).
+//! The freeblock planner contract: what a disk's background work asks of a
+//! planner, and the registry of planners (like the schedulers': file name =
+//! registry name = `freeblock.planner`). Another planner is a new file
+//! implementing `Planner` and one line in `REGISTRY`.
 //!
-//! When the drive turns to foreground request F, the heads are on the source
-//! track and must be over F's first sector at `deadline` (the time F's media
-//! transfer starts without freeblock scheduling). Whatever time that leaves
-//! beyond the direct seek can be spent reading wanted blocks: on the source
-//! track before leaving, on the destination track before F's sector comes
-//! round, or on another track visited on the way, each detour paying its
-//! extra seeks. The planner predicts every option with the predictor's model,
-//! searches tracks progressively farther from the source and destination
-//! within a budget, and takes the option that moves the most wanted blocks.
+//! A planner answers; it moves nothing itself. It is asked, for each
+//! foreground request the drive turns to (an *opportunity*), which
+//! background transfers fit in the time before the request's first sector
+//! comes round (`plan` in firmware, `plan_external` for a host-side
+//! scheduler's one background command), and, when the drive is idle, where
+//! to read (`idle`). It predicts with the model it was built on (the
+//! truth in firmware, the external scheduler's belief outside) and keeps
+//! whatever index of wanted blocks it likes: `credit` tells it what was
+//! transferred, `recount` that tasks changed (arrived, paused, resumed,
+//! aborted, a repeating scan's next pass).
 
 use super::Tasks;
-use crate::disk::mechanics::{sector_phase, REV};
-use crate::disk::{Access, DiskModel, TrackSpan};
+use crate::disk::DiskModel;
+use crate::error::{config_err, Result};
 use crate::time::SimTime;
 use std::sync::Arc;
 
@@ -58,285 +60,66 @@ pub struct Plan {
     pub wanted: u64,
 }
 
-/// Chooses background transfers that fit in foreground positioning time (see the module doc).
-pub struct Planner {
-    model: Arc<DiskModel>,
-    /// Tracks examined besides source and destination, at most.
+/// The `[freeblock]` settings every planner receives.
+#[derive(Clone, Copy, Debug)]
+pub struct PlannerSettings {
+    /// Tracks examined per opportunity besides source and destination, at most.
     pub search_tracks: u32,
-    /// Added to every predicted head movement (external schedulers' margin).
+    /// Added to every predicted head movement, ns.
     pub seek_conservatism_ns: u64,
-    /// Wanted blocks per cylinder: lets idle time find the nearest work.
-    cyl_wanted: Vec<u32>,
-    /// Wanted blocks per track (cylinder * surfaces + head): lets a search skip empty tracks.
-    track_wanted: Vec<u32>,
+    /// External mode: no background command of its own on the source or destination track.
+    pub one_per_track: bool,
 }
 
-impl Planner {
-    /// A planner for a drive of `model`, counting the blocks `tasks` want; no margin.
-    pub fn new(model: Arc<DiskModel>, tasks: &Tasks, search_tracks: u32) -> Planner {
-        let mut p = Planner { model, search_tracks, seek_conservatism_ns: 0, cyl_wanted: Vec::new(), track_wanted: Vec::new() };
-        p.recount(tasks);
-        p
-    }
-
-    /// Rebuild the per-cylinder counts (after pause / resume / abort).
-    pub fn recount(&mut self, tasks: &Tasks) {
-        let l = &self.model.layout;
-        self.track_wanted = (0..l.cylinders())
-            .flat_map(|c| (0..l.surfaces()).map(move |h| (c, h)))
-            .map(|(c, h)| l.track_span(c, h)
-                .map_or(0, |s| tasks.wanted.count_range(s.first_lbn, s.first_lbn + s.blocks as u64) as u32))
-            .collect();
-        self.cyl_wanted = self.track_wanted.chunks(l.surfaces() as usize).map(|t| t.iter().sum()).collect();
-    }
-
-    /// The heads' move between tracks of a plan, as the model times it (with this planner's margin).
-    fn move_ns(&self, c0: u32, h0: u32, c1: u32, h1: u32, is_write: bool) -> u64 {
-        self.model.position_ns((c0, h0), (c1, h1), Access::Onward { write: is_write }, self.seek_conservatism_ns)
-    }
-
-    /// The slots of `span` whose whole sector passes under the head in [ta, tb].
-    fn window(&self, span: &TrackSpan, ta: u64, tb: u64) -> Option<(u32, u32)> {
-        if tb <= ta {
-            return None;
-        }
-        let m = &self.model.mech;
-        let spt = span.sectors_per_track as u64;
-        let phase = m.phase_at(SimTime(ta));
-        // First sector boundary at or after ta.
-        let s0 = ((phase as u128 * spt as u128).div_ceil(REV as u128) % spt as u128) as u32;
-        let t0 = ta + m.rotate_ns(phase, sector_phase(s0, span.sectors_per_track));
-        if t0 >= tb {
-            return None;
-        }
-        let n = (((tb - t0) as u128 * spt as u128 * m.rpm_milli as u128) / REV as u128).min(spt as u128) as u32;
-        (n > 0).then_some(((s0 + span.sectors_per_track - span.first_sector) % span.sectors_per_track, n))
-    }
-
-    /// LBN ranges covered by `n` slots from slot offset `k0`, and how many are wanted.
-    fn covered(span: &TrackSpan, k0: u32, n: u32, tasks: &Tasks) -> (Vec<(u64, u64)>, u64) {
-        let spt = span.sectors_per_track;
-        let parts = if k0 + n <= spt { vec![(k0, k0 + n)] } else { vec![(k0, spt), (0, k0 + n - spt)] };
-        let mut ranges = Vec::with_capacity(2);
-        let mut wanted = 0;
-        for (a, b) in parts {
-            let (i0, i1) = span.index_range(a, b);
-            if i1 > i0 {
-                let (lo, hi) = (span.first_lbn + i0 as u64, span.first_lbn + i1 as u64);
-                wanted += tasks.wanted.count_range(lo, hi);
-                ranges.push((lo, hi));
-            }
-        }
-        (ranges, wanted)
-    }
-
-    /// At most how many blocks a visit to (`c`, `h`) in [ta, tb] can cover:
-    /// [`window`](Self::window)'s slot count with its start at `ta`, without
-    /// locating the track's sectors. A search skips a track whose bound cannot
-    /// beat the best option found so far (the same choice, far fewer visits).
-    /// It is also at most the wanted blocks left on the track.
-    fn slots_bound(&self, c: u32, h: u32, ta: u64, tb: u64) -> u64 {
-        let left = self.track_wanted[(c * self.model.layout.surfaces() + h) as usize] as u64;
-        if tb <= ta || left == 0 {
-            return 0;
-        }
-        let spt = self.model.layout.sectors_per_track(c, h) as u128;
-        (((tb - ta) as u128 * spt * self.model.mech.rpm_milli as u128) / REV as u128).min(spt).min(left as u128) as u64
-    }
-
-    fn visit(&self, c: u32, h: u32, ta: u64, tb: u64, tasks: &Tasks) -> Option<Visit> {
-        let span = self.model.layout.track_span(c, h)?;
-        let (k0, n) = self.window(&span, ta, tb)?;
-        let (lbns, wanted) = Self::covered(&span, k0, n, tasks);
-        (wanted > 0).then_some(Visit { cylinder: c, head: h, lbns, wanted })
-    }
-
-    /// Best use of the time before `deadline`, when the heads are at
-    /// (`src_cyl`, `src_head`) from `now` and must then reach (`dst_cyl`,
-    /// `dst_head`) for a foreground request (`fg_write`: it needs write settle).
+/// A freeblock planner (see the module doc).
+pub trait Planner: Send {
+    /// Its registry name.
+    fn name(&self) -> &'static str;
+    /// Take the run's settings (called once, before any other call).
+    fn configure(&mut self, settings: &PlannerSettings);
+    /// The tasks changed (not by `credit`): rebuild any index of wanted blocks.
+    fn recount(&mut self, tasks: &Tasks);
+    /// In firmware: the track visits that fit between `now`, with the heads
+    /// at `src`, and `deadline`, when the heads must be over the foreground's
+    /// first sector on `dst` (`fg_write`: it is a write).
     #[allow(clippy::too_many_arguments)]
-    pub fn plan(&self, now: SimTime, src: (u32, u32), dst: (u32, u32), deadline: SimTime, fg_write: bool,
-                bg_write: bool, tasks: &Tasks) -> Plan {
-        let mut best = Plan::default();
-        if tasks.wanted.count() == 0 {
-            return best;
-        }
-        let (t0, tf) = (now.0, deadline.0);
-        let direct = self.move_ns(src.0, src.1, dst.0, dst.1, fg_write);
-        if t0 + direct >= tf {
-            return best;
-        }
-        let same_track = src == dst;
-        // Source and destination: split the slack at a few points.
-        const SPLITS: u64 = 4;
-        for i in 0..=SPLITS {
-            let leave = t0 + (tf - direct - t0) * i / SPLITS;
-            let mut visits = Vec::new();
-            if same_track {
-                if i > 0 { break; }
-                visits.extend(self.visit(src.0, src.1, t0, tf, tasks));
-            } else {
-                visits.extend(self.visit(src.0, src.1, t0, leave, tasks));
-                visits.extend(self.visit(dst.0, dst.1, leave + direct, tf, tasks));
-            }
-            let wanted = visits.iter().map(|v| v.wanted).sum();
-            if wanted > best.wanted {
-                best = Plan { visits, wanted };
-            }
-        }
-        // Other tracks, nearest the source and destination cylinders first.
-        self.other_tracks(t0, tf, src, dst, fg_write, bg_write, |c, h, arrive, leave_by| {
-            if self.slots_bound(c, h, arrive, leave_by) <= best.wanted {
-                return;
-            }
-            if let Some(v) = self.visit(c, h, arrive, leave_by, tasks) {
-                if v.wanted > best.wanted {
-                    best = Plan { wanted: v.wanted, visits: vec![v] };
-                }
-            }
-        });
-        best
-    }
-
-    /// Call `f(cylinder, head, arrive, leave_by)` for every track other than
-    /// source and destination the search examines, within the budget: when
-    /// the heads could be there and when they must leave for the destination.
+    fn plan(&self, now: SimTime, src: (u32, u32), dst: (u32, u32), deadline: SimTime, fg_write: bool, bg_write: bool, tasks: &Tasks) -> Plan;
+    /// Outside the drive: one background command, merged into the
+    /// foreground read `fg` = (lbn, is_write) or on its own, after which the
+    /// foreground command cannot move the heads before `fg_start_behind`.
     #[allow(clippy::too_many_arguments)]
-    fn other_tracks(&self, t0: u64, tf: u64, src: (u32, u32), dst: (u32, u32), fg_write: bool, bg_write: bool,
-                    mut f: impl FnMut(u32, u32, u64, u64)) {
-        let l = &self.model.layout;
-        let mech = &self.model.mech;
-        let slack = tf - t0;
-        // Cylinders in order of distance from the path between source and
-        // destination: outward on both sides, and inward along the path.
-        // Outside the path the detour only grows with distance, so each side
-        // stops at its first unreachable cylinder.
-        let reachable = |c: u32| mech.seek_floor_ns(c.abs_diff(src.0)) + mech.seek_floor_ns(c.abs_diff(dst.0)) < slack;
-        let (lo, hi) = (src.0.min(dst.0), src.0.max(dst.0));
-        let mut examined = 0u32;
-        for d in 0u32.. {
-            let below = lo.checked_sub(d).filter(|&c| reachable(c));
-            let above = (hi + d < l.cylinders()).then_some(hi + d).filter(|&c| (d > 0 || hi != lo) && reachable(c));
-            let inward = lo + d < hi.saturating_sub(d + 1);
-            if below.is_none() && above.is_none() && !inward {
-                break;
-            }
-            let inside = [lo + d + 1, hi.saturating_sub(d + 1)].into_iter().filter(|&c| c > lo && c < hi);
-            // At most four candidates: kept on the stack (this runs for every opportunity).
-            let (mut cands, mut n) = ([0u32; 4], 0);
-            for c in below.into_iter().chain(above).chain(inside.filter(|&c| reachable(c))) {
-                if n == 0 || cands[n - 1] != c {  // as Vec::dedup: drop a repeat of the previous one
-                    cands[n] = c;
-                    n += 1;
-                }
-            }
-            for &c in &cands[..n] {
-                for h in 0..l.surfaces() {
-                    if (c, h) == src || (c, h) == dst {
-                        continue;
-                    }
-                    examined += 1;
-                    if examined > self.search_tracks {
-                        return;
-                    }
-                    // Nothing wanted there: no visit could move a block (it still counts as examined).
-                    if self.track_wanted[(c * l.surfaces() + h) as usize] == 0 {
-                        continue;
-                    }
-                    let arrive = t0 + self.move_ns(src.0, src.1, c, h, bg_write);
-                    let leave_by = tf.saturating_sub(self.move_ns(c, h, dst.0, dst.1, fg_write));
-                    f(c, h, arrive, leave_by);
-                }
-            }
-        }
-    }
+    fn plan_external(&self, now: SimTime, src: (u32, u32), dst: (u32, u32), deadline: SimTime, fg: (u64, bool),
+                     fg_start_behind: SimTime, bg_write: bool, tasks: &Tasks) -> Option<Background>;
+    /// Idle time with the heads at `at`: a visit and when it ends.
+    fn idle(&self, now: SimTime, at: (u32, u32), bg_write: bool, tasks: &Tasks) -> Option<(Visit, SimTime)>;
+    /// `visit` was transferred at `now`: credit its wanted blocks to `tasks`; how many.
+    fn credit(&mut self, visit: &Visit, now: SimTime, tasks: &mut Tasks) -> u64;
+}
 
-    /// The external scheduler's choice (Lumb et al. 2002, section 4.3): one
-    /// background command per opportunity, which the drive's LBN interface
-    /// and its prefetcher constrain. Nothing on the source track (the
-    /// request there is already at the drive); on the destination track only
-    /// blocks that end where the foreground read `fg` = (lbn, is_write)
-    /// begins, to be prepended to it; elsewhere one LBN range per track (a
-    /// window across a track's logical start keeps its larger part, by
-    /// wanted blocks). The ranges are trimmed to their first and last wanted
-    /// block; blocks in between are read anyway. Behind a command of its own
-    /// the foreground command cannot move the heads before `fg_start_behind`
-    /// (it is issued later, and processed then).
-    #[allow(clippy::too_many_arguments)]
-    pub fn plan_external(&self, now: SimTime, src: (u32, u32), dst: (u32, u32), deadline: SimTime, fg: (u64, bool),
-                         fg_start_behind: SimTime, bg_write: bool, tasks: &Tasks) -> Option<Background> {
-        if tasks.wanted.count() == 0 {
-            return None;
-        }
-        let (t0, tf) = (now.0, deadline.0);
-        let direct = self.move_ns(src.0, src.1, dst.0, dst.1, fg.1);
-        if t0 + direct >= tf {
-            return None;
-        }
-        let mut best: Option<Background> = None;
-        let consider = |best: &mut Option<Background>, b: Background| {
-            if b.wanted > best.as_ref().map_or(0, |x| x.wanted) {
-                *best = Some(b);
-            }
-        };
-        if !fg.1 && !bg_write && src != dst {
-            if let Some(v) = self.visit(dst.0, dst.1, t0 + direct, tf, tasks) {
-                // The window ends as the foreground's first sector comes round (give or take the
-                // rounding of one sector); only where it starts matters to the merged read.
-                if let Some(&(lo, _)) = v.lbns.iter().find(|r| r.0 < fg.0 && r.1 <= fg.0 && r.1 + 1 >= fg.0) {
-                    if let Some(first) = (lo..fg.0).find(|&b| tasks.wanted.get(b)) {
-                        let wanted = tasks.wanted.count_range(first, fg.0);
-                        consider(&mut best, Background { lbn: first, blocks: (fg.0 - first) as u32, wanted, merged: true, cylinder: dst.0, head: dst.1 });
-                    }
-                }
-            }
-        }
-        self.other_tracks(t0, tf, src, dst, fg.1, bg_write, |c, h, arrive, leave_by| {
-            if fg_start_behind.0 + self.move_ns(c, h, dst.0, dst.1, fg.1) >= tf {
-                return;
-            }
-            if self.slots_bound(c, h, arrive, leave_by) <= best.as_ref().map_or(0, |x| x.wanted) {
-                return;
-            }
-            let Some(v) = self.visit(c, h, arrive, leave_by, tasks) else { return };
-            let part = v.lbns.iter().map(|&(lo, hi)| (tasks.wanted.count_range(lo, hi), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
-            if let Some((wanted, lo, hi)) = part.filter(|p| p.0 > 0) {
-                let first = (lo..hi).find(|&b| tasks.wanted.get(b)).expect("a wanted block");
-                let last = (lo..hi).rev().find(|&b| tasks.wanted.get(b)).expect("a wanted block");
-                consider(&mut best, Background { lbn: first, blocks: (last + 1 - first) as u32, wanted, merged: false, cylinder: c, head: h });
-            }
-        });
-        best
-    }
+/// A registered planner.
+pub struct PlannerInfo {
+    /// Registry name (`freeblock.planner`).
+    pub name: &'static str,
+    /// One line on what it does.
+    pub summary: &'static str,
+    /// Build it for a drive of `model` and the blocks `tasks` want.
+    pub build: fn(Arc<DiskModel>, &Tasks) -> Box<dyn Planner>,
+}
 
-    /// Idle time: the nearest track with wanted blocks, read whole on arrival
-    /// (zero-latency). Returns the visit and when it ends.
-    pub fn idle(&self, now: SimTime, at: (u32, u32), bg_write: bool, tasks: &Tasks) -> Option<(Visit, SimTime)> {
-        if tasks.wanted.count() == 0 {
-            return None;
-        }
-        let n = self.cyl_wanted.len() as u32;
-        let c = (0..n).find_map(|d| {
-            [at.0.checked_sub(d), Some(at.0 + d).filter(|&c| c < n)].into_iter().flatten().find(|&c| self.cyl_wanted[c as usize] > 0)
-        })?;
-        let l = &self.model.layout;
-        // Prefer the current surface, then the others in order.
-        let h = std::iter::once(at.1).chain(0..l.surfaces()).find_map(|h| {
-            let s = l.track_span(c, h)?;
-            (tasks.wanted.count_range(s.first_lbn, s.first_lbn + s.blocks as u64) > 0).then_some((h, s))
-        });
-        let (h, span) = h?;
-        let lbns = vec![(span.first_lbn, span.first_lbn + span.blocks as u64)];
-        let wanted = tasks.wanted.count_range(lbns[0].0, lbns[0].1);
-        let end = now.0 + self.model.position_ns(at, (c, h), Access::Onward { write: bg_write }, 0) + self.model.mech.revolution_ns();
-        Some((Visit { cylinder: c, head: h, lbns, wanted }, SimTime(end)))
-    }
+/// Every planner, by name.
+pub const REGISTRY: &[PlannerInfo] = &[
+    PlannerInfo {
+        name: "greedy",
+        summary: "per opportunity the option moving the most wanted blocks (weighted by priority), searching tracks outward from source and destination within `search_tracks` (Lumb et al. 2000, 2002)",
+        build: |model, tasks| Box::new(super::greedy::Greedy::new(model, tasks, 64)),
+    },
+];
 
-    /// Credit a visit's blocks to their tasks.
-    pub fn credit(&mut self, visit: &Visit, now: SimTime, tasks: &mut Tasks) -> u64 {
-        let n: u64 = visit.lbns.iter().map(|&(lo, hi)| tasks.transferred(lo, hi, now)).sum();
-        self.cyl_wanted[visit.cylinder as usize] -= n as u32;
-        self.track_wanted[(visit.cylinder * self.model.layout.surfaces() + visit.head) as usize] -= n as u32;
-        n
-    }
+/// The planner `name`, configured with `settings`; an error naming `freeblock.planner` if there is none.
+pub fn build(name: &str, model: Arc<DiskModel>, tasks: &Tasks, settings: &PlannerSettings) -> Result<Box<dyn Planner>> {
+    let info = REGISTRY.iter().find(|p| p.name == name).ok_or_else(|| config_err("freeblock.planner", format!(
+        "'{name}' (expected one of: {})", REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))))?;
+    let mut p = (info.build)(model, tasks);
+    p.configure(settings);
+    Ok(p)
 }

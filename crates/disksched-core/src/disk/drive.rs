@@ -384,6 +384,8 @@ pub struct Drive {
     destage: Option<Destage>,
     /// End of the last read served (the stream test of read-ahead mode 4).
     last_read_end: Option<u64>,
+    /// Track of the last read miss's first sector (`same_track_read_ahead_blocks`).
+    last_read_track: Option<(u32, u32)>,
 }
 
 impl Drive {
@@ -391,7 +393,7 @@ impl Drive {
     pub fn new(model: Arc<DiskModel>) -> Drive {
         let c = &model.spec.controller;
         let cache = if c.caching_enabled { Cache::new(c.cache_segments, c.segment_size_blocks) } else { Cache::new(0, 0) };
-        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), destage: None, last_read_end: None }
+        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), destage: None, last_read_end: None, last_read_track: None }
     }
 
     /// Move the heads to `cylinder` with nothing to transfer (SCAN's sweep to
@@ -414,6 +416,8 @@ impl Drive {
     /// completion (status) overhead.
     pub fn serve(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
         if is_write {
+            // Only consecutive reads on one track look like locality to the prefetcher.
+            self.last_read_track = None;
             return self.serve_write(&self.model.clone(), now.0, lbn, blocks);
         }
         let mut svc = self.serve_read(&self.model.clone(), now, lbn, blocks);
@@ -486,7 +490,11 @@ impl Drive {
         }
         let segment = self.cache.allocate(lo, end, false);
         // Drives that read ahead only for a detected stream do so once a read continues the last one.
-        let max_ra = if self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo) } else { 0 };
+        // A second read on a track may trigger a read-ahead that does not yield (off unless the spec sets it).
+        let track = (self.pieces[0].cylinder, self.pieces[0].head);
+        let same_track = spec.same_track_read_ahead_blocks > 0 && self.last_read_track.replace(track) == Some(track);
+        let max_ra = if same_track || self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo) } else { 0 };
+        let min_ra = if same_track { spec.same_track_read_ahead_blocks.max(spec.read_ahead_min_blocks) } else { spec.read_ahead_min_blocks };
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment,
@@ -494,7 +502,7 @@ impl Drive {
             start: a.media_end,
             lbn: end,
             limit: max_ra,
-            min: spec.read_ahead_min_blocks.min(max_ra),
+            min: min_ra.min(max_ra),
             next: None,
         });
         self.drop_sent_request(lbn, end);

@@ -67,12 +67,23 @@ pub struct Predictor {
     /// external scheduler's two-deep queueing), so their processing overhead
     /// and write data transfer overlap it: positioning counts neither.
     pub overlapped: bool,
+    /// The belief has a model of its own (`disk::belief`): it maps each
+    /// request's LBN, and the LBN the heads last passed, with that model
+    /// instead of trusting the targets computed from the truth's layout.
+    pub own_layout: bool,
+    /// Geometry-blind belief: positioning is this many ns per block of LBN
+    /// distance from the last LBN transferred (no cylinders, no rotation).
+    pub blind_ns_per_block: Option<f64>,
+    /// The belief's cylinders are not the truth's (another model, or
+    /// blind): `seek_floor_ns` over the truth's cylinder distances is no
+    /// bound, so it is 0 (searches then visit every request).
+    pub no_floor: bool,
 }
 
 impl Predictor {
     /// A predictor that believes `model` exactly: no margin, no overlap.
     pub fn exact(model: Arc<DiskModel>) -> Predictor {
-        Predictor { model, seek_conservatism_ns: 0, overlapped: false }
+        Predictor { model, seek_conservatism_ns: 0, overlapped: false, own_layout: false, blind_ns_per_block: None, no_floor: false }
     }
 
     /// Where `lbn`'s sector is, as a positioning target.
@@ -93,6 +104,15 @@ impl Predictor {
     /// (callers predicting many requests from one state compute it once).
     #[inline(always)]
     pub fn positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool, blocks: u32) -> Positioning {
+        if self.own_layout || self.blind_ns_per_block.is_some() {
+            return self.believed_positioning(from, from_phase, to, is_write, blocks);
+        }
+        self.exact_positioning(from, from_phase, to, is_write, blocks)
+    }
+
+    /// `positioning` with `from` and `to` taken as given (in this model's coordinates).
+    #[inline(always)]
+    fn exact_positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool, blocks: u32) -> Positioning {
         let m = &self.model.mech;
         let ctl = &self.model.controller;
         if !is_write {
@@ -103,6 +123,26 @@ impl Predictor {
             return Positioning { overhead_ns, seek_ns, bus_wait_ns: 0, rotation_ns: m.rotate_ns(arrive, to.phase) };
         }
         self.write_positioning(from, from_phase, to, blocks)
+    }
+
+    /// A belief with a model of its own, or none (blind): `from` and `to`
+    /// re-mapped with the belief's own layout from their LBNs. Out of line:
+    /// the exact path above stays small.
+    #[inline(never)]
+    fn believed_positioning(&self, from: &HeadState, from_phase: u64, to: &Target, is_write: bool, blocks: u32) -> Positioning {
+        if let Some(k) = self.blind_ns_per_block {
+            // Only LBN distance is known: from the block after the last one transferred.
+            let at = from.next_lbn.unwrap_or(0);
+            let d = if to.lbn == Target::ANY_LBN { 0 } else { at.abs_diff(to.lbn) };
+            return Positioning { seek_ns: (d as f64 * k).round() as u64, ..Default::default() };
+        }
+        let to = if to.lbn == Target::ANY_LBN { *to } else { self.target(to.lbn) };
+        let mut from = *from;
+        if let Some(n) = from.next_lbn.filter(|&n| n > 0) {
+            let p = self.model.layout.lbn_to_pbn((n - 1).min(self.model.layout.capacity() - 1));
+            (from.cylinder, from.head) = (p.cylinder, p.head);
+        }
+        self.exact_positioning(&from, from_phase, &to, is_write, blocks)
     }
 
     /// A write's positioning as the drive times it (`ControllerTiming::write_plan`:
@@ -143,7 +183,7 @@ impl Predictor {
     /// more cylinders away (for pruning searches over deep queues).
     #[inline]
     pub fn seek_floor_ns(&self, distance: u32) -> u64 {
-        if distance == 0 { 0 } else { self.model.mech.seek_floor_ns(distance) + self.seek_conservatism_ns }
+        if distance == 0 || self.no_floor { 0 } else { self.model.mech.seek_floor_ns(distance) + self.seek_conservatism_ns }
     }
 
     /// Phase at a time (cache it when predicting many requests from one state).

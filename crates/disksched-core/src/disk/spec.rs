@@ -180,6 +180,10 @@ fn is_zero_f64(v: &f64) -> bool {
     *v == 0.0
 }
 
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
@@ -371,6 +375,14 @@ pub struct ControllerSpec {
     /// only from knowledge of the drive, never to fit a trace.
     #[serde(skip_serializing_if = "ReadAheadWhen::is_default")]
     pub read_ahead_when: ReadAheadWhen,
+    /// A read miss on the track of the previous read miss (a second command
+    /// on the same track) makes the firmware assume locality: the read-ahead
+    /// after it reads at least this many blocks before a command may stop it
+    /// (Lumb et al. 2002, section 4.3, the reason for external freeblock's
+    /// one-command-per-track rule). 0 (default): no such trigger. Set it
+    /// only from knowledge of the drive.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub same_track_read_ahead_blocks: u32,
     /// DiskSim `Minimum seek delay`: a nonsequential write positions for at least this, even on the same track.
     pub minimum_seek_delay_ms: f64,
 }
@@ -441,6 +453,7 @@ impl Default for ControllerSpec {
             read_ahead_drops_request: false,
             read_ahead_on_idle_hit: false,
             read_ahead_when: ReadAheadWhen::EveryRead,
+            same_track_read_ahead_blocks: 0,
             extra_write_disconnect: false,
             extradisc_command_overhead_ms: 0.0,
             extradisc_disconnect_overhead_ms: 0.0,

@@ -45,8 +45,8 @@ impl Simulation {
             }
         };
         let array = Array::new(n, cfg.disk.array, cfg.disk.stripe_kb, model.layout.capacity(), model.spec.sector_bytes)?;
-        if n > 1 && cfg.freeblock.is_some() {
-            return Err(config_err("freeblock", "freeblock scheduling needs a single disk (disk.count = 1)"));
+        if n > 1 && cfg.freeblock.as_ref().is_some_and(|f| f.external()) {
+            return Err(config_err("freeblock.mode", "external needs a single disk (disk.count = 1); in firmware every disk of an array runs the tasks"));
         }
         let mut units = Vec::new();
         for _ in 0..n {
@@ -73,7 +73,17 @@ impl Simulation {
         }
         let generator = workload.build(array.capacity(), model.spec.sector_bytes, cfg.base_dir.as_deref())?;
         // Freeblock needs a single disk (checked above): it is disk 0's background work.
-        units[0].freeblock = crate::background::freeblock::build(cfg.freeblock.as_ref(), &model, cfg.seed)?;
+        let fb_belief = match cfg.freeblock.as_ref().and_then(|f| f.belief.as_ref()) {
+            Some(b) => b.model("freeblock.belief", &model, cfg.base_dir.as_deref())?,
+            None => model.clone(),
+        };
+        if cfg.freeblock.as_ref().is_some_and(|f| !f.external()) {
+            units[0].clock = Some((0, 0)); // in firmware the drive's scheduler is the foreground's
+        }
+        // Every disk runs the tasks over its own blocks (an array is in firmware mode, checked above).
+        for (d, unit) in units.iter_mut().enumerate() {
+            unit.freeblock = crate::background::freeblock::build_with_belief(cfg.freeblock.as_ref(), &model, &fb_belief, cfg.seed ^ d as u64)?;
+        }
         let mut reconfigure = Vec::new();
         for (i, r) in cfg.reconfigure.iter().enumerate() {
             let which = match r.queue.as_str() {
@@ -93,7 +103,19 @@ impl Simulation {
         if cfg.controller.is_some() {
             metrics.keep_controller_queue();
         }
-        let external = cfg.freeblock.as_ref().is_some_and(|f| f.external());
+        // Two commands at the drive overlap the next one's processing and data with the media access.
+        let external = cfg.freeblock.as_ref().is_some_and(|f| f.external() && f.drive_queue_depth >= 2);
+        // Each level above the disks believes the truth unless it has a belief of its own.
+        let mut level_predictors = vec![None; levels.len()];
+        // In external mode the host's scheduler is the external scheduler's foreground half: it believes `[freeblock.belief]` unless given its own.
+        let fb_host = cfg.freeblock.as_ref().filter(|f| f.external()).and_then(|f| f.belief.as_ref());
+        let beliefs = [("host.belief", cfg.host.belief.as_ref().or(fb_host)), ("controller.belief", cfg.controller.as_ref().and_then(|c| c.belief.as_ref()))];
+        for (i, (at, b)) in beliefs.into_iter().enumerate().take(levels.len()) {
+            if let Some(b) = b.filter(|b| !b.is_exact()) {
+                let p = b.predictor(at, &model, cfg.base_dir.as_deref())?;
+                level_predictors[i] = Some(Predictor { overlapped: external, ..p });
+            }
+        }
         Ok(Simulation {
             engine: Engine::new(),
             shared: Shared {
@@ -101,6 +123,7 @@ impl Simulation {
                 predictor: Predictor { overlapped: external, ..Predictor::exact(model.clone()) },
                 placement: Default::default(),
                 sector_bytes: model.spec.sector_bytes as u64,
+                level_predictors,
             },
             generator,
             rng: crate::workload::SimRng::seed_from_u64(cfg.seed),
@@ -121,6 +144,8 @@ impl Simulation {
             completions: Vec::new(),
             started: false,
             classifier: None,
+            task_events: cfg.freeblock.as_ref().map(|f| f.schedule()).unwrap_or_default(),
+            host_clock: cfg.freeblock.as_ref().filter(|f| f.external()).map(|_| (0, 0)),
         })
     }
 }

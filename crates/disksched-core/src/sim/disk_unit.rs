@@ -30,6 +30,9 @@ pub(crate) struct DiskUnit {
     pub(crate) belief: DriveState,
     belief_pieces: Vec<TrackPiece>,
     pub(crate) freeblock: Box<dyn Freeblock>,
+    /// Wall-clock time of this queue's scheduler decisions and their count
+    /// (kept only where freeblock compares its planner's CPU with it).
+    pub(crate) clock: Option<(u128, u64)>,
 }
 
 /// Where a positioning prediction starts: the heads of `state`, free no earlier than `now`.
@@ -39,7 +42,7 @@ pub(crate) fn head_at(state: &DriveState, now: SimTime) -> HeadState {
 
 impl DiskUnit {
     pub(crate) fn new(drive: Drive, queue: QueueLevel, freeblock: Box<dyn Freeblock>) -> DiskUnit {
-        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), belief_pieces: Vec::new(), freeblock }
+        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), belief_pieces: Vec::new(), freeblock, clock: None }
     }
 
     /// Requests sent to this disk and not yet done (queued or in service).
@@ -87,7 +90,15 @@ impl DiskUnit {
             return Ok(Start::Idle);
         }
         let ctx = shared.ctx(now, self.head(now), Some(self.drive.cache()));
-        let id = self.queue.force(&ctx)?;
+        let id = match &mut self.clock {
+            None => self.queue.force(&ctx)?,
+            Some((ns, n)) => {
+                let t = std::time::Instant::now();
+                let id = self.queue.force(&ctx)?;
+                (*ns, *n) = (*ns + t.elapsed().as_nanos(), *n + 1);
+                id
+            }
+        };
         for cylinder in self.queue.sched.travel_first() {
             self.travel(cylinder, now);
         }

@@ -18,6 +18,8 @@ pub(crate) enum Event {
     WakeDue(u8),
     /// Run-time reconfiguration `.0` of the config is due.
     ReconfigurationDue(usize),
+    /// Background task event `.0` of the config (`[[freeblock.events]]`, a task's `start_ms`) is due.
+    TaskEventDue(usize),
 }
 
 /// Completions first: they free a disk and a slot below each queue, so a
@@ -36,7 +38,7 @@ impl Event {
     pub(crate) fn priority(&self) -> u8 {
         match self {
             Event::DiskCompleted(_) | Event::BackgroundCompleted(_) => COMPLETION,
-            Event::WakeDue(_) | Event::ReconfigurationDue(_) => TIMER,
+            Event::WakeDue(_) | Event::ReconfigurationDue(_) | Event::TaskEventDue(_) => TIMER,
             Event::RequestArrived { .. } => ARRIVAL,
         }
     }

@@ -65,6 +65,9 @@ pub(crate) struct Shared {
     pub(crate) predictor: Predictor,
     pub(crate) placement: Placement,
     sector_bytes: u64,
+    /// A level's own belief (`[host.belief]`, `[controller.belief]`), by
+    /// level index; `None`: the level believes `predictor`.
+    pub(crate) level_predictors: Vec<Option<Predictor>>,
 }
 
 impl Shared {
@@ -72,6 +75,13 @@ impl Shared {
     #[inline]
     pub(crate) fn ctx<'a>(&'a self, now: SimTime, head: HeadState, cache: Option<&'a crate::disk::cache::Cache>) -> SchedCtx<'a> {
         SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.placement.claims, cache }
+    }
+
+    /// What level `level`'s scheduler may look at: as `ctx`, with the level's own belief if it has one.
+    #[inline]
+    pub(crate) fn level_ctx(&self, level: usize, now: SimTime, head: HeadState) -> SchedCtx<'_> {
+        let predictor = self.level_predictors.get(level).and_then(Option::as_ref).unwrap_or(&self.predictor);
+        SchedCtx { now, reqs: &self.reqs, predictor, head, claims: &self.placement.claims, cache: None }
     }
 
     /// Bytes of `blocks` sectors.
@@ -118,6 +128,10 @@ pub struct Simulation {
     started: bool,
     /// Re-classifies each workload request on arrival (`set_classifier`).
     classifier: Option<Box<Classifier>>,
+    /// Background task events of the config, in time order: (at, action, task).
+    task_events: Vec<(SimTime, crate::background::TaskAction, usize)>,
+    /// External freeblock: wall-clock time of the host scheduler's decisions and their count.
+    host_clock: Option<(u128, u64)>,
 }
 
 /// A classifier hook: (client, flow, request, now) -> the request's flow; it
@@ -160,7 +174,8 @@ pub struct RunResult {
 }
 
 impl Simulation {
-    /// Receive every run of background blocks as it is transferred: (task, lo, hi, time).
+    /// Receive every run of background blocks as it is transferred: (task,
+    /// lo, hi, time), LBNs of disk 0 (an array's other disks report none).
     pub fn on_background_transfer(&mut self, cb: crate::background::TransferCallback) {
         self.units[0].freeblock.on_transfer(cb);
     }
@@ -169,6 +184,36 @@ impl Simulation {
     /// deadline), replacing what the workload said.
     pub fn set_classifier(&mut self, f: Box<Classifier>) {
         self.classifier = Some(f);
+    }
+
+    /// Start, pause, resume or abort background task `task` now (the hook a
+    /// caller outside the config, e.g. the Python binding, drives; a config
+    /// does the same with `[[freeblock.events]]`).
+    pub fn background_task(&mut self, action: crate::background::TaskAction, task: usize) -> Result<()> {
+        let now = self.engine.now();
+        for u in &mut self.units {
+            u.freeblock.task(action, task, now);
+        }
+        self.background_changed(now)
+    }
+
+    /// Add background task `cfg` now (it starts at once); its index.
+    pub fn add_background_task(&mut self, cfg: &crate::background::TaskConfig) -> Result<usize> {
+        let now = self.engine.now();
+        let mut index = 0;
+        for u in &mut self.units {
+            index = u.freeblock.add_task(cfg, now)?;
+        }
+        self.background_changed(now)?;
+        Ok(index)
+    }
+
+    /// Tasks changed: an idle drive may now have background work.
+    fn background_changed(&mut self, now: SimTime) -> Result<()> {
+        for d in 0..self.units.len() {
+            self.drive_start(d, now)?;
+        }
+        Ok(())
     }
 
     /// The drive model every disk of the run is.
@@ -305,6 +350,9 @@ impl Simulation {
         for i in 0..self.reconfigure.len() {
             self.schedule(self.reconfigure[i].0, Event::ReconfigurationDue(i));
         }
+        for i in 0..self.task_events.len() {
+            self.schedule(self.task_events[i].0, Event::TaskEventDue(i));
+        }
         for (t, client) in self.generator.start(&mut self.rng) {
             self.schedule(t, Event::RequestArrived { client });
         }
@@ -326,6 +374,13 @@ impl Simulation {
                 self.pass_down_from(0, now)
             }
             Event::ReconfigurationDue(i) => self.reconfigure(i, now),
+            Event::TaskEventDue(i) => {
+                let (_, action, task) = self.task_events[i];
+                for u in &mut self.units {
+                    u.freeblock.task(action, task, now);
+                }
+                self.background_changed(now)
+            }
             Event::WakeDue(level) => match self.levels[level as usize].woken(now) {
                 true => self.pass_down_from(level as usize, now),
                 false => Ok(()),
@@ -353,7 +408,17 @@ impl Simulation {
                 "leaves none of the run's {} requests measured; it must be below the request count", counters.completed)));
         }
         let no_freeblock = Box::new(crate::background::freeblock::Off);
-        let freeblock = std::mem::replace(&mut self.units[0].freeblock, no_freeblock).finish(&summary, self.shared.sector_bytes);
+        let mut freeblock = std::mem::replace(&mut self.units[0].freeblock, no_freeblock).finish(&summary, self.shared.sector_bytes);
+        for u in &mut self.units[1..] {
+            let other = std::mem::replace(&mut u.freeblock, Box::new(crate::background::freeblock::Off)).finish(&summary, self.shared.sector_bytes);
+            if let (Some(f), Some(o)) = (&mut freeblock, other) {
+                f.merge(o);
+            }
+        }
+        if let Some(f) = &mut freeblock {
+            let (ns, n) = self.host_clock.or(self.units[0].clock).unwrap_or((0, 0));
+            f.foreground_sched_us_per_decision = if n > 0 { ns as f64 / n as f64 / 1e3 } else { 0.0 };
+        }
         let samples = self.levels[0].sched.timeline(end);
         Ok(RunResult {
             freeblock,

@@ -86,7 +86,7 @@ impl Simulation {
         let head = self.queue_head(now);
         let flow = self.shared.reqs.get(id).flow;
         let level = &mut self.levels[i];
-        if !level.offer(id, flow, &self.shared.ctx(now, head, None)) {
+        if !level.offer(id, flow, &self.shared.level_ctx(i, now, head)) {
             return self.send_below(i, id, true, now);
         }
         level.gauge(&mut self.metrics, level.sched.len(), now);
@@ -125,8 +125,13 @@ impl Simulation {
         }
         while self.has_room(i, None) && !self.levels[i].sched.is_empty() {
             let nothing_below = self.levels[i].counters.in_flight == 0;
-            let ctx = self.shared.ctx(now, self.queue_head(now), None);
-            let id = match self.levels[i].pick(&ctx, nothing_below)? {
+            let ctx = self.shared.level_ctx(i, now, self.queue_head(now));
+            let clock = (i == 0).then_some(()).and(self.host_clock.is_some().then(std::time::Instant::now));
+            let picked = self.levels[i].pick(&ctx, nothing_below)?;
+            if let (Some(t), Some((ns, n))) = (clock, &mut self.host_clock) {
+                (*ns, *n) = (*ns + t.elapsed().as_nanos(), *n + 1);
+            }
+            let id = match picked {
                 Pick::Request(id) => id,
                 Pick::WakeAt(t) => {
                     self.schedule(t, Event::WakeDue(i as u8));
@@ -262,11 +267,11 @@ impl Simulation {
         let (_, which, new) = &mut self.reconfigure[i];
         let (which, new) = (*which, std::mem::take(new));
         for (d, sched) in new.into_iter().enumerate() {
-            let (head, level) = match which {
-                Reconfigured::Level(l) => (self.queue_head(now), &mut self.levels[l]),
-                Reconfigured::Disks => (self.units[d].head(now), &mut self.units[d].queue),
+            let (ctx, level) = match which {
+                Reconfigured::Level(l) => (self.shared.level_ctx(l, now, self.queue_head(now)), &mut self.levels[l]),
+                Reconfigured::Disks => (self.shared.ctx(now, self.units[d].head(now), None), &mut self.units[d].queue),
             };
-            level.replace(sched, &self.shared.ctx(now, head, None))?;
+            level.replace(sched, &ctx)?;
         }
         for d in 0..self.units.len() {
             self.drive_start(d, now)?;
