@@ -206,10 +206,11 @@ class Accumulator:
 
 def run_to_dir(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
                progress: Optional[Callable[[int, int], Any]], name: str, log_x: bool = False,
-               parquet: bool = False) -> tuple[Result, list[str]]:
+               parquet: bool = False, runner: Optional[Callable[..., Result]] = None) -> tuple[Result, list[str]]:
     """Run and write what `disksched run --out` writes into `out` (a fresh
     folder): summary.json (with provenance), plots, series and, with
-    `parquet`, records.parquet. Returns the result (without records) and the names written."""
+    `parquet`, records.parquet. Returns the result (without records) and the names written.
+    `runner` replaces `disksched.run` (same arguments): `disksched serve` writes its session this way."""
     from . import provenance as prov
     from .output import atomic_write, write_json
     from .plots import lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
@@ -223,7 +224,7 @@ def run_to_dir(out: Path, config, overrides: Mapping[str, Any], seed: Optional[i
     p = prov.make({**res.config, "seed": effective}, res.overrides, effective)
     acc = Accumulator(out / "records.parquet" if parquet else None, p)
     try:
-        result = run_sim(config, seed=seed, records=True, overrides=overrides, progress=progress,
+        result = (runner or run_sim)(config, seed=seed, records=True, overrides=overrides, progress=progress,
                          record_sink=acc.add, record_chunk_rows=CHUNK_ROWS)
         if result.columns is not None:
             acc.add(result.columns)

@@ -8,6 +8,7 @@
 
 pub mod closed;
 pub mod dd;
+pub mod fio_job;
 pub mod hotcold;
 pub mod local;
 pub mod mix;
@@ -117,6 +118,8 @@ pub enum WorkloadConfig {
     RangeWrites(range_writes::RangeWritesConfig),
     /// A log-structured allocator that hands the drive every free slot of a group.
     RangeAlloc(range_alloc::RangeAllocConfig),
+    /// The jobs of a fio job file (`job = "job.fio"`).
+    Fio(fio_job::FioConfig),
 }
 
 impl WorkloadConfig {
@@ -138,6 +141,7 @@ impl WorkloadConfig {
             WorkloadConfig::Mix(c) => Box::new(mix::Mix::new(c, capacity_blocks, sector_bytes, base_dir)?),
             WorkloadConfig::RangeWrites(c) => Box::new(range_writes::RangeWrites::new(c.clone(), capacity_blocks)?),
             WorkloadConfig::RangeAlloc(c) => Box::new(range_alloc::RangeAlloc::new(c.clone(), capacity_blocks)?),
+            WorkloadConfig::Fio(c) => Box::new(fio_job::FioJobs::new(c, capacity_blocks, sector_bytes, base_dir)?),
         })
     }
 }
@@ -198,6 +202,7 @@ pub const KINDS: &[(&str, &str, &[&[Param]])] = &[
     ("mix", "Several workloads at once, each with its own clients and class.", &[mix::PARAMS]),
     ("range-writes", "Randomized range writes (Anand et al. 2008).", &[range_writes::PARAMS]),
     ("range-alloc", "A log-structured allocator that hands the drive every free slot of a group.", &[range_alloc::PARAMS]),
+    ("fio", "The jobs of a fio job file: rw, rwmixread, bs, iodepth, numjobs, size, offset, runtime, number_ios, randrepeat, randseed.", &[fio_job::PARAMS]),
 ];
 
 /// `kind = "oltp"` takes no fields; this refuses any (a unit variant would
