@@ -168,6 +168,8 @@ def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML):
           max_connections: int = typer.Option(16, help="Most clients at once (1..1024); more are closed."),
           max_request_kb: int = typer.Option(32768, help="Largest read or write, KB (4..32768; advertised as the maximum block size)."),
           export_name: str = typer.Option("disksched", help="The export's name (the empty name selects it too)."),
+          catch_up: bool = typer.Option(True, "--catch-up/--no-catch-up", help="A request after a late reply enters the "
+                                        "simulation as if that reply had been on time (docs/serve.md)."),
           seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
           set_: list[str] = typer.Option([], "--set", help="Override any config key by its dotted path (repeatable)."),
           out: Optional[Path] = typer.Option(None, help="At exit, write what `run --out` writes (summary.json, plots) here."),
@@ -201,7 +203,7 @@ def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML):
     kwargs = dict(listen=listen, allow_remote=allow_remote, size_bytes=size_bytes,
                   backing=None if backing == "memory" else backing, stats=str(stats) if stats else None,
                   max_connections=max_connections, max_request_kb=max_request_kb, export_name=export_name,
-                  on_ready=ready)
+                  catch_up=catch_up, on_ready=ready)
     with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
         if tmp is not None:
             from .records import run_to_dir

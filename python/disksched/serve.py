@@ -37,7 +37,7 @@ def _needs_workload(config: Any) -> bool:
 
 def serve(config: Any, *, listen: str, overrides: Any = None, seed: Optional[int] = None, allow_remote: bool = False,
           size_bytes: Optional[int] = None, backing: Optional[str] = None, stats: Optional[str] = None,
-          max_connections: int = 16, max_request_kb: int = 32768, export_name: str = "disksched",
+          max_connections: int = 16, max_request_kb: int = 32768, export_name: str = "disksched", catch_up: bool = True,
           on_ready: Optional[Callable[[str], Any]] = None, records: Optional[bool] = None,
           record_sink: Optional[Callable[[dict], Any]] = None, record_chunk_rows: int = 65536,
           progress: Any = None) -> Result:
@@ -54,12 +54,15 @@ def serve(config: Any, *, listen: str, overrides: Any = None, seed: Optional[int
     res = resolve(config, over)
     options = {"listen": listen, "allow_remote": allow_remote, "size_bytes": size_bytes, "backing": backing,
                "stats": stats, "max_connections": max_connections, "max_request_kb": max_request_kb,
-               "export_name": export_name}
-    # SIGTERM ends the session as Ctrl-C does: the binding runs Python's handlers and stops on the exception.
-    def _term(signum, frame):
-        raise KeyboardInterrupt("SIGTERM")
+               "export_name": export_name, "catch_up": bool(catch_up)}
+    # SIGINT and SIGTERM end the session (not the program): the binding runs Python's handlers every 100 ms
+    # and stops on their exception; the result is returned and written like any run's. (A SIGINT the shell
+    # set to be ignored, as for `serve &`, stays ignored.)
+    def _stop(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    old = signal.signal(signal.SIGTERM, _term)
+    handled = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else [])
+    old = {s: signal.signal(s, _stop) for s in handled}
     try:
         summary, counters, cols, serve_stats, stopped_by = _core.serve(
             res.text, res.origin, json.dumps(options), on_ready or (lambda address: None), seed, record_sink,
@@ -67,7 +70,8 @@ def serve(config: Any, *, listen: str, overrides: Any = None, seed: Optional[int
     except DiskschedError as e:
         raise res.error(e) from None
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for s, h in old.items():
+            signal.signal(s, h)
     from . import provenance
 
     effective = seed if seed is not None else res.config.get("seed", 0)

@@ -32,7 +32,8 @@ fn start(name: &str) -> Server {
         let cfg = SimConfig::from_toml(CONFIG, "serve.toml").unwrap();
         let sim = Simulation::new(&cfg).unwrap();
         let opts = ServeOptions { listen: Listen::Unix(p), size_bytes: Some(SIZE_BYTES), backing: None, stats_path: None,
-                                  max_connections: 4, max_request_bytes: 1 << 20, export_name: "disk".into() };
+                                  max_connections: 4, max_request_bytes: 1 << 20, export_name: "disk".into(),
+                                  catch_up: false };
         serve(sim, &opts, &mut |a| tx.send(a.to_string()).unwrap(), &mut || s.load(Ordering::SeqCst))
     });
     rx.recv_timeout(Duration::from_secs(30)).expect("server listening");

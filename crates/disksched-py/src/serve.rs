@@ -44,6 +44,7 @@ pub fn serve<'py>(
         max_connections: n("max_connections", core_serve::MAX_CONNECTIONS.1 as u64).min(u32::MAX as u64) as u32,
         max_request_bytes: n("max_request_kb", core_serve::MAX_REQUEST_KB.1 as u64).saturating_mul(1024).min(u32::MAX as u64) as u32,
         export_name: s("export_name").unwrap_or_else(|| "disksched".into()),
+        catch_up: o.get("catch_up").and_then(|v| v.as_bool()).unwrap_or(true),
     };
     let warmup_requests = cfg.run.warmup_requests;
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();

@@ -8,7 +8,7 @@ use super::{Msg, Op, Shared};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::Instant;
@@ -97,8 +97,10 @@ pub(crate) fn run(stream: Stream, conn: u32, export: Export, shared: Arc<Shared>
         let (tx, rx) = mpsc::channel::<Reply>();
         let wr = stream.try_clone()?;
         let sh = shared.clone();
-        let writer = std::thread::Builder::new().name(format!("nbd-writer-{conn}")).spawn(move || write_replies(wr, rx, &sh))?;
-        let r = read_requests(&mut rd, conn, &export, &shared, &to_sim, &tx);
+        let late_ns = Arc::new(AtomicU64::new(0));
+        let late = late_ns.clone();
+        let writer = std::thread::Builder::new().name(format!("nbd-writer-{conn}")).spawn(move || write_replies(wr, rx, &sh, &late))?;
+        let r = read_requests(&mut rd, conn, &export, &shared, &to_sim, &tx, &late_ns);
         drop(tx);
         // The writer ends once every reply of this connection was sent (the simulation holds a sender per request in flight).
         let _ = writer.join();
@@ -110,10 +112,11 @@ pub(crate) fn run(stream: Stream, conn: u32, export: Export, shared: Arc<Shared>
     shared.forget(conn);
 }
 
-fn read_requests(rd: &mut Stream, conn: u32, export: &Export, shared: &Shared, to_sim: &Sender<Msg>, tx: &Sender<Reply>) -> io::Result<()> {
+fn read_requests(rd: &mut Stream, conn: u32, export: &Export, shared: &Shared, to_sim: &Sender<Msg>, tx: &Sender<Reply>, late_ns: &AtomicU64) -> io::Result<()> {
     let max = export.block_bytes.2;
     loop {
         let h: RequestHeader = nbd::read_request(rd)?;
+        let mut arrived = Instant::now();
         if h.magic != nbd::REQUEST_MAGIC {
             // Framing is lost: the protocol's answer is to close this connection (others go on).
             shared.malformed.fetch_add(1, Ordering::Relaxed);
@@ -145,6 +148,7 @@ fn read_requests(rd: &mut Stream, conn: u32, export: &Export, shared: &Shared, t
             nbd::CMD_WRITE => {
                 let mut data = vec![0u8; h.length as usize];
                 rd.read_exact(&mut data)?;
+                arrived = Instant::now(); // a write has arrived once its data has
                 if !in_range {
                     bad(nbd::ENOSPC);
                     continue;
@@ -173,7 +177,7 @@ fn read_requests(rd: &mut Stream, conn: u32, export: &Export, shared: &Shared, t
                 continue;
             }
         };
-        let msg = Msg { conn, handle: h.handle, op, offset: h.offset, length: h.length, fua, reply: tx.clone() };
+        let msg = Msg { conn, handle: h.handle, op, offset: h.offset, length: h.length, fua, reply: tx.clone(), arrived, backdate_ns: late_ns.swap(0, Ordering::Relaxed) };
         if to_sim.send(msg).is_err() {
             let _ = tx.send(Reply::error(h.handle, nbd::ESHUTDOWN));
             return Ok(());
@@ -181,7 +185,7 @@ fn read_requests(rd: &mut Stream, conn: u32, export: &Export, shared: &Shared, t
     }
 }
 
-fn write_replies(mut wr: Stream, rx: Receiver<Reply>, shared: &Shared) {
+fn write_replies(mut wr: Stream, rx: Receiver<Reply>, shared: &Shared, late_ns: &AtomicU64) {
     let mut broken = false;
     for r in rx {
         if broken {
@@ -200,7 +204,9 @@ fn write_replies(mut wr: Stream, rx: Receiver<Reply>, shared: &Shared) {
             }
         }
         if let Some(due) = r.due {
-            shared.late(Instant::now().saturating_duration_since(due));
+            let late = Instant::now().saturating_duration_since(due);
+            shared.late(late);
+            late_ns.store(late.as_nanos() as u64, Ordering::Relaxed);
         }
         broken = wr.write_all(&msg).is_err();
     }

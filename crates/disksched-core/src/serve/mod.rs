@@ -87,6 +87,12 @@ pub struct ServeOptions {
     pub max_request_bytes: u32,
     /// The export's name (the empty name also selects it).
     pub export_name: String,
+    /// A request that follows a late reply on its connection enters the simulation as if that
+    /// reply had been on time: at most that lateness before it arrived, never before the
+    /// simulation's clock. A closed-loop client's next request waits for the reply, so without
+    /// this every delay of a loaded machine would slow the simulated workload; with it, a reply
+    /// may come up to that lateness sooner than its request's arrival plus its simulated response.
+    pub catch_up: bool,
 }
 
 /// `max_connections`: default and bounds.
@@ -103,6 +109,11 @@ pub(crate) struct Msg {
     length: u32,
     fua: bool,
     reply: Sender<Reply>,
+    /// When the reader had the whole request: its arrival (the simulation thread may wake later).
+    arrived: Instant,
+    /// How late the connection's last reply was sent (taken by this request): with `catch_up`, it
+    /// enters the simulation that much earlier, as if that reply had been on time.
+    backdate_ns: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,6 +238,8 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
     drop(to_sim);
     on_ready(&address);
 
+    // Sleeps end within a few µs of their time, not the default 50 µs timer slack: replies are due to the µs.
+    let slack_ns = timer_slack(1_000);
     let origin = Instant::now();
     let sim_at = |i: Instant| SimTime(i.saturating_duration_since(origin).as_nanos() as u64);
     let wall_at = |t: SimTime| origin + Duration::from_nanos(t.0);
@@ -293,10 +306,14 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
                 next_stats = now + Duration::from_secs(1);
             }
         }
-        let t = sim_at(Instant::now()).max(sim.now());
-        let done = sim.run_until(t)?;
-        complete(&mut sim, done, &mut inflight, &mut timed, &mut live);
-        release(sim.now(), &mut timed);
+        // Handle the events due by now, the clock left at the last of them (not at now): a request
+        // arriving next may still enter at its own, earlier, time (see `catch_up`).
+        let t = sim_at(Instant::now());
+        while let Some(e) = sim.next_event_at().filter(|&e| e <= t) {
+            let done = sim.run_until(e)?;
+            complete(&mut sim, done, &mut inflight, &mut timed, &mut live);
+        }
+        release(t.max(sim.now()), &mut timed);
         let mut wake = next_check.min(next_stats);
         if let Some(e) = sim.next_event_at() {
             wake = wake.min(wall_at(e));
@@ -312,8 +329,9 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
         let mut batch = vec![msg];
         batch.extend(from_conns.try_iter());
         for m in batch {
-            // Each request enters at its own arrival: events up to then happen first.
-            let t = sim_at(Instant::now()).max(sim.now());
+            // Each request enters at its own arrival (when its reader had it, unless the simulation is
+            // already past that): events up to then happen first.
+            let t = SimTime(sim_at(m.arrived).0.saturating_sub(if opts.catch_up { m.backdate_ns } else { 0 })).max(sim.now());
             let done = sim.run_until(t)?;
             complete(&mut sim, done, &mut inflight, &mut timed, &mut live);
             release(t, &mut timed);
@@ -353,8 +371,31 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
     if let Listen::Unix(p) = &opts.listen {
         let _ = std::fs::remove_file(p);
     }
+    if let Some(ns) = slack_ns {
+        timer_slack(ns);
+    }
     let result = sim.into_result()?;
     Ok(ServeReport { result, stats })
+}
+
+/// Set this thread's timer slack (Linux `prctl(PR_SET_TIMERSLACK)`), returning the previous one.
+#[cfg(target_os = "linux")]
+fn timer_slack(ns: u64) -> Option<u64> {
+    extern "C" {
+        fn prctl(option: i32, ...) -> i32;
+    }
+    const PR_SET_TIMERSLACK: i32 = 29;
+    const PR_GET_TIMERSLACK: i32 = 30;
+    // SAFETY: both options take plain integers and touch only the calling thread's timer slack.
+    unsafe {
+        let old = prctl(PR_GET_TIMERSLACK, 0u64, 0u64, 0u64, 0u64);
+        (prctl(PR_SET_TIMERSLACK, ns, 0u64, 0u64, 0u64) == 0 && old > 0).then_some(old as u64)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn timer_slack(_ns: u64) -> Option<u64> {
+    None
 }
 
 /// Submit a request to the simulation now (or answer it at once: TRIM, FLUSH with nothing to destage).
