@@ -18,11 +18,14 @@
 //! from their own position (fio's per-direction `last_pos`); a job issues
 //! `number_ios` requests, else `size / bs` (one pass of its region), and
 //! stops issuing at `runtime` (s, or with a unit: ms, s, m, h). Every clone
-//! of `numjobs` starts at the same `offset`. Differences from fio: fio's
-//! random map (no block repeated within a pass) is not kept (uniform draws
-//! with replacement; on a multi-GB region the difference is a few repeats
-//! per thousands), and the simulation is repeatable whatever `randrepeat`
-//! says; `randseed` seeds the jobs' offsets (else the run's seed does).
+//! of `numjobs` starts at the same `offset`. Random offsets follow fio's
+//! random map: no `bs` block of the region is drawn twice until every one
+//! has been (a pass), each draw uniform over the blocks not yet drawn (a
+//! sparse Fisher-Yates shuffle: memory grows with the draws of a pass, not
+//! the region). fio's own generator picks another order, so the offsets
+//! are the same in distribution, not one by one; the simulation is
+//! repeatable whatever `randrepeat` says; `randseed` seeds the jobs'
+//! offsets (else the run's seed does).
 
 use super::{Generator, IoSpec, SimRng};
 use crate::error::{Error, Result};
@@ -31,6 +34,7 @@ use crate::schema::{Param, Ty};
 use crate::time::{SimTime, NS_PER_S};
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// `kind = "fio"` keys.
@@ -95,6 +99,28 @@ struct Job {
     /// Next sequential block: reads, writes.
     next: [u64; 2],
     rng: SimRng,
+    /// The random map: slots drawn this pass, and the shuffle's moved entries (slot index -> slot).
+    drawn: u64,
+    moved: HashMap<u64, u64>,
+}
+
+impl Job {
+    /// A slot not yet drawn this pass, uniformly (step `drawn` of a Fisher-Yates shuffle of the slots).
+    fn draw(&mut self, slots: u64) -> u64 {
+        if self.drawn == slots {
+            self.drawn = 0;
+            self.moved.clear();
+        }
+        let d = self.drawn;
+        let i = self.rng.gen_range(d..slots);
+        let picked = self.moved.get(&i).copied().unwrap_or(i);
+        let at_d = self.moved.remove(&d).unwrap_or(d);
+        if i != d {
+            self.moved.insert(i, at_d);
+        }
+        self.drawn += 1;
+        picked
+    }
 }
 
 /// The fio job-file generator.
@@ -225,7 +251,7 @@ impl FioJobs {
                 client_job.extend(std::iter::repeat_n(j, iodepth as usize));
                 jobs.push(Job {
                     pattern, rwmixread_pct, bs_blocks, first_block: offset / sector, region_blocks, runtime, ios,
-                    seed: seed.map(|s| s.wrapping_add(clone)), issued: 0, next: [offset / sector; 2], rng: SimRng::seed_from_u64(0),
+                    seed: seed.map(|s| s.wrapping_add(clone)), issued: 0, next: [offset / sector; 2], rng: SimRng::seed_from_u64(0), drawn: 0, moved: HashMap::new(),
                 });
             }
         }
@@ -311,7 +337,7 @@ impl Generator for FioJobs {
         };
         let slots = j.region_blocks / j.bs_blocks;
         let lbn = match j.pattern {
-            Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw => j.first_block + j.rng.gen_range(0..slots) * j.bs_blocks,
+            Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw => j.first_block + j.draw(slots) * j.bs_blocks,
             _ => {
                 let next = &mut j.next[is_write as usize];
                 if *next + j.bs_blocks > j.first_block + j.region_blocks {
@@ -352,6 +378,27 @@ mod tests {
         assert_eq!(parse_seconds_ns("15"), Some(15 * NS_PER_S));
         assert_eq!(parse_seconds_ns("250ms"), Some(250_000_000));
         assert_eq!(parse_seconds_ns("2m"), Some(120 * NS_PER_S));
+    }
+
+    #[test]
+    fn random_offsets_cover_the_region_once_per_pass() {
+        // 64 KB at offset 1 MB in 4 KB blocks: 16 slots; 48 I/Os are three passes, each a permutation.
+        let mut g = FioJobs::parse("[a]\nrw=randread\nbs=4k\noffset=1m\nsize=64k\nnumber_ios=48\n", "j.fio", 1 << 20, 512).unwrap();
+        let mut rng = SimRng::seed_from_u64(1);
+        assert_eq!(g.start(&mut rng).len(), 1);
+        let mut lbns = Vec::new();
+        for k in 0..48 {
+            let (io, _) = g.arrive(SimTime::ZERO, 0, &mut rng).unwrap();
+            lbns.push(io.lbn);
+            assert_eq!(g.completed(SimTime::ZERO, 0, &mut rng).is_some(), k < 47, "the job ends after number_ios");
+        }
+        let expected: Vec<u64> = (0..16).map(|s| 2048 + 8 * s).collect();
+        for pass in lbns.chunks(16) {
+            let mut p = pass.to_vec();
+            p.sort_unstable();
+            assert_eq!(p, expected);
+        }
+        assert_ne!(lbns[..16], lbns[16..32], "passes are drawn afresh");
     }
 
     #[test]
