@@ -74,15 +74,19 @@ pub(crate) struct Reply {
     pub error: u32,
     /// A successful read: the bytes to send (offset, length).
     pub read: Option<(u64, u32)>,
-    /// When it is due (its simulated completion, in wall-clock time): lateness is measured against it.
+    /// When it is due (its simulated completion, in wall-clock time): the schedule.
     pub due: Option<Instant>,
+    /// What the client is owed: its request's arrival plus the simulated response time. Lateness
+    /// is measured against the later of the two (with catch-up the schedule may run behind the
+    /// wall clock by a fixed lag after a stall, and that lag alone is no reply's lateness).
+    pub owed: Option<Instant>,
     /// Sync the backing file first (FLUSH, FUA).
     pub sync: bool,
 }
 
 impl Reply {
     pub(crate) fn error(handle: u64, error: u32) -> Reply {
-        Reply { handle, error, read: None, due: None, sync: false }
+        Reply { handle, error, read: None, due: None, owed: None, sync: false }
     }
 }
 
@@ -204,9 +208,10 @@ fn write_replies(mut wr: Stream, rx: Receiver<Reply>, shared: &Shared, late_ns: 
             }
         }
         if let Some(due) = r.due {
-            let late = Instant::now().saturating_duration_since(due);
-            shared.late(late);
-            late_ns.store(late.as_nanos() as u64, Ordering::Relaxed);
+            let now = Instant::now();
+            shared.late(now.saturating_duration_since(r.owed.map_or(due, |o| o.max(due))));
+            // Catch-up makes up for the lag behind the schedule.
+            late_ns.store(now.saturating_duration_since(due).as_nanos() as u64, Ordering::Relaxed);
         }
         broken = wr.write_all(&msg).is_err();
     }

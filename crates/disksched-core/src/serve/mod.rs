@@ -161,6 +161,8 @@ struct InFlight {
     length: u32,
     fua: bool,
     reply: Sender<Reply>,
+    /// When the request reached the server (wall clock).
+    arrived: Instant,
 }
 
 /// A reply due later than the event that produced it (FLUSH, FUA: the destage's end).
@@ -268,7 +270,10 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
             if f.fua {
                 due = due.max(sim.write_back_end());
             }
-            let reply = Reply { handle: f.handle, error: 0, read: (f.op == Op::Read).then_some((f.offset, f.length)), due: Some(wall_at(due)), sync: f.fua };
+            // Owed to the client: its arrival plus the simulated response (later than the schedule when the
+            // request entered after it arrived; earlier when catch-up entered it before).
+            let owed = f.arrived + Duration::from_nanos(due.0.saturating_sub(r.arrival.0));
+            let reply = Reply { handle: f.handle, error: 0, read: (f.op == Op::Read).then_some((f.offset, f.length)), due: Some(wall_at(due)), owed: Some(owed), sync: f.fua };
             if due > sim.now() {
                 timed.push(Timed { due, reply: f.reply, r: reply });
             } else {
@@ -405,12 +410,12 @@ fn admit(sim: &mut Simulation, m: Msg, sector: u64, next_logical: &mut u64, infl
     match m.op {
         Op::Trim => {
             live.trims += 1;
-            let _ = m.reply.send(Reply { handle: m.handle, error: 0, read: None, due: None, sync: false });
+            let _ = m.reply.send(Reply { handle: m.handle, error: 0, read: None, due: None, owed: None, sync: false });
         }
         Op::Flush => {
             live.flushes += 1;
             let due = sim.write_back_end();
-            let reply = Reply { handle: m.handle, error: 0, read: None, due: Some(wall_at(due)), sync: true };
+            let reply = Reply { handle: m.handle, error: 0, read: None, due: Some(wall_at(due)), owed: None, sync: true };
             match due > sim.now() {
                 true => timed.push(Timed { due, reply: m.reply, r: reply }),
                 false => {
@@ -419,7 +424,7 @@ fn admit(sim: &mut Simulation, m: Msg, sector: u64, next_logical: &mut u64, infl
             }
         }
         Op::Read | Op::Write if m.length == 0 => {
-            let _ = m.reply.send(Reply { handle: m.handle, error: 0, read: None, due: None, sync: false });
+            let _ = m.reply.send(Reply { handle: m.handle, error: 0, read: None, due: None, owed: None, sync: false });
         }
         Op::Read | Op::Write => {
             let lbn = m.offset / sector;
@@ -432,7 +437,7 @@ fn admit(sim: &mut Simulation, m: Msg, sector: u64, next_logical: &mut u64, infl
             }
             let io = IoSpec { lbn, blocks: (end - lbn) as u32, is_write, class: Class::BestEffort, deadline: None, range: None, flow: Some(m.conn) };
             sim.submit(io)?;
-            inflight.insert(*next_logical, InFlight { handle: m.handle, op: m.op, offset: m.offset, length: m.length, fua: m.fua && is_write, reply: m.reply });
+            inflight.insert(*next_logical, InFlight { handle: m.handle, op: m.op, offset: m.offset, length: m.length, fua: m.fua && is_write, reply: m.reply, arrived: m.arrived });
             *next_logical += 1;
         }
     }
