@@ -229,6 +229,8 @@ def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML):
     rows = [list(r) for r in summary_rows(result.summary)] if result.summary["requests"] else []
     rows += [["reply lateness ms", f"p50 {lat['p50']:.3f}  p99 {lat['p99']:.3f}  max {lat['max']:.3f}  "
                                    f"({lat['over_1ms']:,} of {lat['count']:,} over 1 ms)"],
+             ["schedule lag ms", f"p50 {s['schedule_lag_ms']['p50']:.3f}  p99 {s['schedule_lag_ms']['p99']:.3f}  "
+                                 f"max {s['schedule_lag_ms']['max']:.3f}  (sent after the simulated completion time)"],
              ["requests refused", f"{s['total']['errors']:,}"]]
     console.print(_table(f"served {config or disk}", ["metric", "value"], rows))
     if out is not None:

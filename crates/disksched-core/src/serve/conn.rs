@@ -209,9 +209,10 @@ fn write_replies(mut wr: Stream, rx: Receiver<Reply>, shared: &Shared, late_ns: 
         }
         if let Some(due) = r.due {
             let now = Instant::now();
-            shared.late(now.saturating_duration_since(r.owed.map_or(due, |o| o.max(due))));
+            let lag = now.saturating_duration_since(due);
+            shared.late(now.saturating_duration_since(r.owed.map_or(due, |o| o.max(due))), lag);
             // Catch-up makes up for the lag behind the schedule.
-            late_ns.store(now.saturating_duration_since(due).as_nanos() as u64, Ordering::Relaxed);
+            late_ns.store(lag.as_nanos() as u64, Ordering::Relaxed);
         }
         broken = wr.write_all(&msg).is_err();
     }

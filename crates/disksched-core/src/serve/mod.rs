@@ -128,6 +128,8 @@ pub(crate) enum Op {
 pub(crate) struct Shared {
     store: RwLock<Store>,
     lateness: Mutex<Histogram<u64>>,
+    /// Wall-clock send time minus the simulated completion time (the machine's scheduling delay).
+    schedule_lag: Mutex<Histogram<u64>>,
     connections: AtomicU32,
     /// Requests answered with an error, or connections closed for a bad magic.
     malformed: AtomicU64,
@@ -137,9 +139,10 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn late(&self, d: Duration) {
-        let ns = (d.as_nanos() as u64).clamp(1, HIST_MAX_NS);
-        let _ = self.lateness.lock().unwrap().record(ns);
+    fn late(&self, late: Duration, lag: Duration) {
+        let ns = |d: Duration| (d.as_nanos() as u64).clamp(1, HIST_MAX_NS);
+        let _ = self.lateness.lock().unwrap().record(ns(late));
+        let _ = self.schedule_lag.lock().unwrap().record(ns(lag));
     }
     fn forget(&self, conn: u32) {
         self.open.lock().unwrap().remove(&conn);
@@ -230,6 +233,7 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
     let shared = Arc::new(Shared {
         store: RwLock::new(store),
         lateness: Mutex::new(histogram()),
+        schedule_lag: Mutex::new(histogram()),
         connections: AtomicU32::new(0),
         malformed: AtomicU64::new(0),
         stop: AtomicBool::new(false),
@@ -458,6 +462,7 @@ fn live_stats(live: &mut Live, shared: &Shared, outstanding: u64, window: Durati
     };
     let w_s = window.as_secs_f64().max(1e-9);
     let lat = shared.lateness.lock().unwrap();
+    let lag = shared.schedule_lag.lock().unwrap();
     let late_1ms = lat.count_between(1_000_000, HIST_MAX_NS);
     let v = serde_json::json!({
         "elapsed_s": elapsed.as_secs_f64(),
@@ -477,6 +482,10 @@ fn live_stats(live: &mut Live, shared: &Shared, outstanding: u64, window: Durati
         "lateness_ms": {
             "count": lat.len(), "p50": ms(lat.value_at_quantile(0.5)), "p99": ms(lat.value_at_quantile(0.99)),
             "max": ms(lat.max()), "over_1ms": late_1ms,
+        },
+        "schedule_lag_ms": {
+            "p50": ms(lag.value_at_quantile(0.5)), "p99": ms(lag.value_at_quantile(0.99)), "max": ms(lag.max()),
+            "over_1ms": lag.count_between(1_000_000, HIST_MAX_NS),
         },
         "final": whole,
     });
