@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name '*.pyi') Cargo.toml pyproject.toml
 
-.PHONY: demo test build bench cargo-test pytest repro-check clean config-reference
+.PHONY: demo test build bench cargo-test pytest repro-check clean config-reference nbd-clients
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,13 @@ bench: $(STAMP)
 cargo-test:
 	FUZZ_CASES=20000 cargo test -p disksched-core --release
 
-pytest: $(STAMP)
+# The real NBD clients tests/test_serve.py runs against `disksched serve` (Debian packages; installed as root when missing).
+nbd-clients:
+	@command -v fio >/dev/null && command -v nbdinfo >/dev/null && command -v nbdcopy >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] || { echo "fio, nbdinfo, nbdcopy missing: run 'apt-get install -y fio libnbd-bin' as root"; exit 1; }; \
+	    apt-get install -y fio libnbd-bin || { apt-get update && apt-get install -y fio libnbd-bin; }; }
+
+pytest: $(STAMP) nbd-clients
 	$(PY) -m pytest -q
 
 # Every paper reproduction, quick, judged: fails when a claim the project states as reproduced does not hold.

@@ -26,6 +26,20 @@ def run(
     `schedulers` / `workloads`: Python plug-ins ({name: disksched.Scheduler / Workload subclass}) the config
     may name; `classifier(arrival)`: None or (flow, class, deadline_ms) for every workload request."""
 
+def serve(
+    config_text: str,
+    origin: str,
+    options_json: str,
+    on_ready: Callable[[str], object],
+    seed: Optional[int] = ...,
+    record_sink: Optional[Callable[[dict[str, np.ndarray]], object]] = ...,
+    record_chunk_rows: int = ...,
+) -> tuple[str, str, Optional[dict[str, np.ndarray]], str, Optional[str]]:
+    """Serve the config's drive as an NBD export (options: listen, allow_remote, size_bytes, backing,
+    stats, max_connections, max_request_kb, export_name, catch_up) until a Python signal handler
+    raises; returns (summary JSON, counters JSON, record columns or None, serve statistics JSON,
+    the name of the exception that stopped it or None)."""
+
 def config_resolve(config_text: str, origin: str, check: bool = ...) -> tuple[str, str]:
     """Check a run config without running it (`check=False`: parse only); returns it resolved
     with every default, as (TOML, JSON)."""

@@ -167,6 +167,88 @@ def _use_plugins(files: list[Path]) -> None:
         plugins.use(*plugins.load_file(f))
 
 
+@app.command()
+def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML): disk, schedulers, queues; its [workload] is not run."),
+          disk: Optional[str] = typer.Option(None, "--disk", help="Drive to serve (built-in name, spec .toml or DiskSim file); "
+                                             "without CONFIG: that drive with the default schedulers."),
+          listen: str = typer.Option("tcp:127.0.0.1:10809", help="unix:PATH or tcp:127.0.0.1:PORT (loopback unless --allow-remote)."),
+          allow_remote: bool = typer.Option(False, "--allow-remote", help="Listen on a non-loopback address (no authentication!)."),
+          size: Optional[str] = typer.Option(None, help="Export size in bytes (64M, 9G; powers of 1024); default: the whole drive."),
+          backing: str = typer.Option("memory", help="Where the data lives: memory (sparse) or a FILE (created, extended to --size)."),
+          stats: Optional[Path] = typer.Option(None, help="Rewrite live statistics (JSON) into this file each second."),
+          max_connections: int = typer.Option(16, help="Most clients at once (1..1024); more are closed."),
+          max_request_kb: int = typer.Option(32768, help="Largest read or write, KB (4..32768; advertised as the maximum block size)."),
+          export_name: str = typer.Option("disksched", help="The export's name (the empty name selects it too)."),
+          catch_up: bool = typer.Option(True, "--catch-up/--no-catch-up", help="A request after a late reply enters the "
+                                        "simulation as if that reply had been on time (docs/serve.md)."),
+          seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
+          set_: list[str] = typer.Option([], "--set", help="Override any config key by its dotted path (repeatable)."),
+          out: Optional[Path] = typer.Option(None, help="At exit, write what `run --out` writes (summary.json, plots) here."),
+          records: bool = typer.Option(False, "--records", help="Also write OUT/records.parquet (every request)."),
+          force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files."),
+          json_out: bool = typer.Option(False, "--json", help="Print the exit summary as JSON.")) -> None:
+    """Serve the simulated drive as an NBD export in real time (until Ctrl-C or SIGTERM)."""
+    from contextlib import nullcontext
+
+    from . import check_seed, resolve
+    from .output import output_dir, summary_rows
+    from .serve import parse_size, serve as serve_nbd, serve_overrides
+
+    if config is None and disk is None:
+        raise DiskschedError("serve needs a run CONFIG or --disk NAME")
+    seed = check_seed(seed, "--seed")
+    if records and out is None:
+        raise DiskschedError("--records needs --out DIR (records.parquet is written there)")
+    size_bytes = parse_size(size) if size is not None else None
+    source = config if config is not None else {"disk": {"model": disk}}
+    overrides = serve_overrides(disk if config is not None else None, set_)
+    if stats is not None:
+        from .output import check_out_file
+
+        check_out_file(stats, "--stats")
+
+    def ready(address: str) -> None:
+        err_console.print(f"disksched serve: listening on {address} (Ctrl-C or SIGTERM stops it)", highlight=False)
+        sys.stderr.flush()
+
+    kwargs = dict(listen=listen, allow_remote=allow_remote, size_bytes=size_bytes,
+                  backing=None if backing == "memory" else backing, stats=str(stats) if stats else None,
+                  max_connections=max_connections, max_request_kb=max_request_kb, export_name=export_name,
+                  catch_up=catch_up, on_ready=ready)
+    with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
+        if tmp is not None:
+            from .records import draw, simulate
+
+            def runner(cfg, seed=None, records=None, overrides=None, progress=None, record_sink=None,
+                       record_chunk_rows=65536):
+                return serve_nbd(cfg, overrides=overrides, seed=seed, records=records, record_sink=record_sink,
+                                 record_chunk_rows=record_chunk_rows, **kwargs)
+
+            # run_to_dir resolves the config as given: hand it the same overrides serve adds.
+            from .serve import session_overrides
+
+            # The server runs in this process (run --out simulates in a child): simulate, then draw.
+            result, acc, p = simulate(tmp, source, session_overrides(source, overrides), seed, None,
+                                      parquet=records, runner=runner)
+            written = draw(tmp, result, acc, p, config.name if config is not None else str(disk), parquet=records)
+        else:
+            result = serve_nbd(source, overrides=overrides, seed=seed, **kwargs)
+    s = result.summary["serve"]
+    lat = s["lateness_ms"]
+    if json_out:
+        print(json.dumps(result.summary, indent=2))
+        return
+    rows = [list(r) for r in summary_rows(result.summary)] if result.summary["requests"] else []
+    rows += [["reply lateness ms", f"p50 {lat['p50']:.3f}  p99 {lat['p99']:.3f}  max {lat['max']:.3f}  "
+                                   f"({lat['over_1ms']:,} of {lat['count']:,} over 1 ms)"],
+             ["schedule lag ms", f"p50 {s['schedule_lag_ms']['p50']:.3f}  p99 {s['schedule_lag_ms']['p99']:.3f}  "
+                                 f"max {s['schedule_lag_ms']['max']:.3f}  (sent after the simulated completion time)"],
+             ["requests refused", f"{s['total']['errors']:,}"]]
+    console.print(_table(f"served {config or disk}", ["metric", "value"], rows))
+    if out is not None:
+        console.print(f"wrote {out}/: {', '.join(written)}", highlight=False)
+
+
 class SweepProgress(Progress):
     """Runs done of all, and the time left, on stderr (a terminal only)."""
 

@@ -259,10 +259,12 @@ class Accumulator:
 
 
 def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
-             progress: Optional[Callable[[int, int], Any]], parquet: bool = False) -> tuple[Result, Accumulator, dict]:
+             progress: Optional[Callable[[int, int], Any]], parquet: bool = False,
+             runner: Optional[Callable[..., Result]] = None) -> tuple[Result, Accumulator, dict]:
     """The run of `disksched run --out` (in its own process, see `run_dir`): records streamed
     into the accumulators and, with `parquet`, into `out`/records.parquet; summary.json written.
-    Returns the result (without records), the accumulators (the plots' data) and the provenance."""
+    Returns the result (without records), the accumulators (the plots' data) and the provenance.
+    `runner` replaces `disksched.run` (same arguments): `disksched serve` writes its session this way."""
     from . import provenance as prov
     from . import resolve
     from .output import write_json
@@ -274,7 +276,7 @@ def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int
     p = prov.make({**res.config, "seed": effective}, res.overrides, effective)
     acc = Accumulator(out / "records.parquet" if parquet else None, p)
     try:
-        result = run_sim(config, seed=seed, records=True, overrides=overrides, progress=progress,
+        result = (runner or run_sim)(config, seed=seed, records=True, overrides=overrides, progress=progress,
                          record_sink=acc.add, record_chunk_rows=CHUNK_ROWS)
         if result.columns is not None:
             acc.add(result.columns)

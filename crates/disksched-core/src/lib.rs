@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod qos;
 pub mod sched;
 pub mod schema;
+pub mod serve;
 pub mod sim;
 pub mod time;
 pub mod validate;

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 mod plugin_sched;
 mod plugin_workload;
 mod simulation;
+mod serve;
 
 create_exception!(_core, DiskschedError, PyValueError, "A user error: bad config, spec, tunable or file.");
 
@@ -445,6 +446,7 @@ fn heap_bytes(reset: bool) -> (usize, usize) {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DiskschedError", m.py().get_type::<DiskschedError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(serve::serve, m)?)?;
     m.add_function(wrap_pyfunction!(disk_names, m)?)?;
     m.add_function(wrap_pyfunction!(config_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(config_reference, m)?)?;

@@ -409,6 +409,11 @@ impl Drive {
         &self.cache
     }
 
+    /// When the last write-back destage ends (its data on the media), if one was planned.
+    pub fn destage_end(&self) -> Option<SimTime> {
+        self.destage.map(|d| SimTime(d.media_end))
+    }
+
     /// Serve a command that arrives at `now` (no other command in service).
     /// The bus phases of a SCSI drive come on top of the access: a command
     /// that went to the media disconnected from the bus and reselects the

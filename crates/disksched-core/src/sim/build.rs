@@ -136,6 +136,7 @@ impl Simulation {
             acct: Accounting::default(),
             limit: cfg.run.requests.unwrap_or(match cfg.workload {
                 WorkloadConfig::Trace(_) => u64::MAX, // the whole trace
+                WorkloadConfig::Fio(_) => u64::MAX, // the job file says when its jobs end
                 _ => 10_000,
             }),
             stop_arrivals_at: cfg.run.duration_ms.map(|ms| SimTime::ZERO + SimDuration::from_ms(ms)),

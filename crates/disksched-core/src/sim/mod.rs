@@ -340,6 +340,18 @@ impl Simulation {
         self.reconfigure(self.reconfigure.len() - 1, now)
     }
 
+    /// Blocks a submitted request may address (the array's), and bytes per block.
+    pub fn capacity_blocks(&self) -> (u64, u32) {
+        (self.array.capacity(), self.model.spec.sector_bytes)
+    }
+
+    /// When every write the drives have reported so far is on the media: the
+    /// end of the last write-back destage (at most `now` when none is pending).
+    /// A live client's FLUSH completes then.
+    pub fn write_back_end(&self) -> SimTime {
+        self.units.iter().filter_map(|u| u.drive.destage_end()).fold(self.engine.now(), SimTime::max)
+    }
+
     /// Schedule the reconfigurations and the workload's first arrivals
     /// (`run` does this; call it once before `run_until` to run the
     /// workload alongside submitted requests).

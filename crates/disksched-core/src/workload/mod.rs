@@ -8,6 +8,7 @@
 
 pub mod closed;
 pub mod dd;
+pub mod fio_job;
 pub mod hotcold;
 pub mod local;
 pub mod mix;
@@ -120,6 +121,8 @@ pub enum WorkloadConfig {
     RangeAlloc(range_alloc::RangeAllocConfig),
     /// A workload plug-in provided by the caller (Python), by name.
     Plugin(plugin::PluginConfig),
+    /// The jobs of a fio job file (`job = "job.fio"`).
+    Fio(fio_job::FioConfig),
 }
 
 impl WorkloadConfig {
@@ -142,6 +145,7 @@ impl WorkloadConfig {
             WorkloadConfig::RangeWrites(c) => Box::new(range_writes::RangeWrites::new(c.clone(), capacity_blocks)?),
             WorkloadConfig::RangeAlloc(c) => Box::new(range_alloc::RangeAlloc::new(c.clone(), capacity_blocks)?),
             WorkloadConfig::Plugin(c) => plugin::build(c, capacity_blocks, sector_bytes)?,
+            WorkloadConfig::Fio(c) => Box::new(fio_job::FioJobs::new(c, capacity_blocks, sector_bytes, base_dir)?),
         })
     }
 }
@@ -203,6 +207,7 @@ pub const KINDS: &[(&str, &str, &[&[Param]])] = &[
     ("range-writes", "Randomized range writes (Anand et al. 2008).", &[range_writes::PARAMS]),
     ("range-alloc", "A log-structured allocator that hands the drive every free slot of a group.", &[range_alloc::PARAMS]),
     ("plugin", "A workload plug-in by name (Python `disksched.Workload`; docs/writing-a-scheduler.md).", &[plugin::PARAMS]),
+    ("fio", "The jobs of a fio job file: rw, rwmixread, bs, iodepth, numjobs, size, offset, runtime, number_ios, randrepeat, randseed.", &[fio_job::PARAMS]),
 ];
 
 /// `kind = "oltp"` takes no fields; this refuses any (a unit variant would

@@ -1,0 +1,112 @@
+//! `disksched serve` in the binding: runs the core's NBD server with the GIL
+//! released; Python's signal handlers are run every 100 ms (SIGINT, and
+//! SIGTERM as the CLI maps it, end the session, whose result is returned).
+
+use super::{err, json_err, records_dict};
+use disksched_core::metrics::Records;
+use disksched_core::serve::{self as core_serve, Listen, ServeOptions};
+use disksched_core::{SimConfig, Simulation};
+use pyo3::prelude::*;
+use std::sync::{Arc, Mutex};
+
+/// Serve config text as an NBD export until a signal handler raises (or
+/// `should_stop()` returns true); `options_json` holds listen, allow_remote,
+/// size_bytes, backing, stats, max_connections, max_request_kb, export_name.
+/// `on_ready(address)` is called once the socket listens. Returns
+/// (summary_json, counters_json, records or None, serve_stats_json, stopped_by):
+/// `stopped_by` is the exception's text that ended the session, if any.
+#[pyfunction]
+#[pyo3(signature = (config_text, origin, options_json, on_ready, seed=None, record_sink=None, record_chunk_rows=65536))]
+#[allow(clippy::too_many_arguments)]
+pub fn serve<'py>(
+    py: Python<'py>,
+    config_text: &str,
+    origin: &str,
+    options_json: &str,
+    on_ready: PyObject,
+    seed: Option<u64>,
+    record_sink: Option<PyObject>,
+    record_chunk_rows: usize,
+) -> PyResult<(String, String, Option<Bound<'py, pyo3::types::PyDict>>, String, Option<String>)> {
+    let mut cfg = if origin.ends_with(".json") { SimConfig::from_json(config_text, origin) } else { SimConfig::from_toml(config_text, origin) }.map_err(err)?;
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    let o: serde_json::Value = serde_json::from_str(options_json).map_err(json_err)?;
+    let s = |k: &str| o.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let n = |k: &str, d: u64| o.get(k).and_then(|v| v.as_u64()).unwrap_or(d);
+    let listen = Listen::parse(&s("listen").unwrap_or_default(), o.get("allow_remote").and_then(|v| v.as_bool()).unwrap_or(false)).map_err(err)?;
+    let opts = ServeOptions {
+        listen,
+        size_bytes: o.get("size_bytes").and_then(|v| v.as_u64()),
+        backing: s("backing").map(Into::into),
+        stats_path: s("stats").map(Into::into),
+        max_connections: n("max_connections", core_serve::MAX_CONNECTIONS.1 as u64).min(u32::MAX as u64) as u32,
+        max_request_bytes: n("max_request_kb", core_serve::MAX_REQUEST_KB.1 as u64).saturating_mul(1024).min(u32::MAX as u64) as u32,
+        export_name: s("export_name").unwrap_or_else(|| "disksched".into()),
+        catch_up: o.get("catch_up").and_then(|v| v.as_bool()).unwrap_or(true),
+    };
+    let warmup_requests = cfg.run.warmup_requests;
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let stopped_by: Arc<Mutex<Option<String>>> = Arc::default();
+    let run_it = || -> Result<_, disksched_core::Error> {
+        let sim = Simulation::new(&cfg)?;
+        py.allow_threads(|| {
+            let mut ready = |addr: &str| {
+                Python::with_gil(|py| {
+                    if let Err(e) = on_ready.call1(py, (addr,)) {
+                        *raised.lock().unwrap() = Some(e);
+                    }
+                })
+            };
+            let mut stop = || -> bool {
+                if raised.lock().unwrap().is_some() {
+                    return true;
+                }
+                Python::with_gil(|py| match py.check_signals() {
+                    Ok(()) => false,
+                    Err(e) => {
+                        // The signal is the request to stop: the session ends and its result is kept.
+                        *stopped_by.lock().unwrap() = Some(format!("{}", e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default()));
+                        true
+                    }
+                })
+            };
+            core_serve::serve(sim, &opts, &mut ready, &mut stop)
+        })
+    };
+    let report = match record_sink {
+        None => run_it(),
+        Some(f) => {
+            let kept = raised.clone();
+            let sink = Box::new(move |chunk: Records| {
+                if kept.lock().unwrap().is_some() {
+                    return;
+                }
+                Python::with_gil(|py| {
+                    let r = records_dict(py, chunk, warmup_requests).and_then(|d| f.call1(py, (d,)).map(drop));
+                    if let Err(e) = r {
+                        *kept.lock().unwrap() = Some(e);
+                    }
+                })
+            });
+            disksched_core::metrics::with_record_sink(record_chunk_rows, sink, run_it)
+        }
+    };
+    if let Some(e) = raised.lock().unwrap().take() {
+        return Err(e);
+    }
+    let report = report.map_err(err)?;
+    let result = report.result;
+    let mut summary = serde_json::to_value(&result.summary).map_err(json_err)?;
+    if let Some(f) = &result.freeblock {
+        summary["freeblock"] = serde_json::to_value(f).map_err(json_err)?;
+    }
+    let mut counters = serde_json::to_value(&result.counters).map_err(json_err)?;
+    let sched: serde_json::Map<String, serde_json::Value> =
+        result.scheduler_counters.iter().map(|(level, name, v)| (format!("{level}.{name}"), (*v).into())).collect();
+    counters["scheduler"] = sched.into();
+    let recs = result.records.map(|r| records_dict(py, r, warmup_requests)).transpose()?;
+    let stopped = stopped_by.lock().unwrap().take();
+    Ok((summary.to_string(), counters.to_string(), recs, report.stats.to_string(), stopped))
+}
