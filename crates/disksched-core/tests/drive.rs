@@ -458,3 +458,27 @@ fn a_read_on_the_heads_track_pays_the_same_track_cost_before_its_rotation() {
     let p = pred.positioning_at(&HeadState::default(), &pred.target(2), false, 1);
     assert!(close((p.total_ns()) as f64 / 1e6, 10.2), "{p:?}");
 }
+
+#[test]
+fn a_read_ahead_stopped_during_a_head_switch_finishes_the_switch_first() {
+    // DiskSim (§3.6 of the semantics reference): a read-ahead is abandoned at
+    // once mid-sector, but a seek or head switch under way is completed. A
+    // miss on 80..90 at t = 0 reads 8.0 .. 9.0 ms; its read-ahead (11 blocks,
+    // 90..101) reads 90..100 until 10.0, then switches to surface 1 (0.5 ms,
+    // until 10.5) for LBN 100 (sector 0 there, next under the head at 20.0).
+    let c = RA20.replace("read_ahead_max_blocks = 20", "read_ahead_max_blocks = 11");
+    let mut d2 = drive(&c);
+    assert!(close(ms(&d2.serve(SimTime(0), 80, 10, false)), 9.0));
+    // A read of LBN 104 (surface 1, sector 4) at 10.1, during the switch:
+    // the heads are free at 10.5, after the 0.2 ms overhead (10.3), so
+    // sector 4 (10.4) has passed: the next pass, 20.4 .. 20.5. (Taking the
+    // heads as free at 10.1 would read it at 10.4 .. 10.5.)
+    let s = d2.serve(SimTime(10_100_000), 104, 1, false);
+    assert!(!s.cache_hit && close(ms(&s), 20.5), "{s:?}");
+    // After the switch has ended the overhead alone counts: at 10.6 the heads
+    // start at 10.8 and read LBN 108 (sector 8) at 10.8 .. 10.9.
+    let mut d3 = drive(&c);
+    d3.serve(SimTime(0), 80, 10, false);
+    let s = d3.serve(SimTime(10_600_000), 108, 1, false);
+    assert!(!s.cache_hit && close(ms(&s), 10.9), "{s:?}");
+}

@@ -822,9 +822,18 @@ impl Drive {
         };
         let stop = now.max(min_end);
         let (at, finished) = self.readahead_progress(stop).expect("a read-ahead");
-        let start = self.readahead.take().expect("a read-ahead").start;
+        let ra = self.readahead.take().expect("a read-ahead");
+        // A track or cylinder switch under way when it is stopped is completed
+        // first (DiskSim §3.6: a seek in progress is always finished; only the
+        // sector reading is abandoned at once): the heads are free at its end.
+        let switch_end = match ra.next {
+            Some((p, tm)) if finished.is_none() && tm >= stop && ra.from != (p.cylinder, p.head) => {
+                ra.start + self.model.position_ns(ra.from, (p.cylinder, p.head), Access::Onward { write: false }, 0)
+            }
+            _ => 0,
+        };
         // Finished early: free since then; else stopped mid-way at `stop`, or
         // (a command queued behind the read) where the read itself ended.
-        (at, finished.map_or(stop.max(start), |end| end.max(now)))
+        (at, finished.map_or(stop.max(ra.start).max(switch_end), |end| end.max(now)))
     }
 }
