@@ -458,3 +458,72 @@ fn a_read_on_the_heads_track_pays_the_same_track_cost_before_its_rotation() {
     let p = pred.positioning_at(&HeadState::default(), &pred.target(2), false, 1);
     assert!(close((p.total_ns()) as f64 / 1e6, 10.2), "{p:?}");
 }
+
+#[test]
+fn a_read_ahead_stopped_during_a_head_switch_finishes_the_switch_first() {
+    // DiskSim (§3.6 of the semantics reference): a read-ahead is abandoned at
+    // once mid-sector, but a seek or head switch under way is completed. A
+    // miss on 80..90 at t = 0 reads 8.0 .. 9.0 ms; its read-ahead (11 blocks,
+    // 90..101) reads 90..100 until 10.0, then switches to surface 1 (0.5 ms,
+    // until 10.5) for LBN 100 (sector 0 there, next under the head at 20.0).
+    let c = RA20.replace("read_ahead_max_blocks = 20", "read_ahead_max_blocks = 11");
+    let mut d2 = drive(&c);
+    assert!(close(ms(&d2.serve(SimTime(0), 80, 10, false)), 9.0));
+    // A read of LBN 104 (surface 1, sector 4) at 10.1, during the switch:
+    // the heads are free at 10.5, after the 0.2 ms overhead (10.3), so
+    // sector 4 (10.4) has passed: the next pass, 20.4 .. 20.5. (Taking the
+    // heads as free at 10.1 would read it at 10.4 .. 10.5.)
+    let s = d2.serve(SimTime(10_100_000), 104, 1, false);
+    assert!(!s.cache_hit && close(ms(&s), 20.5), "{s:?}");
+    // After the switch has ended the overhead alone counts: at 10.6 the heads
+    // start at 10.8 and read LBN 108 (sector 8) at 10.8 .. 10.9.
+    let mut d3 = drive(&c);
+    d3.serve(SimTime(0), 80, 10, false);
+    let s = d3.serve(SimTime(10_600_000), 108, 1, false);
+    assert!(!s.cache_hit && close(ms(&s), 10.9), "{s:?}");
+}
+
+#[test]
+fn a_drive_that_finishes_the_sector_under_the_head_stops_its_read_ahead_at_the_sector_end() {
+    // The hand disk with a 0.53 ms head switch (not a whole number of sectors)
+    // and no overheads. A miss on 10..20 at t = 0 reads 1.0 .. 2.0 ms; its
+    // read-ahead (3 blocks) reads sectors 20..23 from 2.0 to 2.3. A read of
+    // LBN 128 (surface 1, sector 28) arrives at 2.25, mid-sector 22.
+    let text = |finish: bool| format!(r#"
+name = "hand"
+surfaces = 2
+cylinders = 10
+blocks = 2000
+rpm = 6000.0
+[seek]
+table = [[1, 1.0], [9, 1.0]]
+head_switch_ms = 0.53
+same_track_read_ms = 0.0
+[layout]
+[[layout.zones]]
+first_cylinder = 0
+last_cylinder = 9
+sectors_per_track = 100
+track_skew_sectors = 0.0
+cylinder_skew_sectors = 0.0
+[controller]
+caching_enabled = true
+cache_segments = 4
+segment_size_blocks = 300
+read_ahead_max_blocks = 3
+continuous_read = 3
+finish_sector_on_stop = {finish}
+"#);
+    for finish in [false, true] {
+        let spec = DiskSpec::from_toml(&text(finish), "hand").unwrap();
+        let mut d = Drive::new(Arc::new(DiskModel::new(spec).unwrap()));
+        assert!(close(ms(&d.serve(SimTime(0), 10, 10, false)), 2.0));
+        let s = d.serve(SimTime(2_250_000), 128, 1, false);
+        // Abandoned at once (DiskSim `Stop prefetch in sector = 1`): the
+        // switch ends at 2.78, sector 28 comes at 2.8: 2.8 .. 2.9. Finishing
+        // sector 22 first (`= 0`): the switch starts at 2.3 and ends at 2.83,
+        // sector 28 has begun: the next pass, 12.8 .. 12.9.
+        let want = if finish { 12.9 } else { 2.9 };
+        assert!(!s.cache_hit && close(ms(&s), want), "finish {finish}: {s:?}");
+    }
+}

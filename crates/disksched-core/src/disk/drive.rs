@@ -835,9 +835,26 @@ impl Drive {
         };
         let stop = now.max(min_end);
         let (at, finished) = self.readahead_progress(stop).expect("a read-ahead");
-        let start = self.readahead.take().expect("a read-ahead").start;
+        let ra = self.readahead.take().expect("a read-ahead");
+        // A track or cylinder switch under way when it is stopped is completed
+        // first (DiskSim §3.6: a seek in progress is always finished; only the
+        // sector reading is abandoned at once): the heads are free at its end.
+        let heads_free = match ra.next {
+            Some((p, tm)) if finished.is_none() && tm >= stop && ra.from != (p.cylinder, p.head) => {
+                ra.start + self.model.position_ns(ra.from, (p.cylinder, p.head), Access::Onward { write: false }, 0)
+            }
+            // Reading mid-track: a drive with `Stop prefetch in sector = 0`
+            // reads the sector under the head to its end (and keeps it).
+            Some((p, tm)) if finished.is_none() && tm < stop && self.model.spec.controller.finish_sector_on_stop => {
+                let m = &self.model.mech;
+                let under = ((stop - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u64;
+                self.cache.extend(ra.segment, ra.lbn + (under + 1).min(p.blocks as u64));
+                (tm + m.sectors_ns(under + 1, p.sectors_per_track)).min(tm + m.sectors_ns(p.span_sectors as u64, p.sectors_per_track))
+            }
+            _ => 0,
+        };
         // Finished early: free since then; else stopped mid-way at `stop`, or
         // (a command queued behind the read) where the read itself ended.
-        (at, finished.map_or(stop.max(start), |end| end.max(now)))
+        (at, finished.map_or(stop.max(ra.start).max(heads_free), |end| end.max(now)))
     }
 }

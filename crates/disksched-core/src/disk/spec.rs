@@ -369,6 +369,12 @@ pub struct ControllerSpec {
     /// stays stopped; a running one is extended by hits either way.
     #[serde(skip_serializing_if = "is_false")]
     pub read_ahead_on_idle_hit: bool,
+    /// DiskSim `Stop prefetch in sector = 0`: a read-ahead stopped for a new
+    /// command first finishes the sector under the head (the heads are free
+    /// at its end); false (`= 1`): it is abandoned at once, mid-sector. A
+    /// track switch under way is completed either way.
+    #[serde(skip_serializing_if = "is_false")]
+    pub finish_sector_on_stop: bool,
     /// When a read miss starts a read-ahead: after every read (DiskSim's
     /// behaviour, the default) or only once a read continues the previous
     /// one (`stream`: drives that detect sequential streams first). Set it
@@ -452,6 +458,7 @@ impl Default for ControllerSpec {
             read_ahead_over_requested: false,
             read_ahead_drops_request: false,
             read_ahead_on_idle_hit: false,
+            finish_sector_on_stop: false,
             read_ahead_when: ReadAheadWhen::EveryRead,
             same_track_read_ahead_blocks: 0,
             extra_write_disconnect: false,

@@ -253,6 +253,7 @@ fn from_disksim_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         read_ahead_over_requested: f64_or(b, "Read-ahead over requested", 0.0)? != 0.0,
         read_ahead_drops_request: f64_or(b, "Read-ahead over requested", 0.0)? < 0.0,
         read_ahead_on_idle_hit: flag(b, "Read-ahead on idle hit")?,
+        finish_sector_on_stop: u32_or(b, "Stop prefetch in sector", 1)? == 0,
         read_ahead_when: Default::default(),
         same_track_read_ahead_blocks: 0,
         extra_write_disconnect: flag(b, "Extra write disconnect")?,
