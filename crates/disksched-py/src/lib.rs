@@ -55,6 +55,27 @@ fn json_err(e: serde_json::Error) -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err(e.to_string())
 }
 
+/// Run `run_it` with `record_sink` (a Python callable, if any) receiving each
+/// chunk of records as a dict; its first exception lands in `raised` and the
+/// chunks after it are dropped (the caller raises it once the run is over).
+pub(crate) fn with_py_record_sink<T>(record_sink: Option<PyObject>, record_chunk_rows: usize, warmup_requests: u64,
+                                     raised: &Arc<Mutex<Option<PyErr>>>, run_it: impl FnOnce() -> T) -> T {
+    let Some(f) = record_sink else { return run_it() };
+    let kept = raised.clone();
+    let sink = Box::new(move |chunk: Records| {
+        if kept.lock().unwrap().is_some() {
+            return;
+        }
+        Python::with_gil(|py| {
+            let r = records_dict(py, chunk, warmup_requests).and_then(|d| f.call1(py, (d,)).map(drop));
+            if let Err(e) = r {
+                *kept.lock().unwrap() = Some(e);
+            }
+        })
+    });
+    disksched_core::metrics::with_record_sink(record_chunk_rows, sink, run_it)
+}
+
 /// Per-request records as a dict of numpy columns, with `warmup` marking the
 /// rows the summary leaves out (`run.warmup_requests`: the first requests by arrival order).
 fn records_dict(py: Python<'_>, r: Records, warmup_requests: u64) -> PyResult<Bound<'_, PyDict>> {
@@ -153,24 +174,7 @@ fn run<'py>(
             sim.run(&mut cb)
         })
     };
-    let result = match record_sink {
-        None => run_it(),
-        Some(f) => {
-            let kept = raised.clone();
-            let sink = Box::new(move |chunk: Records| {
-                if kept.lock().unwrap().is_some() {
-                    return;
-                }
-                Python::with_gil(|py| {
-                    let r = records_dict(py, chunk, warmup_requests).and_then(|d| f.call1(py, (d,)).map(drop));
-                    if let Err(e) = r {
-                        *kept.lock().unwrap() = Some(e);
-                    }
-                })
-            });
-            disksched_core::metrics::with_record_sink(record_chunk_rows, sink, run_it)
-        }
-    };
+    let result = with_py_record_sink(record_sink, record_chunk_rows, warmup_requests, &raised, run_it);
     // The final progress call's result is ignored by the core: its exception
     // (or a signal that arrived after the last check) still ends the run here.
     let pending = raised.lock().unwrap().take();

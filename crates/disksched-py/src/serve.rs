@@ -3,7 +3,6 @@
 //! SIGTERM as the CLI maps it, end the session, whose result is returned).
 
 use super::{err, json_err, records_dict};
-use disksched_core::metrics::Records;
 use disksched_core::serve::{self as core_serve, Listen, ServeOptions};
 use disksched_core::{SimConfig, Simulation};
 use pyo3::prelude::*;
@@ -75,24 +74,7 @@ pub fn serve<'py>(
             core_serve::serve(sim, &opts, &mut ready, &mut stop)
         })
     };
-    let report = match record_sink {
-        None => run_it(),
-        Some(f) => {
-            let kept = raised.clone();
-            let sink = Box::new(move |chunk: Records| {
-                if kept.lock().unwrap().is_some() {
-                    return;
-                }
-                Python::with_gil(|py| {
-                    let r = records_dict(py, chunk, warmup_requests).and_then(|d| f.call1(py, (d,)).map(drop));
-                    if let Err(e) = r {
-                        *kept.lock().unwrap() = Some(e);
-                    }
-                })
-            });
-            disksched_core::metrics::with_record_sink(record_chunk_rows, sink, run_it)
-        }
-    };
+    let report = crate::with_py_record_sink(record_sink, record_chunk_rows, warmup_requests, &raised, run_it);
     if let Some(e) = raised.lock().unwrap().take() {
         return Err(e);
     }
