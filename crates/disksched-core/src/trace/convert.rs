@@ -34,13 +34,17 @@ pub fn convert_until(path: impl AsRef<Path>, format: Option<TraceFormat>, skip_b
             w.write(&rec?)?;
             n += 1;
             if n & 0xFFFF == 0 && !keep_going() {
-                return Err(Error::Config { what: "trace convert".into(), msg: "interrupted".into() });
+                return Err(interrupted());
             }
         }
         let mut buf = w.into_inner();
         buf.flush().map_err(|e| file_err(format!("write failed: {e}")))?;
         let file = buf.into_inner().map_err(|e| file_err(format!("write failed: {e}")))?;
         file.sync_all().map_err(|e| file_err(format!("write failed: {e}")))?;
+        // A Ctrl-C during the last lines or the sync still leaves no output.
+        if !keep_going() {
+            return Err(interrupted());
+        }
         std::fs::rename(&tmp, out).map_err(|e| file_err(format!("cannot rename {} into place: {e}", tmp.display())))?;
         Ok(n)
     })();
@@ -52,4 +56,8 @@ pub fn convert_until(path: impl AsRef<Path>, format: Option<TraceFormat>, skip_b
         Error::File { path, msg } if path == "<output>" => Error::File { path: out_s.clone(), msg },
         e => e,
     })
+}
+
+fn interrupted() -> Error {
+    Error::Config { what: "trace convert".into(), msg: "interrupted".into() }
 }
