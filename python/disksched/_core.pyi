@@ -1,6 +1,6 @@
 """Type stubs for the Rust extension module `disksched._core`."""
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -90,6 +90,12 @@ def disk_characteristics(disk: str, seek_distances: list[int] = ..., cylinders: 
 def plugin_dispatch_rate(schedulers: dict[str, type], name: str, depth: int, decisions: int, disk: str) -> float:
     """Dispatch decisions per second of plug-in scheduler `name` holding `depth` requests (as `dispatch_rate`)."""
     ...
+
+class RecordsParquet:
+    """records.parquet written chunk by chunk (a row group each); `provenance` in the schema metadata under `key`."""
+    def __init__(self, path: str, key: str, provenance: str, class_names: Sequence[str]) -> None: ...
+    def write(self, cols: dict[str, np.ndarray]) -> None: ...
+    def close(self) -> None: ...
 
 class Simulation:
     """A run driven step by step (`disksched.Simulation` wraps it)."""

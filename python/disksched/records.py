@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 
 from . import CLASS_NAMES, Result, rates_table, series_table
+from ._core import RecordsParquet
 from . import run as run_sim
 from .provenance import KEY, to_text
 
@@ -23,13 +24,8 @@ SCATTER_POINTS = 200_000
 # Fine time bins of the queue-depth sums (merged in pairs as the run grows).
 DEPTH_BINS = 4096
 # Rows per chunk handed out of the run, and per row group of records.parquet: 16,384 rows (2.4 MB of
-# columns) keep the chunk, its Arrow copy and the Parquet page buffers small (65,536 cost 12 MB more
-# resident at 2 M requests; see `run_dir`).
+# columns) keep the chunk and the Parquet writer's buffers small.
 CHUNK_ROWS = 16_384
-# Dictionary-encoded Parquet columns: the few-valued ones. Dictionaries on every column cost ~15 MB
-# resident and make the file larger (2 M requests: 139 MB with them, 112 MB without): the time
-# columns' values are nearly all distinct.
-DICTIONARY_COLUMNS = ["client", "blocks", "disk", "class"]
 
 
 class Histogram:
@@ -136,67 +132,12 @@ class Depth:
         return (e[:-1] + e[1:]) / 2, mean, np.maximum(peak, mean), float(integral[-1] / (self.last_s - self.first_s)), int(depth.max())
 
 
-def _arrow(a: np.ndarray):
-    """A numpy column as an Arrow array from its buffers: `pa.array` would import pandas (~100 MB resident)."""
-    import pyarrow as pa
-
-    a = np.ascontiguousarray(a)
-    if a.dtype == np.bool_:
-        bits = np.packbits(a, bitorder="little")
-        return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(bits)])
-    return pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), len(a), [None, pa.py_buffer(a)])
-
-
-def _arrow_strings(names):
-    import pyarrow as pa
-
-    data = [n.encode() for n in names]
-    offsets = np.concatenate([[0], np.cumsum([len(d) for d in data])]).astype(np.int32)
-    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
-
-
-class _PlainFileWriter:
-    """`pyarrow.parquet.ParquetWriter` without `pyarrow.parquet`, which imports pyarrow's
-    filesystems and datasets (~9 MB resident): the writer of `pyarrow._parquet` it wraps, given
-    the options it gives (format 2.6, snappy, statistics, V2 engine, data pages 1.0), on a file."""
-
-    def __init__(self, path: str, schema, use_dictionary: list[str]) -> None:
-        import pyarrow as pa
-        from pyarrow._parquet import ParquetWriter
-
-        self.sink = pa.OSFile(path, "wb")
-        try:
-            self.writer = ParquetWriter(self.sink, schema, version="2.6", compression="snappy", write_statistics=True,
-                                        use_dictionary=use_dictionary, writer_engine_version="V2",
-                                        data_page_version="1.0")
-        except BaseException:
-            self.sink.close()
-            raise
-
-    def write_table(self, table) -> None:
-        self.writer.write_table(table)
-
-    def close(self) -> None:
-        try:
-            self.writer.close()
-        finally:
-            self.sink.close()
-
-
-def _parquet_writer(path: str, schema, use_dictionary: list[str]):
-    try:
-        return _PlainFileWriter(path, schema, use_dictionary)
-    except (ImportError, TypeError, ValueError):  # another pyarrow's private API: its public writer
-        import pyarrow.parquet as pq
-
-        return pq.ParquetWriter(path, schema, use_dictionary=use_dictionary)
-
-
 class Accumulator:
     """What the plots and records.parquet need, fed chunk by chunk."""
 
     def __init__(self, parquet: Optional[Path], provenance: Mapping[str, Any]):
-        self.parquet, self.provenance, self.writer, self.schema = parquet, provenance, None, None
+        # records.parquet is written by the core's writer (no pyarrow in this process: ~50 MB resident).
+        self.writer = None if parquet is None else RecordsParquet(str(parquet), KEY, to_text(provenance), CLASS_NAMES)
         self.rows = 0
         self.host, self.disk = Histogram(), Histogram()
         self.by_class = {c: Histogram() for c in range(len(CLASS_NAMES))}
@@ -209,8 +150,8 @@ class Accumulator:
         if not n:
             return
         self.rows += n
-        if self.parquet is not None:
-            self._write(cols)
+        if self.writer is not None:
+            self.writer.write(cols)
         arrival, issued, done = cols["arrival_ns"], cols["issued_ns"], cols["done_ns"]
         measured = ~np.asarray(cols["warmup"], bool)
         self.warmup_rows += n - int(measured.sum())
@@ -224,38 +165,12 @@ class Accumulator:
         self.depth_system.add(arrival / 1e9, done / 1e9)
         self.depth_disk.add(issued / 1e9, done / 1e9)
 
-    def _write(self, cols: Mapping[str, np.ndarray]) -> None:
-        # Straight from the columns to Arrow (no pandas: flat memory, and a smaller process); `class` as a
-        # dictionary column, which pandas reads back as the categorical of `Result.records()`. A table
-        # of the file's schema, no `cast` (which loads Arrow's compute kernels: ~17 MB resident).
-        import pyarrow as pa
-
-        names = list(cols)
-        classes = pa.DictionaryArray.from_arrays(_arrow(np.asarray(cols["class"], dtype=np.int8)),
-                                                 _arrow_strings(CLASS_NAMES))
-        arrays = [classes if k == "class" else _arrow(np.asarray(cols[k])) for k in names]
-        if self.writer is None:
-            self.schema = pa.schema([pa.field(k, a.type) for k, a in zip(names, arrays)],
-                                    metadata={KEY.encode(): to_text(self.provenance).encode()})
-            self.writer = _parquet_writer(str(self.parquet), self.schema,
-                                          [k for k in DICTIONARY_COLUMNS if k in names])
-        self.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
-
     def close(self) -> None:
-        if self.parquet is None:
-            return
-        if self.writer is None:  # a run with no completed request: an empty table of the right columns
-            empty = {k: np.zeros(0, dt) for k, dt in (("seq", np.uint64), ("client", np.uint32), ("lbn", np.uint64),
-                                                    ("blocks", np.uint32), ("disk", np.uint32), ("class", np.uint8),
-                                                    ("is_write", bool), ("arrival_ns", np.uint64),
-                                                    ("host_dispatched_ns", np.uint64), ("issued_ns", np.uint64),
-                                                    ("started_ns", np.uint64), ("done_ns", np.uint64),
-                                                    ("seek_ns", np.uint64), ("rotation_ns", np.uint64),
-                                                    ("transfer_ns", np.uint64), ("destage_wait_ns", np.uint64),
-                                                    ("destage_ns", np.uint64), ("warmup", bool))}
-            self._write(empty)
-        self.writer.close()
-        self.writer = self.schema = None  # what is left is the plots' data (pickled by `run_dir`)
+        """The file's footer (a run with no completed request: the schema and no rows); what is
+        left is the plots' data (pickled by `run_dir`)."""
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
 
 
 def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],

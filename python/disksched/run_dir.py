@@ -1,10 +1,10 @@
 """`disksched run --out DIR [--records]` in three processes, one working at a time, so that no
-process holds both pyarrow and matplotlib (~28 MB and ~41 MB resident once imported) and this
-one (the CLI: ~38 MB with typer and the pydantic it loads) holds neither, nor numpy: a first
-child runs the simulation and writes summary.json and records.parquet (`records.simulate`) and
-leaves the plots' accumulators in a state file; a second draws the plots from them
-(`records.draw`). Measured in tests/test_records.py (the peak resident memory of each process
-and of all together)."""
+process holds matplotlib (~41 MB resident once imported) beside the simulation, and this one (the
+CLI: ~41 MB with typer and the pydantic it loads) holds neither, nor numpy: a first child runs the
+simulation and writes summary.json and records.parquet (`records.simulate`; the Parquet writer is
+the core's, so no pyarrow) and leaves the plots' accumulators in a state file; a second draws the
+plots from them (`records.draw`). Measured in tests/test_records.py (the peak resident memory of
+each process and of all together)."""
 
 from __future__ import annotations
 

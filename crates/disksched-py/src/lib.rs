@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 mod plugin_sched;
 mod plugin_workload;
+mod records_parquet;
 mod simulation;
 mod serve;
 
@@ -461,6 +462,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dispatch_rate, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_sched::plugin_dispatch_rate, m)?)?;
     m.add_class::<simulation::PySimulation>()?;
+    m.add_class::<records_parquet::RecordsParquet>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(disk_import, m)?)?;
