@@ -469,6 +469,48 @@ fn priorities_change_the_split_as_declared() {
     assert_eq!((a5, b5), (a0, b0));
 }
 
+/// Task "b" added by the Rust hook (as the Python binding does) to a run whose config has only "a".
+fn added_split(pa: u32, pb: u32) -> (u64, u64) {
+    let cfg = config("sptf", &format!(r#"
+        [freeblock]
+        idle = false
+        [[freeblock.tasks]]
+        name = "a"
+        blocks = [0, 2000000]
+        priority = {pa}
+    "#), 6000);
+    let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
+    let b = TaskConfig { name: "b".into(), blocks: Some((2_000_000, 4_000_000)), priority: pb, write: false, repeat: false, start_ms: 0.0 };
+    assert_eq!(sim.add_background_task(&b).unwrap(), 1);
+    let f = sim.run(&mut |_, _| true).unwrap().freeblock.unwrap();
+    (f.tasks[0].blocks_done, f.tasks[1].blocks_done)
+}
+
+#[test]
+fn a_task_added_by_the_hook_weighs_as_its_priority_declares() {
+    let split = |pa, pb| {
+        let f = run(&two_tasks(pa, pb, "", 6000)).freeblock.unwrap();
+        (f.tasks[0].blocks_done, f.tasks[1].blocks_done)
+    };
+    // Added at time 0, a task is weighed exactly as the same task in the config: equal priorities
+    // count alike (5 and 5 as 0 and 0), different ones by priority + 1.
+    assert_eq!(added_split(5, 5), split(0, 0));
+    assert_eq!(added_split(0, 9), split(0, 9));
+    assert_eq!(added_split(9, 0), split(9, 0));
+    assert_ne!(split(0, 9), split(0, 0), "the priorities must change the split for this test to mean anything");
+}
+
+#[test]
+fn a_task_that_does_not_exist_is_an_error_not_a_panic() {
+    use disksched_core::background::TaskAction;
+    let mut sim = Simulation::with_model(&two_tasks(0, 0, "", 100), common::atlas()).unwrap();
+    let e = sim.background_task(TaskAction::Pause, 2).unwrap_err().to_string();
+    assert!(e.contains("2 does not exist") && e.contains("2 tasks") && !e.contains('\n'), "{e}");
+    sim.background_task(TaskAction::Pause, 1).unwrap();
+    let mut plain = Simulation::with_model(&config("sptf", "", 100), common::atlas()).unwrap();
+    assert!(plain.background_task(TaskAction::Abort, 0).unwrap_err().to_string().contains("no [freeblock]"));
+}
+
 #[test]
 fn a_task_added_mid_run_starts_then() {
     let cfg = config("sptf", r#"

@@ -50,7 +50,9 @@ pub trait Freeblock: Send {
     /// Receive every run of background blocks as it is transferred.
     fn on_transfer(&mut self, _cb: TransferCallback) {}
     /// Task `task` is started, paused, resumed or aborted at `now`.
-    fn task(&mut self, _action: TaskAction, _task: usize, _now: SimTime) {}
+    fn task(&mut self, _action: TaskAction, _task: usize, _now: SimTime) -> Result<()> {
+        Err(crate::error::config_err("freeblock", "the run has no [freeblock] section with tasks"))
+    }
     /// A task added at `now` (it starts then); its index.
     fn add_task(&mut self, _cfg: &TaskConfig, _now: SimTime) -> Result<usize> {
         Err(crate::error::config_err("freeblock", "the run has no [freeblock] section to add a task to"))
@@ -117,10 +119,15 @@ struct Work {
 }
 
 impl Work {
-    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) {
+    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) -> Result<()> {
+        let n = self.tasks.status().len();
+        if task >= n {
+            return Err(crate::error::config_err("freeblock task", format!("{task} does not exist: the run has {n} tasks (0 to {})", n.saturating_sub(1))));
+        }
         self.tasks.apply(action, task, now);
         // The planner's per-track counts bound its search: they must follow.
         self.planner.recount(&self.tasks);
+        Ok(())
     }
 
     fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
@@ -205,7 +212,7 @@ impl Freeblock for Firmware {
     fn on_transfer(&mut self, cb: TransferCallback) {
         self.0.tasks.on_transfer = Some(cb);
     }
-    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) {
+    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) -> Result<()> {
         self.0.task(action, task, now)
     }
     fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
@@ -259,7 +266,7 @@ impl Freeblock for ExternalMode {
     fn on_transfer(&mut self, cb: TransferCallback) {
         self.work.tasks.on_transfer = Some(cb);
     }
-    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) {
+    fn task(&mut self, action: TaskAction, task: usize, now: SimTime) -> Result<()> {
         self.work.task(action, task, now)
     }
     fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {

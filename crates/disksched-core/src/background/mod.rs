@@ -476,7 +476,8 @@ pub struct Tasks {
     owner: Vec<(u64, u64, usize)>, // (lo, hi, task index), sorted, disjoint
     status: Vec<TaskStatus>,
     paused_bits: Vec<Option<Vec<(u64, u64)>>>,
-    /// Each task's weight (priority + 1); all 1 when every priority is equal.
+    priority: Vec<u32>,
+    /// Each task's weight (priority + 1); all 1 when every priority is equal (`reweigh`).
     weight: Vec<u64>,
     repeat: Vec<bool>,
     /// Blocks transferred in all passes, by task (the progress series' value).
@@ -490,17 +491,22 @@ impl Tasks {
     /// wanted; an error if a range is empty, off the disk or overlaps another.
     pub fn new(capacity: u64, configs: &[TaskConfig]) -> Result<Tasks> {
         let mut t = Tasks { wanted: Wanted::new(capacity), on_transfer: None, owner: Vec::new(), status: Vec::new(),
-                            paused_bits: Vec::new(), weight: Vec::new(), repeat: Vec::new(), moved: Vec::new(), is_weighted: false };
+                            paused_bits: Vec::new(), priority: Vec::new(), weight: Vec::new(), repeat: Vec::new(), moved: Vec::new(), is_weighted: false };
         for (i, c) in configs.iter().enumerate() {
             t.register(capacity, i, c)?;
             if c.start_ms <= 0.0 {
                 t.start(i, SimTime::ZERO);
             }
         }
-        let equal = configs.iter().all(|c| c.priority == configs[0].priority);
-        t.weight = configs.iter().map(|c| if equal { 1 } else { c.priority as u64 + 1 }).collect();
-        t.is_weighted = !equal;
+        t.reweigh();
         Ok(t)
+    }
+
+    /// Weights from the priorities: `priority + 1`, or all 1 when every priority is equal.
+    fn reweigh(&mut self) {
+        let equal = self.priority.iter().all(|&p| p == self.priority[0]);
+        self.weight = self.priority.iter().map(|&p| if equal { 1 } else { p as u64 + 1 }).collect();
+        self.is_weighted = !equal;
     }
 
     fn register(&mut self, capacity: u64, i: usize, c: &TaskConfig) -> Result<()> {
@@ -517,6 +523,7 @@ impl Tasks {
         self.status.push(TaskStatus { name: c.name.clone(), state: TaskState::Waiting, blocks_total: hi - lo, blocks_done: 0, completed_ms: None,
                                       started_ms: 0.0, time_to_pct_ms: [None; 3], passes: 0, passes_per_day: 0.0, progress: Vec::new() });
         self.paused_bits.push(None);
+        self.priority.push(c.priority);
         self.repeat.push(c.repeat);
         self.moved.push(0);
         Ok(())
@@ -528,11 +535,7 @@ impl Tasks {
     pub fn add(&mut self, c: &TaskConfig, now: SimTime) -> Result<usize> {
         let i = self.status.len();
         self.register(self.wanted.capacity(), i, c)?;
-        self.weight.push(c.priority as u64 + 1);
-        if self.weight.iter().all(|&w| w == self.weight[0]) {
-            self.weight.iter_mut().for_each(|w| *w = 1);
-        }
-        self.is_weighted = self.weight.iter().any(|&w| w != 1);
+        self.reweigh();
         self.start(i, now);
         Ok(i)
     }

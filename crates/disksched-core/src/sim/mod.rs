@@ -192,7 +192,7 @@ impl Simulation {
     pub fn background_task(&mut self, action: crate::background::TaskAction, task: usize) -> Result<()> {
         let now = self.engine.now();
         for u in &mut self.units {
-            u.freeblock.task(action, task, now);
+            u.freeblock.task(action, task, now)?;
         }
         self.background_changed(now)
     }
@@ -389,7 +389,7 @@ impl Simulation {
             Event::TaskEventDue(i) => {
                 let (_, action, task) = self.task_events[i];
                 for u in &mut self.units {
-                    u.freeblock.task(action, task, now);
+                    u.freeblock.task(action, task, now)?;
                 }
                 self.background_changed(now)
             }
