@@ -101,7 +101,16 @@ class Explodes(disksched.Workload):
         raise ValueError(f"client {client} gives up")
 
 
+class FailsToStart(Explodes):
+    name = "fails_to_start"
+
+    def __init__(self):
+        raise ValueError(f"no disk of {self.capacity_blocks} blocks will do")
+
+
 @pytest.mark.parametrize("cls,pattern", [
+    (FailsToStart, r"(?s)^plug-in workload 'fails_to_start': __init__\(\) raised at t = 0\.000000 ms:\nTraceback.*"
+                   r"test_plugin_workloads\.py.*ValueError: no disk of \d+ blocks will do"),
     (Backwards, r"plug-in workload 'backwards': requests\(\) at t = 5\.000000 ms: arrival at 4000000 ns is before the previous one"),
     (TooFar, r"plug-in workload 'toofar': requests\(\) at t = 0\.000000 ms: 8 blocks at LBN 1000000000000: expected at least 1 block"),
     (Explodes, r"(?s)plug-in workload 'explodes': next\(\) raised at t = [\d.]+ ms:\nTraceback.*test_plugin_workloads\.py.*ValueError: client \d gives up"),
