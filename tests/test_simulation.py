@@ -77,6 +77,20 @@ def test_submitted_requests_are_served_and_timed_by_the_drive():
         sim.run(until_ms=50)
 
 
+def test_a_tunable_switched_mid_run_is_the_reconfigure_entry_with_set():
+    entry = {"at_ms": 2000, "queue": "disk", "scheduler": "sptf_sw", "set": {"window_pct": 200}}
+    ref = disksched.run({**CFG, "reconfigure": [entry]}).records()
+    sim = disksched.Simulation(CFG)
+    sim.run(until_ms=2000)
+    sim.switch("disk", "sptf_sw", window_pct=200)
+    sim.run()
+    assert sim.result().records().equals(ref)
+    # The setting matters: the default window (60 %) and no switch at all (sptf) both schedule otherwise.
+    default = disksched.run({**CFG, "reconfigure": [{**entry, "set": {}}]}).records()
+    assert not default.done_ns.equals(ref.done_ns)
+    assert not disksched.run(CFG).records().done_ns.equals(ref.done_ns)
+
+
 def _failing(exc):
     class Fails(PySptf):
         name = "fails"
