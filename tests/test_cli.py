@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+import disksched
+
 from conftest import ROOT, cli
 
 
@@ -100,6 +102,7 @@ def test_bench_json_has_every_run():
     sims = [r for r in runs if r["workload"] not in ("dispatch", "parse", "hpl-replay", "sweep")]
     assert [(r["workload"], r["scheduler"]) for r in sims] == [
         ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("open", "py_fcfs"), ("open", "py_sptf"),
+        ("closed16", "fcfs"), ("closed16", "sptf"), ("closed16", "py_fcfs"), ("closed16", "py_sptf"),
         ("closed32", "sptf"), ("closed128", "sptf"),
         ("oltp+freeblock", "sptf")]
     for r in sims:
@@ -114,6 +117,18 @@ def test_bench_json_has_every_run():
     assert set(parse) >= {"msr", "spc", "alibaba", "tencent"} and all(v > 0 for v in parse.values())
     hpl = [r for r in runs if r["workload"] == "hpl-replay"]
     assert len(hpl) == 1 and hpl[0]["requests"] == 44519
+
+
+def test_the_closed16_bench_rows_keep_16_requests_outstanding():
+    from disksched import bench
+
+    for sched in ("fcfs", "py_sptf"):
+        cfg = next(c for w, s, c in bench.bench_configs(2000) if (w, s) == ("closed16", sched))
+        sim = disksched.Simulation(cfg, schedulers=bench._plugin_classes())
+        for t in range(50, 2000, 37):
+            sim.run(until_ms=t)
+            # One in service at the drive, the other 15 held by the host scheduler.
+            assert sim.queues() == {"host": 15, "disk": [0]}, t
 
 
 def test_freeblock_run_reports_free_bandwidth():

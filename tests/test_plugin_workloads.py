@@ -4,6 +4,7 @@ classifier hook."""
 import pytest
 
 import disksched
+from disksched.pysched import PyFcfs
 
 CFG = {"seed": 5, "disk": {"model": "atlas10k", "scheduler": "sptf"}, "host": {"scheduler": "fcfs", "queue_threshold": 4},
        "workload": {"kind": "open", "interarrival_ms": 6.0, "size_kb": 8.0}, "run": {"requests": 3000, "records": True}}
@@ -59,6 +60,19 @@ def test_a_python_workload_is_a_mix_member_with_the_members_class_flow_and_deadl
     assert r.summary["deadline_requests"] == len(py[~py.warmup]) > 0
 
 
+def _flow_recorder():
+    """A host FCFS that records the flow the scheduler sees of each request, by seq."""
+    class RecordsFlows(PyFcfs):
+        name = "records_flows"
+        flows = {}
+
+        def insert(self, id, ctx):
+            self.flows[ctx.seq(id)] = ctx.request(id).flow
+            super().insert(id, ctx)
+
+    return RecordsFlows
+
+
 def test_the_classifier_sets_flow_class_and_deadline_of_every_request():
     seen = []
 
@@ -66,13 +80,34 @@ def test_the_classifier_sets_flow_class_and_deadline_of_every_request():
         seen.append((a.client, a.lbn, a.blocks, a.is_write, a.arrival_ns))
         return (a.client + 100, "background" if a.is_write else "best-effort", 50.0 if a.is_write else None)
 
-    r = disksched.run(CFG, classifier=classify)
+    recorder = _flow_recorder()
+    r = disksched.run(CFG, classifier=classify, schedulers=[recorder], overrides={"host.scheduler": "records_flows"})
     rec = r.records().sort_values("seq")
     assert seen == list(zip(rec.client, rec.lbn, rec.blocks, rec.is_write, rec.arrival_ns))
+    assert recorder.flows == {s: c + 100 for s, c in zip(rec.seq, rec.client)}
     assert ((rec["class"] == "background") == rec.is_write).all()
     assert r.summary["deadline_requests"] == int(rec[~rec.warmup].is_write.sum()) > 0
     # None keeps the workload's own classification: the run is the plain one.
     assert disksched.run(CFG, classifier=lambda a: None).records().equals(disksched.run(CFG).records())
+
+
+def test_the_classifier_classifies_a_trace_workload(tmp_path):
+    # DiskSim ASCII: time_ms device lbn blocks flags (1 = read); every fourth a write.
+    lines = [f"{i * 4.0} 0 {(i * 7919) % 1_000_000 * 8} 8 {0 if i % 4 == 0 else 1}" for i in range(400)]
+    (tmp_path / "small.trace").write_text("\n".join(lines) + "\n")
+    cfg = {**CFG, "workload": {"kind": "trace", "path": str(tmp_path / "small.trace"), "format": "disksim-ascii"}, "run": {"records": True}}
+    flow_of = lambda lbn: 1 + lbn // 8 % 5
+
+    def classify(a):
+        return (flow_of(a.lbn), "real-time" if a.is_write else "best-effort", 20.0 if a.is_write else None)
+
+    recorder = _flow_recorder()
+    r = disksched.run(cfg, classifier=classify, schedulers=[recorder], overrides={"host.scheduler": "records_flows"})
+    rec = r.records().sort_values("seq")
+    assert len(rec) == 400 and sorted(set(recorder.flows.values())) == [1, 2, 3, 4, 5]
+    assert recorder.flows == {s: flow_of(lbn) for s, lbn in zip(rec.seq, rec.lbn)}
+    assert ((rec["class"] == "real-time") == rec.is_write).all() and rec.is_write.sum() == 100
+    assert r.summary["deadline_requests"] == int(rec[~rec.warmup].is_write.sum())
 
 
 class Backwards(disksched.Workload):
@@ -101,7 +136,16 @@ class Explodes(disksched.Workload):
         raise ValueError(f"client {client} gives up")
 
 
+class FailsToStart(Explodes):
+    name = "fails_to_start"
+
+    def __init__(self):
+        raise ValueError(f"no disk of {self.capacity_blocks} blocks will do")
+
+
 @pytest.mark.parametrize("cls,pattern", [
+    (FailsToStart, r"(?s)^plug-in workload 'fails_to_start': __init__\(\) raised at t = 0\.000000 ms:\nTraceback.*"
+                   r"test_plugin_workloads\.py.*ValueError: no disk of \d+ blocks will do"),
     (Backwards, r"plug-in workload 'backwards': requests\(\) at t = 5\.000000 ms: arrival at 4000000 ns is before the previous one"),
     (TooFar, r"plug-in workload 'toofar': requests\(\) at t = 0\.000000 ms: 8 blocks at LBN 1000000000000: expected at least 1 block"),
     (Explodes, r"(?s)plug-in workload 'explodes': next\(\) raised at t = [\d.]+ ms:\nTraceback.*test_plugin_workloads\.py.*ValueError: client \d gives up"),

@@ -167,7 +167,23 @@ class ReturnsText(PyFcfs):
         return "first" if self.queue else None
 
 
+class ReturnsTrue(PyFcfs):
+    name = "returns_true"
+
+    def dispatch(self, ctx, force):
+        return True if self.queue else None  # an int to Python: 1
+
+
+class ReturnsFalse(PyFcfs):
+    name = "returns_false"
+
+    def dispatch(self, ctx, force):
+        return False if self.queue else None  # an int to Python: 0
+
+
 @pytest.mark.parametrize("cls,level,expected", [
+    (ReturnsTrue, "host", r"returned True, expected a request id it holds \(int\) or None"),
+    (ReturnsFalse, "disk", r"returned False, expected a request id it holds \(int\) or None"),
     (HandsOutStrangers, "host", "returned request id 999999, which it does not hold"),
     (HandsOutStrangers, "disk", "returned request id 999999, which it does not hold"),
     (Sulks, "disk", r"returned None with force=True while holding 1 requests"),
@@ -177,6 +193,96 @@ class ReturnsText(PyFcfs):
 def test_contract_violations_are_caught_and_named(cls, level, expected):
     with pytest.raises(disksched.PluginError, match=rf"plug-in scheduler '{cls.name}': dispatch\(\) broke the scheduler contract at t = [\d.]+ ms: {expected}"):
         disksched.run(_cfg(host__queue_threshold=4), overrides={f"{level}.scheduler": cls.name}, schedulers=[cls])
+
+
+class FailsToStart(PyFcfs):
+    name = "fails_to_start"
+
+    def __init__(self):
+        super().__init__()
+        _helper_that_fails(1)
+
+
+class CheckedTunable(PyFcfs):
+    name = "checked_tunable"
+    tunables = {"depth": disksched.Tunable("requests", 1, 4, 64, "an even depth", integer=True)}
+
+    @property
+    def depth(self):
+        return self._depth
+
+    @depth.setter
+    def depth(self, v):
+        if v % 2:
+            raise ValueError(f"depth {v} must be even")
+        self._depth = v
+
+
+@pytest.mark.parametrize("cls,settings,error", [
+    (FailsToStart, {}, "ZeroDivisionError"),
+    (CheckedTunable, {"depth": 5}, "ValueError: depth 5 must be even"),
+])
+def test_an_exception_while_constructing_a_plugin_is_its_init_error(cls, settings, error):
+    over = {"host.scheduler": cls.name, **{f"host.set.{k}": v for k, v in settings.items()}}
+    with pytest.raises(disksched.PluginError) as e:
+        disksched.run(_cfg(), overrides=over, schedulers=[cls])
+    msg = str(e.value)
+    assert msg.splitlines()[0] == f"plug-in scheduler '{cls.name}': __init__() raised at t = 0.000000 ms:"
+    assert "test_plugins.py" in msg and error in msg
+    assert "disksched/" not in msg.replace("tests/test_plugins.py", "")
+    # Built mid-run (a switch): the time of the switch.
+    sim = disksched.Simulation(_cfg(), schedulers=[cls])
+    sim.run(until_ms=250)
+    with pytest.raises(disksched.PluginError, match=rf"^plug-in scheduler '{cls.name}': __init__\(\) raised at t = 250\.000000 ms:\n"):
+        sim.switch("host", cls.name, **settings)
+
+
+def _raising_in(method):
+    class Hooks(PyFcfs):
+        name = "hooks"
+
+        def dispatch(self, ctx, force):
+            # Holding back unforced asks wake_at_ns when to look again.
+            return super().dispatch(ctx, force) if force or method != "wake_at_ns" else None
+
+        def wake_at_ns(self):
+            self._raise_if("wake_at_ns")
+
+        def init_class(self, flow):
+            self._raise_if("init_class")
+
+        def fini_class(self, flow):
+            self._raise_if("fini_class")
+
+        def counters(self):
+            self._raise_if("counters")
+            return {}
+
+        def _raise_if(self, hook):
+            if hook == method:
+                raise RuntimeError(f"{hook} fails")
+
+    return Hooks
+
+
+@pytest.mark.parametrize("method", ["init_class", "wake_at_ns", "counters", "fini_class"])
+def test_hooks_called_without_a_context_report_the_time_now(method):
+    cfg = _cfg(host__scheduler="hooks", host__class_expire_ms=1)
+
+    def drive(hooks):
+        sim = disksched.Simulation(cfg, schedulers=[hooks], workload=False)
+        sim.run(until_ms=300)
+        sim.submit(1000, 8, flow=5)  # init_class(5), insert, dispatch (and wake_at_ns) at 300 ms
+        sim.run(until_ms=600)
+        sim.submit(2_000_000, 8, flow=6)
+        done = sim.run(until_ms=900)  # its completion finds flow 5 idle for over 1 ms: fini_class(5) then
+        sim.result()  # counters, at 900 ms
+        return done
+
+    (second,) = drive(_raising_in(None))
+    t_ms = {"init_class": 300, "wake_at_ns": 300, "fini_class": second["done_ns"] / 1e6, "counters": 900}[method]
+    with pytest.raises(disksched.PluginError, match=rf"^plug-in scheduler 'hooks': {method}\(\) raised at t = {t_ms:.6f} ms:\n"):
+        drive(_raising_in(method))
 
 
 KEPT = []

@@ -75,3 +75,61 @@ def test_submitted_requests_are_served_and_timed_by_the_drive():
         sim.submit(0, 0)
     with pytest.raises(disksched.DiskschedError, match="is before the simulated time now"):
         sim.run(until_ms=50)
+
+
+def test_a_tunable_switched_mid_run_is_the_reconfigure_entry_with_set():
+    entry = {"at_ms": 2000, "queue": "disk", "scheduler": "sptf_sw", "set": {"window_pct": 200}}
+    ref = disksched.run({**CFG, "reconfigure": [entry]}).records()
+    sim = disksched.Simulation(CFG)
+    sim.run(until_ms=2000)
+    sim.switch("disk", "sptf_sw", window_pct=200)
+    sim.run()
+    assert sim.result().records().equals(ref)
+    # The setting matters: the default window (60 %) and no switch at all (sptf) both schedule otherwise.
+    default = disksched.run({**CFG, "reconfigure": [{**entry, "set": {}}]}).records()
+    assert not default.done_ns.equals(ref.done_ns)
+    assert not disksched.run(CFG).records().done_ns.equals(ref.done_ns)
+
+
+def _failing(exc):
+    class Fails(PySptf):
+        name = "fails"
+        raised_at_ns = []
+
+        def dispatch(self, ctx, force):
+            if ctx.now_ms > 1500:
+                self.raised_at_ns.append(ctx.now_ns)
+                raise exc("no more")
+            return super().dispatch(ctx, force)
+
+    return Fails
+
+
+LATER_CALLS = [lambda s: s.run(), lambda s: s.run(until_ms=10_000), lambda s: s.step(), lambda s: s.result(),
+               lambda s: s.submit(0, 8), lambda s: s.switch("disk", "sptf"), lambda s: s.queues(), lambda s: s.counters(),
+               lambda s: s.heads(), lambda s: s.now_ms, lambda s: s.completions()]
+
+
+def test_after_a_plugin_error_the_simulation_stays_failed():
+    fails = _failing(ValueError)
+    sim = disksched.Simulation(CFG, schedulers=[fails], overrides={"disk.scheduler": "fails"})
+    sim.run(until_ms=1000)  # before the plug-in's error
+    with pytest.raises(disksched.PluginError) as e:
+        sim.run(until_ms=4000)
+    first = str(e.value).splitlines()[0]
+    (t_ns,) = fails.raised_at_ns
+    assert first == f"plug-in scheduler 'fails': dispatch() raised at t = {t_ns / 1e6:.6f} ms:"
+    assert "ValueError: no more" in str(e.value) and "test_simulation.py" in str(e.value)
+    # The failed scheduler serves FCFS meanwhile: no later call may look like a normal run.
+    for call in LATER_CALLS:
+        with pytest.raises(disksched.DiskschedError, match="(?s)failed earlier.*PluginError: plug-in scheduler 'fails': dispatch"):
+            call(sim)
+
+
+def test_after_ctrl_c_in_a_plugin_the_simulation_stays_failed():
+    sim = disksched.Simulation(CFG, schedulers=[_failing(KeyboardInterrupt)], overrides={"disk.scheduler": "fails"})
+    with pytest.raises(KeyboardInterrupt):
+        sim.run()
+    for call in LATER_CALLS:
+        with pytest.raises(disksched.DiskschedError, match="(?s)failed earlier.*KeyboardInterrupt: no more"):
+            call(sim)

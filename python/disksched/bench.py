@@ -32,15 +32,22 @@ def bench_configs(requests: int) -> list[tuple[str, str, dict]]:
                          "size_kb": 4.0, "size_dist": "constant", "read_fraction": 2 / 3},
             "run": {"requests": requests},
         }))
-    for clients in (32, 128):
-        runs.append((f"closed{clients}", "sptf", {
+    def closed(clients: int, sched: str) -> dict:
+        return {
             "seed": 1,
             "disk": {"model": "atlas10k"},
-            "host": {"scheduler": "sptf", "queue_threshold": 1},
+            "host": {"scheduler": sched, "queue_threshold": 1},
             "workload": {"kind": "closed", "clients": clients, "think_time_ms": 0.0,
                          "size_kb": 4.0, "size_dist": "constant", "read_fraction": 2 / 3},
             "run": {"requests": requests},
-        }))
+        }
+
+    # Queue depth 16 (the Python plug-ins' target and their built-in twins): 16 clients that never
+    # think keep 16 requests outstanding; the host (threshold 1) holds the 15 not in service.
+    for sched in ["fcfs", "sptf"] + PLUGIN_SCHEDULERS:
+        runs.append(("closed16", sched, closed(16, sched)))
+    for clients in (32, 128):
+        runs.append((f"closed{clients}", "sptf", closed(clients, "sptf")))
     runs.append(("oltp+freeblock", "sptf", {
         "seed": 1,
         "disk": {"model": "atlas10k", "scheduler": "sptf"},

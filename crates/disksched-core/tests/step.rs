@@ -65,3 +65,20 @@ fn submitted_requests_are_served_as_the_workload_run_serves_them() {
     let result = sim.into_result().unwrap();
     assert_eq!((result.counters.arrived, result.counters.completed), (400, 400));
 }
+
+#[test]
+fn the_published_time_follows_every_step_and_run_until() {
+    let cfg = SimConfig::from_toml(CONFIG, "step.toml").unwrap();
+    let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
+    let clock = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
+    sim.publish_time(clock.clone());
+    let published = || SimTime(clock.load(std::sync::atomic::Ordering::Relaxed));
+    assert_eq!(published(), SimTime::ZERO);
+    sim.start();
+    for _ in 0..50 {
+        let t = sim.step().unwrap().expect("an event");
+        assert_eq!(published(), t);
+    }
+    sim.run_until(SimTime(sim.now().0 + 123_456)).unwrap();
+    assert_eq!(published(), sim.now());
+}

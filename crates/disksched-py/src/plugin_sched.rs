@@ -18,10 +18,11 @@ use disksched_core::sched::{self, SchedCtx, Scheduler, Tunable};
 use disksched_core::time::SimTime;
 use disksched_core::Error;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyTuple};
 use std::cell::{Cell, UnsafeCell};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The first error raised by plug-in code in a run (or a contract
@@ -34,6 +35,19 @@ pub fn fail(failure: &Failure, e: PyErr) {
     let mut slot = failure.lock().unwrap();
     if slot.is_none() {
         *slot = Some(e);
+    }
+}
+
+/// The run's error for `e`, raised by plug-in code (`method` of the `kind`
+/// plug-in `name`, at `now_ns`): a `PluginError` whose first line names them,
+/// with the traceback of the user's code. Ctrl-C inside user code stays Ctrl-C.
+pub fn plugin_error(py: Python<'_>, kind: &str, name: &str, method: &str, now_ns: u64, e: PyErr) -> PyErr {
+    if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+        return e;
+    }
+    match py.import("disksched.plugins").and_then(|m| m.call_method1("failure", (kind, name, method, now_ns, e.value(py), e.traceback(py)))) {
+        Ok(err) => PyErr::from_value(err),
+        Err(e2) => e2,
     }
 }
 
@@ -277,6 +291,8 @@ pub struct Plugins {
     workloads: HashMap<String, Rc<PluginClass>>,
     classifier: Option<Py<PyAny>>,
     pub failure: Failure,
+    /// The simulated time, ns, as the run publishes it (`Simulation::publish_time`).
+    clock: Arc<AtomicU64>,
 }
 
 /// `{name: class}` with each class's tunables read from the
@@ -305,21 +321,23 @@ fn classes(py: Python<'_>, dict: Option<&Bound<'_, PyDict>>) -> PyResult<HashMap
 impl Plugins {
     /// From `{name: class}` of schedulers (and of workloads, and a classifier function).
     pub fn new(py: Python<'_>, schedulers: &Bound<'_, PyDict>, failure: Failure) -> PyResult<Plugins> {
-        Ok(Plugins { classes: classes(py, Some(schedulers))?, workloads: HashMap::new(), classifier: None, failure })
+        Ok(Plugins { classes: classes(py, Some(schedulers))?, workloads: HashMap::new(), classifier: None, failure, clock: Arc::default() })
     }
 
     /// The workload factory (`kind = "plugin"`).
     fn workload_factory(&self) -> Rc<disksched_core::workload::plugin::Factory> {
         let workloads = self.workloads.clone();
         let failure = self.failure.clone();
+        let clock = self.clock.clone();
         Rc::new(move |name: &str, settings: &[(String, f64)], capacity: u64, _sector_bytes: u32| {
             let class = workloads.get(&name.to_ascii_lowercase())?.clone();
-            Some(build_workload(&class, settings, capacity, &failure))
+            Some(build_workload(&class, settings, capacity, &failure, &clock))
         })
     }
 
-    /// Install the classifier, if any, on a built simulation.
+    /// Install the classifier, if any, on a built simulation, and follow its time.
     pub fn prepare(&self, sim: &mut disksched_core::Simulation) {
+        sim.publish_time(self.clock.clone());
         if let Some(f) = &self.classifier {
             let f = Python::with_gil(|py| f.clone_ref(py));
             sim.set_classifier(crate::plugin_workload::classifier(f, self.failure.clone()));
@@ -330,9 +348,10 @@ impl Plugins {
     pub fn factory(&self) -> Rc<sched::Factory> {
         let classes = self.classes.clone();
         let failure = self.failure.clone();
+        let clock = self.clock.clone();
         Rc::new(move |what: &str, name: &str, settings: &[(String, f64)]| {
             let class = classes.get(&name.to_ascii_lowercase())?.clone();
-            Some(build(&class, what, settings, &failure))
+            Some(build(&class, what, settings, &failure, &clock))
         })
     }
 
@@ -345,12 +364,14 @@ impl Plugins {
     pub fn build_default(&self, name: &str) -> Result<Box<dyn Scheduler>, Error> {
         let class = self.classes.get(&name.to_ascii_lowercase())
             .ok_or_else(|| disksched_core::error::config_err("scheduler", format!("no plug-in scheduler '{name}'")))?;
-        build(class, name, &[], &self.failure)
+        build(class, name, &[], &self.failure, &self.clock)
     }
 }
 
-/// Instantiate `class` with `settings` checked against its tunables.
-fn build(class: &PluginClass, what: &str, settings: &[(String, f64)], failure: &Failure) -> Result<Box<dyn Scheduler>, Error> {
+/// Instantiate `class` with `settings` checked against its tunables; an
+/// exception in its construction is the plug-in's `__init__()` error.
+fn build(class: &PluginClass, what: &str, settings: &[(String, f64)], failure: &Failure, clock: &Arc<AtomicU64>)
+    -> Result<Box<dyn Scheduler>, Error> {
     let values = sched::check_tunables(what, class.tunables, settings)?;
     for t in class.tunables.iter().filter(|t| t.ty == disksched_core::schema::Ty::Int) {
         let v = values.get(t.name);
@@ -371,11 +392,11 @@ fn build(class: &PluginClass, what: &str, settings: &[(String, f64)], failure: &
             }
             let helpers = py.import("disksched.plugins")?;
             let (obj, hooks): (Bound<PyAny>, Vec<String>) = helpers.call_method1("instantiate", (class.cls.bind(py), kw))?.extract()?;
-            Ok(Box::new(PyScheduler::new(py, class, obj, &hooks, failure.clone())?))
+            Ok(Box::new(PyScheduler::new(py, class, obj, &hooks, failure.clone(), clock.clone())?))
         })();
         made.map_err(|e| {
             let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-            fail(failure, e);
+            fail(failure, plugin_error(py, "scheduler", class.name, "__init__", clock.load(Ordering::Relaxed), e));
             disksched_core::error::config_err(format!("plug-in scheduler '{}'", class.name), msg)
         })
     })
@@ -403,12 +424,13 @@ pub struct PyScheduler {
     failed: Cell<bool>,
     /// The FCFS order it then serves: (seq, id) of every request held.
     fallback: Option<std::collections::BTreeSet<(u64, u32)>>,
-    /// The simulated time of the last call that had one (for error messages).
-    last_now: Cell<SimTime>,
+    /// The run's simulated time, for errors in hooks called without a context.
+    clock: Arc<AtomicU64>,
 }
 
 impl PyScheduler {
-    fn new(py: Python<'_>, class: &PluginClass, obj: Bound<'_, PyAny>, hooks: &[String], failure: Failure) -> PyResult<PyScheduler> {
+    fn new(py: Python<'_>, class: &PluginClass, obj: Bound<'_, PyAny>, hooks: &[String], failure: Failure, clock: Arc<AtomicU64>)
+        -> PyResult<PyScheduler> {
         let has = |m: &str| hooks.iter().any(|h| h == m);
         let get = |m: &str| -> PyResult<Option<Py<PyAny>>> { if has(m) { Ok(Some(obj.getattr(m)?.unbind())) } else { Ok(None) } };
         let win = Arc::new(Window::new());
@@ -430,29 +452,25 @@ impl PyScheduler {
             failure,
             failed: Cell::new(false),
             fallback: None,
-            last_now: Cell::new(SimTime::ZERO),
+            clock,
         })
     }
 
-    /// Record that `method` raised `e` (or broke the contract) and switch to the fallback.
-    fn failed_in(&self, py: Python<'_>, method: &str, e: PyErr) {
-        self.failed.set(true);
-        let e = if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
-            e // Ctrl-C inside user code is Ctrl-C, not the plug-in's error
-        } else {
-            let t = self.last_now.get().0;
-            match py.import("disksched.plugins").and_then(|m| m.call_method1("failure", ("scheduler", self.name, method, t, e.value(py), e.traceback(py)))) {
-                Ok(err) => PyErr::from_value(err),
-                Err(e2) => e2,
-            }
-        };
-        fail(&self.failure, e);
+    /// The simulated time now, ns, for hooks called without a context.
+    fn now_ns(&self) -> u64 {
+        self.clock.load(Ordering::Relaxed)
     }
 
-    fn violation(&self, py: Python<'_>, method: &str, msg: String) {
+    /// Record that `method` raised `e` at `now_ns` and switch to the fallback.
+    fn failed_in(&self, py: Python<'_>, method: &str, now_ns: u64, e: PyErr) {
         self.failed.set(true);
-        let t = self.last_now.get().0;
-        let e = match py.import("disksched.plugins").and_then(|m| m.call_method1("violation", (self.name, method, t, msg))) {
+        fail(&self.failure, plugin_error(py, "scheduler", self.name, method, now_ns, e));
+    }
+
+    /// Record that `method` broke the contract at `now_ns` (`msg` says how) and switch to the fallback.
+    fn violation(&self, py: Python<'_>, method: &str, now_ns: u64, msg: String) {
+        self.failed.set(true);
+        let e = match py.import("disksched.plugins").and_then(|m| m.call_method1("violation", (self.name, method, now_ns, msg))) {
             Ok(err) => PyErr::from_value(err),
             Err(e2) => e2,
         };
@@ -495,7 +513,6 @@ impl PyScheduler {
     /// Call `f` with the context window open on `ctx`.
     fn call<'py>(&self, py: Python<'py>, f: &Py<PyAny>, args: impl IntoPyObject<'py, Target = PyTuple>, ctx: &SchedCtx,
                  current: Option<u32>) -> PyResult<Bound<'py, PyAny>> {
-        self.last_now.set(ctx.now);
         self.win.open(ctx, &self.held, current);
         let r = f.bind(py).call1(args);
         self.win.close();
@@ -516,7 +533,7 @@ impl Scheduler for PyScheduler {
         Python::with_gil(|py| match self.call(py, f, (id.0, self.ctx.bind(py)), ctx, Some(id.0)).and_then(|r| r.is_truthy()) {
             Ok(b) => b,
             Err(e) => {
-                self.failed_in(py, "bypass", e);
+                self.failed_in(py, "bypass", ctx.now.0, e);
                 false
             }
         })
@@ -529,7 +546,7 @@ impl Scheduler for PyScheduler {
         }
         Python::with_gil(|py| {
             if let Err(e) = self.call(py, &self.insert, (id.0, self.ctx.bind(py)), ctx, None) {
-                self.failed_in(py, "insert", e);
+                self.failed_in(py, "insert", ctx.now.0, e);
             }
         })
     }
@@ -542,29 +559,31 @@ impl Scheduler for PyScheduler {
             let r = match self.call(py, &self.dispatch, (self.ctx.bind(py), force), ctx, None) {
                 Ok(r) => r,
                 Err(e) => {
-                    self.failed_in(py, "dispatch", e);
+                    self.failed_in(py, "dispatch", ctx.now.0, e);
                     return self.fallback(ctx);
                 }
             };
             if r.is_none() {
                 if force && self.count > 0 {
-                    self.violation(py, "dispatch", format!("returned None with force=True while holding {} requests", self.count));
+                    self.violation(py, "dispatch", ctx.now.0, format!("returned None with force=True while holding {} requests", self.count));
                     return self.fallback(ctx);
                 }
                 return None;
             }
-            match r.extract::<u32>() {
+            // A bool is an int to Python (True == 1): never take it for an id.
+            let id = if r.is_instance_of::<PyBool>() { Err(()) } else { r.extract::<u32>().map_err(drop) };
+            match id {
                 Ok(id) if self.holds(id) => {
                     self.release(id);
                     Some(ReqId(id))
                 }
                 Ok(id) => {
-                    self.violation(py, "dispatch", format!("returned request id {id}, which it does not hold"));
+                    self.violation(py, "dispatch", ctx.now.0, format!("returned request id {id}, which it does not hold"));
                     self.fallback(ctx)
                 }
-                Err(_) => {
+                Err(()) => {
                     let shown = r.repr().map(|s| s.to_string()).unwrap_or_default();
-                    self.violation(py, "dispatch", format!("returned {shown}, expected a request id it holds (int) or None"));
+                    self.violation(py, "dispatch", ctx.now.0, format!("returned {shown}, expected a request id it holds (int) or None"));
                     self.fallback(ctx)
                 }
             }
@@ -578,7 +597,7 @@ impl Scheduler for PyScheduler {
         }
         Python::with_gil(|py| {
             if let Err(e) = self.call(py, f, (id.0, self.ctx.bind(py)), ctx, Some(id.0)) {
-                self.failed_in(py, "complete", e);
+                self.failed_in(py, "complete", ctx.now.0, e);
             }
         })
     }
@@ -591,7 +610,7 @@ impl Scheduler for PyScheduler {
         Python::with_gil(|py| match f.bind(py).call0().and_then(|r| r.extract::<Option<u64>>()) {
             Ok(t) => t.map(SimTime),
             Err(e) => {
-                self.failed_in(py, "wake_at_ns", e);
+                self.failed_in(py, "wake_at_ns", self.now_ns(), e);
                 None
             }
         })
@@ -601,7 +620,7 @@ impl Scheduler for PyScheduler {
         if let (Some(f), false) = (&self.drain, self.failed.get()) {
             Python::with_gil(|py| {
                 if let Err(e) = f.bind(py).call0() {
-                    self.failed_in(py, "drain", e);
+                    self.failed_in(py, "drain", self.now_ns(), e);
                 }
             });
         }
@@ -625,7 +644,7 @@ impl Scheduler for PyScheduler {
                 v
             }
             Err(e) => {
-                self.failed_in(py, "counters", e);
+                self.failed_in(py, "counters", self.now_ns(), e);
                 Vec::new()
             }
         })
@@ -638,7 +657,7 @@ impl Scheduler for PyScheduler {
         }
         Python::with_gil(|py| {
             if let Err(e) = f.bind(py).call1((flow,)) {
-                self.failed_in(py, "init_class", e);
+                self.failed_in(py, "init_class", self.now_ns(), e);
             }
         })
     }
@@ -650,7 +669,7 @@ impl Scheduler for PyScheduler {
         }
         Python::with_gil(|py| {
             if let Err(e) = f.bind(py).call1((flow,)) {
-                self.failed_in(py, "fini_class", e);
+                self.failed_in(py, "fini_class", self.now_ns(), e);
             }
         })
     }
@@ -665,13 +684,15 @@ impl Plugins {
     pub fn from_arg(py: Python<'_>, schedulers: Option<&Bound<'_, PyDict>>, workloads: Option<&Bound<'_, PyDict>>,
                     classifier: Option<&Bound<'_, PyAny>>, failure: &Failure) -> PyResult<Option<Plugins>> {
         let classifier = classifier.filter(|c| !c.is_none()).map(|c| c.clone().unbind());
-        let p = Plugins { classes: classes(py, schedulers)?, workloads: classes(py, workloads)?, classifier, failure: failure.clone() };
+        let p = Plugins { classes: classes(py, schedulers)?, workloads: classes(py, workloads)?, classifier, failure: failure.clone(),
+                          clock: Arc::default() };
         Ok((!p.classes.is_empty() || !p.workloads.is_empty() || p.classifier.is_some()).then_some(p))
     }
 }
 
-/// Instantiate workload `class` with `settings` checked against its tunables.
-fn build_workload(class: &PluginClass, settings: &[(String, f64)], capacity: u64, failure: &Failure)
+/// Instantiate workload `class` with `settings` checked against its
+/// tunables; an exception in its construction is the plug-in's `__init__()` error.
+fn build_workload(class: &PluginClass, settings: &[(String, f64)], capacity: u64, failure: &Failure, clock: &Arc<AtomicU64>)
     -> Result<Box<dyn disksched_core::workload::Generator>, Error> {
     let values = sched::check_tunables("workload.set", class.tunables, settings)?;
     Python::with_gil(|py| {
@@ -692,7 +713,7 @@ fn build_workload(class: &PluginClass, settings: &[(String, f64)], capacity: u64
         })();
         made.map_err(|e| {
             let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-            fail(failure, e);
+            fail(failure, plugin_error(py, "workload", class.name, "__init__", clock.load(Ordering::Relaxed), e));
             disksched_core::error::config_err(format!("workload plug-in '{}'", class.name), msg)
         })
     })

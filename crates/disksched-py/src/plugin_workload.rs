@@ -8,7 +8,7 @@
 //! `first(client)` and `next(client, now_ms)`, each returning `(Io,
 //! think_ms)`, or None from `next` when the client is done; `clients` of them).
 
-use crate::plugin_sched::{fail, Failure};
+use crate::plugin_sched::{fail, plugin_error, Failure};
 use disksched_core::error::config_err;
 use disksched_core::host::Class;
 use disksched_core::time::SimTime;
@@ -68,16 +68,7 @@ impl PyWorkload {
 
     fn raised(&mut self, py: Python<'_>, method: &str, e: PyErr) {
         self.failed = true;
-        let e = if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
-            e
-        } else {
-            match py.import("disksched.plugins").and_then(|m| m.call_method1("failure",
-                ("workload", self.name.as_str(), method, self.last_now.0, e.value(py), e.traceback(py)))) {
-                Ok(err) => PyErr::from_value(err),
-                Err(e2) => e2,
-            }
-        };
-        fail(&self.failure, e);
+        fail(&self.failure, plugin_error(py, "workload", &self.name, method, self.last_now.0, e));
     }
 
     fn broke(&mut self, py: Python<'_>, method: &str, msg: String) {
@@ -319,14 +310,7 @@ pub fn classifier(f: Py<PyAny>, failure: Failure) -> Box<disksched_core::sim::Cl
                 Ok(r) => r,
                 Err(e) => {
                     failed = true;
-                    let e = if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) { e } else {
-                        match py.import("disksched.plugins").and_then(|m| m.call_method1("failure",
-                            ("classifier", "classifier", "__call__", now.0, e.value(py), e.traceback(py)))) {
-                            Ok(err) => PyErr::from_value(err),
-                            Err(e2) => e2,
-                        }
-                    };
-                    fail(&failure, e);
+                    fail(&failure, plugin_error(py, "classifier", "classifier", "__call__", now.0, e));
                     return flow;
                 }
             };

@@ -20,6 +20,10 @@ pub struct PySimulation {
     sim: Option<Simulation>,
     plugins: Option<Plugins>,
     failure: Failure,
+    /// Why the run stopped, once plug-in code raised or broke the contract or
+    /// Ctrl-C came: a failed scheduler serves FCFS meanwhile, so nothing that
+    /// follows may pass for the run's result.
+    failed: Option<String>,
     warmup_requests: u64,
 }
 
@@ -44,18 +48,35 @@ fn completed_dict<'py>(py: Python<'py>, r: &Request) -> PyResult<Bound<'py, PyDi
 }
 
 impl PySimulation {
+    /// The run, unless it failed or has ended.
+    fn live(&self) -> PyResult<&Simulation> {
+        self.usable()?;
+        self.sim.as_ref().ok_or_else(ended)
+    }
+
     fn sim(&mut self) -> PyResult<&mut Simulation> {
+        self.usable()?;
         self.sim.as_mut().ok_or_else(ended)
     }
 
-    /// The outcome of a core call that may have run plug-in code: the
-    /// plug-in's error first (it caused whatever the core then reported).
-    fn checked<T>(&self, py: Python<'_>, r: Result<T, Error>) -> PyResult<T> {
-        if let Some(e) = self.failure.lock().unwrap().take() {
-            return Err(e);
+    /// Every call after a failure raises, naming it.
+    fn usable(&self) -> PyResult<()> {
+        match &self.failed {
+            Some(why) => Err(crate::DiskschedError::new_err(format!(
+                "this simulation failed earlier and cannot go on; it stopped with:\n{why}"))),
+            None => Ok(()),
         }
-        py.check_signals()?;
-        r.map_err(err)
+    }
+
+    /// The outcome of a core call that may have run plug-in code: the
+    /// plug-in's error first (it caused whatever the core then reported),
+    /// or Ctrl-C; either leaves the simulation failed.
+    fn checked<T>(&mut self, py: Python<'_>, r: Result<T, Error>) -> PyResult<T> {
+        let stored = self.failure.lock().unwrap().take();
+        let Some(e) = stored.or_else(|| py.check_signals().err()) else { return r.map_err(err) };
+        let kind = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default();
+        self.failed = Some(format!("{kind}: {}", e.value(py)));
+        Err(e)
     }
 }
 
@@ -82,7 +103,7 @@ impl PySimulation {
             }),
             None => Simulation::new(&cfg),
         };
-        let mut this = PySimulation { sim: None, plugins, failure, warmup_requests: cfg.run.warmup_requests };
+        let mut this = PySimulation { sim: None, plugins, failure, failed: None, warmup_requests: cfg.run.warmup_requests };
         let mut sim = this.checked(py, built)?;
         if start {
             sim.start();
@@ -94,7 +115,7 @@ impl PySimulation {
     /// The simulated time, ns.
     #[getter]
     fn now_ns(&self) -> PyResult<u64> {
-        Ok(self.sim.as_ref().ok_or_else(ended)?.now().0)
+        Ok(self.live()?.now().0)
     }
 
     /// Admit a request now (client `SUBMITTED`): `class_` best-effort,
@@ -162,22 +183,22 @@ impl PySimulation {
 
     /// Requests queued at each level now: [(level, count)], host first, one "disk" entry per disk.
     fn queues(&self) -> PyResult<Vec<(&'static str, usize)>> {
-        Ok(self.sim.as_ref().ok_or_else(ended)?.queue_lengths())
+        Ok(self.live()?.queue_lengths())
     }
 
     /// Each queue's scheduler: [(level, name)], in `queues` order.
     fn schedulers(&self) -> PyResult<Vec<(&'static str, &'static str)>> {
-        Ok(self.sim.as_ref().ok_or_else(ended)?.scheduler_names())
+        Ok(self.live()?.scheduler_names())
     }
 
     /// Each disk's heads now: [(cylinder, head, free_at_ns)].
     fn heads(&self) -> PyResult<Vec<(u32, u32, u64)>> {
-        Ok(self.sim.as_ref().ok_or_else(ended)?.heads().iter().map(|h| (h.cylinder, h.head, h.time.0)).collect())
+        Ok(self.live()?.heads().iter().map(|h| (h.cylinder, h.head, h.time.0)).collect())
     }
 
     /// The request accounting so far, as JSON.
     fn counters(&self) -> PyResult<String> {
-        let c = self.sim.as_ref().ok_or_else(ended)?.counters_now();
+        let c = self.live()?.counters_now();
         serde_json::to_string(&c).map_err(crate::json_err)
     }
 
@@ -186,6 +207,7 @@ impl PySimulation {
     #[pyo3(signature = (queue, name, settings=None))]
     fn switch(&mut self, py: Python<'_>, queue: &str, name: &str, settings: Option<std::collections::BTreeMap<String, f64>>) -> PyResult<()> {
         let settings: Vec<(String, f64)> = settings.unwrap_or_default().into_iter().collect();
+        self.usable()?;
         let sim = self.sim.as_mut().ok_or_else(ended)?;
         let r = match &self.plugins {
             Some(p) => p.with(|| sim.switch_scheduler(queue, name, &settings)),
@@ -196,6 +218,7 @@ impl PySimulation {
 
     /// End the run (every request must have completed) and return its result as `run` does.
     fn result<'py>(&mut self, py: Python<'py>) -> PyResult<ResultTuple<'py>> {
+        self.usable()?;
         let sim = self.sim.take().ok_or_else(ended)?;
         let r = sim.into_result();
         let result = self.checked(py, r)?;

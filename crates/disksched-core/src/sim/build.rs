@@ -147,6 +147,7 @@ impl Simulation {
             classifier: None,
             task_events: cfg.freeblock.as_ref().map(|f| f.schedule()).unwrap_or_default(),
             host_clock: cfg.freeblock.as_ref().filter(|f| f.external()).map(|_| (0, 0)),
+            published_time: None,
         })
     }
 }

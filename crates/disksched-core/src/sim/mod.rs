@@ -56,6 +56,7 @@ use accounting::DoneSet;
 use disk_unit::DiskUnit;
 use event::Event;
 use queue_level::QueueLevel;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// What every part reads and a few write: the live requests, the
@@ -132,6 +133,8 @@ pub struct Simulation {
     task_events: Vec<(SimTime, crate::background::TaskAction, usize)>,
     /// External freeblock: wall-clock time of the host scheduler's decisions and their count.
     host_clock: Option<(u128, u64)>,
+    /// Where the simulated time is published as it advances (`publish_time`).
+    published_time: Option<Arc<AtomicU64>>,
 }
 
 /// A classifier hook: (client, flow, request, now) -> the request's flow; it
@@ -261,7 +264,24 @@ impl Simulation {
             self.handle(ev, now)?;
         }
         self.engine.advance_to(until);
+        self.publish(until);
         Ok(std::mem::take(&mut self.completions))
+    }
+
+    /// Store the simulated time (ns) in `clock` now and whenever it
+    /// advances: for code the core calls without a context (the binding's
+    /// Python hooks `wake_at`, `init_class`, `fini_class`, `counters`, a
+    /// plug-in's constructor), whose errors must say when they happened.
+    pub fn publish_time(&mut self, clock: Arc<AtomicU64>) {
+        clock.store(self.now().0, Ordering::Relaxed);
+        self.published_time = Some(clock);
+    }
+
+    #[inline]
+    fn publish(&self, now: SimTime) {
+        if let Some(c) = &self.published_time {
+            c.store(now.0, Ordering::Relaxed);
+        }
     }
 
     /// Step-by-step use: end the run (every request must have completed)
@@ -377,6 +397,7 @@ impl Simulation {
 
     /// Route event `ev` at `now` to the part that owns it.
     fn handle(&mut self, ev: Event, now: SimTime) -> Result<()> {
+        self.publish(now);
         match ev {
             Event::RequestArrived { client } => self.request_arrived(client, now),
             Event::DiskCompleted(d) => self.disk_completed(d as usize, now),
