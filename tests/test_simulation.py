@@ -133,3 +133,78 @@ def test_after_ctrl_c_in_a_plugin_the_simulation_stays_failed():
     for call in LATER_CALLS:
         with pytest.raises(disksched.DiskschedError, match="(?s)failed earlier.*KeyboardInterrupt: no more"):
             call(sim)
+
+
+FB = {"seed": 3, "disk": {"model": "atlas10k", "scheduler": "sptf"}, "host": {"queue_threshold": 8},
+      "workload": {"kind": "oltp"}, "run": {"requests": 4000},
+      "freeblock": {"idle": True, "tasks": [{"name": "a", "blocks": [0, 3_000_000]},
+                                            {"name": "b", "blocks": [3_000_000, 6_000_000]}]}}
+
+
+def _freeblock(result):
+    return result.summary["freeblock"]
+
+
+def test_background_tasks_paused_resumed_and_aborted_from_python_are_the_event_schedule():
+    events = [{"at_ms": 5000, "task": "a", "action": "pause"}, {"at_ms": 10000, "task": "b", "action": "abort"},
+              {"at_ms": 15000, "task": "a", "action": "resume"}]
+    scheduled = disksched.run({**FB, "freeblock": {**FB["freeblock"], "events": events}})
+    sim = disksched.Simulation(FB)
+    runs, phase = [], ["before"]
+    sim.on_background_transfer(lambda disk, task, lo, hi, ms: runs.append((disk, task, lo, hi, phase[0])))
+    for at_ms, act, task, then in ((5000, sim.pause_task, 0, "a paused"), (10000, sim.abort_task, 1, "b aborted"),
+                                   (15000, sim.resume_task, 0, "a resumed")):
+        # An event at t takes effect after the events before t (the schedule's order at equal times
+        # puts completions and arrivals at t first): run to just before t, then act at t.
+        sim.run(until_ms=at_ms - 1e-6)
+        sim.run(until_ms=at_ms)
+        act(task)
+        phase[0] = then
+    sim.run()
+    stepped = sim.result()
+    assert _freeblock(stepped)["tasks"] == _freeblock(scheduled)["tasks"]
+    assert stepped.summary["host_response_ms"] == scheduled.summary["host_response_ms"]
+    # The callback heard every block credited, once, from the disk; none of a's while it was paused,
+    # none of b's after its abort.
+    seen = set()
+    for disk, task, lo, hi, when in runs:
+        assert disk == 0 and (task, when) not in ((0, "a paused"), (1, "b aborted"), (1, "a resumed")), (task, when)
+        assert seen.isdisjoint(range(lo, hi))
+        seen.update(range(lo, hi))
+    assert {(t, w) for _, t, _, _, w in runs} >= {(0, "before"), (1, "before"), (0, "a resumed")}
+    f = _freeblock(stepped)
+    assert len(seen) == f["free_blocks"] + f["idle_blocks"] > 0
+    assert [t["state"] for t in f["tasks"]] == ["done" if f["tasks"][0]["blocks_done"] == 3_000_000 else "active",
+                                                "aborted"]
+
+
+def test_a_task_added_from_python_starts_then_and_bad_tasks_are_one_line_errors():
+    sim = disksched.Simulation({**FB, "freeblock": {"idle": True, "tasks": [{"name": "a", "blocks": [0, 1_000_000]}]}})
+    firsts = {}
+    sim.on_background_transfer(lambda disk, task, lo, hi, ms: firsts.setdefault(task, ms))
+    sim.run(until_ms=8000)
+    assert sim.add_task((1_000_000, 2_000_000), priority=2, name="late") == 1
+    with pytest.raises(disksched.DiskschedError) as e:
+        sim.pause_task(5)
+    assert "5 does not exist" in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(disksched.DiskschedError, match="overlaps"):
+        sim.add_task((500_000, 1_500_000))
+    with pytest.raises(disksched.DiskschedError, match="priority"):
+        sim.add_task((3_000_000, 3_100_000), priority=5000)
+    sim.run()
+    f = _freeblock(sim.result())
+    assert firsts[0] < 1000 and 8000 <= firsts[1] < 9000, firsts
+    assert f["tasks"][1]["name"] == "late" and f["tasks"][1]["started_ms"] == 8000 and f["tasks"][1]["blocks_done"] > 0
+
+
+def test_an_exception_in_the_transfer_callback_ends_the_run_with_it():
+    sim = disksched.Simulation(FB)
+
+    def cb(disk, task, lo, hi, ms):
+        raise RuntimeError("my callback broke")
+
+    sim.on_background_transfer(cb)
+    with pytest.raises(RuntimeError, match="my callback broke"):
+        sim.run()
+    with pytest.raises(disksched.DiskschedError, match="failed earlier"):
+        sim.result()

@@ -5,6 +5,7 @@
     sim.queues(), sim.heads(), sim.counters()
     sim.switch("host", "sptf")          # or a plug-in's name; then continue
     sim.submit(lbn=1234, blocks=8)      # a request of one's own, now
+    sim.pause_task(0), sim.add_task((0, 100_000), priority=3)   # freeblock tasks
     sim.run()                           # to the end
     r = sim.result()                    # the same Result as disksched.run
 
@@ -118,6 +119,46 @@ class Simulation:
             self._sim.switch(queue, scheduler, {k: float(v) for k, v in settings.items()})
         except PluginError:
             raise
+        except DiskschedError as e:
+            raise self._res.error(e) from None
+
+    # Background tasks of the run's [freeblock] section, by index: the config's in order, then added ones.
+    def pause_task(self, task: int) -> None:
+        """Stop wanting background task `task`'s remaining blocks until `resume_task`."""
+        self._task("pause", task)
+
+    def resume_task(self, task: int) -> None:
+        """Want a paused task's remaining blocks again."""
+        self._task("resume", task)
+
+    def abort_task(self, task: int) -> None:
+        """Give up background task `task`: its remaining blocks are no longer wanted."""
+        self._task("abort", task)
+
+    def start_task(self, task: int) -> None:
+        """Start a task that has not arrived yet (its `start_ms` is later) now."""
+        self._task("start", task)
+
+    def add_task(self, blocks: tuple[int, int], *, priority: int = 0, write: bool = False, repeat: bool = False,
+                 name: Optional[str] = None) -> int:
+        """Add a background task over blocks [lo, hi) of each disk, started now (as a
+        `[[freeblock.tasks]]` entry); its index."""
+        lo, hi = blocks
+        try:
+            return self._sim.add_background_task(name or f"task added at {self.now_ms:g} ms", lo, hi, priority, write,
+                                                 repeat)
+        except DiskschedError as e:
+            raise self._res.error(e) from None
+
+    def on_background_transfer(self, callback) -> None:
+        """Call `callback(disk, task, lo, hi, time_ms)` for every run of background
+        blocks transferred from now on (blocks [lo, hi) of `disk`, for task index
+        `task`). An exception in it ends the run, as a plug-in's does."""
+        self._sim.on_background_transfer(lambda d, t, lo, hi, ns: callback(d, t, lo, hi, ns / 1e6))
+
+    def _task(self, action: str, task: int) -> None:
+        try:
+            self._sim.background_task(action, task)
         except DiskschedError as e:
             raise self._res.error(e) from None
 

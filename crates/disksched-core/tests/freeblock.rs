@@ -78,7 +78,7 @@ fn a_scan_reads_every_block_exactly_once_and_completes() {
     let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
     let runs = Arc::new(Mutex::new(Vec::new()));
     let sink = runs.clone();
-    sim.on_background_transfer(Box::new(move |task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
+    sim.on_background_transfer(Box::new(move |_, task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
     let r = sim.run(&mut |_, _| true).unwrap();
     let f = r.freeblock.unwrap();
     let task = &f.tasks[0];
@@ -171,7 +171,7 @@ fn external_mode_without_noise_keeps_the_external_rules() {
     let mut sim = Simulation::with_model(&cfg, model.clone()).unwrap();
     let runs = Arc::new(Mutex::new(Vec::new()));
     let sink = runs.clone();
-    sim.on_background_transfer(Box::new(move |_, lo, hi, t| sink.lock().unwrap().push((lo, hi, t.0))));
+    sim.on_background_transfer(Box::new(move |_, _, lo, hi, t| sink.lock().unwrap().push((lo, hi, t.0))));
     let r = sim.run(&mut |_, _| true).unwrap();
     let f = r.freeblock.unwrap();
     let e = f.external.as_ref().unwrap();
@@ -527,7 +527,7 @@ fn a_task_added_mid_run_starts_then() {
     let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
     let runs = Arc::new(Mutex::new(Vec::new()));
     let sink = runs.clone();
-    sim.on_background_transfer(Box::new(move |task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
+    sim.on_background_transfer(Box::new(move |_, task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
     let r = sim.run(&mut |_, _| true).unwrap();
     let f = r.freeblock.unwrap();
     let first_late = runs.lock().unwrap().iter().filter(|x| x.0 == 1).map(|x| x.3).min().expect("the late task moved blocks");
@@ -566,7 +566,7 @@ fn pause_resume_and_abort_events_never_double_count() {
     let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
     let runs = Arc::new(Mutex::new(Vec::new()));
     let sink = runs.clone();
-    sim.on_background_transfer(Box::new(move |task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
+    sim.on_background_transfer(Box::new(move |_, task, lo, hi, t| sink.lock().unwrap().push((task, lo, hi, t))));
     let r = sim.run(&mut |_, _| true).unwrap();
     let f = r.freeblock.unwrap();
     let runs = runs.lock().unwrap().clone();
@@ -668,7 +668,7 @@ fn external_mode_reads_in_idle_time_too() {
     let mut sim = Simulation::with_model(&cfg, atlas_ultra2()).unwrap();
     let runs = Arc::new(Mutex::new(Vec::new()));
     let sink = runs.clone();
-    sim.on_background_transfer(Box::new(move |_, lo, hi, _| sink.lock().unwrap().push((lo, hi))));
+    sim.on_background_transfer(Box::new(move |_, _, lo, hi, _| sink.lock().unwrap().push((lo, hi))));
     let r = sim.run(&mut |_, _| true).unwrap();
     let f = r.freeblock.unwrap();
     assert!(f.idle_blocks > 10_000, "{} idle blocks", f.idle_blocks);
@@ -703,10 +703,19 @@ fn every_disk_of_an_array_runs_the_tasks_in_firmware() {
         {fb}
     "#));
     let plain = run(&cfg(""));
-    let fb = run(&cfg("[freeblock]\nidle = false\n[[freeblock.tasks]]\nblocks = [0, 1000000]"));
+    let mut sim = Simulation::with_model(&cfg("[freeblock]\nidle = false\n[[freeblock.tasks]]\nblocks = [0, 1000000]"),
+                                         common::atlas()).unwrap();
+    let by_disk = Arc::new(Mutex::new([0u64; 2]));
+    let sink = by_disk.clone();
+    sim.on_background_transfer(Box::new(move |d, _, lo, hi, _| sink.lock().unwrap()[d as usize] += hi - lo));
+    let fb = sim.run(&mut |_, _| true).unwrap();
     // In firmware background work never delays the foreground, on any disk.
     assert_eq!(plain.records.unwrap().done_ns, fb.records.unwrap().done_ns);
     let f = fb.freeblock.unwrap();
+    // The transfer callback hears from every disk, and every block it hears of is counted.
+    let by_disk = *by_disk.lock().unwrap();
+    assert!(by_disk[0] > 0 && by_disk[1] > 0, "{by_disk:?}");
+    assert_eq!(by_disk[0] + by_disk[1], f.free_blocks);
     // Each disk has its own copy of the task: twice the blocks, some moved on each.
     assert_eq!(f.tasks[0].blocks_total, 2_000_000);
     assert_eq!(f.tasks[0].blocks_done, f.free_blocks);

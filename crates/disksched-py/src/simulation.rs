@@ -5,6 +5,7 @@
 
 use crate::plugin_sched::{Failure, Plugins};
 use crate::{err, result_tuple, ResultTuple};
+use disksched_core::background::{TaskAction, TaskConfig, TASK_PRIORITY};
 use disksched_core::host::{Class, Request};
 use disksched_core::time::SimTime;
 use disksched_core::workload::IoSpec;
@@ -214,6 +215,47 @@ impl PySimulation {
             None => sim.switch_scheduler(queue, name, &settings),
         };
         self.checked(py, r)
+    }
+
+    /// Start, pause, resume or abort background task `task` (config order, then added ones) now.
+    fn background_task(&mut self, py: Python<'_>, action: &str, task: usize) -> PyResult<()> {
+        let action = match action {
+            "start" => TaskAction::Start,
+            "pause" => TaskAction::Pause,
+            "resume" => TaskAction::Resume,
+            "abort" => TaskAction::Abort,
+            other => return Err(crate::DiskschedError::new_err(format!(
+                "background task action '{other}': expected start, pause, resume or abort"))),
+        };
+        let r = self.sim()?.background_task(action, task);
+        self.checked(py, r)
+    }
+
+    /// Add a background task over blocks [lo, hi) of every disk, started now; its index.
+    #[pyo3(signature = (name, lo, hi, priority=0, write=false, repeat=false))]
+    fn add_background_task(&mut self, py: Python<'_>, name: String, lo: u64, hi: u64, priority: u64, write: bool,
+                           repeat: bool) -> PyResult<usize> {
+        TASK_PRIORITY.check_count("add_task", priority).map_err(err)?;
+        let cfg = TaskConfig { name, blocks: Some((lo, hi)), priority: priority as u32, write, repeat, start_ms: 0.0 };
+        let r = self.sim()?.add_background_task(&cfg);
+        self.checked(py, r)
+    }
+
+    /// Call `callback(disk, task, lo, hi, time_ns)` for every run of background
+    /// blocks transferred from now on; its exception ends the run as a plug-in's does.
+    fn on_background_transfer(&mut self, callback: PyObject) -> PyResult<()> {
+        let failure = self.failure.clone();
+        self.sim()?.on_background_transfer(Box::new(move |disk, task, lo, hi, t| {
+            if failure.lock().unwrap().is_some() {
+                return;
+            }
+            Python::with_gil(|py| {
+                if let Err(e) = callback.call1(py, (disk, task, lo, hi, t.0)) {
+                    crate::plugin_sched::fail(&failure, e);
+                }
+            })
+        }));
+        Ok(())
     }
 
     /// End the run (every request must have completed) and return its result as `run` does.

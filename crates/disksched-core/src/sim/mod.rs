@@ -57,7 +57,7 @@ use disk_unit::DiskUnit;
 use event::Event;
 use queue_level::QueueLevel;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// What every part reads and a few write: the live requests, the
 /// predictor schedulers consult, and range placement.
@@ -177,10 +177,14 @@ pub struct RunResult {
 }
 
 impl Simulation {
-    /// Receive every run of background blocks as it is transferred: (task,
-    /// lo, hi, time), LBNs of disk 0 (an array's other disks report none).
-    pub fn on_background_transfer(&mut self, cb: crate::background::TransferCallback) {
-        self.units[0].freeblock.on_transfer(cb);
+    /// Receive every run of background blocks as it is transferred, on every
+    /// disk: (disk, task, lo, hi, time), LBNs of that disk.
+    pub fn on_background_transfer(&mut self, cb: Box<dyn FnMut(u32, usize, u64, u64, SimTime) + Send>) {
+        let shared = Arc::new(Mutex::new(cb));
+        for (d, u) in self.units.iter_mut().enumerate() {
+            let cb = shared.clone();
+            u.freeblock.on_transfer(Box::new(move |task, lo, hi, t| (cb.lock().unwrap())(d as u32, task, lo, hi, t)));
+        }
     }
 
     /// Classify every workload request on arrival with `f` (flow, class,
