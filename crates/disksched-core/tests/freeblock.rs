@@ -105,19 +105,39 @@ fn pause_resume_and_abort_never_double_count() {
     ];
     let mut t = Tasks::new(10_000, &cfgs).unwrap();
     assert_eq!(t.wanted.count(), 3000);
-    assert_eq!(t.transferred(0, 500, SimTime(1)), 500);
+    assert_eq!(t.transferred(0, 500, SimTime(1), false), 500);
     t.pause(0);
-    assert_eq!(t.transferred(400, 1200, SimTime(2)), 200, "only b's blocks while a is paused");
+    assert_eq!(t.transferred(400, 1200, SimTime(2), false), 200, "only b's blocks while a is paused");
     t.resume(0);
-    assert_eq!(t.transferred(0, 1000, SimTime(3)), 500, "a's first 500 were already done");
+    assert_eq!(t.transferred(0, 1000, SimTime(3), false), 500, "a's first 500 were already done");
     assert_eq!(t.status()[0].state, TaskState::Done);
     assert_eq!(t.status()[0].blocks_done, 1000);
     t.abort(1);
-    assert_eq!(t.transferred(0, 3000, SimTime(4)), 0);
+    assert_eq!(t.transferred(0, 3000, SimTime(4), false), 0);
     assert_eq!(t.status()[1].state, TaskState::Aborted);
     assert_eq!(t.status()[1].blocks_done, 200);
     assert_eq!(t.wanted.count(), 0);
     assert!(Tasks::new(10_000, &[cfgs[0].clone(), TaskConfig { blocks: Some((500, 600)), ..cfgs[1].clone() }]).is_err());
+}
+
+#[test]
+fn a_transfer_moves_only_the_blocks_of_tasks_of_its_direction() {
+    let cfgs = vec![
+        TaskConfig { name: "read".into(), blocks: Some((0, 1000)), priority: 0, write: false, repeat: false, start_ms: 0.0 },
+        TaskConfig { name: "write".into(), blocks: Some((1000, 3000)), priority: 0, write: true, repeat: false, start_ms: 0.0 },
+    ];
+    let mut t = Tasks::new(10_000, &cfgs).unwrap();
+    assert_eq!(t.directions(), [false, true]);
+    assert_eq!((t.value_range_dir(500, 1500, false), t.value_range_dir(500, 1500, true)), (500, 500));
+    assert!(t.wanted_by(999, false) && !t.wanted_by(999, true) && t.wanted_by(1000, true) && !t.wanted_by(1000, false));
+    // A read over both tasks' blocks moves the read task's only; a write then moves the rest.
+    assert_eq!(t.transferred(0, 3000, SimTime(1), false), 1000);
+    assert_eq!((t.status()[0].blocks_done, t.status()[1].blocks_done), (1000, 0));
+    assert_eq!(t.transferred(0, 3000, SimTime(2), true), 2000);
+    assert_eq!(t.status()[1].state, TaskState::Done);
+    // One direction only: every block counts whatever the direction asked (as before tasks could differ).
+    let reads = Tasks::new(10_000, &cfgs[..1]).unwrap();
+    assert_eq!((reads.directions(), reads.value_range_dir(0, 1000, true)), (&[false][..], 1000));
 }
 
 // ---- External mode (Lumb, Schindler & Ganger, FAST 2002) ----

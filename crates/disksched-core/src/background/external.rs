@@ -218,14 +218,14 @@ impl External {
     /// `planner`: None when no background work is planned (`plan = false`).
     #[allow(clippy::too_many_arguments)]
     pub fn serve(&mut self, drive: &mut Drive, fg: &Foreground, planner: Option<&mut (dyn Planner + 'static)>, tasks: &mut Tasks,
-                 bg_write: bool, summary: &mut super::FreeblockSummary, planner_ns: &mut u128) -> Service {
+                 summary: &mut super::FreeblockSummary, planner_ns: &mut u128) -> Service {
         let issue = self.issue_at(fg.ready.0);
         let from = self.belief;
         let direct = self.predict(&from, issue, fg.lbn, fg.blocks, fg.is_write);
         let bg = match planner.as_deref() {
             Some(p) => {
                 let clock = std::time::Instant::now();
-                let bg = self.plan(p, fg, &from, issue, &direct, bg_write, tasks, summary);
+                let bg = self.plan(p, fg, &from, issue, &direct, tasks, summary);
                 *planner_ns += clock.elapsed().as_nanos();
                 bg
             }
@@ -233,7 +233,7 @@ impl External {
         };
         let (first_lbn, first_blocks, first_is_write) = match &bg {
             Some(b) if b.merged => (b.lbn, b.blocks + fg.blocks, false),
-            Some(b) => (b.lbn, b.blocks, bg_write),
+            Some(b) => (b.lbn, b.blocks, b.write),
             None => (fg.lbn, fg.blocks, fg.is_write),
         };
         let truth_start = self.truth_start(drive, issue, first_lbn, first_blocks, first_is_write);
@@ -248,7 +248,7 @@ impl External {
                 s
             }
             (Some(b), Some(planner)) => {
-                let s = self.serve_truth(drive, issue, b.lbn, b.blocks, bg_write);
+                let s = self.serve_truth(drive, issue, b.lbn, b.blocks, b.write);
                 let n = planner.credit(&visit(b), s.done, tasks);
                 self.sum.background_commands += 1;
                 self.sum.command_blocks += n;
@@ -269,7 +269,7 @@ impl External {
 
     /// The background command for `fg`, if its rotational latency has room for one.
     #[allow(clippy::too_many_arguments)]
-    fn plan(&mut self, planner: &dyn Planner, fg: &Foreground, from: &HeadState, issue: u64, direct: &Predicted, bg_write: bool,
+    fn plan(&mut self, planner: &dyn Planner, fg: &Foreground, from: &HeadState, issue: u64, direct: &Predicted,
             tasks: &Tasks, summary: &mut super::FreeblockSummary) -> Option<Background> {
         let positioned = direct.start + self.model.position_ns((from.cylinder, from.head), (fg.cylinder, fg.head), Access::Onward { write: fg.is_write }, 0);
         if direct.media_start <= positioned || tasks.wanted.count() == 0 {
@@ -277,14 +277,17 @@ impl External {
         }
         summary.opportunities += 1;
         let ctl = &self.model.controller;
-        let t0 = (issue + ctl.command_overhead_ns(bg_write, from.last_was_write)).max(from.time.0);
         // Behind a command of its own the foreground request is issued when the one before it completes.
         // With one command at the drive it is issued when the background command completes: the planner
         // cannot know when that is before choosing one, so it plans as with two and the check below decides.
         let behind = fg.ready.0.max(self.belief_done.max(self.done[1]));
-        let fg_start_behind = behind + ctl.command_overhead_ns(fg.is_write, bg_write);
-        let b = planner.plan_external(SimTime(t0), (from.cylinder, from.head), (fg.cylinder, fg.head), SimTime(direct.media_start),
-                                      (fg.lbn, fg.is_write), SimTime(fg_start_behind), bg_write, tasks)?;
+        // Each direction the tasks take is planned on its own (a command reads or writes); the better is kept, reads on a tie.
+        let b = tasks.directions().iter().filter_map(|&w| {
+            let t0 = (issue + ctl.command_overhead_ns(w, from.last_was_write)).max(from.time.0);
+            let fg_start_behind = behind + ctl.command_overhead_ns(fg.is_write, w);
+            planner.plan_external(SimTime(t0), (from.cylinder, from.head), (fg.cylinder, fg.head), SimTime(direct.media_start),
+                                  (fg.lbn, fg.is_write), SimTime(fg_start_behind), w, tasks)
+        }).fold(None, |best: Option<Background>, b| if b.wanted > best.as_ref().map_or(0, |x| x.wanted) { Some(b) } else { best })?;
         // Check the whole sequence with the exact model (the planner's windows
         // leave out command processing and write data transfer); a pass of
         // the same sector differs by the rounding of sector times at most.
@@ -292,7 +295,7 @@ impl External {
         let ok = if b.merged {
             same_pass(self.predict(from, issue, b.lbn, b.blocks + fg.blocks, false).media_end, direct.media_end)
         } else {
-            let p = self.predict(from, issue, b.lbn, b.blocks, bg_write);
+            let p = self.predict(from, issue, b.lbn, b.blocks, b.write);
             let behind = if self.depth >= 2 { behind } else { behind.max(p.done) };
             same_pass(self.predict(&p.end, behind, fg.lbn, fg.blocks, fg.is_write).media_start, direct.media_start)
         };
@@ -351,7 +354,7 @@ impl External {
 }
 
 fn visit(b: &Background) -> Visit {
-    Visit { cylinder: b.cylinder, head: b.head, lbns: vec![(b.lbn, b.lbn + b.blocks as u64)], wanted: b.wanted }
+    Visit { cylinder: b.cylinder, head: b.head, lbns: vec![(b.lbn, b.lbn + b.blocks as u64)], wanted: b.wanted, write: b.write }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! end); the router schedules the events.
 
 use super::external::{External, Foreground};
-use super::planner::{Planner, PlannerSettings, Visit};
+use super::planner::{Plan, Planner, PlannerSettings, Visit};
 use super::{FreeblockConfig, FreeblockSummary, TaskAction, TaskConfig, Tasks, TransferCallback};
 use crate::disk::{DiskModel, Drive, HeadState, Service};
 use crate::error::Result;
@@ -90,7 +90,6 @@ pub fn build_with_belief(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, 
         tasks,
         planner,
         idle: f.idle,
-        bg_write: f.tasks.iter().any(|t| t.write),
         busy: None,
         summary: FreeblockSummary::default(),
         planner_ns: 0,
@@ -109,7 +108,6 @@ struct Work {
     planner: Box<dyn Planner>,
     /// Also use the drive's idle time.
     idle: bool,
-    bg_write: bool,
     /// The idle-time visit in progress.
     busy: Option<(Visit, SimTime)>,
     summary: FreeblockSummary,
@@ -132,7 +130,6 @@ impl Work {
 
     fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
         let i = self.tasks.add(cfg, now)?;
-        self.bg_write |= cfg.write;
         self.planner.recount(&self.tasks);
         Ok(i)
     }
@@ -143,7 +140,7 @@ impl Work {
             return None;
         }
         let at = drive.state.head;
-        let (visit, end) = self.planner.idle(now, (at.cylinder, at.head), self.bg_write, &self.tasks)?;
+        let (visit, end) = self.planner.idle(now, (at.cylinder, at.head), &self.tasks)?;
         drive.state.head = HeadState { cylinder: visit.cylinder, head: visit.head, time: end, ..Default::default() };
         self.busy = Some((visit, end));
         Some(end)
@@ -189,8 +186,11 @@ impl Freeblock for Firmware {
             // exactly when they would have been without it.
             let source = drive.last_source;
             let clock = std::time::Instant::now();
-            let plan = f.planner.plan(source.time, (source.cylinder, source.head), (r.target.cylinder, r.target.head),
-                                      service.media_start, r.is_write, f.bg_write, &f.tasks);
+            // Each direction the tasks take is planned on its own; the better plan is kept (reads on a tie).
+            let plan = f.tasks.directions().iter()
+                .map(|&w| f.planner.plan(source.time, (source.cylinder, source.head), (r.target.cylinder, r.target.head),
+                                         service.media_start, r.is_write, w, &f.tasks))
+                .fold(Plan::default(), |best, p| if p.wanted > best.wanted { p } else { best });
             f.planner_ns += clock.elapsed().as_nanos();
             f.summary.opportunities += 1;
             for v in &plan.visits {
@@ -245,7 +245,7 @@ impl Freeblock for ExternalMode {
         let fg = Foreground { lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, cylinder, head, ready: r.issued };
         let f = &mut self.work;
         let planner = f.plan.then_some(f.planner.as_mut());
-        let service = self.external.serve(drive, &fg, planner, &mut f.tasks, f.bg_write, &mut f.summary, &mut f.planner_ns);
+        let service = self.external.serve(drive, &fg, planner, &mut f.tasks, &mut f.summary, &mut f.planner_ns);
         (service, Some(self.external.belief()))
     }
     fn observed(&mut self, now: SimTime) -> Option<HeadState> {

@@ -79,8 +79,8 @@ impl Greedy {
         (n > 0).then_some(((s0 + span.sectors_per_track - span.first_sector) % span.sectors_per_track, n))
     }
 
-    /// LBN ranges covered by `n` slots from slot offset `k0`, and how many are wanted.
-    fn covered(span: &TrackSpan, k0: u32, n: u32, tasks: &Tasks) -> (Vec<(u64, u64)>, u64) {
+    /// LBN ranges covered by `n` slots from slot offset `k0`, and how many are wanted (in direction `write`).
+    fn covered(span: &TrackSpan, k0: u32, n: u32, write: bool, tasks: &Tasks) -> (Vec<(u64, u64)>, u64) {
         let spt = span.sectors_per_track;
         let parts = if k0 + n <= spt { vec![(k0, k0 + n)] } else { vec![(k0, spt), (0, k0 + n - spt)] };
         let mut ranges = Vec::with_capacity(2);
@@ -89,7 +89,7 @@ impl Greedy {
             let (i0, i1) = span.index_range(a, b);
             if i1 > i0 {
                 let (lo, hi) = (span.first_lbn + i0 as u64, span.first_lbn + i1 as u64);
-                wanted += tasks.value_range(lo, hi);
+                wanted += tasks.value_range_dir(lo, hi, write);
                 ranges.push((lo, hi));
             }
         }
@@ -110,11 +110,11 @@ impl Greedy {
         (((tb - ta) as u128 * spt * self.model.mech.rpm_milli as u128) / REV as u128).min(spt).min(left as u128) as u64
     }
 
-    fn visit(&self, c: u32, h: u32, ta: u64, tb: u64, tasks: &Tasks) -> Option<Visit> {
+    fn visit(&self, c: u32, h: u32, ta: u64, tb: u64, write: bool, tasks: &Tasks) -> Option<Visit> {
         let span = self.model.layout.track_span(c, h)?;
         let (k0, n) = self.window(&span, ta, tb)?;
-        let (lbns, wanted) = Self::covered(&span, k0, n, tasks);
-        (wanted > 0).then_some(Visit { cylinder: c, head: h, lbns, wanted })
+        let (lbns, wanted) = Self::covered(&span, k0, n, write, tasks);
+        (wanted > 0).then_some(Visit { cylinder: c, head: h, lbns, wanted, write })
     }
 
     /// Best use of the time before `deadline`, when the heads are at
@@ -140,10 +140,10 @@ impl Greedy {
             let mut visits = Vec::new();
             if same_track {
                 if i > 0 { break; }
-                visits.extend(self.visit(src.0, src.1, t0, tf, tasks));
+                visits.extend(self.visit(src.0, src.1, t0, tf, bg_write, tasks));
             } else {
-                visits.extend(self.visit(src.0, src.1, t0, leave, tasks));
-                visits.extend(self.visit(dst.0, dst.1, leave + direct, tf, tasks));
+                visits.extend(self.visit(src.0, src.1, t0, leave, bg_write, tasks));
+                visits.extend(self.visit(dst.0, dst.1, leave + direct, tf, bg_write, tasks));
             }
             let wanted = visits.iter().map(|v| v.wanted).sum();
             if wanted > best.wanted {
@@ -155,7 +155,7 @@ impl Greedy {
             if self.slots_bound(c, h, arrive, leave_by) * tasks.max_weight() <= best.wanted {
                 return;
             }
-            if let Some(v) = self.visit(c, h, arrive, leave_by, tasks) {
+            if let Some(v) = self.visit(c, h, arrive, leave_by, bg_write, tasks) {
                 if v.wanted > best.wanted {
                     best = Plan { wanted: v.wanted, visits: vec![v] };
                 }
@@ -246,13 +246,14 @@ impl Greedy {
             }
         };
         if !fg.1 && !bg_write && src != dst {
-            if let Some(v) = self.visit(dst.0, dst.1, t0 + direct, tf, tasks) {
+            if let Some(v) = self.visit(dst.0, dst.1, t0 + direct, tf, false, tasks) {
                 // The window ends as the foreground's first sector comes round (give or take the
                 // rounding of one sector); only where it starts matters to the merged read.
                 if let Some(&(lo, _)) = v.lbns.iter().find(|r| r.0 < fg.0 && r.1 <= fg.0 && r.1 + 1 >= fg.0) {
-                    if let Some(first) = (lo..fg.0).find(|&b| tasks.wanted.get(b)) {
-                        let wanted = tasks.value_range(first, fg.0);
-                        consider(&mut best, Background { lbn: first, blocks: (fg.0 - first) as u32, wanted, merged: true, cylinder: dst.0, head: dst.1 });
+                    if let Some(first) = (lo..fg.0).find(|&b| tasks.wanted_by(b, false)) {
+                        let wanted = tasks.value_range_dir(first, fg.0, false);
+                        consider(&mut best, Background { lbn: first, blocks: (fg.0 - first) as u32, wanted, merged: true, cylinder: dst.0, head: dst.1,
+                                                         write: false });
                     }
                 }
             }
@@ -270,7 +271,7 @@ impl Greedy {
                           (dst, t0 + direct + settle, tf.saturating_sub(settle), fg_start_behind.0 + settle)];
             for ((c, h), arrive, leave_by, fg_ready) in tracks {
                 if arrive < leave_by && fg_ready < tf {
-                    if let Some(b) = self.visit(c, h, arrive, leave_by, tasks).and_then(|v| Self::command(&v, tasks)) {
+                    if let Some(b) = self.visit(c, h, arrive, leave_by, bg_write, tasks).and_then(|v| Self::command(&v, tasks)) {
                         consider(&mut best, b);
                     }
                 }
@@ -283,7 +284,7 @@ impl Greedy {
             if self.slots_bound(c, h, arrive, leave_by) * tasks.max_weight() <= best.as_ref().map_or(0, |x| x.wanted) {
                 return;
             }
-            let Some(v) = self.visit(c, h, arrive, leave_by, tasks) else { return };
+            let Some(v) = self.visit(c, h, arrive, leave_by, bg_write, tasks) else { return };
             if let Some(b) = Self::command(&v, tasks) {
                 consider(&mut best, b);
             }
@@ -295,16 +296,18 @@ impl Greedy {
     /// most wanted blocks (a window across the track's logical start has
     /// two), trimmed to its first and last wanted block.
     fn command(v: &Visit, tasks: &Tasks) -> Option<Background> {
-        let part = v.lbns.iter().map(|&(lo, hi)| (tasks.value_range(lo, hi), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
+        let part = v.lbns.iter().map(|&(lo, hi)| (tasks.value_range_dir(lo, hi, v.write), lo, hi)).max_by_key(|p| (p.0, std::cmp::Reverse(p.1)));
         let (wanted, lo, hi) = part.filter(|p| p.0 > 0)?;
-        let first = (lo..hi).find(|&b| tasks.wanted.get(b)).expect("a wanted block");
-        let last = (lo..hi).rev().find(|&b| tasks.wanted.get(b)).expect("a wanted block");
-        Some(Background { lbn: first, blocks: (last + 1 - first) as u32, wanted, merged: false, cylinder: v.cylinder, head: v.head })
+        let first = (lo..hi).find(|&b| tasks.wanted_by(b, v.write)).expect("a wanted block");
+        let last = (lo..hi).rev().find(|&b| tasks.wanted_by(b, v.write)).expect("a wanted block");
+        Some(Background { lbn: first, blocks: (last + 1 - first) as u32, wanted, merged: false, cylinder: v.cylinder, head: v.head,
+                          write: v.write })
     }
 
-    /// Idle time: the nearest track with wanted blocks, read whole on arrival
-    /// (zero-latency). Returns the visit and when it ends.
-    pub fn idle(&self, now: SimTime, at: (u32, u32), bg_write: bool, tasks: &Tasks) -> Option<(Visit, SimTime)> {
+    /// Idle time: the nearest track with wanted blocks, read (or written)
+    /// whole on arrival (zero-latency), in the direction that moves more of
+    /// them. Returns the visit and when it ends.
+    pub fn idle(&self, now: SimTime, at: (u32, u32), tasks: &Tasks) -> Option<(Visit, SimTime)> {
         if tasks.wanted.count() == 0 {
             return None;
         }
@@ -320,15 +323,17 @@ impl Greedy {
         });
         let (h, span) = h?;
         let lbns = vec![(span.first_lbn, span.first_lbn + span.blocks as u64)];
-        let wanted = tasks.wanted.count_range(lbns[0].0, lbns[0].1);
-        let end = now.0 + self.model.position_ns(at, (c, h), Access::Onward { write: bg_write }, 0) + self.model.mech.revolution_ns();
-        Some((Visit { cylinder: c, head: h, lbns, wanted }, SimTime(end)))
+        // Reads win a tie (`directions` lists them first).
+        let (write, wanted) = tasks.directions().iter().map(|&w| (w, tasks.value_range_dir(lbns[0].0, lbns[0].1, w)))
+            .fold((false, 0), |best, d| if d.1 > best.1 { d } else { best });
+        let end = now.0 + self.model.position_ns(at, (c, h), Access::Onward { write }, 0) + self.model.mech.revolution_ns();
+        Some((Visit { cylinder: c, head: h, lbns, wanted, write }, SimTime(end)))
     }
 
     /// Credit a visit's blocks to their tasks.
     pub fn credit(&mut self, visit: &Visit, now: SimTime, tasks: &mut Tasks) -> u64 {
         let before = tasks.wanted.count();
-        let n: u64 = visit.lbns.iter().map(|&(lo, hi)| tasks.transferred(lo, hi, now)).sum();
+        let n: u64 = visit.lbns.iter().map(|&(lo, hi)| tasks.transferred(lo, hi, now, visit.write)).sum();
         if tasks.wanted.count() + n != before {
             // A repeating task started its next pass: its blocks are wanted again.
             self.recount(tasks);
@@ -359,8 +364,8 @@ impl Planner for Greedy {
                      fg_start_behind: SimTime, bg_write: bool, tasks: &Tasks) -> Option<Background> {
         Greedy::plan_external(self, now, src, dst, deadline, fg, fg_start_behind, bg_write, tasks)
     }
-    fn idle(&self, now: SimTime, at: (u32, u32), bg_write: bool, tasks: &Tasks) -> Option<(Visit, SimTime)> {
-        Greedy::idle(self, now, at, bg_write, tasks)
+    fn idle(&self, now: SimTime, at: (u32, u32), tasks: &Tasks) -> Option<(Visit, SimTime)> {
+        Greedy::idle(self, now, at, tasks)
     }
     fn credit(&mut self, visit: &Visit, now: SimTime, tasks: &mut Tasks) -> u64 {
         Greedy::credit(self, visit, now, tasks)

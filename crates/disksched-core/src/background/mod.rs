@@ -477,6 +477,10 @@ pub struct Tasks {
     status: Vec<TaskStatus>,
     paused_bits: Vec<Option<Vec<(u64, u64)>>>,
     priority: Vec<u32>,
+    /// Each task's direction (`[[freeblock.tasks]].write`).
+    write: Vec<bool>,
+    /// The directions of the tasks, reads first: what the planner plans for.
+    directions: Vec<bool>,
     /// Each task's weight (priority + 1); all 1 when every priority is equal (`reweigh`).
     weight: Vec<u64>,
     repeat: Vec<bool>,
@@ -491,7 +495,7 @@ impl Tasks {
     /// wanted; an error if a range is empty, off the disk or overlaps another.
     pub fn new(capacity: u64, configs: &[TaskConfig]) -> Result<Tasks> {
         let mut t = Tasks { wanted: Wanted::new(capacity), on_transfer: None, owner: Vec::new(), status: Vec::new(),
-                            paused_bits: Vec::new(), priority: Vec::new(), weight: Vec::new(), repeat: Vec::new(), moved: Vec::new(), is_weighted: false };
+                            paused_bits: Vec::new(), priority: Vec::new(), write: Vec::new(), directions: Vec::new(), weight: Vec::new(), repeat: Vec::new(), moved: Vec::new(), is_weighted: false };
         for (i, c) in configs.iter().enumerate() {
             t.register(capacity, i, c)?;
             if c.start_ms <= 0.0 {
@@ -524,6 +528,8 @@ impl Tasks {
                                       started_ms: 0.0, time_to_pct_ms: [None; 3], passes: 0, passes_per_day: 0.0, progress: Vec::new() });
         self.paused_bits.push(None);
         self.priority.push(c.priority);
+        self.write.push(c.write);
+        self.directions = [false, true].into_iter().filter(|w| self.write.contains(w)).collect();
         self.repeat.push(c.repeat);
         self.moved.push(0);
         Ok(())
@@ -585,14 +591,50 @@ impl Tasks {
             .map(|&(a, b, t)| self.wanted.count_range(lo.max(a), hi.min(b)) * self.weight[t]).sum()
     }
 
-    /// Credit the wanted blocks in [lo, hi) as transferred at `now`; returns how many.
-    pub fn transferred(&mut self, lo: u64, hi: u64, now: SimTime) -> u64 {
+    /// The directions background transfers take (false: read, true: write),
+    /// reads first: one, or both when some tasks read and others write.
+    pub fn directions(&self) -> &[bool] {
+        &self.directions
+    }
+
+    /// Tasks go both ways: a transfer moves the blocks of its own direction only.
+    fn mixed(&self) -> bool {
+        self.directions.len() > 1
+    }
+
+    /// [`value_range`](Self::value_range) of the blocks a transfer in
+    /// direction `write` can move (all of them unless tasks go both ways).
+    #[inline]
+    pub fn value_range_dir(&self, lo: u64, hi: u64, write: bool) -> u64 {
+        if !self.mixed() {
+            return self.value_range(lo, hi);
+        }
+        let first = self.owner.partition_point(|&(_, b, _)| b <= lo);
+        self.owner[first..].iter().take_while(|o| o.0 < hi).filter(|o| self.write[o.2] == write)
+            .map(|&(a, b, t)| self.wanted.count_range(lo.max(a), hi.min(b)) * if self.weighted() { self.weight[t] } else { 1 }).sum()
+    }
+
+    /// Block `b` is wanted by a task of direction `write`.
+    pub fn wanted_by(&self, b: u64, write: bool) -> bool {
+        self.wanted.get(b) && (!self.mixed() || {
+            let k = self.owner.partition_point(|&(_, hi, _)| hi <= b);
+            self.owner.get(k).is_some_and(|&(a, _, t)| a <= b && self.write[t] == write)
+        })
+    }
+
+    /// Credit the wanted blocks in [lo, hi) as transferred at `now` by a
+    /// transfer in direction `write` (when tasks go both ways, only their
+    /// tasks' blocks); returns how many.
+    pub fn transferred(&mut self, lo: u64, hi: u64, now: SimTime, write: bool) -> u64 {
         let mut total = 0;
         let first = self.owner.partition_point(|&(_, b, _)| b <= lo);
         for k in first..self.owner.len() {
             let (a, b, t) = self.owner[k];
             if a >= hi {
                 break;
+            }
+            if self.mixed() && self.write[t] != write {
+                continue;
             }
             let (from, to) = (lo.max(a), hi.min(b));
             if let Some(cb) = &mut self.on_transfer {

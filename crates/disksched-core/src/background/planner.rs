@@ -20,7 +20,7 @@ use crate::error::{config_err, Result};
 use crate::time::SimTime;
 use std::sync::Arc;
 
-/// A track visit: read the slots [k0, k0 + n) counted from the track's first-LBN sector.
+/// A track visit: read (or write) the slots [k0, k0 + n) counted from the track's first-LBN sector.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Visit {
     /// Cylinder of the track.
@@ -29,8 +29,10 @@ pub struct Visit {
     pub head: u32,
     /// LBNs covered (wanted or not), as half-open ranges.
     pub lbns: Vec<(u64, u64)>,
-    /// Wanted blocks among them.
+    /// Wanted blocks among them (of tasks of this visit's direction).
     pub wanted: u64,
+    /// A write: it moves the blocks of write tasks only (a read, of read tasks).
+    pub write: bool,
 }
 
 /// One background command an external scheduler sends: LBNs [lbn, lbn +
@@ -49,6 +51,8 @@ pub struct Background {
     pub cylinder: u32,
     /// Head of the track its blocks are on.
     pub head: u32,
+    /// A write command (for write tasks' blocks); never merged.
+    pub write: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -81,7 +85,9 @@ pub trait Planner: Send {
     fn recount(&mut self, tasks: &Tasks);
     /// In firmware: the track visits that fit between `now`, with the heads
     /// at `src`, and `deadline`, when the heads must be over the foreground's
-    /// first sector on `dst` (`fg_write`: it is a write).
+    /// first sector on `dst` (`fg_write`: it is a write), moving blocks of
+    /// the tasks of direction `bg_write` (the caller plans each direction
+    /// the tasks take and keeps the better plan).
     #[allow(clippy::too_many_arguments)]
     fn plan(&self, now: SimTime, src: (u32, u32), dst: (u32, u32), deadline: SimTime, fg_write: bool, bg_write: bool, tasks: &Tasks) -> Plan;
     /// Outside the drive: one background command, merged into the
@@ -90,8 +96,8 @@ pub trait Planner: Send {
     #[allow(clippy::too_many_arguments)]
     fn plan_external(&self, now: SimTime, src: (u32, u32), dst: (u32, u32), deadline: SimTime, fg: (u64, bool),
                      fg_start_behind: SimTime, bg_write: bool, tasks: &Tasks) -> Option<Background>;
-    /// Idle time with the heads at `at`: a visit and when it ends.
-    fn idle(&self, now: SimTime, at: (u32, u32), bg_write: bool, tasks: &Tasks) -> Option<(Visit, SimTime)>;
+    /// Idle time with the heads at `at`: a visit (in the direction it chooses) and when it ends.
+    fn idle(&self, now: SimTime, at: (u32, u32), tasks: &Tasks) -> Option<(Visit, SimTime)>;
     /// `visit` was transferred at `now`: credit its wanted blocks to `tasks`; how many.
     fn credit(&mut self, visit: &Visit, now: SimTime, tasks: &mut Tasks) -> u64;
 }
