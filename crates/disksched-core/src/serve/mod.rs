@@ -350,15 +350,7 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
         if now >= next_stats {
             let stats = live_stats(&mut live, &shared, inflight.len() as u64, &depths(&sim), now.duration_since(window_start), origin.elapsed(), false);
             if let Some(p) = &opts.stats_path {
-                // A full disk or a removed directory costs the statistics, not the session: one warning until it works again.
-                match write_atomically(p, &stats) {
-                    Err(e) if !stats_failing => {
-                        eprintln!("disksched serve: warning: {e}; still serving");
-                        stats_failing = true;
-                    }
-                    Err(_) => {}
-                    Ok(()) => stats_failing = false,
-                }
+                write_stats(p, &stats, &mut stats_failing);
             }
             window_start = now;
             next_stats += Duration::from_secs(1);
@@ -420,9 +412,7 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
     }
     let stats = live_stats(&mut live, &shared, 0, &depths(&sim), window_start.elapsed(), origin.elapsed(), true);
     if let Some(p) = &opts.stats_path {
-        if let Err(e) = write_atomically(p, &stats) {
-            eprintln!("disksched serve: warning: {e}");
-        }
+        write_stats(p, &stats, &mut stats_failing);
     }
     if let Listen::Unix(p) = &opts.listen {
         let _ = std::fs::remove_file(p);
@@ -548,6 +538,19 @@ fn live_stats(live: &mut Live, shared: &Shared, outstanding: u64, depths: &[(&'s
 
 fn as_object(d: &[(&'static str, u64)]) -> serde_json::Value {
     d.iter().map(|&(k, n)| (k.to_string(), n.into())).collect::<serde_json::Map<_, _>>().into()
+}
+
+/// Rewrite the `--stats` file. A full disk or a removed directory costs the statistics, not the
+/// session: one warning on stderr, none more until a write succeeds again.
+fn write_stats(path: &std::path::Path, v: &serde_json::Value, failing: &mut bool) {
+    match write_atomically(path, v) {
+        Err(e) if !*failing => {
+            eprintln!("disksched serve: warning: --stats not written: {e}");
+            *failing = true;
+        }
+        Err(_) => {}
+        Ok(()) => *failing = false,
+    }
 }
 
 /// Write `v` to `path` through a temporary file renamed into place (a reader never sees half a file).
