@@ -125,9 +125,9 @@ def _table(rows) -> str:
 
 
 # How late replies may be on a shared 2-core machine (p99, max in ms; the share over 1 ms): at load 3-5
-# these jobs give p99 0.1-1.5 ms, max 1-11 ms, 0.2-1.2 % over 1 ms (docs/serve.md). A server that replies
+# these jobs gave p99 0.1-2.9 ms, max 1-61 ms, 0.2-1.6 % over 1 ms (docs/serve.md). A server that replies
 # 1.2 ms late throughout passes the means of the fio comparison (catch-up) but fails the share.
-LATE_P99_MS, LATE_MAX_MS, LATE_OVER_1MS = 4.0, 100.0, 0.05
+LATE_P99_MS, LATE_MAX_MS, LATE_OVER_1MS = 4.0, 250.0, 0.05
 
 
 def _check_timing(serve: dict, table: str) -> None:
