@@ -13,6 +13,10 @@
 //! `origin + t`. Every due time is absolute, so a reply that a loaded
 //! machine sends late delays no later one (lateness does not accumulate).
 //!
+//! A stop lets no new client or request in (a request read after it gets
+//! ESHUTDOWN), answers those already received at their simulated times,
+//! and closes the connections once their replies are written.
+//!
 //! FLUSH replies when every write the drive has reported is on the media
 //! (the end of its last write-back destage); a FUA write replies when its
 //! own destage ends. TRIM zeroes the data and replies at once (the modelled
@@ -205,10 +209,7 @@ impl Live {
     /// Raise the window's deepest queues to what the simulation holds now.
     fn sample_depths(&mut self, sim: &Simulation) {
         for (name, n) in depths(sim) {
-            match self.window_max_depths.iter_mut().find(|(k, _)| *k == name) {
-                Some(m) => m.1 = m.1.max(n),
-                None => self.window_max_depths.push((name, n)),
-            }
+            fold_level(&mut self.window_max_depths, name, n, u64::max);
         }
     }
 }
@@ -216,14 +217,19 @@ impl Live {
 /// Requests at each level now: "host", "controller" (if any), "disk" (queued in the drives' command
 /// queues, all disks together) and "in_service" (disks with a command in service).
 fn depths(sim: &Simulation) -> Vec<(&'static str, u64)> {
-    let mut d: Vec<(&'static str, u64)> = Vec::new();
+    let mut d = Vec::new();
     for (name, n) in sim.queue_lengths().into_iter().chain([("in_service", sim.commands_in_service())]) {
-        match d.iter_mut().find(|(k, _)| *k == name) {
-            Some(e) => e.1 += n as u64,
-            None => d.push((name, n as u64)),
-        }
+        fold_level(&mut d, name, n as u64, |a, b| a + b);
     }
     d
+}
+
+/// Combine `n` into level `name`'s figure with `f`, or add the level.
+fn fold_level(levels: &mut Vec<(&'static str, u64)>, name: &'static str, n: u64, f: impl Fn(u64, u64) -> u64) {
+    match levels.iter_mut().find(|(k, _)| *k == name) {
+        Some(e) => e.1 = f(e.1, n),
+        None => levels.push((name, n)),
+    }
 }
 
 /// What `serve` returns: the run's result (as `Simulation::into_result`)
