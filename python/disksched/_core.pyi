@@ -36,8 +36,8 @@ def serve(
     record_chunk_rows: int = ...,
 ) -> tuple[str, str, Optional[dict[str, np.ndarray]], str, Optional[str]]:
     """Serve the config's drive as an NBD export (options: listen, allow_remote, size_bytes, backing,
-    stats, max_connections, max_request_kb, export_name, catch_up) until a Python signal handler
-    raises; returns (summary JSON, counters JSON, record columns or None, serve statistics JSON,
+    stats, max_connections, max_request_kb, export_name, catch_up, handshake_timeout_s) until a Python
+    signal handler raises; returns (summary JSON, counters JSON, record columns or None, serve statistics JSON,
     the name of the exception that stopped it or None)."""
 
 def config_resolve(config_text: str, origin: str, check: bool = ...) -> tuple[str, str]:

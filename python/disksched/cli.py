@@ -179,6 +179,8 @@ def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML):
           max_connections: int = typer.Option(16, help="Most clients at once (1..1024); more are closed."),
           max_request_kb: int = typer.Option(32768, help="Largest read or write, KB (4..32768; advertised as the maximum block size)."),
           export_name: str = typer.Option("disksched", help="The export's name (the empty name selects it too)."),
+          handshake_timeout_s: float = typer.Option(5.0, help="Drop a client that has not finished the handshake "
+                                                    "this many seconds after connecting (0.1..600)."),
           catch_up: bool = typer.Option(True, "--catch-up/--no-catch-up", help="A request after a late reply enters the "
                                         "simulation as if that reply had been on time (docs/serve.md)."),
           seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
@@ -214,7 +216,7 @@ def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML):
     kwargs = dict(listen=listen, allow_remote=allow_remote, size_bytes=size_bytes,
                   backing=None if backing == "memory" else backing, stats=str(stats) if stats else None,
                   max_connections=max_connections, max_request_kb=max_request_kb, export_name=export_name,
-                  catch_up=catch_up, on_ready=ready)
+                  handshake_timeout_s=handshake_timeout_s, catch_up=catch_up, on_ready=ready)
     with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
         if tmp is not None:
             from .records import draw, simulate

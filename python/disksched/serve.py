@@ -38,6 +38,7 @@ def _needs_workload(config: Any) -> bool:
 def serve(config: Any, *, listen: str, overrides: Any = None, seed: Optional[int] = None, allow_remote: bool = False,
           size_bytes: Optional[int] = None, backing: Optional[str] = None, stats: Optional[str] = None,
           max_connections: int = 16, max_request_kb: int = 32768, export_name: str = "disksched", catch_up: bool = True,
+          handshake_timeout_s: float = 5.0,
           on_ready: Optional[Callable[[str], Any]] = None, records: Optional[bool] = None,
           record_sink: Optional[Callable[[dict], Any]] = None, record_chunk_rows: int = 65536,
           progress: Any = None) -> Result:
@@ -54,7 +55,8 @@ def serve(config: Any, *, listen: str, overrides: Any = None, seed: Optional[int
     res = resolve(config, over)
     options = {"listen": listen, "allow_remote": allow_remote, "size_bytes": size_bytes, "backing": backing,
                "stats": stats, "max_connections": max_connections, "max_request_kb": max_request_kb,
-               "export_name": export_name, "catch_up": bool(catch_up)}
+               "export_name": export_name, "catch_up": bool(catch_up),
+               "handshake_timeout_s": float(handshake_timeout_s)}
     # SIGINT and SIGTERM end the session (not the program): the binding runs Python's handlers every 100 ms
     # and stops on their exception; the result is returned and written like any run's. (A SIGINT the shell
     # set to be ignored, as for `serve &`, stays ignored.)

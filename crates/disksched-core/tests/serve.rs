@@ -24,16 +24,21 @@ struct Server {
 }
 
 fn start(name: &str) -> Server {
+    start_with(name, |_| {})
+}
+
+fn start_with(name: &str, change: impl FnOnce(&mut ServeOptions)) -> Server {
     let path = std::env::temp_dir().join(format!("disksched-serve-{}-{name}.sock", std::process::id()));
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
-    let (p, s) = (path.clone(), stop.clone());
+    let mut opts = ServeOptions { listen: Listen::Unix(path.clone()), size_bytes: Some(SIZE_BYTES), backing: None, stats_path: None,
+                                  max_connections: 4, max_request_bytes: 1 << 20, export_name: "disk".into(),
+                                  catch_up: false, handshake_timeout: Duration::from_secs(5) };
+    change(&mut opts);
+    let s = stop.clone();
     let thread = std::thread::spawn(move || {
         let cfg = SimConfig::from_toml(CONFIG, "serve.toml").unwrap();
         let sim = Simulation::new(&cfg).unwrap();
-        let opts = ServeOptions { listen: Listen::Unix(p), size_bytes: Some(SIZE_BYTES), backing: None, stats_path: None,
-                                  max_connections: 4, max_request_bytes: 1 << 20, export_name: "disk".into(),
-                                  catch_up: false };
         serve(sim, &opts, &mut |a| tx.send(a.to_string()).unwrap(), &mut || s.load(Ordering::SeqCst))
     });
     rx.recv_timeout(Duration::from_secs(30)).expect("server listening");
@@ -59,10 +64,15 @@ struct Client {
 
 impl Client {
     fn connect(path: &PathBuf) -> Client {
-        let mut s = UnixStream::connect(path).unwrap();
+        Client::try_connect(path).expect("the server takes the connection")
+    }
+
+    /// Err when the server closes the connection before its greeting (a refused client).
+    fn try_connect(path: &PathBuf) -> std::io::Result<Client> {
+        let mut s = UnixStream::connect(path)?;
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut hello = [0u8; 18];
-        s.read_exact(&mut hello).unwrap();
+        s.read_exact(&mut hello)?;
         assert_eq!(&hello[..8], b"NBDMAGIC");
         assert_eq!(&hello[8..16], b"IHAVEOPT");
         assert_eq!(u16::from_be_bytes([hello[16], hello[17]]) & 1, 1, "fixed newstyle");
@@ -90,7 +100,7 @@ impl Client {
                 k => panic!("unexpected option reply {k:#x}"),
             }
         }
-        Client { s, size: size.expect("NBD_INFO_EXPORT") }
+        Ok(Client { s, size: size.expect("NBD_INFO_EXPORT") })
     }
 
     fn send(&mut self, kind: u16, flags: u16, handle: u64, offset: u64, len: u32, data: &[u8]) {
@@ -259,4 +269,214 @@ fn replies_come_at_the_simulated_completion_time() {
     let (w, s) = (mean(&wall_ns), mean(&sim_ns));
     assert!(s > 2e6, "a random 4 KB read on the Atlas 10K takes milliseconds, not {s} ns");
     assert!(w - s < 0.05 * s, "mean wall-clock latency {w} ns vs simulated {s} ns: replies late by {} ns on average", w - s);
+}
+
+#[test]
+fn stopping_answers_the_requests_in_flight() {
+    let server = start("drain");
+    let mut c = Client::connect(&server.path);
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(4);
+    // 32 random reads at once: about 200 ms of drive time, so most are in flight when the session stops.
+    for handle in 0..32u64 {
+        c.send(0, 0, handle, rng.gen_range(0..SIZE_BYTES / 4096) * 4096, 4096, &[]);
+    }
+    let first = c.reply(4096);
+    assert_eq!(first.0, 0);
+    server.stop.store(true, Ordering::SeqCst);
+    let mut handles = vec![first.1];
+    for _ in 1..32 {
+        let (err, handle, _) = c.reply(4096);
+        assert_eq!(err, 0, "reply {handle} after the stop");
+        handles.push(handle);
+    }
+    handles.sort_unstable();
+    assert_eq!(handles, (0..32).collect::<Vec<_>>(), "every request in flight is answered once");
+    // Then the server closes the connection, and the session ends with its figures.
+    assert_eq!(c.s.read(&mut [0u8; 1]).unwrap(), 0, "closed after the last reply");
+    let report = server.thread.join().unwrap().expect("the session ends cleanly");
+    assert_eq!(report.result.counters.completed, 32);
+    assert_eq!(report.stats["total"]["reads"], 32);
+    assert_eq!(report.stats["final"], true);
+}
+
+#[test]
+fn idle_handshakes_are_dropped_and_the_connection_limit_holds() {
+    let server = start_with("limit", |o| {
+        o.max_connections = 2;
+        o.handshake_timeout = Duration::from_secs(1);
+    });
+    let greeted = |path: &PathBuf| {
+        let mut s = UnixStream::connect(path).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.read_exact(&mut [0u8; 18]).map(|_| s)
+    };
+    // Two clients that connect and never negotiate take both slots; a third is refused.
+    let t = Instant::now();
+    let idle: Vec<UnixStream> = (0..2).map(|_| greeted(&server.path).expect("a free slot")).collect();
+    assert!(Client::try_connect(&server.path).is_err(), "the third client is refused while two are connected");
+    // The handshake timeout drops them; their slots serve others.
+    for mut s in idle {
+        assert_eq!(s.read(&mut [0u8; 1]).unwrap_or(0), 0, "an idle handshake is closed");
+    }
+    let waited = t.elapsed();
+    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(4), "idle handshakes closed after {waited:?}");
+    let connect = || {
+        // The slot comes free once the server has seen the connection end.
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            match Client::try_connect(&server.path) {
+                Ok(c) => return c,
+                Err(e) if Instant::now() > until => panic!("no slot came free: {e}"),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    };
+    // Clients past the handshake keep their slots however long they idle; one leaving lets the next in.
+    let mut a = connect();
+    let _b = connect();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(Client::try_connect(&server.path).is_err(), "limit 2: the third client is refused");
+    assert_eq!(a.read(0, 4096).0, 0, "a client idle past the handshake timeout is still served");
+    a.send(2, 0, 1, 0, 0, &[]); // NBD_CMD_DISC
+    drop(a);
+    let mut c = connect();
+    assert_eq!(c.read(0, 4096).0, 0);
+    drop((c, _b));
+    server.finish();
+}
+
+#[test]
+fn a_client_that_leaves_with_writes_in_flight_keeps_what_was_acknowledged() {
+    let server = start("leave");
+    let mut c = Client::connect(&server.path);
+    let data: Vec<Vec<u8>> = (0..16).map(|i| pattern(100 + i, 16384)).collect();
+    let offset = |i: usize| (i as u64 * 3 + 1) << 20; // scattered: each write a seek of its own
+    for (i, d) in data.iter().enumerate() {
+        c.send(1, 0, i as u64, offset(i), d.len() as u32, d);
+    }
+    // Take a few acknowledgements, then vanish with the rest in flight.
+    let acked: Vec<usize> = (0..4).map(|_| {
+        let (err, handle, _) = c.reply(0);
+        assert_eq!(err, 0);
+        handle as usize
+    }).collect();
+    drop(c);
+    let mut c = Client::connect(&server.path);
+    for &i in &acked {
+        assert_eq!(c.read(offset(i), 16384), (0, data[i].clone()), "acknowledged write {i} read back");
+    }
+    drop(c);
+    server.finish();
+}
+
+#[test]
+fn flush_and_fua_reply_no_earlier_than_the_destage_end() {
+    let server = start("flush");
+    let mut c = Client::connect(&server.path);
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(12);
+    let mut burst = |c: &mut Client, base: u64| {
+        for h in 0..8 {
+            c.send(1, 0, base + h, rng.gen_range(0..SIZE_BYTES / 65536) * 65536, 65536, &pattern(base + h, 65536));
+        }
+        for _ in 0..8 {
+            assert_eq!(c.reply(0).0, 0);
+        }
+    };
+    // The server's clock starts before it can have received the first write (sent at `t0`).
+    let t0 = Instant::now();
+    burst(&mut c, 0);
+    c.send(3, 0, 100, 0, 0, &[]);
+    assert_eq!(c.reply(0), (0, 100, vec![]), "FLUSH");
+    let flush_at = t0.elapsed();
+    burst(&mut c, 10);
+    c.send(1, 1, 200, 0, 4096, &pattern(200, 4096));
+    assert_eq!(c.reply(0).0, 0, "FUA write");
+    let fua_at = t0.elapsed();
+    drop(c);
+    let rec = server.finish().result.records.expect("records");
+    assert_eq!(rec.seq.len(), 17);
+    // The same writes, at the same simulated arrivals, without the server: when is each batch on the media?
+    let mut order: Vec<usize> = (0..17).collect();
+    order.sort_by_key(|&i| rec.arrival_ns[i]);
+    let mut sim = Simulation::new(&SimConfig::from_toml(CONFIG, "serve.toml").unwrap()).unwrap();
+    let mut destaged = |upto: &[usize]| {
+        for &i in upto {
+            sim.run_until(disksched_core::time::SimTime(rec.arrival_ns[i])).unwrap();
+            sim.submit(disksched_core::workload::IoSpec { lbn: rec.lbn[i], blocks: rec.blocks[i], is_write: true,
+                class: disksched_core::host::Class::BestEffort, deadline: None, range: None, flow: Some(rec.client[i]) }).unwrap();
+        }
+        let done = upto.iter().map(|&i| rec.done_ns[i]).max().unwrap();
+        sim.run_until(disksched_core::time::SimTime(done)).unwrap();
+        let end = sim.write_back_end().0;
+        assert!(end > done + 5_000_000, "the drive destages well after it acknowledged the writes ({end} vs {done} ns)");
+        end
+    };
+    let (flush_end, fua_end) = (destaged(&order[..8]), destaged(&order[8..]));
+    let first = rec.arrival_ns[order[0]];
+    let ns = |d: Duration| d.as_nanos() as u64;
+    assert!(ns(flush_at) >= flush_end - first, "FLUSH replied {flush_at:?} after the first write, before the destage end {} ns", flush_end - first);
+    assert!(ns(fua_at) >= fua_end - first, "FUA replied {fua_at:?} after the first write, before the destage end {} ns", fua_end - first);
+}
+
+#[test]
+fn stats_show_each_level_and_are_rewritten_each_second() {
+    let stats_path = std::env::temp_dir().join(format!("disksched-serve-{}-stats.json", std::process::id()));
+    let sp = stats_path.clone();
+    let server = start_with("stats", move |o| o.stats_path = Some(sp));
+    let mut c = Client::connect(&server.path);
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(6);
+    let running = Arc::new(AtomicBool::new(true));
+    let r = running.clone();
+    let watcher = std::thread::spawn(move || {
+        let mut seen: Vec<serde_json::Value> = Vec::new();
+        while r.load(Ordering::SeqCst) {
+            if let Some(v) = std::fs::read_to_string(&stats_path).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()) {
+                if seen.last().is_none_or(|l| l["elapsed_s"] != v["elapsed_s"]) {
+                    seen.push(v);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = std::fs::remove_file(&stats_path);
+        seen
+    });
+    // 8 random reads kept outstanding for 3.5 s.
+    let until = Instant::now() + Duration::from_millis(3500);
+    let mut next = 0u64;
+    for _ in 0..8 {
+        c.send(0, 0, next, rng.gen_range(0..SIZE_BYTES / 4096) * 4096, 4096, &[]);
+        next += 1;
+    }
+    while Instant::now() < until {
+        assert_eq!(c.reply(4096).0, 0);
+        c.send(0, 0, next, rng.gen_range(0..SIZE_BYTES / 4096) * 4096, 4096, &[]);
+        next += 1;
+    }
+    for _ in 0..8 {
+        assert_eq!(c.reply(4096).0, 0);
+    }
+    running.store(false, Ordering::SeqCst);
+    let seen = watcher.join().unwrap();
+    drop(c);
+    server.finish();
+    assert!(seen.len() >= 3, "{} versions of the stats file in 3.5 s", seen.len());
+    for w in seen.windows(2) {
+        let gap = w[1]["elapsed_s"].as_f64().unwrap() - w[0]["elapsed_s"].as_f64().unwrap();
+        assert!((0.8..1.6).contains(&gap), "stats rewritten {gap} s apart");
+    }
+    let levels = |v: &serde_json::Value| -> Vec<(String, u64)> {
+        v.as_object().expect("an object per level").iter().map(|(k, n)| (k.clone(), n.as_u64().unwrap())).collect()
+    };
+    for v in &seen {
+        let now = levels(&v["queue_depths"]);
+        let names: Vec<&str> = now.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["disk", "host", "in_service"], "levels in {v}");
+        // Reads only: what the simulation holds is on exactly one level.
+        assert_eq!(now.iter().map(|(_, n)| n).sum::<u64>(), v["outstanding"].as_u64().unwrap(), "{v}");
+        // The window's deepest levels held the 8 outstanding at once, one of them in service.
+        let max = levels(&v["max_queue_depths"]);
+        assert_eq!(v["max_outstanding"], 8, "{v}");
+        assert!(max.iter().map(|(_, n)| n).sum::<u64>() >= 8, "{v}");
+        assert_eq!(max[2], ("in_service".to_string(), 1), "{v}");
+    }
 }

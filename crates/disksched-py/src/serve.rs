@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 
 /// Serve config text as an NBD export until a signal handler raises (or
 /// `should_stop()` returns true); `options_json` holds listen, allow_remote,
-/// size_bytes, backing, stats, max_connections, max_request_kb, export_name.
+/// size_bytes, backing, stats, max_connections, max_request_kb, export_name,
+/// catch_up, handshake_timeout_s.
 /// `on_ready(address)` is called once the socket listens. Returns
 /// (summary_json, counters_json, records or None, serve_stats_json, stopped_by):
 /// `stopped_by` is the exception's text that ended the session, if any.
@@ -44,6 +45,9 @@ pub fn serve<'py>(
         max_request_bytes: n("max_request_kb", core_serve::MAX_REQUEST_KB.1 as u64).saturating_mul(1024).min(u32::MAX as u64) as u32,
         export_name: s("export_name").unwrap_or_else(|| "disksched".into()),
         catch_up: o.get("catch_up").and_then(|v| v.as_bool()).unwrap_or(true),
+        // Out of range (or negative) comes back as the core's one-line error.
+        handshake_timeout: std::time::Duration::try_from_secs_f64(o.get("handshake_timeout_s").and_then(|v| v.as_f64()).unwrap_or(core_serve::HANDSHAKE_TIMEOUT_S.1))
+            .unwrap_or(std::time::Duration::ZERO),
     };
     let warmup_requests = cfg.run.warmup_requests;
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();

@@ -11,7 +11,11 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// A client that takes no reply bytes for this long is dropped: a session's end waits for every
+/// connection to write its replies, and one that never reads must not hold it.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A connected socket, unix or TCP.
 pub(crate) enum Stream {
@@ -26,21 +30,65 @@ impl Stream {
             Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
         })
     }
-    pub(crate) fn shutdown(&self) {
+    fn shut(&self, how: Shutdown) {
         let _ = match self {
-            Stream::Unix(s) => s.shutdown(Shutdown::Both),
-            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
+            Stream::Unix(s) => s.shutdown(how),
+            Stream::Tcp(s) => s.shutdown(how),
         };
+    }
+    pub(crate) fn shutdown(&self) {
+        self.shut(Shutdown::Both);
+    }
+    /// No more requests: a blocked read returns the end of the stream; replies can still be written.
+    pub(crate) fn shutdown_read(&self) {
+        self.shut(Shutdown::Read);
+    }
+    fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_read_timeout(t),
+            Stream::Tcp(s) => s.set_read_timeout(t),
+        }
     }
     fn prepare(&self) -> io::Result<()> {
         match self {
-            Stream::Unix(s) => s.set_nonblocking(false),
+            Stream::Unix(s) => {
+                s.set_nonblocking(false)?;
+                s.set_write_timeout(Some(WRITE_TIMEOUT))
+            }
             Stream::Tcp(s) => {
                 s.set_nonblocking(false)?;
+                s.set_write_timeout(Some(WRITE_TIMEOUT))?;
                 // Replies are timed: Nagle's delay would add to every one.
                 s.set_nodelay(true)
             }
         }
+    }
+}
+
+/// The handshake's side of a stream: reads fail with `TimedOut` once `until` has passed, so a
+/// client that connects and never finishes negotiating frees its connection slot.
+struct Until<'a> {
+    s: &'a mut Stream,
+    until: Instant,
+}
+
+impl Read for Until<'_> {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        self.s.set_read_timeout(Some(left))?;
+        self.s.read(b)
+    }
+}
+
+impl Write for Until<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.s.write(b)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.s.flush()
     }
 }
 
@@ -91,13 +139,15 @@ impl Reply {
 }
 
 /// Serve connection `conn` until the client leaves or the server stops.
-pub(crate) fn run(stream: Stream, conn: u32, export: Export, shared: Arc<Shared>, to_sim: Sender<Msg>) {
+pub(crate) fn run(stream: Stream, conn: u32, export: Export, shared: Arc<Shared>, to_sim: Sender<Msg>, handshake_timeout: Duration) {
+    let until = Instant::now() + handshake_timeout;
     let result = (|| -> io::Result<()> {
         stream.prepare()?;
         let mut rd = stream.try_clone()?;
-        if !nbd::handshake(&mut rd, &export)? {
+        if !nbd::handshake(&mut Until { s: &mut rd, until }, &export)? {
             return Ok(());
         }
+        rd.set_read_timeout(None)?;
         let (tx, rx) = mpsc::channel::<Reply>();
         let wr = stream.try_clone()?;
         let sh = shared.clone();
@@ -182,7 +232,9 @@ fn read_requests(rd: &mut Stream, conn: u32, export: &Export, shared: &Shared, t
             }
         };
         let msg = Msg { conn, handle: h.handle, op, offset: h.offset, length: h.length, fua, reply: tx.clone(), arrived, backdate_ns: late_ns.swap(0, Ordering::Relaxed) };
-        if to_sim.send(msg).is_err() {
+        // Under the read lock: the simulation thread takes the write lock to stop, after which nothing is sent.
+        let stopping = shared.stopping.read().unwrap();
+        if *stopping || to_sim.send(msg).is_err() {
             let _ = tx.send(Reply::error(h.handle, nbd::ESHUTDOWN));
             return Ok(());
         }

@@ -13,6 +13,10 @@
 //! `origin + t`. Every due time is absolute, so a reply that a loaded
 //! machine sends late delays no later one (lateness does not accumulate).
 //!
+//! A stop lets no new client or request in (a request read after it gets
+//! ESHUTDOWN), answers those already received at their simulated times,
+//! and closes the connections once their replies are written.
+//!
 //! FLUSH replies when every write the drive has reported is on the media
 //! (the end of its last write-back destage); a FUA write replies when its
 //! own destage ends. TRIM zeroes the data and replies at once (the modelled
@@ -33,7 +37,7 @@ use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -87,6 +91,9 @@ pub struct ServeOptions {
     pub max_request_bytes: u32,
     /// The export's name (the empty name also selects it).
     pub export_name: String,
+    /// A client that has not finished the handshake this long after it connected is dropped
+    /// (its connection slot freed for others).
+    pub handshake_timeout: Duration,
     /// A request that follows a late reply on its connection enters the simulation as if that
     /// reply had been on time: at most that lateness before it arrived, never before the
     /// simulation's clock. A closed-loop client's next request waits for the reply, so without
@@ -97,6 +104,8 @@ pub struct ServeOptions {
 
 /// `max_connections`: default and bounds.
 pub const MAX_CONNECTIONS: (u32, u32, u32) = (1, 16, 1024);
+/// `handshake_timeout_s`: default and bounds, seconds.
+pub const HANDSHAKE_TIMEOUT_S: (f64, f64, f64) = (0.1, 5.0, 600.0);
 /// `max_request_kb`: default and bounds, KB (32 MB: the most one drive command can carry, 65,536 blocks of 512 bytes).
 pub const MAX_REQUEST_KB: (u32, u32, u32) = (4, 32 * 1024, 32 * 1024);
 
@@ -133,7 +142,10 @@ pub(crate) struct Shared {
     connections: AtomicU32,
     /// Requests answered with an error, or connections closed for a bad magic.
     malformed: AtomicU64,
-    stop: AtomicBool,
+    /// The session is ending: no new clients; a request read from now on is answered ESHUTDOWN.
+    /// Readers hand requests to the simulation under its read lock, so once the simulation thread
+    /// has set it (write lock) nothing more arrives.
+    pub(crate) stopping: RwLock<bool>,
     /// Every open connection's socket, to shut them at the end.
     open: Mutex<HashMap<u32, Stream>>,
 }
@@ -187,8 +199,37 @@ struct Live {
     window_requests: u64,
     window_bytes: u64,
     window_max_outstanding: u64,
+    /// The deepest each level was in the window (as `depths`).
+    window_max_depths: Vec<(&'static str, u64)>,
     response: Option<Histogram<u64>>,
     window_response: Option<Histogram<u64>>,
+}
+
+impl Live {
+    /// Raise the window's deepest queues to what the simulation holds now.
+    fn sample_depths(&mut self, sim: &Simulation) {
+        for (name, n) in depths(sim) {
+            fold_level(&mut self.window_max_depths, name, n, u64::max);
+        }
+    }
+}
+
+/// Requests at each level now: "host", "controller" (if any), "disk" (queued in the drives' command
+/// queues, all disks together) and "in_service" (disks with a command in service).
+fn depths(sim: &Simulation) -> Vec<(&'static str, u64)> {
+    let mut d = Vec::new();
+    for (name, n) in sim.queue_lengths().into_iter().chain([("in_service", sim.commands_in_service())]) {
+        fold_level(&mut d, name, n as u64, |a, b| a + b);
+    }
+    d
+}
+
+/// Combine `n` into level `name`'s figure with `f`, or add the level.
+fn fold_level(levels: &mut Vec<(&'static str, u64)>, name: &'static str, n: u64, f: impl Fn(u64, u64) -> u64) {
+    match levels.iter_mut().find(|(k, _)| *k == name) {
+        Some(e) => e.1 = f(e.1, n),
+        None => levels.push((name, n)),
+    }
 }
 
 /// What `serve` returns: the run's result (as `Simulation::into_result`)
@@ -217,6 +258,10 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
     };
     check("--max-connections", opts.max_connections, MAX_CONNECTIONS)?;
     check("--max-request-kb", opts.max_request_bytes / 1024, MAX_REQUEST_KB)?;
+    let (lo, _, hi) = HANDSHAKE_TIMEOUT_S;
+    if !(lo..=hi).contains(&opts.handshake_timeout.as_secs_f64()) {
+        return Err(config_err(format!("--handshake-timeout-s {}", opts.handshake_timeout.as_secs_f64()), format!("expected {lo}..{hi}")));
+    }
     if opts.max_request_bytes % sector_bytes != 0 {
         return Err(config_err(format!("--max-request-kb {}", opts.max_request_bytes / 1024), format!("expected a multiple of the {sector}-byte block")));
     }
@@ -236,7 +281,7 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
         schedule_lag: Mutex::new(histogram()),
         connections: AtomicU32::new(0),
         malformed: AtomicU64::new(0),
-        stop: AtomicBool::new(false),
+        stopping: RwLock::new(false),
         open: Mutex::new(HashMap::new()),
     });
     let (to_sim, from_conns) = mpsc::channel::<Msg>();
@@ -253,7 +298,6 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
     let mut next_logical: u64 = 0;
     let mut timed: Vec<Timed> = Vec::new();
     let mut live = Live { response: Some(histogram()), window_response: Some(histogram()), ..Default::default() };
-    let mut stats = serde_json::Value::Null;
     let tick = Duration::from_millis(100);
     let mut next_check = origin + tick;
     let mut next_stats = origin + Duration::from_secs(1);
@@ -296,18 +340,23 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
         });
     };
 
+    let mut draining = false;
+    let mut stats_failing = false;
     loop {
         let now = Instant::now();
         if now >= next_check {
-            if stop() {
-                break;
+            if !draining && stop() {
+                // Stop: no new clients or requests (the acceptor shuts every connection's reading side); those
+                // already handed over complete in real time and their replies are sent; then the session ends.
+                draining = true;
+                *shared.stopping.write().unwrap() = true;
             }
             next_check = now + tick;
         }
         if now >= next_stats {
-            stats = live_stats(&mut live, &shared, inflight.len() as u64, now.duration_since(window_start), origin.elapsed(), false);
+            let stats = live_stats(&mut live, &shared, inflight.len() as u64, &depths(&sim), now.duration_since(window_start), origin.elapsed(), false);
             if let Some(p) = &opts.stats_path {
-                write_atomically(p, &stats)?;
+                write_stats(p, &stats, &mut stats_failing);
             }
             window_start = now;
             next_stats += Duration::from_secs(1);
@@ -321,6 +370,7 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
         while let Some(e) = sim.next_event_time().filter(|&e| e <= t) {
             let done = sim.run_until(e)?;
             complete(&mut sim, done, &mut inflight, &mut timed, &mut live);
+            live.sample_depths(&sim);
         }
         release(t.max(sim.now()), &mut timed);
         let mut wake = next_check.min(next_stats);
@@ -330,13 +380,23 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
         if let Some(d) = timed.iter().map(|t| t.due).min() {
             wake = wake.min(wall_at(d));
         }
-        let msg = match from_conns.recv_timeout(wake.saturating_duration_since(Instant::now())) {
-            Ok(m) => m,
-            Err(RecvTimeoutError::Timeout) => continue,
-            Err(RecvTimeoutError::Disconnected) => unreachable!("the acceptor holds a sender until the loop ends"),
-        };
-        let mut batch = vec![msg];
-        batch.extend(from_conns.try_iter());
+        let mut batch: Vec<Msg> = from_conns.try_iter().collect();
+        if batch.is_empty() {
+            // Once stopping is set and the channel is empty, nothing more arrives.
+            if draining && inflight.is_empty() && timed.is_empty() {
+                break;
+            }
+            match from_conns.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+                Ok(m) => batch.push(m),
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => {
+                    // Every reader has ended (draining): only the timers are left.
+                    std::thread::sleep(wake.saturating_duration_since(Instant::now()));
+                    continue;
+                }
+            }
+            batch.extend(from_conns.try_iter());
+        }
         for m in batch {
             // Each request enters at its own arrival (when its reader had it, unless the simulation is
             // already past that): events up to then happen first.
@@ -346,36 +406,19 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
             release(t, &mut timed);
             admit(&mut sim, m, sector, &mut next_logical, &mut inflight, &mut timed, &mut live, &wall_at)?;
             live.window_max_outstanding = live.window_max_outstanding.max(inflight.len() as u64);
+            live.sample_depths(&sim);
         }
     }
 
-    // Stop: no new clients or requests; what is in flight completes (as fast as the machine goes), its replies are sent.
-    shared.stop.store(true, Ordering::SeqCst);
-    for s in shared.open.lock().unwrap().values() {
-        s.shutdown();
-    }
+    // Every reply is handed over; the acceptor ends once each connection has written its replies.
     let _ = acceptor.join();
-    for m in from_conns.try_iter() {
-        admit(&mut sim, m, sector, &mut next_logical, &mut inflight, &mut timed, &mut live, &wall_at)?;
-    }
+    // What the drive still does (destaging, background work) needs no reply: run it out at once.
     while let Some(e) = sim.next_event_time() {
-        let done = sim.run_until(e)?;
-        complete(&mut sim, done, &mut inflight, &mut timed, &mut live);
+        sim.run_until(e)?;
     }
-    release(SimTime(u64::MAX), &mut timed);
-    if !inflight.is_empty() {
-        return Err(Error::Invariant(format!("serve: {} requests never completed", inflight.len())));
-    }
-    stats = match stats {
-        serde_json::Value::Null => live_stats(&mut live, &shared, 0, window_start.elapsed(), origin.elapsed(), true),
-        _ => {
-            let mut s = live_stats(&mut live, &shared, 0, window_start.elapsed(), origin.elapsed(), true);
-            s["final"] = true.into();
-            s
-        }
-    };
+    let stats = live_stats(&mut live, &shared, 0, &depths(&sim), window_start.elapsed(), origin.elapsed(), true);
     if let Some(p) = &opts.stats_path {
-        write_atomically(p, &stats)?;
+        write_stats(p, &stats, &mut stats_failing);
     }
     if let Listen::Unix(p) = &opts.listen {
         let _ = std::fs::remove_file(p);
@@ -451,7 +494,7 @@ fn admit(sim: &mut Simulation, m: Msg, sector: u64, next_logical: &mut u64, infl
 /// The statistics document: the last window's rates and response times,
 /// the whole session's, and reply lateness (wall-clock send time minus the
 /// simulated completion time).
-fn live_stats(live: &mut Live, shared: &Shared, outstanding: u64, window: Duration, elapsed: Duration, whole: bool) -> serde_json::Value {
+fn live_stats(live: &mut Live, shared: &Shared, outstanding: u64, depths: &[(&'static str, u64)], window: Duration, elapsed: Duration, whole: bool) -> serde_json::Value {
     let ms = |ns: u64| ns as f64 / 1e6;
     let pct = |h: &Histogram<u64>| match h.is_empty() {
         true => serde_json::json!({"count": 0}),
@@ -472,6 +515,8 @@ fn live_stats(live: &mut Live, shared: &Shared, outstanding: u64, window: Durati
         "mb_per_s": live.window_bytes as f64 / w_s / 1e6,
         "outstanding": outstanding,
         "max_outstanding": live.window_max_outstanding,
+        "queue_depths": as_object(depths),
+        "max_queue_depths": as_object(&live.window_max_depths),
         "response_ms": pct(live.window_response.as_ref().unwrap()),
         "total": {
             "requests": live.requests, "bytes": live.bytes, "reads": live.reads, "writes": live.writes,
@@ -492,8 +537,26 @@ fn live_stats(live: &mut Live, shared: &Shared, outstanding: u64, window: Durati
     live.window_requests = 0;
     live.window_bytes = 0;
     live.window_max_outstanding = outstanding;
+    live.window_max_depths = depths.to_vec();
     live.window_response.as_mut().unwrap().reset();
     v
+}
+
+fn as_object(d: &[(&'static str, u64)]) -> serde_json::Value {
+    d.iter().map(|&(k, n)| (k.to_string(), n.into())).collect::<serde_json::Map<_, _>>().into()
+}
+
+/// Rewrite the `--stats` file. A full disk or a removed directory costs the statistics, not the
+/// session: one warning on stderr, none more until a write succeeds again.
+fn write_stats(path: &std::path::Path, v: &serde_json::Value, failing: &mut bool) {
+    match write_atomically(path, v) {
+        Err(e) if !*failing => {
+            eprintln!("disksched serve: warning: --stats not written: {e}");
+            *failing = true;
+        }
+        Err(_) => {}
+        Ok(()) => *failing = false,
+    }
 }
 
 /// Write `v` to `path` through a temporary file renamed into place (a reader never sees half a file).
@@ -539,11 +602,11 @@ fn listen(opts: &ServeOptions, export: &nbd::Export, shared: &Arc<Shared>, to_si
     let shared = shared.clone();
     let export = export.clone();
     let to_sim = to_sim.clone();
-    let max = opts.max_connections;
+    let (max, handshake_timeout) = (opts.max_connections, opts.handshake_timeout);
     let h = std::thread::Builder::new().name("nbd-acceptor".into()).spawn(move || {
         let mut next_conn: u32 = 0;
         let mut conns = Vec::new();
-        while !shared.stop.load(Ordering::SeqCst) {
+        while !*shared.stopping.read().unwrap() {
             let accepted = match &l {
                 L::Unix(l) => l.accept().map(|(s, _)| Stream::Unix(s)),
                 L::Tcp(l) => l.accept().map(|(s, _)| Stream::Tcp(s)),
@@ -567,7 +630,7 @@ fn listen(opts: &ServeOptions, export: &nbd::Export, shared: &Arc<Shared>, to_si
                 shared.open.lock().unwrap().insert(id, c);
             }
             let (sh, ex, tx) = (shared.clone(), export.clone(), to_sim.clone());
-            match std::thread::Builder::new().name(format!("nbd-conn-{id}")).spawn(move || conn::run(s, id, ex, sh, tx)) {
+            match std::thread::Builder::new().name(format!("nbd-conn-{id}")).spawn(move || conn::run(s, id, ex, sh, tx, handshake_timeout)) {
                 Ok(j) => conns.push(j),
                 Err(_) => {
                     shared.connections.fetch_sub(1, Ordering::SeqCst);
@@ -576,9 +639,15 @@ fn listen(opts: &ServeOptions, export: &nbd::Export, shared: &Arc<Shared>, to_si
             }
             conns.retain(|j: &std::thread::JoinHandle<()>| !j.is_finished());
         }
-        // Connection threads are not joined: each ends once its socket is shut
-        // and the simulation thread has handed over its last reply.
-        drop((to_sim, conns));
+        // Every connection accepted is in `open` by now: end its reading (a reader blocked on the
+        // socket sees its end), then wait for each to write its last reply (bounded by the write timeout).
+        drop((l, to_sim));
+        for s in shared.open.lock().unwrap().values() {
+            s.shutdown_read();
+        }
+        for j in conns {
+            let _ = j.join();
+        }
     }).map_err(|e| config_err("serve", format!("cannot start the acceptor thread: {e}")))?;
     Ok((h, address))
 }

@@ -51,6 +51,12 @@ impl DiskUnit {
         self.queue.counters.outstanding()
     }
 
+    /// A command is in service.
+    #[inline]
+    pub(crate) fn busy(&self) -> bool {
+        self.in_service.is_some()
+    }
+
     /// The drive's own view (firmware knows where its heads are).
     #[inline]
     pub(crate) fn head(&self, now: SimTime) -> HeadState {

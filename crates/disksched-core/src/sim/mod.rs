@@ -326,6 +326,11 @@ impl Simulation {
         self.levels.iter().map(|l| (l.name, l.pending())).chain(self.units.iter().map(|u| (u.queue.name, u.queue.sched.len()))).collect()
     }
 
+    /// Step-by-step use: the disks with a command in service now.
+    pub fn commands_in_service(&self) -> usize {
+        self.units.iter().filter(|u| u.busy()).count()
+    }
+
     /// Step-by-step use: each disk's heads as the drive has them now (cylinder, head, free at).
     pub fn heads(&self) -> Vec<HeadState> {
         let now = self.engine.now();
