@@ -140,6 +140,53 @@ fn a_transfer_moves_only_the_blocks_of_tasks_of_its_direction() {
     assert_eq!((reads.directions(), reads.value_range_dir(0, 1000, true)), (&[false][..], 1000));
 }
 
+/// Tasks "a" over [0, 2M) and "b" over [2M, 4M) with the given directions, in firmware or external mode.
+fn directions(a_write: bool, b_write: bool, mode: &str) -> SimConfig {
+    let tasks = format!(r#"
+        idle = true
+        [[freeblock.tasks]]
+        name = "a"
+        blocks = [0, 2000000]
+        write = {a_write}
+        [[freeblock.tasks]]
+        name = "b"
+        blocks = [2000000, 4000000]
+        write = {b_write}
+    "#);
+    if mode == "external" {
+        let mut cfg = external("sptf", 0.2, true, "", 4000, 17);
+        cfg.freeblock.as_mut().unwrap().idle = true;
+        cfg.freeblock.as_mut().unwrap().tasks = config("sptf", &format!("[freeblock]{tasks}"), 10).freeblock.unwrap().tasks;
+        cfg
+    } else {
+        config("sptf", &format!("[freeblock]{tasks}"), 4000)
+    }
+}
+
+#[test]
+fn tasks_read_or_write_each_their_own_way() {
+    for mode in ["firmware", "external"] {
+        let done = |a, b| {
+            let cfg = directions(a, b, mode);
+            let r = if mode == "external" {
+                Simulation::with_model(&cfg, atlas_ultra2()).unwrap().run(&mut |_, _| true).unwrap()
+            } else {
+                run(&cfg)
+            };
+            let f = r.freeblock.unwrap();
+            assert_eq!(f.tasks[0].blocks_done + f.tasks[1].blocks_done, f.free_blocks + f.idle_blocks);
+            (f.tasks[0].blocks_done, f.tasks[1].blocks_done)
+        };
+        let (reads, writes, mixed) = (done(false, false), done(true, true), done(false, true));
+        println!("{mode}: both read {reads:?}, both write {writes:?}, a reads and b writes {mixed:?}");
+        // Both tasks move blocks, each in its own direction: the mixed run is neither all-read nor all-write
+        // (was: any write task made every transfer a write, so `mixed` equalled `writes`).
+        assert!(mixed.0 > 0 && mixed.1 > 0, "{mode}: {mixed:?}");
+        assert_ne!(mixed, writes, "{mode}");
+        assert_ne!(mixed, reads, "{mode}");
+    }
+}
+
 // ---- External mode (Lumb, Schindler & Ganger, FAST 2002) ----
 
 /// The paper's set-up: the Atlas 10K on its Ultra2 Wide SCSI bus (80 MB/s,

@@ -112,7 +112,7 @@ pub const TASK_PARAMS: &[Param] = &[
     Param::other("name", Ty::Str, "scan", "task name (for reports)"),
     Param::other("blocks", Ty::List, "absent: the whole disk", "[first block, one past the last], within the disk"),
     TASK_PRIORITY,
-    Param::other("write", Ty::Bool, "false", "writes instead of reads (a cleaner writing segments); with tasks of both kinds, every background transfer is a write (one direction per run)"),
+    Param::other("write", Ty::Bool, "false", "writes instead of reads (a cleaner writing segments); a transfer moves the blocks of tasks of its own direction only"),
     Param::other("repeat", Ty::Bool, "false", "a scan that starts again when it completes (scans per day)"),
     TASK_START_MS,
 ];
