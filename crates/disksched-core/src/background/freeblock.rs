@@ -253,7 +253,7 @@ impl Freeblock for ExternalMode {
         Some(self.external.belief())
     }
     fn idle(&mut self, now: SimTime, drive: &mut Drive) -> Option<SimTime> {
-        // The host sends a whole-track read of the nearest wanted track; its
+        // The host sends a whole-track read (or write) of the nearest wanted track; its
         // belief follows the command (it chose where the heads go).
         let end = self.work.idle(now, drive)?;
         self.external.idle_sent(drive.state.head, end);
