@@ -208,3 +208,22 @@ def test_an_exception_in_the_transfer_callback_ends_the_run_with_it():
         sim.run()
     with pytest.raises(disksched.DiskschedError, match="failed earlier"):
         sim.result()
+
+
+def test_a_prefetch_added_from_python_expires_at_its_deadline():
+    sim = disksched.Simulation({**FB, "workload": {"kind": "closed", "clients": 1, "think_time_ms": 20},
+                                "run": {"requests": 2000}, "freeblock": {"idle": True, "tasks": [
+                                    {"name": "a", "blocks": [0, 1000]}]}})
+    moved = []
+    sim.on_background_transfer(lambda disk, task, lo, hi, ms: moved.append((task, hi - lo, ms)))
+    sim.run(until_ms=2000)
+    assert sim.add_task((1_000_000, 3_000_000), kind="prefetch", deadline_ms=1500) == 1
+    with pytest.raises(disksched.DiskschedError, match="deadline_ms"):
+        sim.add_task((3_000_000, 3_001_000), kind="prewrite")
+    with pytest.raises(disksched.DiskschedError, match="kind 'backup'"):
+        sim.add_task((3_000_000, 3_001_000), kind="backup")
+    sim.run()
+    task = _freeblock(sim.result())["tasks"][1]
+    mine = [m for m in moved if m[0] == 1]
+    assert mine and all(2000 <= ms <= 3500 for _, _, ms in mine)
+    assert task["state"] == "expired" and task["blocks_done"] == sum(n for _, n, _ in mine) < 2_000_000

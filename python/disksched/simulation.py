@@ -139,14 +139,15 @@ class Simulation:
         """Start a task that has not arrived yet (its `start_ms` is later) now."""
         self._task("start", task)
 
-    def add_task(self, blocks: tuple[int, int], *, priority: int = 0, write: bool = False, repeat: bool = False,
-                 name: Optional[str] = None) -> int:
+    def add_task(self, blocks: tuple[int, int], *, kind: str = "scan", priority: int = 0, write: bool = False,
+                 repeat: bool = False, deadline_ms: Optional[float] = None, name: Optional[str] = None) -> int:
         """Add a background task over blocks [lo, hi) of each disk, started now (as a
-        `[[freeblock.tasks]]` entry); its index."""
+        `[[freeblock.tasks]]` entry: `kind` scan, scrub, prefetch or prewrite;
+        `deadline_ms` from now, for a prefetch or prewrite); its index."""
         lo, hi = blocks
         try:
             return self._sim.add_background_task(name or f"task added at {self.now_ms:g} ms", lo, hi, priority, write,
-                                                 repeat)
+                                                 repeat, kind, deadline_ms)
         except DiskschedError as e:
             raise self._res.error(e) from None
 

@@ -93,8 +93,10 @@ fn the_reference_lists_exactly_the_keys_the_loader_accepts() {
             assert!(!accepted.is_empty(), "{path}: no keys derived from the loader");
         }
         let mut accepted = accepted;
-        // The tag of an internally tagged enum is taken before the variant's fields are.
-        accepted.remove("kind");
+        // The tag of an internally tagged enum (a workload's `kind`) is taken before the variant's fields are.
+        if path.starts_with("workload") {
+            accepted.remove("kind");
+        }
         assert_eq!(declared(path), accepted, "section [{path}]: declared (left) vs accepted by the loader (right)");
     }
 }

@@ -100,8 +100,8 @@ fn a_scan_reads_every_block_exactly_once_and_completes() {
 #[test]
 fn pause_resume_and_abort_never_double_count() {
     let cfgs = vec![
-        TaskConfig { name: "a".into(), blocks: Some((0, 1000)), priority: 0, write: false, repeat: false, start_ms: 0.0 },
-        TaskConfig { name: "b".into(), blocks: Some((1000, 3000)), priority: 1, write: false, repeat: false, start_ms: 0.0 },
+        TaskConfig { name: "a".into(), blocks: Some((0, 1000)), priority: 0, write: false, ..Default::default() },
+        TaskConfig { name: "b".into(), blocks: Some((1000, 3000)), priority: 1, write: false, ..Default::default() },
     ];
     let mut t = Tasks::new(10_000, &cfgs).unwrap();
     assert_eq!(t.wanted.count(), 3000);
@@ -123,8 +123,8 @@ fn pause_resume_and_abort_never_double_count() {
 #[test]
 fn a_transfer_moves_only_the_blocks_of_tasks_of_its_direction() {
     let cfgs = vec![
-        TaskConfig { name: "read".into(), blocks: Some((0, 1000)), priority: 0, write: false, repeat: false, start_ms: 0.0 },
-        TaskConfig { name: "write".into(), blocks: Some((1000, 3000)), priority: 0, write: true, repeat: false, start_ms: 0.0 },
+        TaskConfig { name: "read".into(), blocks: Some((0, 1000)), priority: 0, write: false, ..Default::default() },
+        TaskConfig { name: "write".into(), blocks: Some((1000, 3000)), priority: 0, write: true, ..Default::default() },
     ];
     let mut t = Tasks::new(10_000, &cfgs).unwrap();
     assert_eq!(t.directions(), [false, true]);
@@ -185,6 +185,90 @@ fn tasks_read_or_write_each_their_own_way() {
         assert_ne!(mixed, writes, "{mode}");
         assert_ne!(mixed, reads, "{mode}");
     }
+}
+
+/// A light foreground (one client, 20 ms think time): the drive is idle most of the time.
+fn light(freeblock: &str) -> SimConfig {
+    common::config(&format!(r#"
+        seed = 3
+        [disk]
+        model = "atlas10k"
+        [workload]
+        kind = "closed"
+        clients = 1
+        think_time_ms = 20
+        [run]
+        requests = 3000
+        {freeblock}
+    "#))
+}
+
+#[test]
+fn a_prefetch_moves_blocks_until_its_deadline_and_gives_up_the_rest() {
+    let cfg = light(r#"
+        [freeblock]
+        idle = true
+        [[freeblock.tasks]]
+        name = "soon"
+        kind = "prefetch"
+        blocks = [0, 2000000]
+        start_ms = 1000
+        deadline_ms = 3000
+        [[freeblock.tasks]]
+        name = "dirty"
+        kind = "prewrite"
+        blocks = [2000000, 2000400]
+        deadline_ms = 60000
+    "#);
+    let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let sink = runs.clone();
+    sim.on_background_transfer(Box::new(move |_, task, lo, hi, t| sink.lock().unwrap().push((task, hi - lo, t.as_ms_f64()))));
+    let f = sim.run(&mut |_, _| true).unwrap().freeblock.unwrap();
+    let runs = runs.lock().unwrap().clone();
+    let soon: Vec<_> = runs.iter().filter(|r| r.0 == 0).collect();
+    // Arrives at 1 s, given up at 1 + 3 s: every block it moved, it moved then.
+    assert!(soon.iter().all(|r| (1000.0..=4000.0).contains(&r.2)), "{:?}", soon.iter().map(|r| r.2).fold((f64::MAX, 0f64), |a, t| (a.0.min(t), a.1.max(t))));
+    let moved: u64 = soon.iter().map(|r| r.1).sum();
+    assert_eq!(f.tasks[0].blocks_done, moved);
+    assert!(moved > 0 && moved < 2_000_000);
+    assert_eq!(f.tasks[0].state, TaskState::Expired);
+    // A small prewrite finishes well within its minute.
+    assert_eq!(f.tasks[1].state, TaskState::Done, "{:?}", f.tasks[1]);
+    assert!(f.tasks[1].completed_ms.unwrap() < 60_000.0);
+    // A prewrite writes, a prefetch and a scrub read.
+    let kinds = |kind: &str| Tasks::new(10_000, &[TaskConfig { kind: toml::Value::String(kind.into()).try_into().unwrap(),
+                                                                blocks: Some((0, 100)), ..Default::default() }]).unwrap();
+    assert_eq!((kinds("prewrite").directions(), kinds("prefetch").directions(), kinds("scrub").directions()),
+               (&[true][..], &[false][..], &[false][..]));
+}
+
+#[test]
+fn a_scrub_starts_again_when_it_completes() {
+    let f = run(&light(r#"
+        [freeblock]
+        [[freeblock.tasks]]
+        kind = "scrub"
+        blocks = [0, 20000]
+    "#)).freeblock.unwrap();
+    assert!(f.tasks[0].passes >= 2, "{:?}", f.tasks[0]);
+    assert!(f.tasks[0].passes_per_day > 0.0);
+}
+
+#[test]
+fn task_kinds_are_checked() {
+    let bad = |task: &str, events: &str| Simulation::with_model(&config("sptf", &format!(
+        "[freeblock]\n[[freeblock.tasks]]\nname = \"t\"\nblocks = [0, 1000]\n{task}\n{events}"), 10), common::atlas()).err().unwrap().to_string();
+    for (task, want) in [("kind = \"prefetch\"", "freeblock.tasks[0].deadline_ms"),
+                         ("deadline_ms = 5", "only a prefetch or prewrite"),
+                         ("kind = \"scrub\"\nwrite = true", "freeblock.tasks[0].write"),
+                         ("kind = \"prefetch\"\ndeadline_ms = 5\nrepeat = true", "freeblock.tasks[0].repeat"),
+                         ("kind = \"prewrite\"\ndeadline_ms = -1", "out of range")] {
+        let e = bad(task, "");
+        assert!(e.contains(want) && !e.contains('\n'), "{task}: {e}");
+    }
+    let e = bad("", "[[freeblock.events]]\nat_ms = 5\ntask = \"t\"\naction = \"expire\"");
+    assert!(e.contains("freeblock.events[0].action"), "{e}");
 }
 
 // ---- External mode (Lumb, Schindler & Ganger, FAST 2002) ----
@@ -547,7 +631,7 @@ fn added_split(pa: u32, pb: u32) -> (u64, u64) {
         priority = {pa}
     "#), 6000);
     let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
-    let b = TaskConfig { name: "b".into(), blocks: Some((2_000_000, 4_000_000)), priority: pb, write: false, repeat: false, start_ms: 0.0 };
+    let b = TaskConfig { name: "b".into(), blocks: Some((2_000_000, 4_000_000)), priority: pb, write: false, ..Default::default() };
     assert_eq!(sim.add_background_task(&b).unwrap(), 1);
     let f = sim.run(&mut |_, _| true).unwrap().freeblock.unwrap();
     (f.tasks[0].blocks_done, f.tasks[1].blocks_done)

@@ -5,7 +5,7 @@
 
 use crate::plugin_sched::{Failure, Plugins};
 use crate::{err, result_tuple, ResultTuple};
-use disksched_core::background::{TaskAction, TaskConfig, TASK_PRIORITY};
+use disksched_core::background::{TaskAction, TaskConfig, TaskKind, TASK_PRIORITY};
 use disksched_core::host::{Class, Request};
 use disksched_core::time::SimTime;
 use disksched_core::workload::IoSpec;
@@ -231,12 +231,22 @@ impl PySimulation {
         self.checked(py, r)
     }
 
-    /// Add a background task over blocks [lo, hi) of every disk, started now; its index.
-    #[pyo3(signature = (name, lo, hi, priority=0, write=false, repeat=false))]
+    /// Add a background task over blocks [lo, hi) of every disk, started now
+    /// (`kind` scan, scrub, prefetch or prewrite; `deadline_ms` from now); its index.
+    #[pyo3(signature = (name, lo, hi, priority=0, write=false, repeat=false, kind="scan", deadline_ms=None))]
+    #[allow(clippy::too_many_arguments)]
     fn add_background_task(&mut self, py: Python<'_>, name: String, lo: u64, hi: u64, priority: u64, write: bool,
-                           repeat: bool) -> PyResult<usize> {
+                           repeat: bool, kind: &str, deadline_ms: Option<f64>) -> PyResult<usize> {
         TASK_PRIORITY.check_count("add_task", priority).map_err(err)?;
-        let cfg = TaskConfig { name, blocks: Some((lo, hi)), priority: priority as u32, write, repeat, start_ms: 0.0 };
+        let kind = match kind {
+            "scan" => TaskKind::Scan,
+            "scrub" => TaskKind::Scrub,
+            "prefetch" => TaskKind::Prefetch,
+            "prewrite" => TaskKind::Prewrite,
+            other => return Err(crate::DiskschedError::new_err(format!(
+                "add_task: kind '{other}': expected scan, scrub, prefetch or prewrite"))),
+        };
+        let cfg = TaskConfig { name, blocks: Some((lo, hi)), priority: priority as u32, write, repeat, start_ms: 0.0, kind, deadline_ms };
         let r = self.sim()?.add_background_task(&cfg);
         self.checked(py, r)
     }

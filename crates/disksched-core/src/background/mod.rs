@@ -115,7 +115,14 @@ pub const TASK_PARAMS: &[Param] = &[
     Param::other("write", Ty::Bool, "false", "writes instead of reads (a cleaner writing segments); a transfer moves the blocks of tasks of its own direction only"),
     Param::other("repeat", Ty::Bool, "false", "a scan that starts again when it completes (scans per day)"),
     TASK_START_MS,
+    Param::other("kind", Ty::Choice(&["scan", "scrub", "prefetch", "prewrite"]), "scan",
+                 "scan: read (or write) every block once (or repeating); scrub: a read-verify pass that starts again when it completes; prefetch / prewrite: read / write the blocks before deadline_ms, the rest are given up then"),
+    TASK_DEADLINE_MS,
 ];
+
+/// `[[freeblock.tasks]].deadline_ms`: how long a prefetch or prewrite may take.
+pub const TASK_DEADLINE_MS: Param = Param::float("deadline_ms", "ms", 0.0, f64::NAN, 1e12,
+    "prefetch / prewrite: time from the task's arrival after which its remaining blocks are given up (state expired)").default_text("required for prefetch / prewrite");
 
 /// `[[freeblock.tasks]].priority`: the weight of a task's blocks.
 pub const TASK_PRIORITY: Param = Param::int("priority", "", 0.0, 0.0, 1000.0,
@@ -145,6 +152,8 @@ pub enum TaskAction {
     Resume,
     /// Its remaining blocks are no longer wanted.
     Abort,
+    /// A prefetch's or prewrite's deadline passed: its remaining blocks are given up.
+    Expire,
 }
 
 /// `[[freeblock.events]]`: a task paused, resumed or aborted during the run.
@@ -223,7 +232,7 @@ fn yes() -> bool {
     true
 }
 fn default_tasks() -> Vec<TaskConfig> {
-    vec![TaskConfig { name: scan(), blocks: None, priority: 0, write: false, repeat: false, start_ms: 0.0 }]
+    vec![TaskConfig::default()]
 }
 
 impl FreeblockConfig {
@@ -269,12 +278,13 @@ impl FreeblockConfig {
             let at = format!("freeblock.tasks[{i}]");
             TASK_PRIORITY.check_count(&at, t.priority as u64)?;
             TASK_START_MS.check(&at, t.start_ms)?;
+            t.check_kind(&at)?;
         }
         for (i, e) in self.events.iter().enumerate() {
             let at = format!("freeblock.events[{i}]");
             EVENT_AT_MS.check(&at, e.at_ms)?;
-            if e.action == TaskAction::Start {
-                return Err(config_err(format!("{at}.action"), "'start' (expected pause, resume or abort; a task arrives at its start_ms)"));
+            if matches!(e.action, TaskAction::Start | TaskAction::Expire) {
+                return Err(config_err(format!("{at}.action"), "(expected pause, resume or abort; a task arrives at its start_ms and a prefetch expires at its deadline_ms)"));
             }
             self.task_index(&e.task).ok_or_else(|| config_err(format!("{at}.task"), format!(
                 "'{}' (expected one of the tasks' names: {})", e.task, self.tasks.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "))))?;
@@ -292,6 +302,7 @@ impl FreeblockConfig {
     pub fn schedule(&self) -> Vec<(SimTime, TaskAction, usize)> {
         let at = |ms: f64| SimTime::ZERO + crate::time::SimDuration::from_ms(ms);
         let mut s: Vec<_> = self.tasks.iter().enumerate().filter(|(_, t)| t.start_ms > 0.0).map(|(i, t)| (at(t.start_ms), TaskAction::Start, i))
+            .chain(self.tasks.iter().enumerate().filter_map(|(i, t)| t.deadline_ms.map(|d| (at(t.start_ms + d), TaskAction::Expire, i))))
             .chain(self.events.iter().map(|e| (at(e.at_ms), e.action, self.task_index(&e.task).expect("validated"))))
             .collect();
         s.sort_by_key(|e| e.0);
@@ -407,6 +418,66 @@ pub struct TaskConfig {
     /// When the task arrives, ms of simulated time (0: at the start).
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub start_ms: f64,
+    /// What the task is for (scan, scrub, prefetch, prewrite).
+    #[serde(default)]
+    pub kind: TaskKind,
+    /// Prefetch / prewrite: ms from arrival after which the remaining blocks are given up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<f64>,
+}
+
+/// What a background task is for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskKind {
+    /// Every block once (or repeating), read or written.
+    #[default]
+    Scan,
+    /// A read-verify pass over the blocks that starts again when it completes (media scrubbing).
+    Scrub,
+    /// Read the blocks before the deadline (data wanted soon, e.g. a prefetch of a file).
+    Prefetch,
+    /// Write the blocks before the deadline (e.g. dirty data to be on the media by then).
+    Prewrite,
+}
+
+impl Default for TaskConfig {
+    /// A scan of the whole disk (the `[[freeblock.tasks]]` defaults).
+    fn default() -> Self {
+        TaskConfig { name: scan(), blocks: None, priority: 0, write: false, repeat: false, start_ms: 0.0, kind: TaskKind::Scan, deadline_ms: None }
+    }
+}
+
+impl TaskConfig {
+    /// A write task (a prewrite always writes).
+    pub fn writes(&self) -> bool {
+        self.write || self.kind == TaskKind::Prewrite
+    }
+
+    /// Starts again when it completes (a scrub always does).
+    pub fn repeats(&self) -> bool {
+        self.repeat || self.kind == TaskKind::Scrub
+    }
+
+    /// The kind's rules on `write`, `repeat` and `deadline_ms` (`at`: the key prefix for errors).
+    pub fn check_kind(&self, at: &str) -> Result<()> {
+        let deadline = matches!(self.kind, TaskKind::Prefetch | TaskKind::Prewrite);
+        match self.deadline_ms {
+            Some(d) if deadline => {
+                TASK_DEADLINE_MS.check(at, d)?;
+            }
+            Some(d) => return Err(config_err(format!("{at}.deadline_ms"), format!("{d}: only a prefetch or prewrite has a deadline"))),
+            None if deadline => return Err(config_err(format!("{at}.deadline_ms"), format!("missing: a {:?} needs one (ms from its arrival)", self.kind).to_lowercase())),
+            None => {}
+        }
+        if self.write && matches!(self.kind, TaskKind::Scrub | TaskKind::Prefetch) {
+            return Err(config_err(format!("{at}.write"), format!("true: a {:?} reads", self.kind).to_lowercase()));
+        }
+        if self.repeat && deadline {
+            return Err(config_err(format!("{at}.repeat"), "true: a prefetch or prewrite moves its blocks once, before its deadline"));
+        }
+        Ok(())
+    }
 }
 
 fn is_false(v: &bool) -> bool {
@@ -432,6 +503,8 @@ pub enum TaskState {
     Paused,
     /// Given up: its remaining blocks are no longer wanted.
     Aborted,
+    /// A prefetch or prewrite whose deadline passed before its last block moved (`blocks_done` is what it moved in time).
+    Expired,
     /// Every block transferred.
     Done,
 }
@@ -528,9 +601,9 @@ impl Tasks {
                                       started_ms: 0.0, time_to_pct_ms: [None; 3], passes: 0, passes_per_day: 0.0, progress: Vec::new() });
         self.paused_bits.push(None);
         self.priority.push(c.priority);
-        self.write.push(c.write);
+        self.write.push(c.writes());
         self.directions = [false, true].into_iter().filter(|w| self.write.contains(w)).collect();
-        self.repeat.push(c.repeat);
+        self.repeat.push(c.repeats());
         self.moved.push(0);
         Ok(())
     }
@@ -566,6 +639,7 @@ impl Tasks {
             TaskAction::Pause => self.pause(task),
             TaskAction::Resume => self.resume(task),
             TaskAction::Abort => self.abort(task),
+            TaskAction::Expire => self.expire(task),
         }
     }
 
@@ -737,6 +811,17 @@ impl Tasks {
         if self.status[task].state != TaskState::Done {
             self.status[task].state = TaskState::Aborted;
         }
+    }
+
+    /// A prefetch's or prewrite's deadline passed: unless every block moved in time, the rest are given up.
+    pub fn expire(&mut self, task: usize) {
+        if matches!(self.status[task].state, TaskState::Done | TaskState::Aborted) {
+            return;
+        }
+        let (lo, hi) = self.range(task);
+        self.paused_bits[task] = None;
+        self.wanted.clear_range(lo, hi);
+        self.status[task].state = TaskState::Expired;
     }
 
     fn range(&self, task: usize) -> (u64, u64) {

@@ -204,12 +204,18 @@ impl Simulation {
         self.background_changed(now)
     }
 
-    /// Add background task `cfg` now (it starts at once); its index.
+    /// Add background task `cfg` now (it starts at once; a prefetch or
+    /// prewrite expires `deadline_ms` later); its index.
     pub fn add_background_task(&mut self, cfg: &crate::background::TaskConfig) -> Result<usize> {
+        cfg.check_kind("add_task")?;
         let now = self.engine.now();
         let mut index = 0;
         for u in &mut self.units {
             index = u.freeblock.add_task(cfg, now)?;
+        }
+        if let Some(d) = cfg.deadline_ms {
+            self.task_events.push((now + crate::time::SimDuration::from_ms(d), crate::background::TaskAction::Expire, index));
+            self.schedule(self.task_events.last().unwrap().0, Event::TaskEventDue(self.task_events.len() - 1));
         }
         self.background_changed(now)?;
         Ok(index)
