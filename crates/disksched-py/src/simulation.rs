@@ -32,6 +32,13 @@ fn ended() -> PyErr {
     crate::DiskschedError::new_err("this simulation has ended (result() was called)")
 }
 
+/// `value` as the enum a config names it by (serde's names, as the config loader reads them); the
+/// error names `what`, the value and the names expected.
+fn choice<T: serde::de::DeserializeOwned>(what: &str, value: &str) -> PyResult<T> {
+    serde_json::from_value(serde_json::Value::String(value.into()))
+        .map_err(|e| crate::DiskschedError::new_err(format!("{what} '{value}': {e}")))
+}
+
 fn completed_dict<'py>(py: Python<'py>, r: &Request) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("seq", r.logical)?;
@@ -219,14 +226,7 @@ impl PySimulation {
 
     /// Start, pause, resume or abort background task `task` (config order, then added ones) now.
     fn background_task(&mut self, py: Python<'_>, action: &str, task: usize) -> PyResult<()> {
-        let action = match action {
-            "start" => TaskAction::Start,
-            "pause" => TaskAction::Pause,
-            "resume" => TaskAction::Resume,
-            "abort" => TaskAction::Abort,
-            other => return Err(crate::DiskschedError::new_err(format!(
-                "background task action '{other}': expected start, pause, resume or abort"))),
-        };
+        let action: TaskAction = choice("background task action", action)?;
         let r = self.sim()?.background_task(action, task);
         self.checked(py, r)
     }
@@ -238,14 +238,7 @@ impl PySimulation {
     fn add_background_task(&mut self, py: Python<'_>, name: String, lo: u64, hi: u64, priority: u64, write: bool,
                            repeat: bool, kind: &str, deadline_ms: Option<f64>) -> PyResult<usize> {
         TASK_PRIORITY.check_count("add_task", priority).map_err(err)?;
-        let kind = match kind {
-            "scan" => TaskKind::Scan,
-            "scrub" => TaskKind::Scrub,
-            "prefetch" => TaskKind::Prefetch,
-            "prewrite" => TaskKind::Prewrite,
-            other => return Err(crate::DiskschedError::new_err(format!(
-                "add_task: kind '{other}': expected scan, scrub, prefetch or prewrite"))),
-        };
+        let kind: TaskKind = choice("add_task: kind", kind)?;
         let cfg = TaskConfig { name, blocks: Some((lo, hi)), priority: priority as u32, write, repeat, start_ms: 0.0, kind, deadline_ms };
         let r = self.sim()?.add_background_task(&cfg);
         self.checked(py, r)

@@ -660,8 +660,14 @@ impl Tasks {
         if !self.weighted() {
             return self.wanted.count_range(lo, hi);
         }
+        self.owned_value(lo, hi, |_| true)
+    }
+
+    /// The weighted count of the wanted blocks in [lo, hi) of the tasks `keep` accepts.
+    #[inline]
+    fn owned_value(&self, lo: u64, hi: u64, keep: impl Fn(usize) -> bool) -> u64 {
         let first = self.owner.partition_point(|&(_, b, _)| b <= lo);
-        self.owner[first..].iter().take_while(|o| o.0 < hi)
+        self.owner[first..].iter().take_while(|o| o.0 < hi).filter(|o| keep(o.2))
             .map(|&(a, b, t)| self.wanted.count_range(lo.max(a), hi.min(b)) * self.weight[t]).sum()
     }
 
@@ -683,9 +689,7 @@ impl Tasks {
         if !self.mixed() {
             return self.value_range(lo, hi);
         }
-        let first = self.owner.partition_point(|&(_, b, _)| b <= lo);
-        self.owner[first..].iter().take_while(|o| o.0 < hi).filter(|o| self.write[o.2] == write)
-            .map(|&(a, b, t)| self.wanted.count_range(lo.max(a), hi.min(b)) * if self.weighted() { self.weight[t] } else { 1 }).sum()
+        self.owned_value(lo, hi, |t| self.write[t] == write)
     }
 
     /// Block `b` is wanted by a task of direction `write`.
@@ -805,12 +809,17 @@ impl Tasks {
 
     /// Give up a task: its remaining blocks are no longer wanted.
     pub fn abort(&mut self, task: usize) {
-        let (lo, hi) = self.range(task);
-        self.paused_bits[task] = None;
-        self.wanted.clear_range(lo, hi);
+        self.give_up(task);
         if self.status[task].state != TaskState::Done {
             self.status[task].state = TaskState::Aborted;
         }
+    }
+
+    /// Its remaining blocks (paused or not) are no longer wanted.
+    fn give_up(&mut self, task: usize) {
+        let (lo, hi) = self.range(task);
+        self.paused_bits[task] = None;
+        self.wanted.clear_range(lo, hi);
     }
 
     /// A prefetch's or prewrite's deadline passed: unless every block moved in time, the rest are given up.
@@ -818,9 +827,7 @@ impl Tasks {
         if matches!(self.status[task].state, TaskState::Done | TaskState::Aborted) {
             return;
         }
-        let (lo, hi) = self.range(task);
-        self.paused_bits[task] = None;
-        self.wanted.clear_range(lo, hi);
+        self.give_up(task);
         self.status[task].state = TaskState::Expired;
     }
 
