@@ -66,6 +66,15 @@ class Result:
 
         return pd.DataFrame(series_table(self._series()))
 
+    def task_series(self):
+        """Freeblock tasks' progress per window (`run.series_window_ms`; no rows
+        without `[freeblock]`): a pandas DataFrame with task, window, time_s (window start),
+        blocks (moved in the window, all disks), done (moved by the window's end,
+        all passes) and mb_per_s (the window's blocks as 10^6 bytes/s)."""
+        import pandas as pd
+
+        return pd.DataFrame(tasks_table(self._series()))
+
     def rates(self):
         """The host scheduler's own samples at each window start (a shaper's token
         rates, `<class>.rate_per_s` in requests/s or `<class>.rate_kb_per_s` in KB/s):
@@ -82,6 +91,16 @@ def series_table(c: Mapping[str, Any]) -> dict:
     return {"client": c["client"], "class": c["class"], "window": c["window"], "time_s": c["window"] * w_s,
             "mb_per_s": c["bytes"] / w_s / 1e6, "requests": c["requests"], "deadline_requests": c["deadline_requests"],
             "missed": c["missed"]}
+
+
+def tasks_table(c: Mapping[str, Any]) -> dict:
+    """The columns of `Result.task_series()` from the binding's series dict (no pandas)."""
+    import numpy as np
+
+    w_s = c["window_ms"] / 1000
+    window = np.asarray(c["task_window"])
+    return {"task": list(c["task"]), "window": window, "time_s": window * w_s, "blocks": c["task_blocks"],
+            "done": c["task_done"], "mb_per_s": np.asarray(c["task_bytes"]) / w_s / 1e6}
 
 
 def rates_table(c: Mapping[str, Any]) -> dict:

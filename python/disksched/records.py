@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from . import CLASS_NAMES, Result, rates_table, series_table
+from . import CLASS_NAMES, Result, rates_table, series_table, tasks_table
 from ._core import RecordsParquet
 from . import run as run_sim
 from .provenance import KEY, to_text
@@ -235,12 +235,15 @@ def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name
         if result.series_columns is not None:
             # Columns, not DataFrames: pandas (~43 MB resident, and pyarrow for its strings) stays out.
             series, rates = series_table(result.series_columns), rates_table(result.series_columns)
+            tables = [("series.csv", series), ("rates.csv", rates)]
+            if len(result.series_columns["task"]):
+                tables.append(("tasks.csv", tasks_table(result.series_columns)))
             header = prov.csv_header(p)
-            for fname, cols in (("series.csv", series), ("rates.csv", rates)):
+            for fname, cols in tables:
                 atomic_write(out / fname, lambda tmp, cols=cols: _csv(tmp, cols, header))
             throughput(out / "throughput.png", series, rates, f"{name}: throughput by class",
                        end_s=result.summary["sim_time_ms"] / 1000, by_class=True)
-            written += ["series.csv", "rates.csv", "throughput.png"]
+            written += [t[0] for t in tables] + ["throughput.png"]
     return written
 
 

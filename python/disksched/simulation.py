@@ -140,14 +140,19 @@ class Simulation:
         self._task("start", task)
 
     def add_task(self, blocks: tuple[int, int], *, kind: str = "scan", priority: int = 0, write: bool = False,
-                 repeat: bool = False, deadline_ms: Optional[float] = None, name: Optional[str] = None) -> int:
+                 repeat: bool = False, deadline_ms: Optional[float] = None, name: Optional[str] = None,
+                 to_blocks: Optional[tuple[int, int]] = None, share_pct: Optional[float] = None,
+                 segment_blocks: Optional[int] = None, live_pct: Optional[float] = None) -> int:
         """Add a background task over blocks [lo, hi) of each disk, started now (as a
-        `[[freeblock.tasks]]` entry: `kind` scan, scrub, prefetch or prewrite;
-        `deadline_ms` from now, for a prefetch or prewrite); its index."""
-        lo, hi = blocks
+        `[[freeblock.tasks]]` entry, same keys: `kind` scan, scrub, prefetch, prewrite,
+        backup or clean; `deadline_ms` from now, for a prefetch or prewrite; `to_blocks`
+        for a backup or clean); its index."""
+        keys = {"name": name or f"task added at {self.now_ms:g} ms", "blocks": list(blocks), "kind": kind,
+                "priority": priority, "write": write, "repeat": repeat, "deadline_ms": deadline_ms,
+                "to_blocks": None if to_blocks is None else list(to_blocks), "share_pct": share_pct,
+                "segment_blocks": segment_blocks, "live_pct": live_pct}
         try:
-            return self._sim.add_background_task(name or f"task added at {self.now_ms:g} ms", lo, hi, priority, write,
-                                                 repeat, kind, deadline_ms)
+            return self._sim.add_background_task(json.dumps({k: v for k, v in keys.items() if v is not None}))
         except DiskschedError as e:
             raise self._res.error(e) from None
 

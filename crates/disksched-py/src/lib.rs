@@ -218,6 +218,11 @@ pub(crate) fn result_tuple(py: Python<'_>, result: disksched_core::sim::RunResul
             d.set_item("sample_ns", s.sample_ns.into_pyarray(py))?;
             d.set_item("sample_name", s.sample_name)?;
             d.set_item("sample_value", s.sample_value.into_pyarray(py))?;
+            d.set_item("task", s.task)?;
+            d.set_item("task_window", s.task_window.into_pyarray(py))?;
+            d.set_item("task_blocks", s.task_blocks.into_pyarray(py))?;
+            d.set_item("task_done", s.task_done.into_pyarray(py))?;
+            d.set_item("task_bytes", s.task_bytes.into_pyarray(py))?;
             Some(d)
         }
     };

@@ -5,7 +5,7 @@
 
 use crate::plugin_sched::{Failure, Plugins};
 use crate::{err, result_tuple, ResultTuple};
-use disksched_core::background::{TaskAction, TaskConfig, TaskKind, TASK_PRIORITY};
+use disksched_core::background::{TaskAction, TaskConfig};
 use disksched_core::host::{Class, Request};
 use disksched_core::time::SimTime;
 use disksched_core::workload::IoSpec;
@@ -231,16 +231,11 @@ impl PySimulation {
         self.checked(py, r)
     }
 
-    /// Add a background task over blocks [lo, hi) of every disk, started now
-    /// (`kind` scan, scrub, prefetch or prewrite; `deadline_ms` from now); its index.
-    #[pyo3(signature = (name, lo, hi, priority=0, write=false, repeat=false, kind="scan", deadline_ms=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_background_task(&mut self, py: Python<'_>, name: String, lo: u64, hi: u64, priority: u64, write: bool,
-                           repeat: bool, kind: &str, deadline_ms: Option<f64>) -> PyResult<usize> {
-        TASK_PRIORITY.check_count("add_task", priority).map_err(err)?;
-        let kind: TaskKind = choice("add_task: kind", kind)?;
-        let cfg = TaskConfig { name, blocks: Some((lo, hi)), priority: priority as u32, write, repeat, start_ms: 0.0, kind, deadline_ms };
-        let r = self.sim()?.add_background_task(&cfg);
+    /// Add a background task to every disk, started now: `task` is a
+    /// `[[freeblock.tasks]]` entry as JSON (`start_ms` ignored; `deadline_ms` from now); its index.
+    fn add_background_task(&mut self, py: Python<'_>, task: &str) -> PyResult<usize> {
+        let cfg: TaskConfig = serde_json::from_str(task).map_err(|e| err(disksched_core::error::config_err("add_task", e.to_string())))?;
+        let r = self.sim()?.add_background_task(&TaskConfig { start_ms: 0.0, ..cfg });
         self.checked(py, r)
     }
 

@@ -70,18 +70,23 @@ impl Freeblock for Off {}
 
 /// The mode `cfg` asks for (`Off` without a `[freeblock]` section).
 pub fn build(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, seed: u64) -> Result<Box<dyn Freeblock>> {
-    build_with_belief(cfg, model, model, seed)
+    build_with_belief(cfg, model, model, seed, None)
 }
 
 /// As `build`, the external scheduler believing `belief` (the truth's
 /// `model`, or `[freeblock.belief]`'s, with exactly its capacity).
-pub fn build_with_belief(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, belief: &Arc<DiskModel>, seed: u64) -> Result<Box<dyn Freeblock>> {
+/// `series_window_ns`: keep each task's blocks moved per window of it.
+pub fn build_with_belief(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, belief: &Arc<DiskModel>, seed: u64,
+                         series_window_ns: Option<u64>) -> Result<Box<dyn Freeblock>> {
     let Some(f) = cfg else { return Ok(Box::new(Off)) };
     if belief.layout.capacity() != model.layout.capacity() {
         return Err(crate::error::config_err("freeblock.belief.model", format!(
             "holds {} blocks (expected the drive's {}: the tasks' blocks are the drive's)", belief.layout.capacity(), model.layout.capacity())));
     }
-    let tasks = Tasks::new(model.layout.capacity(), &f.tasks)?;
+    let mut tasks = Tasks::new(model.layout.capacity(), &f.tasks)?;
+    if let Some(w) = series_window_ns {
+        tasks.keep_windows(w);
+    }
     let settings = PlannerSettings { search_tracks: f.search_tracks, seek_conservatism_ns: SimDuration::from_ms(f.seek_conservatism_ms).ns(),
                                      one_per_track: f.one_per_track };
     let planner = super::planner::build(&f.planner, belief.clone(), &tasks, &settings)?;
@@ -124,12 +129,14 @@ impl Work {
         }
         self.tasks.apply(action, task, now);
         // The planner's per-track counts bound its search: they must follow.
+        self.tasks.take_changes();
         self.planner.recount(&self.tasks);
         Ok(())
     }
 
     fn add_task(&mut self, cfg: &TaskConfig, now: SimTime) -> Result<usize> {
         let i = self.tasks.add(cfg, now)?;
+        self.tasks.take_changes();
         self.planner.recount(&self.tasks);
         Ok(i)
     }
@@ -166,6 +173,7 @@ impl Work {
         }
         s.planner_us_per_opportunity = if s.opportunities > 0 { self.planner_ns as f64 / s.opportunities as f64 / 1e3 } else { 0.0 };
         s.tasks = self.tasks.final_status(SimTime::ZERO + SimDuration::from_ms(summary.sim_time_ms));
+        s.task_windows = self.tasks.windows();
         s.external = external.map(External::summary);
         self.summary
     }

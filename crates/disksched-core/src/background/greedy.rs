@@ -304,44 +304,61 @@ impl Greedy {
                           write: v.write })
     }
 
-    /// Idle time: the nearest track with wanted blocks, read (or written)
-    /// whole on arrival (zero-latency), in the direction that moves more of
-    /// them. Returns the visit and when it ends.
+    /// Idle time: the nearest track with blocks of the highest-priority
+    /// tasks that want blocks (any wanted block when priorities are equal),
+    /// read (or written) whole on arrival (zero-latency), in the direction
+    /// that moves more of those. Returns the visit and when it ends.
     pub fn idle(&self, now: SimTime, at: (u32, u32), tasks: &Tasks) -> Option<(Visit, SimTime)> {
         if tasks.wanted.count() == 0 {
             return None;
         }
+        let l = &self.model.layout;
+        // The value idle time serves on track (c, h) in each direction, reads first.
+        let serves = |c: u32, h: u32| {
+            let s = l.track_span(c, h)?;
+            let (lo, hi) = (s.first_lbn, s.first_lbn + s.blocks as u64);
+            tasks.directions().iter().map(|&w| (w, tasks.idle_value(lo, hi, w))).fold(None, |best: Option<(bool, u64)>, d| {
+                if d.1 > best.map_or(0, |b| b.1) { Some(d) } else { best }
+            }).map(|d| (h, lo, hi, d.0))
+        };
         let n = self.cyl_wanted.len() as u32;
         let c = (0..n).find_map(|d| {
-            [at.0.checked_sub(d), Some(at.0 + d).filter(|&c| c < n)].into_iter().flatten().find(|&c| self.cyl_wanted[c as usize] > 0)
+            [at.0.checked_sub(d), Some(at.0 + d).filter(|&c| c < n)].into_iter().flatten()
+                .find(|&c| self.cyl_wanted[c as usize] > 0 && (0..l.surfaces()).any(|h| serves(c, h).is_some()))
         })?;
-        let l = &self.model.layout;
         // Prefer the current surface, then the others in order.
-        let h = std::iter::once(at.1).chain(0..l.surfaces()).find_map(|h| {
-            let s = l.track_span(c, h)?;
-            (tasks.wanted.count_range(s.first_lbn, s.first_lbn + s.blocks as u64) > 0).then_some((h, s))
-        });
-        let (h, span) = h?;
-        let lbns = vec![(span.first_lbn, span.first_lbn + span.blocks as u64)];
-        // Reads win a tie (`directions` lists them first).
-        let (write, wanted) = tasks.directions().iter().map(|&w| (w, tasks.value_range_dir(lbns[0].0, lbns[0].1, w)))
-            .fold((false, 0), |best, d| if d.1 > best.1 { d } else { best });
+        let (h, lo, hi, write) = std::iter::once(at.1).chain(0..l.surfaces()).find_map(|h| serves(c, h))?;
+        let lbns = vec![(lo, hi)];
+        let wanted = tasks.value_range_dir(lo, hi, write);
         let end = now.0 + self.model.position_ns(at, (c, h), Access::Onward { write }, 0) + self.model.mech.revolution_ns();
         Some((Visit { cylinder: c, head: h, lbns, wanted, write }, SimTime(end)))
     }
 
     /// Credit a visit's blocks to their tasks.
     pub fn credit(&mut self, visit: &Visit, now: SimTime, tasks: &mut Tasks) -> u64 {
-        let before = tasks.wanted.count();
         let n: u64 = visit.lbns.iter().map(|&(lo, hi)| tasks.transferred(lo, hi, now, visit.write)).sum();
-        if tasks.wanted.count() + n != before {
-            // A repeating task started its next pass: its blocks are wanted again.
-            self.recount(tasks);
-            return n;
-        }
         self.cyl_wanted[visit.cylinder as usize] -= n as u32;
         self.track_wanted[(visit.cylinder * self.model.layout.surfaces() + visit.head) as usize] -= n as u32;
+        // Blocks wanted anew (a repeating task's next pass, a backup's copies, a cleaner's buffer).
+        for (lo, hi) in tasks.take_changes() {
+            self.recount_range(lo, hi, tasks);
+        }
         n
+    }
+
+    /// Recount the tracks of the cylinders holding LBNs [lo, hi).
+    fn recount_range(&mut self, lo: u64, hi: u64, tasks: &Tasks) {
+        let l = &self.model.layout;
+        let (a, b) = (l.lbn_to_pbn(lo).cylinder, l.lbn_to_pbn(hi - 1).cylinder);
+        for c in a.min(b)..=a.max(b) {
+            let mut sum = 0;
+            for h in 0..l.surfaces() {
+                let n = l.track_span(c, h).map_or(0, |s| tasks.wanted.count_range(s.first_lbn, s.first_lbn + s.blocks as u64) as u32);
+                self.track_wanted[(c * l.surfaces() + h) as usize] = n;
+                sum += n;
+            }
+            self.cyl_wanted[c as usize] = sum;
+        }
     }
 }
 

@@ -115,10 +115,24 @@ pub const TASK_PARAMS: &[Param] = &[
     Param::other("write", Ty::Bool, "false", "writes instead of reads (a cleaner writing segments); a transfer moves the blocks of tasks of its own direction only"),
     Param::other("repeat", Ty::Bool, "false", "a scan that starts again when it completes (scans per day)"),
     TASK_START_MS,
-    Param::other("kind", Ty::Choice(&["scan", "scrub", "prefetch", "prewrite"]), "scan",
-                 "scan: read (or write) every block once (or repeating); scrub: a read-verify pass that starts again when it completes; prefetch / prewrite: read / write the blocks before deadline_ms, the rest are given up then"),
+    Param::other("kind", Ty::Choice(&["scan", "scrub", "prefetch", "prewrite", "backup", "clean"]), "scan",
+                 "scan: read (or write) every block once (or repeating); scrub: a read-verify pass that starts again when it completes; prefetch / prewrite: read / write the blocks before deadline_ms, the rest are given up then; backup: read the blocks, write each to its place in to_blocks; clean: an LFS cleaner reading the live blocks of the segments in blocks and writing them anywhere free in to_blocks (range writes)"),
     TASK_DEADLINE_MS,
+    Param::other("to_blocks", Ty::List, "required for backup / clean", "backup: where the copy goes, [first, one past the last] (as many blocks as `blocks`); clean: the free segments its writes may use (at least the live blocks)"),
+    TASK_SEGMENT_BLOCKS,
+    TASK_LIVE_PCT,
+    TASK_SHARE_PCT,
 ];
+
+/// `[[freeblock.tasks]].segment_blocks`: an LFS segment (clean).
+pub const TASK_SEGMENT_BLOCKS: Param = Param::int("segment_blocks", "blocks", 1.0, 1024.0, 1_048_576.0,
+    "clean: blocks per segment (1024: 512 KB with 512-byte sectors, Sprite LFS's size); the cleaner writes once a segment's worth of live blocks is buffered, and its last ones");
+/// `[[freeblock.tasks]].live_pct`: live blocks in the segments cleaned.
+pub const TASK_LIVE_PCT: Param = Param::float("live_pct", "%", 0.0, 50.0, 100.0,
+    "clean: share of the segments' blocks that are live (each block drawn independently, from the task's blocks: the same for every run)");
+/// `[[freeblock.tasks]].share_pct`: the most of the background blocks a task takes.
+pub const TASK_SHARE_PCT: Param = Param::float("share_pct", "%", 1.0, f64::NAN, 100.0,
+    "the most of all background blocks moved so far this task may have taken while another task wants blocks; over it, its blocks are left for the others").default_text("absent: no limit");
 
 /// `[[freeblock.tasks]].deadline_ms`: how long a prefetch or prewrite may take.
 pub const TASK_DEADLINE_MS: Param = Param::float("deadline_ms", "ms", 0.0, f64::NAN, 1e12,
@@ -276,9 +290,7 @@ impl FreeblockConfig {
         }
         for (i, t) in self.tasks.iter().enumerate() {
             let at = format!("freeblock.tasks[{i}]");
-            TASK_PRIORITY.check_count(&at, t.priority as u64)?;
-            TASK_START_MS.check(&at, t.start_ms)?;
-            t.check_kind(&at)?;
+            t.check(&at)?;
         }
         for (i, e) in self.events.iter().enumerate() {
             let at = format!("freeblock.events[{i}]");
@@ -336,6 +348,10 @@ pub struct FreeblockSummary {
     /// External mode only: commands, lateness, prediction error, noise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<external::ExternalSummary>,
+    /// Each task's blocks moved per window of `run.series_window_ms` (the
+    /// run's `series`; empty without one).
+    #[serde(skip)]
+    pub task_windows: Vec<Vec<u64>>,
 }
 
 impl FreeblockSummary {
@@ -362,6 +378,12 @@ impl FreeblockSummary {
         a.merged += b.merged;
         a.idle += b.idle;
         let both = |x: Option<f64>, y: Option<f64>| x.zip(y).map(|(x, y)| x.max(y));
+        for (a, b) in self.task_windows.iter_mut().zip(o.task_windows) {
+            if a.len() < b.len() {
+                a.resize(b.len(), 0);
+            }
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        }
         for (t, u) in self.tasks.iter_mut().zip(o.tasks) {
             t.blocks_total += u.blocks_total;
             t.blocks_done += u.blocks_done;
@@ -424,6 +446,31 @@ pub struct TaskConfig {
     /// Prefetch / prewrite: ms from arrival after which the remaining blocks are given up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_ms: Option<f64>,
+    /// Backup: where the copy goes; clean: the free blocks its writes may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_blocks: Option<(u64, u64)>,
+    /// Clean: blocks per segment.
+    #[serde(default = "default_segment_blocks", skip_serializing_if = "is_default_segment")]
+    pub segment_blocks: u64,
+    /// Clean: share of the segments' blocks that are live, %.
+    #[serde(default = "default_live_pct", skip_serializing_if = "is_default_live")]
+    pub live_pct: f64,
+    /// The most of the background blocks this task may take while another task wants blocks, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_pct: Option<f64>,
+}
+
+fn default_segment_blocks() -> u64 {
+    TASK_SEGMENT_BLOCKS.default as u64
+}
+fn is_default_segment(v: &u64) -> bool {
+    *v == default_segment_blocks()
+}
+fn default_live_pct() -> f64 {
+    TASK_LIVE_PCT.default
+}
+fn is_default_live(v: &f64) -> bool {
+    *v == default_live_pct()
 }
 
 /// What a background task is for.
@@ -439,12 +486,18 @@ pub enum TaskKind {
     Prefetch,
     /// Write the blocks before the deadline (e.g. dirty data to be on the media by then).
     Prewrite,
+    /// Read the blocks, then write each to its place in `to_blocks` (a copy of a range).
+    Backup,
+    /// An LFS cleaner (Rosenblum & Ousterhout): read the live blocks of the
+    /// segments in `blocks`, write them anywhere free in `to_blocks` (range writes).
+    Clean,
 }
 
 impl Default for TaskConfig {
     /// A scan of the whole disk (the `[[freeblock.tasks]]` defaults).
     fn default() -> Self {
-        TaskConfig { name: scan(), blocks: None, priority: 0, write: false, repeat: false, start_ms: 0.0, kind: TaskKind::Scan, deadline_ms: None }
+        TaskConfig { name: scan(), blocks: None, priority: 0, write: false, repeat: false, start_ms: 0.0, kind: TaskKind::Scan, deadline_ms: None,
+                     to_blocks: None, segment_blocks: default_segment_blocks(), live_pct: default_live_pct(), share_pct: None }
     }
 }
 
@@ -476,7 +529,33 @@ impl TaskConfig {
         if self.repeat && deadline {
             return Err(config_err(format!("{at}.repeat"), "true: a prefetch or prewrite moves its blocks once, before its deadline"));
         }
+        let copies = matches!(self.kind, TaskKind::Backup | TaskKind::Clean);
+        match self.to_blocks {
+            None if copies => return Err(config_err(format!("{at}.to_blocks"), format!("missing: a {} needs a destination [first, one past the last]", self.kind_name()))),
+            Some(t) if !copies => return Err(config_err(format!("{at}.to_blocks"), format!("{t:?}: only a backup or clean has a destination"))),
+            _ => {}
+        }
+        if copies && (self.write || self.repeat) {
+            let key = if self.write { "write" } else { "repeat" };
+            return Err(config_err(format!("{at}.{key}"), format!("true: a {} reads its blocks once and writes them to to_blocks", self.kind_name())));
+        }
+        TASK_SEGMENT_BLOCKS.check_count(at, self.segment_blocks)?;
+        TASK_LIVE_PCT.check(at, self.live_pct)?;
+        if let Some(s) = self.share_pct {
+            TASK_SHARE_PCT.check(at, s)?;
+        }
         Ok(())
+    }
+
+    /// Every key's bounds and the kind's rules (`at`: the key prefix for errors).
+    pub fn check(&self, at: &str) -> Result<()> {
+        TASK_PRIORITY.check_count(at, self.priority as u64)?;
+        TASK_START_MS.check(at, self.start_ms)?;
+        self.check_kind(at)
+    }
+
+    fn kind_name(&self) -> String {
+        format!("{:?}", self.kind).to_lowercase()
     }
 }
 
@@ -540,35 +619,91 @@ pub const PROGRESS_PCTS: [u64; 3] = [50, 90, 100];
 /// Called with each run of blocks [lo, hi) newly transferred for a task, and when.
 pub type TransferCallback = Box<dyn FnMut(usize, u64, u64, SimTime) + Send>;
 
+/// A range of blocks a task owns, and the direction they move in (a backup
+/// or a cleaner owns one range it reads and one it writes).
+#[derive(Clone, Copy, Debug)]
+struct Owned {
+    lo: u64,
+    hi: u64,
+    task: usize,
+    write: bool,
+}
+
+/// What a backup or cleaner does with the blocks it reads.
+#[derive(Clone, Debug)]
+enum Copy {
+    /// Block `from + i`, once read, is wanted for writing at `to + i`.
+    Backup { from: u64, to: u64 },
+    /// The live blocks read are written anywhere free in the destination (a
+    /// range write): its free blocks are wanted once a segment's worth is
+    /// buffered (or the reads are done), until the buffer is empty.
+    Clean {
+        segment_blocks: u64,
+        /// Live blocks read and not yet written.
+        buffered: u64,
+        /// Live blocks not yet read.
+        to_read: u64,
+        /// The destination's free blocks, held back while the buffer fills.
+        held: Vec<(u64, u64)>,
+    },
+}
+
+/// One task's state.
+struct Task {
+    status: TaskStatus,
+    /// Its source range: wanted at arrival and at each pass's start (a
+    /// cleaner's live blocks in it).
+    source: (u64, u64),
+    /// Clean: the share of live blocks, %.
+    live_pct: f64,
+    paused: Option<Vec<(u64, u64)>>,
+    priority: u32,
+    /// priority + 1, or 1 when every priority is equal (`reweigh`).
+    weight: u64,
+    repeat: bool,
+    /// Blocks transferred in all passes (the progress series' value).
+    moved: u64,
+    /// Its blocks wanted now.
+    left: u64,
+    share_pct: Option<f64>,
+    /// Over its share while another task wants blocks: its blocks are left alone.
+    capped: bool,
+    copy: Option<Copy>,
+    /// Blocks moved per window of `Tasks::window_ns` (the run's series).
+    windows: Vec<u64>,
+}
+
 /// The set of tasks and which block belongs to which.
 pub struct Tasks {
     /// Blocks still wanted, over all tasks.
     pub wanted: Wanted,
     /// Receives every run of blocks as it is transferred: (task, lo, hi, time).
     pub on_transfer: Option<TransferCallback>,
-    owner: Vec<(u64, u64, usize)>, // (lo, hi, task index), sorted, disjoint
-    status: Vec<TaskStatus>,
-    paused_bits: Vec<Option<Vec<(u64, u64)>>>,
-    priority: Vec<u32>,
-    /// Each task's direction (`[[freeblock.tasks]].write`).
-    write: Vec<bool>,
-    /// The directions of the tasks, reads first: what the planner plans for.
+    owner: Vec<Owned>, // sorted, disjoint
+    tasks: Vec<Task>,
+    /// The directions the tasks' blocks move in, reads first: what the planner plans for.
     directions: Vec<bool>,
-    /// Each task's weight (priority + 1); all 1 when every priority is equal (`reweigh`).
-    weight: Vec<u64>,
-    repeat: Vec<bool>,
-    /// Blocks transferred in all passes, by task (the progress series' value).
-    moved: Vec<u64>,
     /// Some weight is not 1.
     is_weighted: bool,
+    /// Blocks are valued by more than their count (weights, shares, a cleaner's buffer).
+    valued: bool,
+    /// Some task has a share.
+    shares: bool,
+    /// Blocks moved by all tasks.
+    moved_total: u64,
+    /// Ranges whose wanted bits changed other than by a transfer's crediting
+    /// (a backup's copies, a cleaner's buffer, a pass's start): see `take_changes`.
+    changes: Vec<(u64, u64)>,
+    /// Keep blocks moved per window of this length (`run.series_window_ms`).
+    window_ns: Option<u64>,
 }
 
 impl Tasks {
     /// The tasks in `configs`, every block of those that start at time 0
     /// wanted; an error if a range is empty, off the disk or overlaps another.
     pub fn new(capacity: u64, configs: &[TaskConfig]) -> Result<Tasks> {
-        let mut t = Tasks { wanted: Wanted::new(capacity), on_transfer: None, owner: Vec::new(), status: Vec::new(),
-                            paused_bits: Vec::new(), priority: Vec::new(), write: Vec::new(), directions: Vec::new(), weight: Vec::new(), repeat: Vec::new(), moved: Vec::new(), is_weighted: false };
+        let mut t = Tasks { wanted: Wanted::new(capacity), on_transfer: None, owner: Vec::new(), tasks: Vec::new(), directions: Vec::new(),
+                            is_weighted: false, valued: false, shares: false, moved_total: 0, changes: Vec::new(), window_ns: None };
         for (i, c) in configs.iter().enumerate() {
             t.register(capacity, i, c)?;
             if c.start_ms <= 0.0 {
@@ -576,35 +711,75 @@ impl Tasks {
             }
         }
         t.reweigh();
+        t.changes.clear();
         Ok(t)
+    }
+
+    /// Keep each task's blocks moved per window of `window_ns` (`series`).
+    pub fn keep_windows(&mut self, window_ns: u64) {
+        self.window_ns = Some(window_ns.max(1));
     }
 
     /// Weights from the priorities: `priority + 1`, or all 1 when every priority is equal.
     fn reweigh(&mut self) {
-        let equal = self.priority.iter().all(|&p| p == self.priority[0]);
-        self.weight = self.priority.iter().map(|&p| if equal { 1 } else { p as u64 + 1 }).collect();
+        let p0 = self.tasks[0].priority;
+        let equal = self.tasks.iter().all(|t| t.priority == p0);
+        for t in &mut self.tasks {
+            t.weight = if equal { 1 } else { t.priority as u64 + 1 };
+        }
         self.is_weighted = !equal;
+        self.shares = self.tasks.iter().any(|t| t.share_pct.is_some());
+        self.valued = self.is_weighted || self.shares || self.tasks.iter().any(|t| matches!(t.copy, Some(Copy::Clean { .. })));
     }
 
     fn register(&mut self, capacity: u64, i: usize, c: &TaskConfig) -> Result<()> {
-        let (lo, hi) = c.blocks.unwrap_or((0, capacity));
-        if !(lo < hi && hi <= capacity) {
-            return Err(config_err(format!("background.tasks[{i}].blocks"), format!(
-                "[{lo}, {hi}) must be a non-empty range within the disk's {capacity} blocks")));
+        let within = |key: &str, (lo, hi): (u64, u64), owner: &[Owned]| {
+            if !(lo < hi && hi <= capacity) {
+                return Err(config_err(format!("background.tasks[{i}].{key}"), format!(
+                    "[{lo}, {hi}) must be a non-empty range within the disk's {capacity} blocks")));
+            }
+            if owner.iter().any(|o| lo < o.hi && o.lo < hi) {
+                return Err(config_err(format!("background.tasks[{i}].{key}"), format!("[{lo}, {hi}) overlaps an earlier task's blocks")));
+            }
+            Ok((lo, hi))
+        };
+        let (lo, hi) = within("blocks", c.blocks.unwrap_or((0, capacity)), &self.owner)?;
+        let mut owned = vec![Owned { lo, hi, task: i, write: c.writes() }];
+        let mut total = hi - lo;
+        let copy = match (c.kind, c.to_blocks) {
+            (TaskKind::Backup | TaskKind::Clean, Some(to)) => {
+                let (a, b) = within("to_blocks", to, &[self.owner.as_slice(), &owned].concat())?;
+                owned.push(Owned { lo: a, hi: b, task: i, write: true });
+                if c.kind == TaskKind::Backup {
+                    if b - a != hi - lo {
+                        return Err(config_err(format!("background.tasks[{i}].to_blocks"), format!(
+                            "[{a}, {b}) holds {} blocks (expected as many as blocks [{lo}, {hi}): {})", b - a, hi - lo)));
+                    }
+                    total = 2 * (hi - lo);
+                    Some(Copy::Backup { from: lo, to: a })
+                } else {
+                    let live = live_runs(lo, hi, c.live_pct).map(|(x, y)| y - x).sum::<u64>();
+                    if live > b - a {
+                        return Err(config_err(format!("background.tasks[{i}].to_blocks"), format!(
+                            "[{a}, {b}) holds {} blocks (expected at least the {live} live blocks of blocks [{lo}, {hi}))", b - a)));
+                    }
+                    total = 2 * live;
+                    Some(Copy::Clean { segment_blocks: c.segment_blocks, buffered: 0, to_read: live, held: vec![(a, b)] })
+                }
+            }
+            _ => None,
+        };
+        for o in owned {
+            let at = self.owner.partition_point(|x| x.lo < o.lo);
+            self.owner.insert(at, o);
         }
-        if self.owner.iter().any(|&(a, b, _)| lo < b && a < hi) {
-            return Err(config_err(format!("background.tasks[{i}].blocks"), "overlaps an earlier task's blocks"));
-        }
-        let at = self.owner.partition_point(|o| o.0 < lo);
-        self.owner.insert(at, (lo, hi, i));
-        self.status.push(TaskStatus { name: c.name.clone(), state: TaskState::Waiting, blocks_total: hi - lo, blocks_done: 0, completed_ms: None,
-                                      started_ms: 0.0, time_to_pct_ms: [None; 3], passes: 0, passes_per_day: 0.0, progress: Vec::new() });
-        self.paused_bits.push(None);
-        self.priority.push(c.priority);
-        self.write.push(c.writes());
-        self.directions = [false, true].into_iter().filter(|w| self.write.contains(w)).collect();
-        self.repeat.push(c.repeats());
-        self.moved.push(0);
+        self.tasks.push(Task {
+            status: TaskStatus { name: c.name.clone(), state: TaskState::Waiting, blocks_total: total, blocks_done: 0, completed_ms: None,
+                                 started_ms: 0.0, time_to_pct_ms: [None; 3], passes: 0, passes_per_day: 0.0, progress: Vec::new() },
+            source: (lo, hi), live_pct: c.live_pct, paused: None, priority: c.priority, weight: 1, repeat: c.repeats(), moved: 0, left: 0,
+            share_pct: c.share_pct, capped: false, copy, windows: Vec::new(),
+        });
+        self.directions = [false, true].into_iter().filter(|&w| self.owner.iter().any(|o| o.write == w)).collect();
         Ok(())
     }
 
@@ -612,24 +787,55 @@ impl Tasks {
     /// config, e.g. the Python binding): it starts at `now`. Its weight is
     /// `priority + 1`, or 1 when every task so far has its priority.
     pub fn add(&mut self, c: &TaskConfig, now: SimTime) -> Result<usize> {
-        let i = self.status.len();
+        let i = self.tasks.len();
         self.register(self.wanted.capacity(), i, c)?;
         self.reweigh();
         self.start(i, now);
         Ok(i)
     }
 
+    /// Blocks [lo, hi) of task `t` become wanted.
+    fn want(&mut self, t: usize, lo: u64, hi: u64) {
+        self.tasks[t].left += self.wanted.set_range(lo, hi);
+        self.changes.push((lo, hi));
+    }
+
+    /// Blocks [lo, hi) of task `t` are no longer wanted.
+    fn unwant(&mut self, t: usize, lo: u64, hi: u64) {
+        self.tasks[t].left -= self.wanted.clear_range(lo, hi);
+        self.changes.push((lo, hi));
+    }
+
+    /// The ranges whose wanted bits changed other than by crediting a
+    /// transfer since the last call (a planner's index of wanted blocks
+    /// follows them).
+    pub fn take_changes(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// Task `t`'s source blocks wanted at the start of a pass (a cleaner's live ones).
+    fn want_source(&mut self, t: usize) {
+        let (lo, hi) = self.tasks[t].source;
+        if matches!(self.tasks[t].copy, Some(Copy::Clean { .. })) {
+            for (a, b) in live_runs(lo, hi, self.tasks[t].live_pct).collect::<Vec<_>>() {
+                self.want(t, a, b);
+            }
+        } else {
+            self.want(t, lo, hi);
+        }
+    }
+
     /// A waiting task arrives at `now`: its blocks become wanted.
     pub fn start(&mut self, task: usize, now: SimTime) {
-        if self.status[task].state != TaskState::Waiting {
+        if self.tasks[task].status.state != TaskState::Waiting {
             return;
         }
-        let (lo, hi) = self.range(task);
-        self.wanted.set_range(lo, hi);
-        let s = &mut self.status[task];
+        self.want_source(task);
+        let s = &mut self.tasks[task].status;
         s.state = TaskState::Active;
         s.started_ms = now.as_ms_f64();
         s.progress.push((s.started_ms, 0));
+        self.update_caps();
     }
 
     /// Apply `action` to `task` at `now`.
@@ -650,86 +856,114 @@ impl Tasks {
 
     /// The largest weight of any task's block.
     pub fn max_weight(&self) -> u64 {
-        self.weight.iter().copied().max().unwrap_or(1)
+        self.tasks.iter().map(|t| t.weight).max().unwrap_or(1)
     }
 
     /// The planner's value of the wanted blocks in [lo, hi): their count,
-    /// each weighted by its task's priority + 1 when priorities differ.
+    /// each weighted by its task's priority + 1 when priorities differ
+    /// (none of a task over its share; a cleaner's writes no more than its buffer).
     #[inline]
     pub fn value_range(&self, lo: u64, hi: u64) -> u64 {
-        if !self.weighted() {
+        if !self.valued {
             return self.wanted.count_range(lo, hi);
         }
         self.owned_value(lo, hi, |_| true)
     }
 
-    /// The weighted count of the wanted blocks in [lo, hi) of the tasks `keep` accepts.
+    /// The value of the wanted blocks in [lo, hi) of the owned ranges `keep` accepts.
     #[inline]
-    fn owned_value(&self, lo: u64, hi: u64, keep: impl Fn(usize) -> bool) -> u64 {
-        let first = self.owner.partition_point(|&(_, b, _)| b <= lo);
-        self.owner[first..].iter().take_while(|o| o.0 < hi).filter(|o| keep(o.2))
-            .map(|&(a, b, t)| self.wanted.count_range(lo.max(a), hi.min(b)) * self.weight[t]).sum()
+    fn owned_value(&self, lo: u64, hi: u64, keep: impl Fn(&Owned) -> bool) -> u64 {
+        let first = self.owner.partition_point(|o| o.hi <= lo);
+        self.owner[first..].iter().take_while(|o| o.lo < hi).filter(|o| keep(o)).map(|o| {
+            let t = &self.tasks[o.task];
+            if t.capped {
+                return 0;
+            }
+            let n = self.wanted.count_range(lo.max(o.lo), hi.min(o.hi));
+            let n = match &t.copy {
+                Some(Copy::Clean { buffered, .. }) if o.write => n.min(*buffered),
+                _ => n,
+            };
+            n * t.weight
+        }).sum()
     }
 
     /// The directions background transfers take (false: read, true: write),
-    /// reads first: one, or both when some tasks read and others write.
+    /// reads first: one, or both when some blocks are read and others written.
     pub fn directions(&self) -> &[bool] {
         &self.directions
     }
 
-    /// Tasks go both ways: a transfer moves the blocks of its own direction only.
+    /// Blocks go both ways: a transfer moves the blocks of its own direction only.
     fn mixed(&self) -> bool {
         self.directions.len() > 1
     }
 
     /// [`value_range`](Self::value_range) of the blocks a transfer in
-    /// direction `write` can move (all of them unless tasks go both ways).
+    /// direction `write` can move (all of them unless blocks go both ways).
     #[inline]
     pub fn value_range_dir(&self, lo: u64, hi: u64, write: bool) -> u64 {
         if !self.mixed() {
             return self.value_range(lo, hi);
         }
-        self.owned_value(lo, hi, |t| self.write[t] == write)
+        self.owned_value(lo, hi, |o| o.write == write)
     }
 
-    /// Block `b` is wanted by a task of direction `write`.
+    /// Block `b` is wanted by a transfer in direction `write` (and its task is not over its share).
     pub fn wanted_by(&self, b: u64, write: bool) -> bool {
-        self.wanted.get(b) && (!self.mixed() || {
-            let k = self.owner.partition_point(|&(_, hi, _)| hi <= b);
-            self.owner.get(k).is_some_and(|&(a, _, t)| a <= b && self.write[t] == write)
+        self.wanted.get(b) && (!self.mixed() && !self.shares || {
+            let k = self.owner.partition_point(|o| o.hi <= b);
+            self.owner.get(k).is_some_and(|o| o.lo <= b && (!self.mixed() || o.write == write) && !self.tasks[o.task].capped)
         })
     }
 
+    /// The value `owned_value` gives blocks of the highest-priority tasks
+    /// that want blocks (and are not over their share) in direction `write`:
+    /// what idle time serves first. Equal priorities and no shares: every wanted block.
+    pub fn idle_value(&self, lo: u64, hi: u64, write: bool) -> u64 {
+        if !self.valued {
+            return self.value_range_dir(lo, hi, write);
+        }
+        let top = self.tasks.iter().filter(|t| t.left > 0 && !t.capped).map(|t| t.weight).max().unwrap_or(0);
+        self.owned_value(lo, hi, |o| (!self.mixed() || o.write == write) && self.tasks[o.task].weight == top)
+    }
+
     /// Credit the wanted blocks in [lo, hi) as transferred at `now` by a
-    /// transfer in direction `write` (when tasks go both ways, only their
-    /// tasks' blocks); returns how many.
+    /// transfer in direction `write` (when blocks go both ways, only those
+    /// of that direction; none of a task over its share; a cleaner's writes
+    /// no more than it has buffered); returns how many.
     pub fn transferred(&mut self, lo: u64, hi: u64, now: SimTime, write: bool) -> u64 {
         let mut total = 0;
-        let first = self.owner.partition_point(|&(_, b, _)| b <= lo);
-        for k in first..self.owner.len() {
-            let (a, b, t) = self.owner[k];
-            if a >= hi {
-                break;
-            }
-            if self.mixed() && self.write[t] != write {
+        let mut k = self.owner.partition_point(|o| o.hi <= lo);
+        while k < self.owner.len() && self.owner[k].lo < hi {
+            let o = self.owner[k];
+            k += 1;
+            let t = o.task;
+            if (self.mixed() && o.write != write) || self.tasks[t].capped {
                 continue;
             }
-            let (from, to) = (lo.max(a), hi.min(b));
-            if let Some(cb) = &mut self.on_transfer {
-                let mut i = from;
-                while i < to {
-                    if self.wanted.get(i) {
-                        let start = i;
-                        while i < to && self.wanted.get(i) {
-                            i += 1;
-                        }
-                        cb(t, start, i, now);
-                    } else {
-                        i += 1;
+            let (from, to) = (lo.max(o.lo), hi.min(o.hi));
+            let limit = match &self.tasks[t].copy {
+                Some(Copy::Clean { buffered, .. }) if o.write => *buffered,
+                _ => u64::MAX,
+            };
+            let n = if self.on_transfer.is_none() && self.tasks[t].copy.is_none() {
+                let n = self.wanted.clear_range(from, to);
+                self.tasks[t].left -= n;
+                n
+            } else {
+                let runs = self.wanted_runs(from, to, limit);
+                let mut n = 0;
+                for &(a, b) in &runs {
+                    if let Some(cb) = &mut self.on_transfer {
+                        cb(t, a, b, now);
                     }
+                    self.tasks[t].left -= self.wanted.clear_range(a, b);
+                    n += b - a;
                 }
-            }
-            let n = self.wanted.clear_range(from, to);
+                self.copied(t, o.write, &runs, n);
+                n
+            };
             total += n;
             if n > 0 {
                 self.progressed(t, n, now);
@@ -738,16 +972,87 @@ impl Tasks {
         total
     }
 
+    /// The runs of wanted blocks in [lo, hi), at most `limit` blocks in all.
+    fn wanted_runs(&self, lo: u64, hi: u64, mut limit: u64) -> Vec<(u64, u64)> {
+        let mut runs = Vec::new();
+        let mut i = lo;
+        while i < hi && limit > 0 {
+            if self.wanted.get(i) {
+                let start = i;
+                while i < hi && limit > 0 && self.wanted.get(i) {
+                    i += 1;
+                    limit -= 1;
+                }
+                runs.push((start, i));
+            } else {
+                i += 1;
+            }
+        }
+        runs
+    }
+
+    /// A backup's or cleaner's consequences of moving `runs` (`n` blocks) in direction `write`.
+    fn copied(&mut self, t: usize, write: bool, runs: &[(u64, u64)], n: u64) {
+        match &mut self.tasks[t].copy {
+            None => {}
+            Some(Copy::Backup { from, to }) => {
+                if !write {
+                    let (from, to) = (*from, *to);
+                    for &(a, b) in runs {
+                        self.want(t, a - from + to, b - from + to);
+                    }
+                }
+            }
+            Some(Copy::Clean { segment_blocks, buffered, to_read, held }) => {
+                let was_writing = held.is_empty();
+                if write {
+                    *buffered -= n;
+                } else {
+                    *buffered += n;
+                    *to_read -= n;
+                }
+                // Write once a segment's worth is buffered (or the last live blocks are); stop when it is empty.
+                let writing = *buffered > 0 && (was_writing || *buffered >= *segment_blocks || *to_read == 0);
+                if writing && !was_writing {
+                    for (a, b) in std::mem::take(held) {
+                        self.want(t, a, b);
+                    }
+                } else if !writing && was_writing {
+                    let dest = self.owner.iter().find(|o| o.task == t && o.write).map(|o| (o.lo, o.hi)).expect("a cleaner's destination");
+                    let free = self.wanted_runs(dest.0, dest.1, u64::MAX);
+                    for &(a, b) in &free {
+                        self.unwant(t, a, b);
+                    }
+                    if let Some(Copy::Clean { held, .. }) = &mut self.tasks[t].copy {
+                        *held = free;
+                    }
+                }
+            }
+        }
+    }
+
     /// Task `t` moved `n` more blocks at `now`: its first-pass milestones,
     /// progress series and, at the end of a pass, completion or the next pass.
     fn progressed(&mut self, t: usize, n: u64, now: SimTime) {
         let ms = now.as_ms_f64();
-        let s = &mut self.status[t];
-        let before = self.moved[t];
-        self.moved[t] += n;
+        self.moved_total += n;
+        let task = &mut self.tasks[t];
+        if let Some(w) = self.window_ns {
+            let k = (now.0 / w) as usize;
+            // Past the series' row bound the run's series is refused anyway (`Metrics::take_series`).
+            if task.windows.len() <= k && k < crate::metrics::MAX_SERIES_ROWS as usize {
+                task.windows.resize(k + 1, 0);
+            }
+            if let Some(c) = task.windows.get_mut(k) {
+                *c += n;
+            }
+        }
+        let s = &mut task.status;
+        let before = task.moved;
+        task.moved += n;
         let step = s.blocks_total.div_ceil(100);
-        if before / step != self.moved[t] / step {
-            s.progress.push((ms, self.moved[t]));
+        if before / step != task.moved / step {
+            s.progress.push((ms, task.moved));
         }
         s.blocks_done += n;
         if s.passes == 0 {
@@ -760,94 +1065,135 @@ impl Tasks {
         if s.blocks_done == s.blocks_total {
             s.passes += 1;
             s.completed_ms = Some(ms);
-            if self.repeat[t] {
+            if task.repeat {
                 // The next pass wants every block again.
                 s.blocks_done = 0;
-                let (lo, hi) = self.range(t);
-                self.wanted.set_range(lo, hi);
+                self.want_source(t);
             } else {
                 s.state = TaskState::Done;
             }
         }
+        if self.shares {
+            self.update_caps();
+        }
+    }
+
+    /// A task with a share is capped while it has taken more than its share
+    /// of the blocks moved and a task within its own share wants blocks
+    /// (so the tasks that want blocks are never all capped).
+    fn update_caps(&mut self) {
+        if !self.shares {
+            return;
+        }
+        let total = self.moved_total;
+        let over: Vec<bool> = self.tasks.iter().map(|t| t.share_pct.is_some_and(|s| total > 0 && t.moved as f64 * 100.0 > s * total as f64)).collect();
+        let within_wanting = self.tasks.iter().zip(&over).filter(|(t, &o)| t.left > 0 && !o).count();
+        for (t, &o) in self.tasks.iter_mut().zip(&over) {
+            t.capped = o && within_wanting > 0;
+        }
+    }
+
+    /// Every range task `t` owns.
+    fn ranges(&self, t: usize) -> Vec<(u64, u64)> {
+        self.owner.iter().filter(|o| o.task == t).map(|o| (o.lo, o.hi)).collect()
     }
 
     /// Stop wanting a task's remaining blocks until `resume`.
     pub fn pause(&mut self, task: usize) {
-        if self.status[task].state != TaskState::Active {
+        if self.tasks[task].status.state != TaskState::Active {
             return;
         }
-        let (lo, hi) = self.range(task);
-        let mut runs = Vec::new();
-        let mut i = lo;
-        while i < hi {
-            if self.wanted.get(i) {
-                let start = i;
-                while i < hi && self.wanted.get(i) {
-                    i += 1;
-                }
-                runs.push((start, i));
-            } else {
-                i += 1;
-            }
-        }
+        let runs: Vec<_> = self.ranges(task).into_iter().flat_map(|(lo, hi)| self.wanted_runs(lo, hi, u64::MAX)).collect();
         for &(a, b) in &runs {
-            self.wanted.clear_range(a, b);
+            self.unwant(task, a, b);
         }
-        self.paused_bits[task] = Some(runs);
-        self.status[task].state = TaskState::Paused;
+        self.tasks[task].paused = Some(runs);
+        self.tasks[task].status.state = TaskState::Paused;
+        self.update_caps();
     }
 
     /// Want a paused task's remaining blocks again.
     pub fn resume(&mut self, task: usize) {
-        if let Some(runs) = self.paused_bits[task].take() {
+        if let Some(runs) = self.tasks[task].paused.take() {
             for (a, b) in runs {
-                self.wanted.set_range(a, b);
+                self.want(task, a, b);
             }
-            self.status[task].state = TaskState::Active;
+            self.tasks[task].status.state = TaskState::Active;
+            self.update_caps();
         }
     }
 
     /// Give up a task: its remaining blocks are no longer wanted.
     pub fn abort(&mut self, task: usize) {
         self.give_up(task);
-        if self.status[task].state != TaskState::Done {
-            self.status[task].state = TaskState::Aborted;
+        if self.tasks[task].status.state != TaskState::Done {
+            self.tasks[task].status.state = TaskState::Aborted;
         }
     }
 
-    /// Its remaining blocks (paused or not) are no longer wanted.
+    /// Its remaining blocks (paused, held or wanted) are no longer wanted.
     fn give_up(&mut self, task: usize) {
-        let (lo, hi) = self.range(task);
-        self.paused_bits[task] = None;
-        self.wanted.clear_range(lo, hi);
+        self.tasks[task].paused = None;
+        if let Some(Copy::Clean { held, .. }) = &mut self.tasks[task].copy {
+            held.clear();
+        }
+        for (lo, hi) in self.ranges(task) {
+            self.unwant(task, lo, hi);
+        }
+        self.update_caps();
     }
 
     /// A prefetch's or prewrite's deadline passed: unless every block moved in time, the rest are given up.
     pub fn expire(&mut self, task: usize) {
-        if matches!(self.status[task].state, TaskState::Done | TaskState::Aborted) {
+        if matches!(self.tasks[task].status.state, TaskState::Done | TaskState::Aborted) {
             return;
         }
         self.give_up(task);
-        self.status[task].state = TaskState::Expired;
-    }
-
-    fn range(&self, task: usize) -> (u64, u64) {
-        let &(lo, hi, _) = self.owner.iter().find(|o| o.2 == task).expect("task exists");
-        (lo, hi)
+        self.tasks[task].status.state = TaskState::Expired;
     }
 
     /// Each task's progress, in configuration order.
-    pub fn status(&self) -> &[TaskStatus] {
-        &self.status
+    pub fn status(&self) -> Vec<&TaskStatus> {
+        self.tasks.iter().map(|t| &t.status).collect()
     }
 
     /// Each task's progress at the end of a run at `end`, passes per day filled in.
     pub fn final_status(&self, end: SimTime) -> Vec<TaskStatus> {
-        let mut s = self.status.clone();
-        for t in &mut s {
-            let days = (end.as_ms_f64() - t.started_ms) / 86_400_000.0;
-            t.passes_per_day = if days > 0.0 { t.passes as f64 / days } else { 0.0 };
-        }
-        s
+        self.tasks.iter().map(|t| {
+            let mut s = t.status.clone();
+            let days = (end.as_ms_f64() - s.started_ms) / 86_400_000.0;
+            s.passes_per_day = if days > 0.0 { s.passes as f64 / days } else { 0.0 };
+            s
+        }).collect()
     }
+
+    /// Each task's blocks moved per window (`keep_windows`), in configuration order.
+    pub fn windows(&self) -> Vec<Vec<u64>> {
+        self.tasks.iter().map(|t| t.windows.clone()).collect()
+    }
+}
+
+/// The live blocks of a cleaner's segments [lo, hi) as runs: each block live
+/// with probability `live_pct` %, drawn from a stream seeded by the range
+/// (the same blocks in every run of the config).
+fn live_runs(lo: u64, hi: u64, live_pct: f64) -> impl Iterator<Item = (u64, u64)> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(lo.rotate_left(32) ^ hi);
+    let p = live_pct / 100.0;
+    let mut b = lo;
+    std::iter::from_fn(move || {
+        // One draw per block: a run ends at the first dead block, which is skipped.
+        while b < hi {
+            let start = b;
+            while b < hi && rng.gen_bool(p) {
+                b += 1;
+            }
+            let end = b;
+            b += 1;
+            if end > start {
+                return Some((start, end));
+            }
+        }
+        None
+    })
 }

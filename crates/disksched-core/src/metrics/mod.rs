@@ -162,6 +162,36 @@ pub struct Series {
     pub sample_name: Vec<String>,
     /// Host scheduler samples: value.
     pub sample_value: Vec<f64>,
+    /// Freeblock tasks' progress per window (`add_tasks`): the task's name.
+    pub task: Vec<String>,
+    /// Window index of the task row.
+    pub task_window: Vec<u64>,
+    /// Background blocks the task moved in the window (all disks).
+    pub task_blocks: Vec<u64>,
+    /// Background blocks the task had moved by the window's end, in all passes.
+    pub task_done: Vec<u64>,
+    /// Bytes of the window's blocks.
+    pub task_bytes: Vec<u64>,
+}
+
+impl Series {
+    /// Add each task's blocks moved per window (`windows[t][w]`), a row per
+    /// task and window up to the later of the clients' and the tasks' last window.
+    pub fn add_tasks(&mut self, names: &[String], windows: &[Vec<u64>], sector_bytes: u64) {
+        let n = windows.iter().map(Vec::len).chain(self.window.iter().map(|&w| w as usize + 1)).max().unwrap_or(0);
+        for (name, w) in names.iter().zip(windows) {
+            let mut done = 0;
+            for k in 0..n {
+                let b = w.get(k).copied().unwrap_or(0);
+                done += b;
+                self.task.push(name.clone());
+                self.task_window.push(k as u64);
+                self.task_blocks.push(b);
+                self.task_done.push(done);
+                self.task_bytes.push(b * sector_bytes);
+            }
+        }
+    }
 }
 
 /// Most rows (clients x windows) a series may hold: about 250 MB of output.

@@ -82,7 +82,8 @@ impl Simulation {
         }
         // Every disk runs the tasks over its own blocks (an array is in firmware mode, checked above).
         for (d, unit) in units.iter_mut().enumerate() {
-            unit.freeblock = crate::background::freeblock::build_with_belief(cfg.freeblock.as_ref(), &model, &fb_belief, cfg.seed ^ d as u64)?;
+            unit.freeblock = crate::background::freeblock::build_with_belief(cfg.freeblock.as_ref(), &model, &fb_belief, cfg.seed ^ d as u64,
+                                                                                  series_window.map(|w| w.ns()))?;
         }
         let mut reconfigure = Vec::new();
         for (i, r) in cfg.reconfigure.iter().enumerate() {

@@ -207,7 +207,7 @@ impl Simulation {
     /// Add background task `cfg` now (it starts at once; a prefetch or
     /// prewrite expires `deadline_ms` later); its index.
     pub fn add_background_task(&mut self, cfg: &crate::background::TaskConfig) -> Result<usize> {
-        cfg.check_kind("add_task")?;
+        cfg.check("add_task")?;
         let now = self.engine.now();
         let mut index = 0;
         for u in &mut self.units {
@@ -468,13 +468,17 @@ impl Simulation {
             f.foreground_sched_us_per_decision = if n > 0 { ns as f64 / n as f64 / 1e3 } else { 0.0 };
         }
         let samples = self.levels[0].sched.timeline(end);
+        let mut series = self.metrics.take_series(samples)?;
+        if let (Some(s), Some(f)) = (&mut series, &freeblock) {
+            s.add_tasks(&f.tasks.iter().map(|t| t.name.clone()).collect::<Vec<_>>(), &f.task_windows, self.shared.sector_bytes);
+        }
         Ok(RunResult {
             freeblock,
             summary,
             counters,
             scheduler_counters,
             records: self.metrics.records.take(),
-            series: self.metrics.take_series(samples)?,
+            series,
         })
     }
 
