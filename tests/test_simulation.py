@@ -220,10 +220,34 @@ def test_a_prefetch_added_from_python_expires_at_its_deadline():
     assert sim.add_task((1_000_000, 3_000_000), kind="prefetch", deadline_ms=1500) == 1
     with pytest.raises(disksched.DiskschedError, match="deadline_ms"):
         sim.add_task((3_000_000, 3_001_000), kind="prewrite")
-    with pytest.raises(disksched.DiskschedError, match="kind 'backup'"):
+    with pytest.raises(disksched.DiskschedError, match="bogus") as e:
+        sim.add_task((3_000_000, 3_001_000), kind="bogus")
+    assert "\n" not in str(e.value)
+    with pytest.raises(disksched.DiskschedError, match="to_blocks"):
         sim.add_task((3_000_000, 3_001_000), kind="backup")
     sim.run()
     task = _freeblock(sim.result())["tasks"][1]
     mine = [m for m in moved if m[0] == 1]
     assert mine and all(2000 <= ms <= 3500 for _, _, ms in mine)
     assert task["state"] == "expired" and task["blocks_done"] == sum(n for _, n, _ in mine) < 2_000_000
+
+
+def test_a_backup_added_from_python_and_the_tasks_progress_per_window():
+    cfg = {**FB, "workload": {"kind": "closed", "clients": 1, "think_time_ms": 20}, "run": {"requests": 2000,
+           "series_window_ms": 1000}, "freeblock": {"idle": True, "tasks": [{"name": "a", "blocks": [0, 100_000]}]}}
+    sim = disksched.Simulation(cfg)
+    sim.run(until_ms=3000)
+    assert sim.add_task((200_000, 240_000), kind="backup", to_blocks=(4_000_000, 4_040_000), name="copy") == 1
+    sim.run()
+    r = sim.result()
+    tasks = _freeblock(r)["tasks"]
+    assert tasks[1]["state"] == "done" and tasks[1]["blocks_done"] == tasks[1]["blocks_total"] == 80_000
+    ts = r.task_series()
+    assert set(ts["task"]) == {"a", "copy"}
+    for t in tasks:
+        rows = ts[ts["task"] == t["name"]]
+        # Per window and cumulative, the series adds up to what the summary says was moved.
+        assert rows["blocks"].sum() == rows["done"].iloc[-1] == t["blocks_done"]
+        assert (rows["mb_per_s"] == rows["blocks"] * 512 / 1.0 / 1e6).all()
+    copy = ts[ts["task"] == "copy"]
+    assert copy[copy["time_s"] < 3]["blocks"].sum() == 0, "nothing moved before the task was added"

@@ -945,3 +945,167 @@ fn surprise_hits_come_from_the_drives_own_cache() {
     assert!(cached > 0.5, "{cached}: the drive's read-ahead serves most sequential reads");
     assert!(uncached < 0.01, "{uncached}: without a cache nothing surprises the host");
 }
+
+// ---- Background applications: backup, LFS cleaning, shares, idle priorities ----
+
+#[test]
+fn a_backup_writes_each_block_to_its_place_only_after_reading_it() {
+    let (n, to) = (40_000u64, 3_000_000u64);
+    let mut t = Tasks::new(10_000_000, &[TaskConfig { kind: toml::Value::String("backup".into()).try_into().unwrap(),
+                                                       blocks: Some((1000, 1000 + n)), to_blocks: Some((to, to + n)), ..Default::default() }]).unwrap();
+    assert_eq!(t.directions(), [false, true]);
+    assert_eq!(t.status()[0].blocks_total, 2 * n);
+    // Nothing to write until read: a write over the destination moves nothing.
+    assert_eq!(t.transferred(to, to + n, SimTime(1), true), 0);
+    assert_eq!(t.transferred(1000, 1100, SimTime(2), false), 100);
+    assert!(t.wanted_by(to + 99, true) && !t.wanted_by(to + 100, true), "block 1000 + i is wanted at to + i once read");
+    assert_eq!(t.transferred(to, to + n, SimTime(3), true), 100);
+    assert_eq!(t.status()[0].blocks_done, 200);
+    // The rest: read everything, write everything; done exactly then.
+    assert_eq!(t.transferred(0, 10_000_000, SimTime(4), false), n - 100);
+    assert_eq!(t.status()[0].state, TaskState::Active);
+    assert_eq!(t.transferred(0, 10_000_000, SimTime(5), true), n - 100);
+    assert_eq!((t.status()[0].state, t.status()[0].blocks_done, t.wanted.count()), (TaskState::Done, 2 * n, 0));
+
+    // In a run: every block written was read earlier, at its own offset.
+    let cfg = light(&format!(r#"
+        [freeblock]
+        idle = true
+        [[freeblock.tasks]]
+        name = "backup"
+        kind = "backup"
+        blocks = [1000000, {}]
+        to_blocks = [{to}, {}]
+    "#, 1_000_000 + n, to + n));
+    let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let sink = runs.clone();
+    sim.on_background_transfer(Box::new(move |_, _, lo, hi, t| sink.lock().unwrap().push((lo, hi, t))));
+    let f = sim.run(&mut |_, _| true).unwrap().freeblock.unwrap();
+    assert_eq!(f.tasks[0].state, TaskState::Done, "{:?}", f.tasks[0]);
+    let mut read_at = vec![None; n as usize];
+    let mut written = 0;
+    for &(lo, hi, t) in runs.lock().unwrap().iter() {
+        for b in lo..hi {
+            if b < to {
+                read_at[(b - 1_000_000) as usize] = Some(t);
+            } else {
+                let r = read_at[(b - to) as usize].expect("written before it was read");
+                assert!(r <= t);
+                written += 1;
+            }
+        }
+    }
+    assert_eq!(written, n);
+}
+
+#[test]
+fn a_cleaner_reads_the_live_blocks_and_writes_them_a_segment_at_a_time() {
+    let clean = |live_pct: f64| TaskConfig { kind: toml::Value::String("clean".into()).try_into().unwrap(), blocks: Some((0, 100_000)),
+                                             to_blocks: Some((200_000, 300_000)), live_pct, segment_blocks: 1000, ..Default::default() };
+    let mut t = Tasks::new(1_000_000, &[clean(30.0)]).unwrap();
+    let live = t.wanted.count();
+    // Each block live with probability 0.3: within 5 standard deviations of 30,000.
+    assert!((live as f64 - 30_000.0).abs() < 5.0 * (100_000.0f64 * 0.3 * 0.7).sqrt(), "{live}");
+    assert_eq!(t.status()[0].blocks_total, 2 * live);
+    assert_eq!(t.value_range_dir(200_000, 300_000, true), 0, "nothing buffered: no write wanted");
+    // Read the live blocks of [0, 2000): fewer than a segment's worth is buffered.
+    let first = t.transferred(0, 2000, SimTime(1), false);
+    assert!(first < 1000);
+    assert_eq!(t.value_range_dir(200_000, 300_000, true), 0, "less than a segment buffered");
+    let more = t.transferred(2000, 10_000, SimTime(2), false);
+    let buffered = first + more;
+    assert!(buffered >= 1000);
+    // A write anywhere free in the destination (a range write), no more than is buffered.
+    assert_eq!(t.value_range_dir(250_000, 300_000, true), buffered);
+    assert_eq!(t.transferred(250_000, 250_000 + buffered + 500, SimTime(3), true), buffered);
+    assert_eq!(t.value_range_dir(200_000, 300_000, true), 0, "the buffer is empty: no write wanted");
+    assert!(!t.wanted_by(250_000 + buffered, true));
+    // The written blocks are used: the next segment goes elsewhere.
+    t.transferred(10_000, 20_000, SimTime(4), false);
+    assert!(!t.wanted_by(250_000, true) && t.wanted_by(200_000, true));
+    // Read the rest (the last live blocks are written even short of a segment), write them, done.
+    t.transferred(0, 100_000, SimTime(5), false);
+    t.transferred(200_000, 300_000, SimTime(6), true);
+    assert_eq!((t.status()[0].state, t.status()[0].blocks_done, t.wanted.count()), (TaskState::Done, 2 * live, 0));
+    // The same live blocks in every run of the config; a destination too small for them is refused.
+    assert_eq!(Tasks::new(1_000_000, &[clean(30.0)]).unwrap().wanted.count(), live);
+    let e = Tasks::new(1_000_000, &[TaskConfig { to_blocks: Some((200_000, 210_000)), ..clean(30.0) }]).err().unwrap().to_string();
+    assert!(e.contains("to_blocks") && e.contains("live blocks"), "{e}");
+
+    // In a run with idle time, the cleaner finishes.
+    let f = run(&light(r#"
+        [freeblock]
+        idle = true
+        [[freeblock.tasks]]
+        kind = "clean"
+        blocks = [0, 100000]
+        to_blocks = [5000000, 5100000]
+        live_pct = 40
+    "#)).freeblock.unwrap();
+    assert_eq!(f.tasks[0].state, TaskState::Done, "{:?}", f.tasks[0]);
+}
+
+#[test]
+fn a_share_caps_a_tasks_part_of_the_background_blocks() {
+    let share = |extra: &str| {
+        let f = run(&config("sptf", &format!(r#"
+            [freeblock]
+            idle = false
+            [[freeblock.tasks]]
+            name = "a"
+            blocks = [0, 8000000]
+            {extra}
+            [[freeblock.tasks]]
+            name = "b"
+            blocks = [8000000, 16000000]
+        "#), 6000)).freeblock.unwrap();
+        let (a, b) = (f.tasks[0].blocks_done as f64, f.tasks[1].blocks_done as f64);
+        a / (a + b)
+    };
+    let (free, capped) = (share(""), share("share_pct = 20"));
+    println!("a's share: {free:.3} free, {capped:.3} with share_pct = 20");
+    assert!(free > 0.3, "{free}");
+    // Over its share it moves nothing while b wants blocks: at most one visit's worth above 20%.
+    assert!(capped <= 0.205 && capped > 0.15, "{capped}");
+    let e = Simulation::with_model(&config("sptf", "[freeblock]\n[[freeblock.tasks]]\nshare_pct = 0", 10), common::atlas()).err().unwrap().to_string();
+    assert!(e.contains("share_pct") && !e.contains('\n'), "{e}");
+}
+
+#[test]
+fn idle_time_serves_the_highest_priority_task_first() {
+    let idle = |pa: u32, pb: u32| run(&light(&format!(r#"
+        [freeblock]
+        idle = true
+        [[freeblock.tasks]]
+        name = "near"
+        blocks = [0, 200000]
+        priority = {pa}
+        [[freeblock.tasks]]
+        name = "far"
+        blocks = [16000000, 16200000]
+        priority = {pb}
+    "#))).freeblock.unwrap();
+    // "far" at high priority is done first; at low priority, after "near".
+    let high = idle(0, 5);
+    let low = idle(5, 0);
+    let done = |f: &disksched_core::background::FreeblockSummary, t: usize| f.tasks[t].completed_ms.unwrap_or(f64::MAX);
+    assert!(done(&high, 1) < done(&high, 0), "{:?}", high.tasks);
+    assert!(done(&low, 0) < done(&low, 1), "{:?}", low.tasks);
+}
+
+#[test]
+fn backup_and_clean_rules_are_one_line_errors() {
+    let bad = |task: &str| Simulation::with_model(&config("sptf", &format!(
+        "[freeblock]\n[[freeblock.tasks]]\nname = \"t\"\nblocks = [0, 1000]\n{task}"), 10), common::atlas()).err().unwrap().to_string();
+    for (task, want) in [("kind = \"backup\"", "freeblock.tasks[0].to_blocks"),
+                         ("to_blocks = [5000, 6000]", "only a backup or clean"),
+                         ("kind = \"backup\"\nto_blocks = [5000, 5500]", "as many as"),
+                         ("kind = \"backup\"\nto_blocks = [500, 1500]", "overlaps"),
+                         ("kind = \"clean\"\nto_blocks = [5000, 6000]\nwrite = true", "freeblock.tasks[0].write"),
+                         ("kind = \"clean\"\nto_blocks = [5000, 6000]\nlive_pct = 101", "live_pct"),
+                         ("kind = \"clean\"\nto_blocks = [5000, 6000]\nsegment_blocks = 0", "segment_blocks")] {
+        let e = bad(task);
+        assert!(e.contains(want) && !e.contains('\n'), "{task}: {e}");
+    }
+}
