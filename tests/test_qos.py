@@ -88,3 +88,18 @@ def test_run_out_writes_series_and_throughput(tmp_path):
     head, table = (tmp_path / "out/series.csv").read_text().split("\n", 1)
     assert head.startswith("# disksched: ") and table.startswith("client,class,window,time_s,mb_per_s")
     assert (tmp_path / "out/throughput.png").stat().st_size > 10_000
+    assert not (tmp_path / "out/tasks.csv").exists(), "no freeblock tasks, no tasks.csv"
+
+
+def test_run_out_writes_the_freeblock_tasks_progress(tmp_path):
+    import pandas as pd
+
+    cfg = tmp_path / "fb.toml"
+    cfg.write_text('[disk]\nmodel = "atlas10k"\nscheduler = "sptf"\n[workload]\nkind = "oltp"\n[run]\nrequests = 3000\n'
+                   'series_window_ms = 500\n[freeblock]\n[[freeblock.tasks]]\nname = "scan"\n')
+    p = cli("run", cfg, "--out", tmp_path / "out")
+    assert p.returncode == 0, p.stderr
+    t = pd.read_csv(tmp_path / "out/tasks.csv", comment="#")
+    assert list(t.columns) == ["task", "window", "time_s", "blocks", "done", "mb_per_s"]
+    summary = json.loads((tmp_path / "out/summary.json").read_text())["summary"]["freeblock"]
+    assert t["blocks"].sum() == t["done"].iloc[-1] == summary["tasks"][0]["blocks_done"] > 0
