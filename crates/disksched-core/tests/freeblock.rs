@@ -1048,7 +1048,7 @@ fn a_cleaner_reads_the_live_blocks_and_writes_them_a_segment_at_a_time() {
 
 #[test]
 fn a_share_caps_a_tasks_part_of_the_background_blocks() {
-    let share = |extra: &str| {
+    let shares = |extra: &str, extra_b: &str| {
         let f = run(&config("sptf", &format!(r#"
             [freeblock]
             idle = false
@@ -1059,15 +1059,23 @@ fn a_share_caps_a_tasks_part_of_the_background_blocks() {
             [[freeblock.tasks]]
             name = "b"
             blocks = [8000000, 16000000]
+            {extra_b}
         "#), 6000)).freeblock.unwrap();
         let (a, b) = (f.tasks[0].blocks_done as f64, f.tasks[1].blocks_done as f64);
         a / (a + b)
     };
+    let share = |extra: &str| shares(extra, "");
     let (free, capped) = (share(""), share("share_pct = 20"));
     println!("a's share: {free:.3} free, {capped:.3} with share_pct = 20");
     assert!(free > 0.3, "{free}");
     // Over its share it moves nothing while b wants blocks: at most one visit's worth above 20%.
     assert!(capped <= 0.205 && capped > 0.15, "{capped}");
+    // Shares declared for every task (summing to 100) split the blocks in those proportions, either way round.
+    for (sa, sb) in [(25, 75), (75, 25)] {
+        let got = shares(&format!("share_pct = {sa}"), &format!("share_pct = {sb}"));
+        println!("shares {sa}/{sb}: a took {got:.3}");
+        assert!((got - sa as f64 / 100.0).abs() < 0.01, "{sa}/{sb}: {got}");
+    }
     let e = Simulation::with_model(&config("sptf", "[freeblock]\n[[freeblock.tasks]]\nshare_pct = 0", 10), common::atlas()).err().unwrap().to_string();
     assert!(e.contains("share_pct") && !e.contains('\n'), "{e}");
 }
