@@ -683,8 +683,6 @@ pub struct Tasks {
     tasks: Vec<Task>,
     /// The directions the tasks' blocks move in, reads first: what the planner plans for.
     directions: Vec<bool>,
-    /// Some weight is not 1.
-    is_weighted: bool,
     /// Blocks are valued by more than their count (weights, shares, a cleaner's buffer).
     valued: bool,
     /// Some task has a share.
@@ -703,7 +701,7 @@ impl Tasks {
     /// wanted; an error if a range is empty, off the disk or overlaps another.
     pub fn new(capacity: u64, configs: &[TaskConfig]) -> Result<Tasks> {
         let mut t = Tasks { wanted: Wanted::new(capacity), on_transfer: None, owner: Vec::new(), tasks: Vec::new(), directions: Vec::new(),
-                            is_weighted: false, valued: false, shares: false, moved_total: 0, changes: Vec::new(), window_ns: None };
+                            valued: false, shares: false, moved_total: 0, changes: Vec::new(), window_ns: None };
         for (i, c) in configs.iter().enumerate() {
             t.register(capacity, i, c)?;
             if c.start_ms <= 0.0 {
@@ -727,9 +725,8 @@ impl Tasks {
         for t in &mut self.tasks {
             t.weight = if equal { 1 } else { t.priority as u64 + 1 };
         }
-        self.is_weighted = !equal;
         self.shares = self.tasks.iter().any(|t| t.share_pct.is_some());
-        self.valued = self.is_weighted || self.shares || self.tasks.iter().any(|t| matches!(t.copy, Some(Copy::Clean { .. })));
+        self.valued = !equal || self.shares || self.tasks.iter().any(|t| matches!(t.copy, Some(Copy::Clean { .. })));
     }
 
     fn register(&mut self, capacity: u64, i: usize, c: &TaskConfig) -> Result<()> {
@@ -759,6 +756,10 @@ impl Tasks {
                     Some(Copy::Backup { from: lo, to: a })
                 } else {
                     let live = live_runs(lo, hi, c.live_pct).map(|(x, y)| y - x).sum::<u64>();
+                    if live == 0 {
+                        return Err(config_err(format!("background.tasks[{i}].live_pct"), format!(
+                            "{}: no block of [{lo}, {hi}) is live (expected a larger live_pct or more blocks)", c.live_pct)));
+                    }
                     if live > b - a {
                         return Err(config_err(format!("background.tasks[{i}].to_blocks"), format!(
                             "[{a}, {b}) holds {} blocks (expected at least the {live} live blocks of blocks [{lo}, {hi}))", b - a)));
@@ -847,11 +848,6 @@ impl Tasks {
             TaskAction::Abort => self.abort(task),
             TaskAction::Expire => self.expire(task),
         }
-    }
-
-    /// Whether tasks have different priorities (blocks are weighted).
-    pub fn weighted(&self) -> bool {
-        self.is_weighted
     }
 
     /// The largest weight of any task's block.
