@@ -48,6 +48,41 @@ def test_python_fcfs_and_sptf_schedule_exactly_as_the_builtins(level, cfg, built
         assert not fcfs.done_ns.equals(ref.done_ns)
 
 
+class DiskHeads(disksched.Scheduler):
+    """FCFS that notes, at each dispatch, each disk's believed heads and the request's disk."""
+    name = "disk_heads"
+    summary = "FCFS recording ctx.head_of"
+
+    def __init__(self):
+        self.held = []
+        DiskHeads.seen = []
+
+    def insert(self, id, ctx):
+        self.held.append(id)
+
+    def dispatch(self, ctx, force):
+        if not self.held:
+            return None
+        DiskHeads.seen.append((ctx.head_of(0), ctx.head_of(1), ctx.head_cylinder, ctx.request(self.held[0]).disk))
+        return self.held.pop(0)
+
+
+def test_over_an_array_a_python_scheduler_sees_each_disks_heads():
+    # The predictor's answers start from each request's own disk's heads: Python SPTF at the
+    # host over a two-disk stripe schedules exactly as the built-in, which judges each request
+    # against its disk's heads (tests/array.rs); head_of(disk) gives each disk's heads.
+    cfg = _cfg(disk__count=2, disk__array="stripe", disk__stripe_kb=4.0, host__queue_threshold=1)
+    ref = _records(cfg, overrides={"host.scheduler": "sptf"})
+    py = _records(cfg, overrides={"host.scheduler": "py_sptf"}, schedulers=PLUGINS)
+    assert py.equals(ref)
+    disksched.run(cfg, overrides={"host.scheduler": "disk_heads"}, schedulers=[DiskHeads])
+    seen = DiskHeads.seen
+    assert len(seen) > 1000
+    assert all(h0[0] == cyl for h0, _, cyl, _ in seen), "head_cylinder is disk 0's"
+    assert sum(h0 != h1 for h0, h1, _, _ in seen) > 0.9 * len(seen), "the two disks' heads differ"
+    assert {d for *_, d in seen} == {0, 1}
+
+
 def test_switching_to_a_python_scheduler_at_run_time_matches_the_builtin():
     cfg = _cfg(host__queue_threshold=16)
     ref = _records({**cfg, "reconfigure": [{"at_ms": 5000, "queue": "disk", "scheduler": "sptf"}]})

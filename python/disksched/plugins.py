@@ -61,7 +61,7 @@ class Scheduler:
 
     Request ids are ints valid while the scheduler holds the request (from
     `insert` until `dispatch` returns it). `ctx` (valid during the call only)
-    gives `now_ns`, `head_cylinder` / `head_surface`, `request(id)` (lbn,
+    gives `now_ns`, `head_cylinder` / `head_surface` (each disk's: `head_of(disk)`), `request(id)` (lbn,
     blocks, is_write, client, flow, class_, deadline_ns, arrival_ns, seq,
     cylinder, ...), fast single fields (`ctx.seq(id)`, `ctx.lbn(id)`,
     `ctx.cylinder(id)`, ...) and the predictor: `positioning_ns(id)` (what SPTF

@@ -150,3 +150,102 @@ fn bad_arrays_are_one_line_errors() {
         assert!(e.contains(what) && !e.contains('\n'), "{e}");
     }
 }
+
+/// Two requests, A on disk 0 and B on disk 1, and heads for each disk: B is
+/// under disk 1's heads (nearly no positioning), A a third of the stroke from
+/// disk 0's heads and B most of the stroke from them. Every positional
+/// scheduler over the array must pick B (its own disk's heads); judged
+/// against disk 0's heads alone (what the host did before), A.
+#[test]
+fn a_positional_scheduler_over_an_array_judges_each_request_against_its_own_disks_heads() {
+    use disksched_core::disk::{HeadState, Predictor};
+    use disksched_core::host::{Request, RequestTable};
+    use disksched_core::sched::{self, SchedCtx, NO_CLAIMS};
+    use disksched_core::time::SimTime;
+    let model = common::atlas();
+    let p = Predictor::exact(model.clone());
+    let (cap, cyls) = (model.layout.capacity(), model.layout.cylinders());
+    // LBNs at about 60% and 10% of the disk; the heads of disk 0 at about 90%.
+    let (a, b) = (p.target(cap * 6 / 10), p.target(cap / 10));
+    let far = p.target(cap * 9 / 10);
+    assert!(far.cylinder > a.cylinder && a.cylinder > b.cylinder && cyls > far.cylinder);
+    // Each disk's heads at the time (within a revolution) that brings its request's sector soonest.
+    let soonest = |at: (u32, u32), to: &disksched_core::disk::Target| {
+        (0..200u64).map(|k| HeadState { cylinder: at.0, head: at.1, time: SimTime(1_000_000_000 + k * 30_000), ..Default::default() })
+            .min_by_key(|h| p.positioning(h, p.phase_at(h.time), to, false, 8).total_ns()).unwrap()
+    };
+    let heads = [soonest((far.cylinder, far.head), &a), soonest((b.cylinder, b.head), &b)];
+    let cost = |h: &HeadState, t| p.positioning(h, p.phase_at(h.time), t, false, 8).total_ns();
+    assert!(cost(&heads[1], &b) < cost(&heads[0], &a) && cost(&heads[0], &a) < cost(&heads[0], &b));
+    let now = heads[0].time.max(heads[1].time);
+    for name in ["sptf", "sstf", "vscan", "asptf", "ecs", "hrs", "sptf_sw", "bsptf", "sptf_cache"] {
+        for per_disk in [true, false] {
+            let mut reqs = RequestTable::default();
+            let ra = reqs.insert(Request { seq: 0, disk: 0, lbn: cap * 6 / 10, blocks: 8, target: a, arrival: now, ..Default::default() });
+            let rb = reqs.insert(Request { seq: 1, disk: 1, lbn: cap / 10, blocks: 8, target: b, arrival: now, ..Default::default() });
+            let ctx = SchedCtx { now, reqs: &reqs, predictor: &p, head: heads[0], heads: if per_disk { &heads } else { &[] },
+                                 claims: &NO_CLAIMS, cache: None };
+            assert_eq!(ctx.head_for(reqs.get(rb)).cylinder, if per_disk { b.cylinder } else { far.cylinder });
+            let mut s = sched::build(name, &[]).unwrap();
+            s.insert(ra, &ctx);
+            s.insert(rb, &ctx);
+            let first = s.dispatch(&ctx, true).unwrap();
+            assert_eq!(first, if per_disk { rb } else { ra }, "{name}, per-disk heads {per_disk}");
+            assert_eq!(s.dispatch(&ctx, true).unwrap(), if per_disk { ra } else { rb });
+            assert!(s.is_empty());
+        }
+    }
+}
+
+/// A batch of reads submitted at once, all on one disk: on a single disk,
+/// or on the second disk of a two-disk concatenation (the first idle). A
+/// positional scheduler above the disks (the host's, or a controller's)
+/// with one command in flight below it orders them by the heads of the disk
+/// they are on, so the second disk serves them exactly as the single disk
+/// does. (Judged against the idle first disk's heads, the order differed.)
+/// One command below in total, not one per disk: a level that feeds the
+/// disks picks whenever any disk has room, and a pick for a full disk waits
+/// at the head (`sim` module doc), picked earlier than on one disk.
+#[test]
+fn a_host_or_controller_sptf_over_an_array_orders_each_disks_requests_by_that_disks_heads() {
+    use disksched_core::workload::IoSpec;
+    let model = common::atlas();
+    let cap = model.layout.capacity();
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(9);
+    let batch: Vec<u64> = (0..300).map(|_| rng.gen_range(0..cap - 8)).collect();
+    let above = [
+        ("host sptf", "[host]\nscheduler = \"sptf\"\nqueue_threshold = 1\n[controller]\nqueue_threshold = 1"),
+        ("host sstf", "[host]\nscheduler = \"sstf\"\nqueue_threshold = 1\n[controller]\nqueue_threshold = 1"),
+        ("host asptf", "[host]\nscheduler = \"asptf\"\nqueue_threshold = 1\n[controller]\nqueue_threshold = 1"),
+        ("controller sptf", "[host]\nqueue_threshold = 64\n[controller]\nscheduler = \"sptf\"\nqueue_threshold = 1"),
+    ];
+    for (what, levels) in above {
+        let served = |disks: u32| {
+            let cfg = common::config(&format!(r#"
+                seed = 2
+                [disk]
+                model = "atlas10k"
+                scheduler = "fcfs"
+                count = {disks}
+                array = "concat"
+                {levels}
+                [workload]
+                kind = "oltp"
+            "#));
+            let mut sim = Simulation::with_model(&cfg, model.clone()).unwrap();
+            let shift = (disks as u64 - 1) * cap;
+            for &lbn in &batch {
+                sim.submit(IoSpec { lbn: lbn + shift, blocks: 8, is_write: false, class: Default::default(), deadline: None, range: None, flow: None }).unwrap();
+            }
+            let mut done: Vec<(u64, u64)> = sim.run_until(disksched_core::time::SimTime(u64::MAX / 2)).unwrap()
+                .iter().map(|r| (r.lbn - shift, r.service.done.0)).collect();
+            done.sort_by_key(|d| d.1);
+            let r = sim.into_result().unwrap();
+            assert_eq!(r.counters.completed, batch.len() as u64);
+            done
+        };
+        let (one, second) = (served(1), served(2));
+        assert_eq!(one.len(), batch.len());
+        assert!(one == second, "{what}: the second disk of the array serves the batch as a single disk does");
+    }
+}

@@ -117,7 +117,8 @@ impl PyCtx {
     }
     fn positioning(&self, id: u32) -> PyResult<(Positioning, u64)> {
         let (ctx, r) = self.req(id)?;
-        let p = ctx.predictor.positioning(&ctx.head, ctx.predictor.phase_at(ctx.head.time), &r.target, r.is_write, r.blocks);
+        let head = ctx.head_for(r);
+        let p = ctx.predictor.positioning(head, ctx.predictor.phase_at(head.time), &r.target, r.is_write, r.blocks);
         // Media time of the request's sectors at its first track's density
         // (track and cylinder switches within it not counted).
         let transfer = r.blocks as u64 * ctx.predictor.model.mech.sector_ns(r.target.spt);
@@ -182,7 +183,8 @@ impl PyCtx {
     fn now_ms(&self) -> PyResult<f64> {
         Ok(self.ctx()?.now.0 as f64 / 1e6)
     }
-    /// The cylinder the heads are believed to be on when the next request starts.
+    /// The cylinder the heads are believed to be on when the next request
+    /// starts (at a host or controller over an array: disk 0's; see `head_of`).
     #[getter]
     fn head_cylinder(&self) -> PyResult<u32> {
         Ok(self.ctx()?.head.cylinder)
@@ -196,6 +198,14 @@ impl PyCtx {
     #[getter]
     fn head_time_ns(&self) -> PyResult<u64> {
         Ok(self.ctx()?.head.time.0)
+    }
+    /// Disk `disk`'s believed heads, as (cylinder, surface, free at ns): at a
+    /// host or controller over an array each disk has its own; elsewhere
+    /// every disk number answers the `head_*` fields. The predictor's answers
+    /// (`positioning_ns` and kin) start from the request's own disk's heads.
+    fn head_of(&self, disk: u32) -> PyResult<(u32, u32, u64)> {
+        let h = self.ctx()?.head_of(disk);
+        Ok((h.cylinder, h.head, h.time.0))
     }
     /// Request `id` (one this scheduler holds, or the one the call is about).
     fn request(&self, id: u32) -> PyResult<PyRequest> {

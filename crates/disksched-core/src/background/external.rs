@@ -80,6 +80,37 @@ pub struct ExternalSummary {
     pub noise: NoiseStats,
 }
 
+impl ExternalSummary {
+    /// Fold in another disk's (an array: one external scheduler per disk).
+    /// Counts and the error histogram add up; the late fractions and error
+    /// shares are recomputed over both disks' requests; the noise statistics
+    /// merge as `NoiseStats::merge`.
+    pub fn merge(&mut self, o: &ExternalSummary) {
+        let (n, m) = (self.requests_direct as f64, o.requests_direct as f64);
+        let shares = |a: f64, b: f64| if n + m > 0.0 { (a * n + b * m) / (n + m) } else { 0.0 };
+        self.error_within_50us = shares(self.error_within_50us, o.error_within_50us);
+        self.error_within_150us = shares(self.error_within_150us, o.error_within_150us);
+        self.error_one_rev_longer = shares(self.error_one_rev_longer, o.error_one_rev_longer);
+        self.error_one_rev_shorter = shares(self.error_one_rev_shorter, o.error_one_rev_shorter);
+        self.background_commands += o.background_commands;
+        self.merged_reads += o.merged_reads;
+        self.command_blocks += o.command_blocks;
+        self.merged_blocks += o.merged_blocks;
+        self.plans_rejected += o.plans_rejected;
+        self.requests_after_background += o.requests_after_background;
+        self.late_after_background += o.late_after_background;
+        self.requests_direct += o.requests_direct;
+        self.late_direct += o.late_direct;
+        let share = |k: u64, of: u64| if of > 0 { k as f64 / of as f64 } else { 0.0 };
+        self.late_fraction_after_background = share(self.late_after_background, self.requests_after_background);
+        self.late_fraction_direct = share(self.late_direct, self.requests_direct);
+        for (a, b) in self.error_counts.iter_mut().zip(&o.error_counts) {
+            *a += b;
+        }
+        self.noise.merge(&o.noise);
+    }
+}
+
 /// The foreground request the drive is about to serve.
 #[derive(Clone, Copy, Debug)]
 pub struct Foreground {

@@ -88,13 +88,13 @@ pub const SEARCH_TRACKS: Param = Param::int("search_tracks", "tracks", 1.0, 64.0
 
 /// `freeblock.drive_queue_depth`: commands the external scheduler keeps at the drive.
 pub const DRIVE_QUEUE_DEPTH: Param = Param::int("drive_queue_depth", "commands", 1.0, 2.0, 2.0,
-    "external mode: commands kept at the drive (2: the next one's processing and bus transfer overlap the media access; 1: none; Fig. 4); host.queue_threshold must equal it");
+    "external mode: commands kept at each drive (2: the next one's processing and bus transfer overlap the media access; 1: none; Fig. 4); host.queue_threshold (a limit per disk) must equal it");
 
 /// Declarations of the `[freeblock]` keys.
 pub const FREEBLOCK_PARAMS: &[Param] = &[
     Param::other("planner", Ty::Str, "greedy", "the planner (`background::planner::REGISTRY`): `greedy`"),
     Param::other("mode", Ty::Choice(&["firmware", "external"]), "firmware",
-        "`firmware`: the planner's model is the drive; `external`: a host-side scheduler with its own model (`noise`), two commands at the drive"),
+        "`firmware`: the planner's model is the drive; `external`: a host-side scheduler with its own model (`noise`), two commands at the drive (over an array: one such scheduler per disk)"),
     SEEK_CONSERVATISM_MS,
     Param::other("plan", Ty::Bool, "true", "false: plan no background work (the run a foreground's slowdown is measured against)"),
     Param::other("noise", Ty::Table, "", "external mode: `[freeblock.noise]`"),
@@ -190,7 +190,8 @@ pub struct FreeblockConfig {
     /// host-side scheduler (Lumb et al. 2002): its model differs from the
     /// drive (`noise`), it keeps two commands at the drive, and it sends
     /// background work as commands of its own or merged into the next
-    /// foreground read.
+    /// foreground read. Over an array every disk has its own (its belief,
+    /// noise stream, commands and tasks over its blocks).
     #[serde(default = "firmware")]
     pub mode: String,
     /// Added to every head movement the planner predicts, ms.
@@ -352,14 +353,34 @@ pub struct FreeblockSummary {
     /// run's `series`; empty without one).
     #[serde(skip)]
     pub task_windows: Vec<Vec<u64>>,
+    /// An array's disks: each disk's own results, in disk order (the
+    /// figures above merge them, `merge`); empty for one disk.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<FreeblockSummary>,
 }
 
 impl FreeblockSummary {
+    /// An array's results from each disk's, in disk order: the first
+    /// disk's with every other's folded in (`merge`), each disk's kept in `disks`.
+    pub fn of_disks(disks: Vec<FreeblockSummary>) -> Option<FreeblockSummary> {
+        let mut all = disks.iter().cloned();
+        let mut merged = all.next()?;
+        for o in all {
+            merged.merge(o);
+        }
+        if disks.len() > 1 {
+            merged.disks = disks;
+        }
+        Some(merged)
+    }
+
     /// Fold in another disk's results (an array: each disk runs the tasks
     /// over its own blocks). Counts and bandwidths add up; a task's blocks
     /// add up, it is done (and reaches a share of its blocks) when it is on
     /// every disk, its passes are the fewest of any disk's; its progress
-    /// series and the external-mode details stay the first disk's.
+    /// series stays the first disk's (each disk's is in `disks`). The
+    /// external-mode details merge too (`ExternalSummary::merge`: counts and
+    /// the error histogram add up, shares are of the disks' requests together).
     pub fn merge(&mut self, o: FreeblockSummary) {
         let ops = self.opportunities + o.opportunities;
         if ops > 0 {
@@ -396,6 +417,9 @@ impl FreeblockSummary {
             if t.state == TaskState::Done && u.state != TaskState::Done {
                 t.state = u.state;
             }
+        }
+        if let (Some(a), Some(b)) = (&mut self.external, &o.external) {
+            a.merge(b);
         }
     }
 }

@@ -171,6 +171,33 @@ pub struct NoiseStats {
     sum_sq_ns: f64,
 }
 
+impl NoiseStats {
+    /// The seek variation's mean and deviation, from the sums.
+    fn fill_moments(&mut self) {
+        if self.seeks > 0 {
+            let n = self.seeks as f64;
+            let mean = self.sum_ns / n;
+            self.seek_jitter_mean_us = mean / 1000.0;
+            self.seek_jitter_sd_us = ((self.sum_sq_ns / n - mean * mean).max(0.0) * n / (n - 1.0).max(1.0)).sqrt() / 1000.0;
+        }
+    }
+
+    /// Fold in another drive's (an array's disks): counts add up, the seek
+    /// variation's mean and deviation are over both drives' seeks, the
+    /// largest drift is the larger.
+    pub fn merge(&mut self, o: &NoiseStats) {
+        self.seeks += o.seeks;
+        self.sum_ns += o.sum_ns;
+        self.sum_sq_ns += o.sum_sq_ns;
+        self.surprise_hits += o.surprise_hits;
+        self.internal_activities += o.internal_activities;
+        self.extra_revolutions += o.extra_revolutions;
+        self.saved_revolutions += o.saved_revolutions;
+        self.max_drift_us = self.max_drift_us.max(o.max_drift_us);
+        self.fill_moments();
+    }
+}
+
 /// The drive with noise (see the module doc): wraps the exact drive's results.
 pub struct NoisyTruth {
     cfg: NoiseConfig,
@@ -309,12 +336,7 @@ impl NoisyTruth {
     /// What the noise did so far, with the seek variation's mean and deviation filled in.
     pub fn stats(&self) -> NoiseStats {
         let mut s = self.stats.clone();
-        if s.seeks > 0 {
-            let n = s.seeks as f64;
-            let mean = s.sum_ns / n;
-            s.seek_jitter_mean_us = mean / 1000.0;
-            s.seek_jitter_sd_us = ((s.sum_sq_ns / n - mean * mean).max(0.0) * n / (n - 1.0).max(1.0)).sqrt() / 1000.0;
-        }
+        s.fill_moments();
         s
     }
 }

@@ -9,9 +9,10 @@
 //! search stops when no band can beat the best request found, so deep queues
 //! of old requests (where credit, not position, decides) and young ones
 //! (where the nearest cylinders decide) are both searched in a few bands.
+//! Over an array bands are per disk, each bounded from its own disk's heads.
 
 use super::sptf::ByCylinder;
-use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{cyl_key, tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,8 +26,8 @@ pub const TUNABLES: &[Tunable] = &[tunable("aging_weight", "ns per ns waited", 0
 /// The aged-SPTF scheduler (see the module doc).
 pub struct Asptf {
     by_cyl: ByCylinder,
-    /// Per band: (arrival ns, seq) of its requests, oldest first.
-    bands: BTreeMap<u32, BTreeSet<(u64, u64)>>,
+    /// Per (disk, band): (arrival ns, seq) of its requests, oldest first.
+    bands: BTreeMap<(u32, u32), BTreeSet<(u64, u64)>>,
     weight: f64,
 }
 
@@ -43,27 +44,28 @@ impl Scheduler for Asptf {
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
-        self.by_cyl.insert((r.target.cylinder, r.seq), id);
-        self.bands.entry(r.target.cylinder / BAND).or_default().insert((r.arrival.0, r.seq));
+        self.by_cyl.insert(cyl_key(r), id);
+        self.bands.entry((r.disk, r.target.cylinder / BAND)).or_default().insert((r.arrival.0, r.seq));
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
-        let (head, now) = (&ctx.head, ctx.now.0);
-        let c = head.cylinder;
+        let now = ctx.now.0;
         // Each band's lower bound on cost.
-        let mut order: Vec<(f64, u32)> = self.bands.iter().map(|(&b, arrivals)| {
+        let mut order: Vec<(f64, (u32, u32))> = self.bands.iter().map(|(&(d, b), arrivals)| {
+            let c = ctx.head_of(d).cylinder;
             let (lo, hi) = (b * BAND, b * BAND + BAND - 1);
             let distance = if c < lo { lo - c } else { c.saturating_sub(hi) };
             let oldest = arrivals.first().expect("bands are never empty").0;
-            (ctx.predictor.seek_floor_ns(distance) as f64 - self.weight * now.saturating_sub(oldest) as f64, b)
+            (ctx.predictor.seek_floor_ns(distance) as f64 - self.weight * now.saturating_sub(oldest) as f64, (d, b))
         }).collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let phase = ctx.predictor.phase_at(head.time);
-        let mut best: Option<(f64, u64, (u32, u64))> = None;
-        for (bound, b) in order {
+        let mut best: Option<(f64, u64, super::CylKey)> = None;
+        for (bound, (d, b)) in order {
             if best.is_some_and(|(cost, _, _)| bound > cost) {
                 break;
             }
-            for (&key, &id) in self.by_cyl.range((b * BAND, 0)..((b + 1) * BAND, 0)) {
+            let head = ctx.head_of(d);
+            let phase = ctx.predictor.phase_at(head.time);
+            for (&key, &id) in self.by_cyl.range((d, b * BAND, 0)..(d, (b + 1) * BAND, 0)) {
                 let r = ctx.reqs.get(id);
                 let p = ctx.predictor.positioning(head, phase, &r.target, r.is_write, r.blocks);
                 let cost = p.total_ns() as f64 - self.weight * now.saturating_sub(r.arrival.0) as f64;
@@ -74,9 +76,9 @@ impl Scheduler for Asptf {
         }
         let key = best?.2;
         let id = self.by_cyl.remove(&key)?;
-        let band = key.0 / BAND;
+        let band = (key.0, key.1 / BAND);
         let arrivals = self.bands.get_mut(&band).expect("band of a queued request");
-        arrivals.remove(&(ctx.reqs.get(id).arrival.0, key.1));
+        arrivals.remove(&(ctx.reqs.get(id).arrival.0, key.2));
         if arrivals.is_empty() {
             self.bands.remove(&band);
         }

@@ -13,7 +13,7 @@ pub const TUNABLES: &[Tunable] = &[tunable("batch_size", "requests", 0.0, 0.0, 1
 /// The batched-SPTF scheduler (see the module doc).
 pub struct Bsptf {
     batch: ByCylinder,
-    waiting: VecDeque<(u32, u64, ReqId)>,
+    waiting: VecDeque<(super::CylKey, ReqId)>,
     max_batch: usize,
 }
 
@@ -30,20 +30,20 @@ impl Scheduler for Bsptf {
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
-        self.waiting.push_back((r.target.cylinder, r.seq, id));
+        self.waiting.push_back((super::cyl_key(r), id));
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         if self.batch.is_empty() {
             let n = if self.max_batch == 0 { self.waiting.len() } else { self.max_batch.min(self.waiting.len()) };
-            for (cyl, seq, id) in self.waiting.drain(..n) {
-                self.batch.insert((cyl, seq), id);
+            for (key, id) in self.waiting.drain(..n) {
+                self.batch.insert(key, id);
             }
         }
         let (key, _) = best(&self.batch, ctx)?;
         self.batch.remove(&key)
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        std::mem::take(&mut self.batch).into_values().chain(self.waiting.drain(..).map(|w| w.2)).collect()
+        std::mem::take(&mut self.batch).into_values().chain(self.waiting.drain(..).map(|w| w.1)).collect()
     }
     fn len(&self) -> usize {
         self.batch.len() + self.waiting.len()

@@ -30,11 +30,12 @@ pub(crate) fn best_choice(plain: &ByCylinder, ranged: &BTreeMap<u64, ReqId>, ctx
         }
         best.map_or(u64::MAX, |b| b.0.positioning_ns)
     });
-    let phase = ctx.predictor.phase_at(ctx.head.time);
     for &id in ranged.values() {
         let r = ctx.reqs.get(id);
         let targets = r.range.as_deref().expect("a range request");
-        if let Some(c) = best_start(r, targets, &ctx.head, phase, ctx.predictor, ctx.claims, best.map(|b| b.0)) {
+        let head = ctx.head_for(r);
+        let phase = ctx.predictor.phase_at(head.time);
+        if let Some(c) = best_start(r, targets, head, phase, ctx.predictor, ctx.claims, best.map(|b| b.0)) {
             best = Some((c, id));
         }
     }
@@ -50,13 +51,13 @@ impl Scheduler for Hrs {
         if r.range.is_some() {
             self.ranged.insert(r.seq, id);
         } else {
-            self.plain.insert((r.target.cylinder, r.seq), id);
+            self.plain.insert(super::cyl_key(r), id);
         }
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         let (c, id) = best_choice(&self.plain, &self.ranged, ctx)?;
         let r = ctx.reqs.get(id);
-        if r.range.is_some() { self.ranged.remove(&c.seq) } else { self.plain.remove(&(r.target.cylinder, r.seq)) }
+        if r.range.is_some() { self.ranged.remove(&c.seq) } else { self.plain.remove(&super::cyl_key(r)) }
     }
     fn drain(&mut self) -> Vec<ReqId> {
         let mut v: Vec<ReqId> = std::mem::take(&mut self.plain).into_values().collect();

@@ -45,8 +45,12 @@
 //!
 //! `ctx.head` is the predictor's belief of where the heads will be when the
 //! next dispatched request starts; positional schedulers (SPTF and kin) ask
-//! `ctx.predictor`, never the simulated drive. Ties are broken by arrival
-//! order (`Request::seq`) so every run is deterministic.
+//! `ctx.predictor`, never the simulated drive. At a host or controller queue
+//! over an array each disk has its own heads: a positional scheduler judges a
+//! request against `ctx.head_for(request)` (its own disk's heads; `ctx.head`
+//! is then disk 0's), and keeps its index per disk (`ByCylinder`'s key
+//! starts with the disk). Ties are broken by arrival order (`Request::seq`)
+//! so every run is deterministic.
 
 pub mod anticipatory;
 pub mod asptf;
@@ -72,7 +76,7 @@ pub mod vscan;
 use crate::disk::{HeadState, Predictor};
 use crate::error::{config_err, Result};
 use crate::host::range::Claims;
-use crate::host::{ReqId, RequestTable};
+use crate::host::{ReqId, Request, RequestTable};
 use crate::time::SimTime;
 
 /// The nearest keys at or above and below `pos` in a map keyed by
@@ -84,6 +88,47 @@ pub(crate) fn nearest_each_side<P: Ord + Copy, V>(map: &std::collections::BTreeM
     [up, down]
 }
 
+/// A positional index: requests by (disk, cylinder, seq). One disk's
+/// requests are a contiguous range, walked outward from that disk's heads.
+pub(crate) type CylKey = (u32, u32, u64);
+
+/// A request's key in a positional index: its disk, its first block's cylinder, its arrival order.
+#[inline]
+pub(crate) fn cyl_key(r: &Request) -> CylKey {
+    (r.disk, r.target.cylinder, r.seq)
+}
+
+/// The disks with requests in a positional index, in order.
+#[inline]
+pub(crate) fn disks_of<V>(map: &std::collections::BTreeMap<CylKey, V>) -> impl Iterator<Item = u32> + '_ {
+    std::iter::successors(map.keys().next().map(|k| k.0), move |&d| {
+        d.checked_add(1).and_then(|n| map.range((n, 0, 0)..).next().map(|k| k.0 .0))
+    })
+}
+
+/// Disk `disk`'s requests in a positional index at cylinder `cylinder` or
+/// above (nearest first), and below it (nearest first).
+#[inline]
+#[allow(clippy::type_complexity)]
+pub(crate) fn outward<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32, cylinder: u32)
+    -> (std::collections::btree_map::Range<'_, CylKey, V>, std::iter::Rev<std::collections::btree_map::Range<'_, CylKey, V>>) {
+    let up = match disk.checked_add(1) {
+        Some(next) => map.range((disk, cylinder, 0)..(next, 0, 0)),
+        None => map.range((disk, cylinder, 0)..),
+    };
+    (up, map.range((disk, 0, 0)..(disk, cylinder, 0)).rev())
+}
+
+/// Disk `disk`'s nearest requests at or above and below `cylinder` in a
+/// positional index: the oldest at the nearest cylinder on each side.
+pub(crate) fn nearest_on_disk<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
+    let (mut up, mut down) = outward(map, disk, cylinder);
+    let up = up.next().map(|(k, _)| *k);
+    let down = down.next().map(|(k, _)| k.1)
+        .and_then(|c| map.range((disk, c, 0)..).next().map(|(k, _)| *k));
+    [up, down]
+}
+
 /// What a scheduler may look at when it decides.
 pub struct SchedCtx<'a> {
     /// The current simulated time.
@@ -92,8 +137,13 @@ pub struct SchedCtx<'a> {
     pub reqs: &'a RequestTable,
     /// The scheduler's belief of the drive's timing (positioning predictions).
     pub predictor: &'a Predictor,
-    /// Where the heads are believed to be, and when they are free.
+    /// Where the heads are believed to be, and when they are free (over an
+    /// array, disk 0's: a positional scheduler asks `head_for`).
     pub head: HeadState,
+    /// At a host or controller queue over an array: each disk's believed
+    /// heads, by `Request::disk`. Empty for one disk and at a drive's own
+    /// queue, where `head` is the heads of every request.
+    pub heads: &'a [HeadState],
     /// Blocks of placed range writes that range requests must avoid (see `host::range`).
     pub claims: &'a Claims,
     /// The drive's buffer as of now: given to the drive's own scheduler at
@@ -108,7 +158,20 @@ impl<'a> SchedCtx<'a> {
     /// A context outside a simulation (benchmarks, tests): the time is the
     /// heads' `head.time`, no range claims, no view of the drive's buffer.
     pub fn standalone(reqs: &'a RequestTable, predictor: &'a Predictor, head: HeadState) -> SchedCtx<'a> {
-        SchedCtx { now: head.time, reqs, predictor, head, claims: &NO_CLAIMS, cache: None }
+        SchedCtx { now: head.time, reqs, predictor, head, heads: &[], claims: &NO_CLAIMS, cache: None }
+    }
+
+    /// The heads a request on disk `disk` is judged against: that disk's
+    /// believed heads over an array, `head` otherwise.
+    #[inline]
+    pub fn head_of(&self, disk: u32) -> &HeadState {
+        self.heads.get(disk as usize).unwrap_or(&self.head)
+    }
+
+    /// The heads request `r` is judged against: its own disk's (`head_of`).
+    #[inline]
+    pub fn head_for(&self, r: &Request) -> &HeadState {
+        self.head_of(r.disk)
     }
 }
 

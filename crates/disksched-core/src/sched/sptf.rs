@@ -8,43 +8,46 @@
 //! monotone lower bound on the positioning time) exceeds the best found; at
 //! deep queues only a few cylinders around the heads are examined.
 
-use super::{SchedCtx, Scheduler};
+use super::{cyl_key, disks_of, outward, CylKey, SchedCtx, Scheduler};
 use crate::disk::Positioning;
 use crate::host::{ReqId, Request};
 use std::collections::BTreeMap;
 
-/// Requests by (cylinder, seq): the index every SPTF-family scheduler keeps.
-pub(crate) type ByCylinder = BTreeMap<(u32, u64), ReqId>;
+/// Requests by (disk, cylinder, seq): the index every SPTF-family scheduler keeps.
+pub(crate) type ByCylinder = BTreeMap<CylKey, ReqId>;
 
 /// Visit pending requests nearest-cylinder-first, predicting each one's
-/// positioning. `visit` returns the current bound: cylinders whose seek time
-/// alone exceeds it are not visited.
+/// positioning from its own disk's believed heads (one disk after another
+/// over an array). `visit` returns the current bound: cylinders whose seek
+/// time alone exceeds it are not visited.
 pub(crate) fn scan_outward(by_cyl: &ByCylinder, ctx: &SchedCtx,
-                           mut visit: impl FnMut((u32, u64), &Request, Positioning) -> u64) {
-    let head = &ctx.head;
-    let phase = ctx.predictor.phase_at(head.time);
-    let c = head.cylinder;
-    let mut up = by_cyl.range((c, 0)..).peekable();
-    let mut down = by_cyl.range(..(c, 0)).rev().peekable();
+                           mut visit: impl FnMut(CylKey, &Request, Positioning) -> u64) {
     let mut bound = u64::MAX;
-    loop {
-        let up_next = up.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(k.0 - c) <= bound);
-        let down_next = down.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(c - k.0) <= bound);
-        let take_up = match (up_next, down_next) {
-            (Some(u), Some(d)) => u.0 .0 - c <= c - d.0 .0,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => break,
-        };
-        let (&key, &id) = if take_up { up.next().unwrap() } else { down.next().unwrap() };
-        let r = ctx.reqs.get(id);
-        bound = visit(key, r, ctx.predictor.positioning(head, phase, &r.target, r.is_write, r.blocks));
+    for disk in disks_of(by_cyl) {
+        let head = ctx.head_of(disk);
+        let phase = ctx.predictor.phase_at(head.time);
+        let c = head.cylinder;
+        let (up, down) = outward(by_cyl, disk, c);
+        let (mut up, mut down) = (up.peekable(), down.peekable());
+        loop {
+            let up_next = up.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(k.1 - c) <= bound);
+            let down_next = down.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(c - k.1) <= bound);
+            let take_up = match (up_next, down_next) {
+                (Some(u), Some(d)) => u.0 .1 - c <= c - d.0 .1,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let (&key, &id) = if take_up { up.next().unwrap() } else { down.next().unwrap() };
+            let r = ctx.reqs.get(id);
+            bound = visit(key, r, ctx.predictor.positioning(head, phase, &r.target, r.is_write, r.blocks));
+        }
     }
 }
 
 /// Key of the request with the least positioning time (ties: the older).
-pub(crate) fn best(by_cyl: &ByCylinder, ctx: &SchedCtx) -> Option<((u32, u64), u64)> {
-    let mut best: Option<(u64, u64, (u32, u64))> = None;
+pub(crate) fn best(by_cyl: &ByCylinder, ctx: &SchedCtx) -> Option<(CylKey, u64)> {
+    let mut best: Option<(u64, u64, CylKey)> = None;
     scan_outward(by_cyl, ctx, |key, r, p| {
         let cost = p.total_ns();
         if best.is_none_or(|(c, s, _)| (cost, r.seq) < (c, s)) {
@@ -67,7 +70,7 @@ impl Scheduler for Sptf {
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
-        self.by_cyl.insert((r.target.cylinder, r.seq), id);
+        self.by_cyl.insert(cyl_key(r), id);
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         let (key, _) = best(&self.by_cyl, ctx)?;

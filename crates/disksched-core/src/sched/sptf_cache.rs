@@ -47,15 +47,16 @@ impl Scheduler for SptfCache {
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
-        self.by_cyl.insert((r.target.cylinder, r.seq), id);
+        self.by_cyl.insert(super::cyl_key(r), id);
         if r.is_read() {
             self.reads.insert((r.lbn, r.seq), id);
         }
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         let media = best(&self.by_cyl, ctx);
-        let hit = self.best_hit(ctx).filter(|_| {
-            let hit_ns = ctx.predictor.model.controller.hit_overhead_ns[0][ctx.head.last_was_write as usize];
+        let hit = self.best_hit(ctx).filter(|&(_, id)| {
+            let last_was_write = ctx.head_for(ctx.reqs.get(id)).last_was_write;
+            let hit_ns = ctx.predictor.model.controller.hit_overhead_ns[0][last_was_write as usize];
             media.is_none_or(|(_, positioning_ns)| hit_ns <= positioning_ns)
         });
         let id = match (hit, media) {
@@ -67,7 +68,7 @@ impl Scheduler for SptfCache {
             (None, None) => return None,
         };
         let r = ctx.reqs.get(id);
-        self.by_cyl.remove(&(r.target.cylinder, r.seq));
+        self.by_cyl.remove(&super::cyl_key(r));
         self.reads.remove(&(r.lbn, r.seq));
         Some(id)
     }

@@ -30,12 +30,12 @@ impl Scheduler for SptfSw {
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
-        self.by_cyl.insert((r.target.cylinder, r.seq), id);
+        self.by_cyl.insert(super::cyl_key(r), id);
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         let (_, shortest) = best(&self.by_cyl, ctx)?;
         let window = (shortest as f64 * (1.0 + self.window_pct / 100.0)) as u64;
-        let mut pick: Option<(u64, u64, (u32, u64))> = None;
+        let mut pick: Option<(u64, u64, super::CylKey)> = None;
         scan_outward(&self.by_cyl, ctx, |key, r, p| {
             if p.total_ns() <= window && pick.is_none_or(|(s, q, _)| (p.seek_ns, r.seq) < (s, q)) {
                 pick = Some((p.seek_ns, r.seq, key));

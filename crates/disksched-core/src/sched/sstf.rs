@@ -1,15 +1,16 @@
 //! SSTF: shortest seek first, by cylinder distance from the heads
 //! (Denning 1967; Teorey & Pinkerton 1972). Ties go to the older request.
+//! Over an array each request's distance is from its own disk's heads.
 
-use super::{SchedCtx, Scheduler};
+use super::sptf::ByCylinder;
+use super::{cyl_key, disks_of, nearest_on_disk, SchedCtx, Scheduler};
 use crate::host::ReqId;
-use std::collections::BTreeMap;
 
 #[derive(Default)]
 /// The SSTF scheduler (see the module doc).
 pub struct Sstf {
-    /// (cylinder, seq) -> request: the nearest on each side is a range lookup.
-    by_cyl: BTreeMap<(u32, u64), ReqId>,
+    /// (disk, cylinder, seq) -> request: the nearest on each side is a range lookup.
+    by_cyl: ByCylinder,
 }
 
 impl Scheduler for Sstf {
@@ -18,19 +19,21 @@ impl Scheduler for Sstf {
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
-        self.by_cyl.insert((r.target.cylinder, r.seq), id);
+        self.by_cyl.insert(cyl_key(r), id);
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
-        let c = ctx.head.cylinder;
-        let [up, down] = super::nearest_each_side(&self.by_cyl, c);
-        let key = match (up, down) {
-            (Some(u), Some(d)) => {
-                let (du, dd) = (u.0 - c, c - d.0);
-                if du < dd || (du == dd && u.1 < d.1) { u } else { d }
+        // The least (distance, seq) over each disk's nearest request on either side.
+        let mut best: Option<((u32, u64), super::CylKey)> = None;
+        for disk in disks_of(&self.by_cyl) {
+            let c = ctx.head_of(disk).cylinder;
+            for k in nearest_on_disk(&self.by_cyl, disk, c).into_iter().flatten() {
+                let cost = (k.1.abs_diff(c), k.2);
+                if best.is_none_or(|(b, _)| cost < b) {
+                    best = Some((cost, k));
+                }
             }
-            (Some(k), None) | (None, Some(k)) => k,
-            (None, None) => return None,
-        };
+        }
+        let (_, key) = best?;
         self.by_cyl.remove(&key)
     }
     fn drain(&mut self) -> Vec<ReqId> {

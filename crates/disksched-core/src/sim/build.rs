@@ -45,9 +45,6 @@ impl Simulation {
             }
         };
         let array = Array::new(n, cfg.disk.array, cfg.disk.stripe_kb, model.layout.capacity(), model.spec.sector_bytes)?;
-        if n > 1 && cfg.freeblock.as_ref().is_some_and(|f| f.external()) {
-            return Err(config_err("freeblock.mode", "external needs a single disk (disk.count = 1); in firmware every disk of an array runs the tasks"));
-        }
         let mut units = Vec::new();
         for _ in 0..n {
             let sched = build_queue_sched("disk", &cfg.disk.scheduler, &cfg.disk.set)?;
@@ -72,7 +69,9 @@ impl Simulation {
             t.array_disks = n;
         }
         let generator = workload.build(array.capacity(), model.spec.sector_bytes, cfg.base_dir.as_deref())?;
-        // Freeblock needs a single disk (checked above): it is disk 0's background work.
+        // Every disk of an array runs the tasks over its own blocks: in firmware
+        // with the drive as its model; outside with an external scheduler of its
+        // own (its belief, its noise stream `seed ^ disk`, its commands).
         let fb_belief = match cfg.freeblock.as_ref().and_then(|f| f.belief.as_ref()) {
             Some(b) => b.model("freeblock.belief", &model, cfg.base_dir.as_deref())?,
             None => model.clone(),
@@ -80,7 +79,6 @@ impl Simulation {
         if cfg.freeblock.as_ref().is_some_and(|f| !f.external()) {
             units[0].clock = Some((0, 0)); // in firmware the drive's scheduler is the foreground's
         }
-        // Every disk runs the tasks over its own blocks (an array is in firmware mode, checked above).
         for (d, unit) in units.iter_mut().enumerate() {
             unit.freeblock = crate::background::freeblock::build_with_belief(cfg.freeblock.as_ref(), &model, &fb_belief, cfg.seed ^ d as u64,
                                                                                   series_window.map(|w| w.ns()))?;
@@ -130,6 +128,7 @@ impl Simulation {
             rng: crate::workload::SimRng::seed_from_u64(cfg.seed),
             levels,
             units,
+            heads: Vec::new(),
             array,
             splits: Splits::default(),
             pieces: Vec::new(),

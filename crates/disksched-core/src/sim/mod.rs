@@ -75,14 +75,16 @@ impl Shared {
     /// What a scheduler may look at (`sched::SchedCtx`): the one place it is built.
     #[inline]
     pub(crate) fn ctx<'a>(&'a self, now: SimTime, head: HeadState, cache: Option<&'a crate::disk::cache::Cache>) -> SchedCtx<'a> {
-        SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, claims: &self.placement.claims, cache }
+        SchedCtx { now, reqs: &self.reqs, predictor: &self.predictor, head, heads: &[], claims: &self.placement.claims, cache }
     }
 
-    /// What level `level`'s scheduler may look at: as `ctx`, with the level's own belief if it has one.
+    /// What level `level`'s scheduler may look at: as `ctx`, with the
+    /// level's own belief if it has one, and over an array each disk's
+    /// believed `heads` (`head` is disk 0's).
     #[inline]
-    pub(crate) fn level_ctx(&self, level: usize, now: SimTime, head: HeadState) -> SchedCtx<'_> {
+    pub(crate) fn level_ctx<'a>(&'a self, level: usize, now: SimTime, head: HeadState, heads: &'a [HeadState]) -> SchedCtx<'a> {
         let predictor = self.level_predictors.get(level).and_then(Option::as_ref).unwrap_or(&self.predictor);
-        SchedCtx { now, reqs: &self.reqs, predictor, head, claims: &self.placement.claims, cache: None }
+        SchedCtx { now, reqs: &self.reqs, predictor, head, heads, claims: &self.placement.claims, cache: None }
     }
 
     /// Bytes of `blocks` sectors.
@@ -110,6 +112,9 @@ pub struct Simulation {
     /// The queue levels above the disks, top first: the host's, then the controller's if any.
     levels: Vec<QueueLevel>,
     units: Vec<DiskUnit>,
+    /// Over an array: the host's belief of each disk's heads, as the levels
+    /// above the disks last asked (`route::queue_heads`); empty for one disk.
+    heads: Vec<HeadState>,
     array: Array,
     splits: Splits,
     /// Pieces of the request being admitted (a buffer kept across arrivals).
@@ -455,14 +460,11 @@ impl Simulation {
             return Err(crate::error::config_err("run.warmup_requests", format!(
                 "leaves none of the run's {} requests measured; it must be below the request count", counters.completed)));
         }
-        let no_freeblock = Box::new(crate::background::freeblock::Off);
-        let mut freeblock = std::mem::replace(&mut self.units[0].freeblock, no_freeblock).finish(&summary, self.shared.sector_bytes);
-        for u in &mut self.units[1..] {
-            let other = std::mem::replace(&mut u.freeblock, Box::new(crate::background::freeblock::Off)).finish(&summary, self.shared.sector_bytes);
-            if let (Some(f), Some(o)) = (&mut freeblock, other) {
-                f.merge(o);
-            }
-        }
+        // Each disk's background work reports on its own; an array's merge, each disk's kept beside.
+        let per_disk = self.units.iter_mut()
+            .filter_map(|u| std::mem::replace(&mut u.freeblock, Box::new(crate::background::freeblock::Off)).finish(&summary, self.shared.sector_bytes))
+            .collect();
+        let mut freeblock = FreeblockSummary::of_disks(per_disk);
         if let Some(f) = &mut freeblock {
             let (ns, n) = self.host_clock.or(self.units[0].clock).unwrap_or((0, 0));
             f.foreground_sched_us_per_decision = if n > 0 { ns as f64 / n as f64 / 1e3 } else { 0.0 };

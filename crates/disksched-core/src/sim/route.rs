@@ -14,9 +14,14 @@ use crate::workload::IoSpec;
 
 impl Simulation {
     /// The view of the levels above the disks: the host's belief of disk 0's
-    /// state (a positional host or controller scheduler over an array sees
-    /// the first disk's heads).
-    fn queue_head(&self, now: SimTime) -> HeadState {
+    /// heads (`SchedCtx::head`), and over an array it refreshes `self.heads`
+    /// with every disk's (`SchedCtx::heads`: a positional host or controller
+    /// scheduler judges each request against its own disk's heads).
+    fn queue_heads(&mut self, now: SimTime) -> HeadState {
+        if self.units.len() > 1 {
+            self.heads.clear();
+            self.heads.extend(self.units.iter().map(|u| u.believed_head(now)));
+        }
         self.units[0].believed_head(now)
     }
 
@@ -83,10 +88,10 @@ impl Simulation {
 
     /// Request `id` arrives at level `i` above the disks (or bypasses it).
     fn enter(&mut self, i: usize, id: ReqId, now: SimTime) -> Result<()> {
-        let head = self.queue_head(now);
+        let head = self.queue_heads(now);
         let flow = self.shared.reqs.get(id).flow;
         let level = &mut self.levels[i];
-        if !level.offer(id, flow, &self.shared.level_ctx(i, now, head)) {
+        if !level.offer(id, flow, &self.shared.level_ctx(i, now, head, &self.heads)) {
             return self.send_below(i, id, true, now);
         }
         level.gauge(&mut self.metrics, level.sched.len(), now);
@@ -125,7 +130,8 @@ impl Simulation {
         }
         while self.has_room(i, None) && !self.levels[i].sched.is_empty() {
             let nothing_below = self.levels[i].counters.in_flight == 0;
-            let ctx = self.shared.level_ctx(i, now, self.queue_head(now));
+            let head = self.queue_heads(now);
+            let ctx = self.shared.level_ctx(i, now, head, &self.heads);
             let clock = (i == 0).then_some(()).and(self.host_clock.is_some().then(std::time::Instant::now));
             let picked = self.levels[i].pick(&ctx, nothing_below)?;
             if let (Some(t), Some((ns, n))) = (clock, &mut self.host_clock) {
@@ -266,9 +272,10 @@ impl Simulation {
     pub(super) fn reconfigure(&mut self, i: usize, now: SimTime) -> Result<()> {
         let (_, which, new) = &mut self.reconfigure[i];
         let (which, new) = (*which, std::mem::take(new));
+        let head = self.queue_heads(now);
         for (d, sched) in new.into_iter().enumerate() {
             let (ctx, level) = match which {
-                Reconfigured::Level(l) => (self.shared.level_ctx(l, now, self.queue_head(now)), &mut self.levels[l]),
+                Reconfigured::Level(l) => (self.shared.level_ctx(l, now, head, &self.heads), &mut self.levels[l]),
                 Reconfigured::Disks => (self.shared.ctx(now, self.units[d].head(now), None), &mut self.units[d].queue),
             };
             level.replace(sched, &ctx)?;
