@@ -170,6 +170,8 @@ pub struct RunResult {
     pub scheduler_counters: Vec<(&'static str, &'static str, u64)>,
     /// Freeblock results, with a `[freeblock]` section.
     pub freeblock: Option<FreeblockSummary>,
+    /// With `[disk.noise]`: what the noise did and how far the exact belief mispredicted, over every disk.
+    pub disk_noise: Option<crate::disk::noisy::DiskNoiseSummary>,
     /// Per-request records, if `run.records` was set.
     pub records: Option<Records>,
     /// Time series, if `run.series_window_ms` was set.
@@ -468,8 +470,18 @@ impl Simulation {
             f.foreground_sched_us_per_decision = if n > 0 { ns as f64 / n as f64 / 1e3 } else { 0.0 };
         }
         let samples = self.levels[0].sched.timeline(end);
+        let disk_noise = self.units[0].prediction.is_some().then(|| {
+            let mut errors = crate::disk::noisy::PredictionErrors::default();
+            let mut noise = crate::disk::noisy::NoiseStats::default();
+            for u in &self.units {
+                errors.merge(u.prediction.as_ref().expect("every disk has [disk.noise]"));
+                noise.merge(&u.drive.noise().expect("every disk has [disk.noise]").counts());
+            }
+            errors.summary(noise.with_moments())
+        });
         Ok(RunResult {
             freeblock,
+            disk_noise,
             summary,
             counters,
             scheduler_counters,
