@@ -368,7 +368,8 @@ pub struct DiskNoiseSummary {
     pub noise: NoiseStats,
     /// Commands that went to the media both as believed and as served: the errors' sample.
     pub commands: u64,
-    /// Commands the drive served from its buffer (the belief has no cache): not in the errors.
+    /// Commands the drive served from its buffer (read hits the belief, which
+    /// has no cache, did not expect; write-back writes): not in the errors.
     pub cache_hits: u64,
     /// Mean of served minus predicted seek, us.
     pub seek_error_mean_us: f64,
