@@ -222,3 +222,30 @@ def test_bench_peak_rss_is_the_childs_own():
     del ballast
     assert after < before + 50, (before, after)
     assert after < 200
+
+
+def test_disk_noise_and_seek_shapes_from_the_command_line(tmp_path):
+    # [disk.noise] in any run: the summary reports the drive's noise and the exact belief's error.
+    reads = tmp_path / "reads.toml"
+    reads.write_text('[disk]\nmodel = "atlas10k"\n[host]\nscheduler = "sptf"\n'
+                     '[workload]\nkind = "closed"\nclients = 4\nsize_kb = 4\nread_fraction = 1.0\n[run]\nrequests = 3000\n')
+    base = ["run", reads]
+    p = cli(*base, "--set", "disk.noise.seek_bias_us=150", "--set", "disk.noise.seek_jitter_us=0",
+            "--set", "disk.noise.seek_tail_pct=0", "--json")
+    assert p.returncode == 0, p.stderr
+    n = json.loads(p.stdout)["disk_noise"]
+    assert abs(n["seek_error_mean_us"] - 150) < 1 and n["commands"] > 2900
+    assert "disk_noise" not in json.loads(cli(*base, "--json").stdout)
+    assert "belief error" in cli(*base, "--set", "disk.noise.seek_bias_us=150").stdout
+    # A seek-curve shape and a sampled curve at the host.
+    p = cli(*base, "--set", "host.belief.seek_sample_points=4", "--set", "host.belief.seek_error_points=[[1, 10], [500, -5]]", "--json")
+    assert p.returncode == 0, p.stderr
+    for args, want in [
+        (["--set", "disk.noise.seek_bias_us=5000"], "disk.noise.seek_bias_us: 5000 us is out of range [-1000, 1000]"),
+        (["--set", "host.belief.seek_sample_points=1"], "host.belief.seek_sample_points: 1 is out of range 0 or [2, 100000]"),
+        (["--set", "host.belief.seek_error_points=[[50, 1], [5, 2]]"], "host.belief.seek_error_points[1]"),
+    ]:
+        p = cli(*base, *args)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and want in lines[0], p.stderr

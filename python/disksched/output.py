@@ -161,7 +161,19 @@ def summary_rows(summary: dict) -> list[tuple[str, str]]:
                       if "mean_controller_queue" in summary else "")
                    + f"disk mean {summary['mean_disk_queue']:.2f} (max {summary['max_disk_queue']})"),
         ("simulated time", f"{summary['sim_time_ms'] / 1000:.3f} s"),
-    ] + freeblock_rows(summary.get("freeblock"))
+    ] + disk_noise_rows(summary.get("disk_noise")) + freeblock_rows(summary.get("freeblock"))
+
+
+def disk_noise_rows(n: dict | None) -> list[tuple[str, str]]:
+    """`[disk.noise]`: what the drive's noise did and how far the exact belief mispredicted."""
+    if not n:
+        return []
+    return [("drive noise", f"seeks {n['noise']['seek_jitter_mean_us']:+.1f} us mean, {n['noise']['seek_jitter_sd_us']:.1f} us sd; "
+                            f"{n['noise']['internal_activities']:,} internal activities"),
+            ("belief error", f"completion {n['service_error_mean_us']:+.1f} us mean ({n['commands']:,} commands): "
+                             f"{100 * n['error_within_50us']:.1f}% within 50 us, "
+                             f"{100 * n['error_one_rev_longer']:.1f}% one revolution longer, "
+                             f"{100 * n['error_one_rev_shorter']:.1f}% shorter")]
 
 
 def freeblock_rows(f: dict | None) -> list[tuple[str, str]]:

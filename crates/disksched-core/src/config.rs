@@ -74,6 +74,9 @@ pub struct DiskConfig {
     /// Stripe unit with `array = "stripe"`, KB.
     #[serde(default = "stripe_kb")]
     pub stripe_kb: f64,
+    /// How every drive varies from its spec (`disk::noisy`); absent: it is its spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::disk::noisy::NoiseConfig>,
 }
 
 fn class_expire_ms() -> f64 {
@@ -227,6 +230,8 @@ pub const DISK_PARAMS: &[Param] = &[
     DISK_COUNT,
     Param::other("array", Ty::Choice(&["concat", "stripe"]), "concat", "how the array's address space maps onto the disks"),
     STRIPE_KB,
+    Param::other("noise", Ty::Table, "absent: none",
+        "`[disk.noise]`: every drive varies from its spec (seek variation, rotation drift, bus/media overlap, internal work), so every belief mispredicts; not with `freeblock.mode = \"external\"`, whose `[freeblock.noise]` is the drive's"),
 ];
 
 /// `disk.stripe_kb`: the stripe unit, KB.
@@ -341,6 +346,12 @@ impl SimConfig {
             if c.per_disk() > c.queue_threshold {
                 return Err(config_err("controller.per_disk_threshold", format!(
                     "{} exceeds controller.queue_threshold ({})", c.per_disk(), c.queue_threshold)));
+            }
+        }
+        if let Some(n) = &self.disk.noise {
+            n.validate_at("disk.noise")?;
+            if self.freeblock.as_ref().is_some_and(|f| f.external()) {
+                return Err(config_err("disk.noise", "with freeblock.mode = \"external\" the drive's noise is [freeblock.noise] (one noise per drive; expected only that)"));
             }
         }
         if let Some(f) = &self.freeblock {

@@ -206,6 +206,7 @@ pub fn sections() -> Vec<Section> {
     let mut s = vec![
         section("", "Top level.", config::TOP_PARAMS),
         section("disk", "The simulated drive(s).", config::DISK_PARAMS),
+        section("disk.noise", "How every drive varies from its spec, in any run (optional; one random stream per disk). In external freeblock mode `[freeblock.noise]` is the drive's instead.", noisy::NOISE_PARAMS),
         section("host", "The host (device-driver) queue.", config::HOST_PARAMS),
         section("host.shaper", "Traffic shaping above the host scheduler (optional; see `disksched shaper`).", qos::SHAPER_PARAMS),
         section("host.shaper.set", "Tunables of the feedback policies.", qos::POLICY_TUNABLES),

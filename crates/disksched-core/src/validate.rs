@@ -106,7 +106,7 @@ pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
     }
     let cfg = SimConfig {
         seed: 0,
-        disk: DiskConfig { model: model.spec.name.clone(), scheduler: "fcfs".into(), set: Default::default(), count: 1, array: Default::default(), stripe_kb: 64.0 },
+        disk: DiskConfig { model: model.spec.name.clone(), scheduler: "fcfs".into(), set: Default::default(), count: 1, array: Default::default(), stripe_kb: 64.0, noise: None },
         host: HostConfig::default(),
         controller: None,
         workload: WorkloadConfig::Trace(ReplayConfig {

@@ -134,3 +134,123 @@ fn bad_beliefs_are_refused_with_the_key_named() {
         .and_then(|c| c.validate()).unwrap_err().to_string();
     assert!(e.contains("host.belief.geometry") && e.contains("fuzzy"), "{e}");
 }
+
+/// The seek time a predictor believes for a read `d` cylinders away, ns:
+/// to the first track that holds LBNs (a spare track holds none) from a
+/// cylinder `d` before or after it (a change of cylinder is a seek whatever
+/// the surface).
+fn believed_seek_ns(p: &Predictor, truth: &std::sync::Arc<disksched_core::disk::DiskModel>, d: u32) -> f64 {
+    let exact = Predictor::exact(truth.clone());
+    let max = truth.spec.cylinders - 1;
+    let (to, from) = (0..=max).find_map(|c| {
+        let from = if c >= d { c - d } else if c + d <= max { c + d } else { return None };
+        (0..truth.spec.surfaces).find_map(|h| truth.layout.track_span(c, h)).map(|s| (exact.target(s.first_lbn), from))
+    }).unwrap();
+    let from = HeadState { cylinder: from, head: 0, time: disksched_core::time::SimTime(0), next_lbn: None, ..Default::default() };
+    assert_eq!(to.cylinder.abs_diff(from.cylinder), d);
+    p.positioning_at(&from, &to, false, 8).seek_ns as f64
+}
+
+/// `pts` linearly interpolated at `x`, constant beyond the ends (written
+/// here again, not taken from the code under test).
+fn piecewise(pts: &[(f64, f64)], x: f64) -> f64 {
+    if x <= pts[0].0 {
+        return pts[0].1;
+    }
+    for w in pts.windows(2) {
+        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+        if x <= x1 {
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+        }
+    }
+    pts[pts.len() - 1].1
+}
+
+#[test]
+fn a_belief_with_a_seek_error_shape_mispredicts_each_distance_by_its_interpolated_error() {
+    // A table curve (Atlas 10K) and a three-point curve (HP C2247A) turned into a table first.
+    for disk in ["atlas10k", "hp_c2247a"] {
+        let truth = std::sync::Arc::new(disksched_core::disk::DiskModel::new(disksched_core::disk::builtin::resolve(disk, None).unwrap()).unwrap());
+        let exact = Predictor::exact(truth.clone());
+        let points = [(1.0, 8.0), (10.0, -4.0), (400.0, 2.5), (1500.0, 12.0)];
+        let b = belief("seek_error_points = [[1, 8.0], [10, -4], [400, 2.5], [1500, 12]]").predictor("host.belief", &truth, None).unwrap();
+        // The longest seek between tracks with LBNs (the HP's cylinder 0 and last four hold spares only).
+        let data: Vec<u32> = (0..truth.spec.cylinders).filter(|&c| (0..truth.spec.surfaces).any(|h| truth.layout.track_span(c, h).is_some())).collect();
+        let max = data[data.len() - 1] - data[0];
+        for d in [1, 2, 5, 10, 11, 37, 205, 400, 401, 999, 1500, 1501, max / 2, max] {
+            let t = believed_seek_ns(&exact, &truth, d);
+            let got = believed_seek_ns(&b, &truth, d);
+            let want = t * (1.0 + piecewise(&points, d as f64) / 100.0);
+            assert!((got - want).abs() <= 2.0, "{disk} distance {d}: believed {got} ns, truth {t} ns, expected {want} ns");
+        }
+        // On top of a uniform error the two scale the seek together.
+        let b = belief("seek_error_pct = 10\nseek_error_points = [[100, -20]]").predictor("host.belief", &truth, None).unwrap();
+        let (t, got) = (believed_seek_ns(&exact, &truth, 300), believed_seek_ns(&b, &truth, 300));
+        assert!((got - t * 1.1 * 0.8).abs() <= 2.0, "{disk}: {got} vs {t} x 1.1 x 0.8");
+    }
+}
+
+#[test]
+fn a_sampled_seek_curve_is_the_truth_at_the_samples_and_straight_between() {
+    let truth = common::atlas();
+    let exact = Predictor::exact(truth.clone());
+    let max = truth.spec.cylinders - 1; // 10041
+    let t = |d: u32| believed_seek_ns(&exact, &truth, d);
+    // N = 2: 1 cylinder and the full stroke; N = 3: and 10041^(1/2) = 100.2, rounded to 100.
+    for (n, samples) in [(2u32, vec![1u32, max]), (3, vec![1, 100, max])] {
+        let b = belief(&format!("seek_sample_points = {n}")).predictor("host.belief", &truth, None).unwrap();
+        let line: Vec<(f64, f64)> = samples.iter().map(|&s| (s as f64, t(s))).collect();
+        for &s in &samples {
+            let got = believed_seek_ns(&b, &truth, s);
+            assert!((got - t(s)).abs() <= 1.0, "N = {n}: at the sample {s}, believed {got} ns vs truth {}", t(s));
+        }
+        for d in [2, 7, 50, 99, 101, 1400, 4700, 9000, max - 1] {
+            let got = believed_seek_ns(&b, &truth, d);
+            let want = piecewise(&line, d as f64);
+            assert!((got - want).abs() <= 2.0, "N = {n}, distance {d}: believed {got} ns, the straight line {want} ns (truth {})", t(d));
+        }
+    }
+    // Sampled at 40 distances, then a shape on top: the shape scales the sampled curve.
+    let sampled = belief("seek_sample_points = 40").predictor("host.belief", &truth, None).unwrap();
+    let both = belief("seek_sample_points = 40\nseek_error_points = [[1, 5], [10041, 5]]").predictor("host.belief", &truth, None).unwrap();
+    for d in [3, 333, 3333] {
+        let (s, b) = (believed_seek_ns(&sampled, &truth, d), believed_seek_ns(&both, &truth, d));
+        assert!((b - s * 1.05).abs() <= 2.0, "distance {d}: {b} vs sampled {s} x 1.05");
+    }
+}
+
+#[test]
+fn a_seek_shape_keeps_the_models_same_track_cost_and_head_switch() {
+    let truth = common::atlas();
+    let b = belief("seek_error_points = [[1, 50], [2, -30]]").model("host.belief", &truth, None).unwrap();
+    assert_eq!(b.mech.same_track_read_ns, truth.mech.same_track_read_ns, "the same-track read cost is a figure of its own");
+    assert_eq!(b.mech.head_switch_ns, truth.mech.head_switch_ns);
+}
+
+#[test]
+fn bad_seek_shapes_are_refused_in_one_line_with_the_key_and_value() {
+    let cases = [
+        ("seek_error_points = [[10, 1], [5, 2]]", "host.belief.seek_error_points[1]", "increasing"),
+        ("seek_error_points = [[10, 1], [10, 2]]", "host.belief.seek_error_points[1]", "increasing"),
+        ("seek_error_points = [[0, 1]]", "host.belief.seek_error_points[0]", "distance 0"),
+        ("seek_error_points = [[5, -95]]", "host.belief.seek_error_points[0]", "-95"),
+        ("seek_error_points = [[5, 2000]]", "host.belief.seek_error_points[0]", "2000"),
+        ("seek_sample_points = 1", "host.belief.seek_sample_points", "1 is out of range 0 or [2, 100000]"),
+        ("seek_sample_points = 100001", "host.belief.seek_sample_points", "100001"),
+    ];
+    for (toml, key, what) in cases {
+        let e = belief(toml).validate("host.belief").unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(what) && !e.contains('\n'), "{toml}: {e}");
+    }
+    let e = SimConfig::from_toml("[disk]\nmodel = \"atlas10k\"\n[controller]\n[controller.belief]\nseek_sample_points = 1\n[workload]\nkind = \"oltp\"\n", "t.toml")
+        .and_then(|c| c.validate()).unwrap_err().to_string();
+    assert!(e.contains("controller.belief.seek_sample_points"), "{e}");
+}
+
+#[test]
+fn a_sampled_seek_curve_changes_a_host_sptfs_choices_and_an_unsampled_one_does_not() {
+    let mean = |extra: &str| disksched_core::run(&riska("sptf", "fcfs", 1, extra)).unwrap().summary.host_response_ms.mean;
+    let exact = mean("");
+    assert_eq!(exact, mean("[host.belief]\nseek_sample_points = 0\nseek_error_points = []"));
+    assert_ne!(exact, mean("[host.belief]\nseek_sample_points = 3"));
+}

@@ -45,6 +45,8 @@ fn probes() -> Vec<(String, String)> {
         ("reconfigure[]".into(), format!("{DISK}{OLTP}[[reconfigure]]\nat_ms = 1\nqueue = \"host\"\nscheduler = \"fcfs\"\nzz_unknown = 1\n")),
         ("freeblock".into(), format!("{DISK}{OLTP}[freeblock]\nzz_unknown = 1\n")),
         ("freeblock.noise".into(), format!("{DISK}{OLTP}[freeblock.noise]\nzz_unknown = 1\n")),
+        ("disk.noise".into(), format!("{DISK}[disk.noise]\nzz_unknown = 1\n{OLTP}")),
+        ("host.belief".into(), format!("{DISK}[host.belief]\nzz_unknown = 1\n{OLTP}")),
         ("freeblock.tasks[]".into(), format!("{DISK}{OLTP}[[freeblock.tasks]]\nzz_unknown = 1\n")),
         ("workload.classes[]".into(), format!("{DISK}[workload]\nkind = \"trace\"\npath = \"x\"\n[[workload.classes]]\nclass = \"real-time\"\nzz_unknown = 1\n")),
     ];
@@ -222,6 +224,8 @@ fn the_loader_refuses_values_outside_the_declared_bounds() {
         ("run", "[run]\nrequests = 100\n", ""),
         ("freeblock", "[freeblock]\n", ""),
         ("freeblock.noise", "[freeblock]\nmode = \"external\"\nidle = false\n[freeblock.noise]\n", "[host]\nqueue_threshold = 2\n"),
+        ("disk.noise", "[disk.noise]\n", ""),
+        ("host.belief", "[host.belief]\n", ""),
     ];
     for (path, table, extra) in tables {
         for p in section(path).params.iter().filter(|p| p.is_numeric()) {

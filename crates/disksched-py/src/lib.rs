@@ -196,6 +196,9 @@ pub(crate) fn result_tuple(py: Python<'_>, result: disksched_core::sim::RunResul
     if let Some(f) = &result.freeblock {
         summary["freeblock"] = serde_json::to_value(f).map_err(json_err)?;
     }
+    if let Some(n) = &result.disk_noise {
+        summary["disk_noise"] = serde_json::to_value(n).map_err(json_err)?;
+    }
     let summary = summary.to_string();
     let mut counters = serde_json::to_value(&result.counters).map_err(json_err)?;
     let sched: serde_json::Map<String, serde_json::Value> =

@@ -88,6 +88,9 @@ pub fn serve<'py>(
     if let Some(f) = &result.freeblock {
         summary["freeblock"] = serde_json::to_value(f).map_err(json_err)?;
     }
+    if let Some(n) = &result.disk_noise {
+        summary["disk_noise"] = serde_json::to_value(n).map_err(json_err)?;
+    }
     let mut counters = serde_json::to_value(&result.counters).map_err(json_err)?;
     let sched: serde_json::Map<String, serde_json::Value> =
         result.scheduler_counters.iter().map(|(level, name, v)| (format!("{level}.{name}"), (*v).into())).collect();

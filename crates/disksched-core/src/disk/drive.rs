@@ -386,6 +386,8 @@ pub struct Drive {
     last_read_end: Option<u64>,
     /// Track of the last read miss's first sector (`same_track_read_ahead_blocks`).
     last_read_track: Option<(u32, u32)>,
+    /// `[disk.noise]`: how this drive varies from its spec (None: it is its spec).
+    noise: Option<Box<crate::disk::noisy::NoisyTruth>>,
 }
 
 impl Drive {
@@ -393,7 +395,17 @@ impl Drive {
     pub fn new(model: Arc<DiskModel>) -> Drive {
         let c = &model.spec.controller;
         let cache = if c.caching_enabled { Cache::new(c.cache_segments, c.segment_size_blocks) } else { Cache::new(0, 0) };
-        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), destage: None, last_read_end: None, last_read_track: None }
+        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), destage: None, last_read_end: None, last_read_track: None, noise: None }
+    }
+
+    /// The drive varies from its spec as `noise` says (`[disk.noise]`), from `seed`'s random stream.
+    pub fn set_noise(&mut self, noise: &crate::disk::noisy::NoiseConfig, seed: u64) {
+        self.noise = Some(Box::new(crate::disk::noisy::NoisyTruth::new(noise, seed, self.model.mech.revolution_ns())));
+    }
+
+    /// The drive's own noise, if it has one.
+    pub fn noise(&self) -> Option<&crate::disk::noisy::NoisyTruth> {
+        self.noise.as_deref()
     }
 
     /// Move the heads to `cylinder` with nothing to transfer (SCAN's sweep to
@@ -418,8 +430,21 @@ impl Drive {
     /// The bus phases of a SCSI drive come on top of the access: a command
     /// that went to the media disconnected from the bus and reselects the
     /// host before its data or status, and every command ends with the
-    /// completion (status) overhead.
+    /// completion (status) overhead. A drive with noise (`set_noise`)
+    /// varies from this as `disk::noisy` says.
     pub fn serve(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
+        match self.noise.take() {
+            None => self.serve_exact(now, lbn, blocks, is_write),
+            Some(mut noise) => {
+                let s = noise.serve_resyncing(self, now, lbn, blocks, is_write);
+                self.noise = Some(noise);
+                s
+            }
+        }
+    }
+
+    /// `serve` exactly as the spec says, without the drive's noise.
+    pub fn serve_exact(&mut self, now: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
         if is_write {
             // Only consecutive reads on one track look like locality to the prefetcher.
             self.last_read_track = None;

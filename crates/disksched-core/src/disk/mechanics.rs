@@ -216,8 +216,9 @@ pub fn sector_phase(sector: u32, spt: u32) -> u64 {
     sector as u64 * REV / spt as u64
 }
 
-/// Seek time in ms for every distance 0..cylinders.
-fn seek_curve_ms(seek: &SeekSpec, cylinders: usize) -> Result<Vec<f64>> {
+/// Seek time in ms for every distance 0..cylinders (a belief's extraction
+/// error reshapes this curve: `disk::belief`).
+pub(crate) fn seek_curve_ms(seek: &SeekSpec, cylinders: usize) -> Result<Vec<f64>> {
     if let Some(table) = &seek.table {
         return table_curve_ms(table, cylinders, "seek.table");
     }
@@ -276,7 +277,7 @@ fn seek_curve_ms(seek: &SeekSpec, cylinders: usize) -> Result<Vec<f64>> {
 /// its last point extended along the line through its last two points
 /// (DiskSim's `extracted` seek: atlas10k's curve stops 20 cylinders short of
 /// the full stroke, barracuda's 185).
-fn table_curve_ms(table: &[(f64, f64)], cylinders: usize, what: &str) -> Result<Vec<f64>> {
+pub(crate) fn table_curve_ms(table: &[(f64, f64)], cylinders: usize, what: &str) -> Result<Vec<f64>> {
     let mut out = vec![0.0; cylinders.max(1)];
     if table.is_empty() {
         return Err(config_err(what, "a seek table needs at least one (distance, ms) point"));

@@ -135,12 +135,17 @@ impl Default for NoiseConfig {
 }
 
 impl NoiseConfig {
-    /// Check every noise figure against its declared bounds.
+    /// Check every noise figure against its declared bounds (`[freeblock.noise]`).
     pub fn validate(&self) -> Result<()> {
+        self.validate_at("freeblock.noise")
+    }
+
+    /// As `validate`, the errors naming the table `at` (`disk.noise`, `freeblock.noise`).
+    pub fn validate_at(&self, at: &str) -> Result<()> {
         let values = [self.seek_jitter_us, self.seek_bias_us, self.seek_tail_pct, self.seek_tail_us, self.rotation_drift_ppm,
                       self.overlap_jitter_pct, self.surprise_hit_pct, self.internal_activity_interval_s, self.internal_activity_ms];
         for (p, v) in NOISE_PARAMS.iter().zip(values) {
-            p.check("freeblock.noise", v)?;
+            p.check(at, v)?;
         }
         Ok(())
     }
@@ -200,6 +205,8 @@ impl NoiseStats {
 
 /// The drive with noise (see the module doc): wraps the exact drive's results.
 pub struct NoisyTruth {
+    /// The last completion served by `serve_resyncing` (the host re-synchronises there).
+    last_done: SimTime,
     cfg: NoiseConfig,
     rng: SimRng,
     rev_ns: u64,
@@ -215,6 +222,7 @@ impl NoisyTruth {
     /// Noise as `cfg` sets it, from its own random stream of `seed`, for a platter turning once per `rev_ns` ns.
     pub fn new(cfg: &NoiseConfig, seed: u64, rev_ns: u64) -> NoisyTruth {
         let mut t = NoisyTruth {
+            last_done: SimTime::ZERO,
             cfg: cfg.clone(),
             rng: SimRng::seed_from_u64(seed ^ NOISE_STREAM),
             rev_ns,
@@ -261,7 +269,7 @@ impl NoisyTruth {
             return drive.serve_from_buffer(issued, blocks);
         }
         let mech_free = drive.state.head.time.0;
-        let mut s = drive.serve(issued, lbn, blocks, is_write);
+        let mut s = drive.serve_exact(issued, lbn, blocks, is_write);
         if s.media_start.0 == 0 {
             return s; // a buffer hit or a write-back: no timed media access to disturb
         }
@@ -311,6 +319,15 @@ impl NoisyTruth {
         s
     }
 
+    /// `serve` for a drive whose noise is its own (`[disk.noise]`): the
+    /// host re-synchronises its rotational offset at every completion the
+    /// drive reports, so the drift is counted from the last one served here.
+    pub fn serve_resyncing(&mut self, drive: &mut Drive, issued: SimTime, lbn: u64, blocks: u32, is_write: bool) -> Service {
+        let s = self.serve(drive, issued, self.last_done, lbn, blocks, is_write);
+        self.last_done = s.done;
+        s
+    }
+
     /// Whether seeks vary at all (the old configs' zero-mean normal, or any of the new terms).
     fn varies_seeks(&self) -> bool {
         self.cfg.seek_jitter_us > 0.0 || self.cfg.seek_bias_us != 0.0 || (self.cfg.seek_tail_pct > 0.0 && self.cfg.seek_tail_us > 0.0)
@@ -338,6 +355,104 @@ impl NoisyTruth {
         let mut s = self.stats.clone();
         s.fill_moments();
         s
+    }
+}
+
+/// `[disk.noise]` results: what the noise did and how far the exact model
+/// of the drive (the host's belief of each disk, re-synchronised at each
+/// completion when nothing waits at the drive) mispredicted each command.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DiskNoiseSummary {
+    /// What the noise did, over every disk.
+    pub noise: NoiseStats,
+    /// Commands that went to the media both as believed and as served: the errors' sample.
+    pub commands: u64,
+    /// Commands the drive served from its buffer (read hits the belief, which
+    /// has no cache, did not expect; write-back writes): not in the errors.
+    pub cache_hits: u64,
+    /// Mean of served minus predicted seek, us.
+    pub seek_error_mean_us: f64,
+    /// Mean of served minus predicted completion, us.
+    pub service_error_mean_us: f64,
+    /// Sample standard deviation of the completion error, us.
+    pub service_error_sd_us: f64,
+    /// Share of completion errors within 50 us.
+    pub error_within_50us: f64,
+    /// Share within 150 us of one revolution late.
+    pub error_one_rev_longer: f64,
+    /// Share within 150 us of one revolution early.
+    pub error_one_rev_shorter: f64,
+}
+
+/// The belief's prediction of each command against the drive's service (see `DiskNoiseSummary`).
+#[derive(Clone, Debug, Default)]
+pub struct PredictionErrors {
+    rev_ns: u64,
+    commands: u64,
+    cache_hits: u64,
+    seek_sum_ns: f64,
+    sum_ns: f64,
+    sum_sq_ns: f64,
+    within_50us: u64,
+    rev_longer: u64,
+    rev_shorter: u64,
+}
+
+impl PredictionErrors {
+    /// No commands yet, on a platter turning once per `rev_ns` ns.
+    pub fn new(rev_ns: u64) -> PredictionErrors {
+        PredictionErrors { rev_ns, ..Default::default() }
+    }
+
+    /// One command: the belief's prediction and the drive's service.
+    pub fn add(&mut self, predicted: &Service, served: &Service) {
+        if served.cache_hit {
+            self.cache_hits += 1;
+            return;
+        }
+        if served.media_start.0 == 0 || predicted.media_start.0 == 0 {
+            return; // a write-back write: nothing timed at the media to compare
+        }
+        let e = served.done.0 as f64 - predicted.done.0 as f64;
+        self.commands += 1;
+        self.seek_sum_ns += served.seek_ns as f64 - predicted.seek_ns as f64;
+        self.sum_ns += e;
+        self.sum_sq_ns += e * e;
+        let rev = self.rev_ns as f64;
+        self.within_50us += (e.abs() <= 50_000.0) as u64;
+        self.rev_longer += ((e - rev).abs() <= 150_000.0) as u64;
+        self.rev_shorter += ((e + rev).abs() <= 150_000.0) as u64;
+    }
+
+    /// Add another disk's commands.
+    pub fn merge(&mut self, o: &PredictionErrors) {
+        self.commands += o.commands;
+        self.cache_hits += o.cache_hits;
+        self.seek_sum_ns += o.seek_sum_ns;
+        self.sum_ns += o.sum_ns;
+        self.sum_sq_ns += o.sum_sq_ns;
+        self.within_50us += o.within_50us;
+        self.rev_longer += o.rev_longer;
+        self.rev_shorter += o.rev_shorter;
+    }
+
+    /// The results, with `noise` (what the noise did).
+    pub fn summary(&self, noise: NoiseStats) -> DiskNoiseSummary {
+        let n = self.commands as f64;
+        let share = |k: u64| if self.commands > 0 { k as f64 / n } else { 0.0 };
+        let mean = if self.commands > 0 { self.sum_ns / n } else { 0.0 };
+        let var = if self.commands > 1 { (self.sum_sq_ns / n - mean * mean).max(0.0) * n / (n - 1.0) } else { 0.0 };
+        DiskNoiseSummary {
+            noise,
+            commands: self.commands,
+            cache_hits: self.cache_hits,
+            seek_error_mean_us: if self.commands > 0 { self.seek_sum_ns / n / 1000.0 } else { 0.0 },
+            service_error_mean_us: mean / 1000.0,
+            service_error_sd_us: var.sqrt() / 1000.0,
+            error_within_50us: share(self.within_50us),
+            error_one_rev_longer: share(self.rev_longer),
+            error_one_rev_shorter: share(self.rev_shorter),
+        }
     }
 }
 

@@ -46,11 +46,18 @@ impl Simulation {
         };
         let array = Array::new(n, cfg.disk.array, cfg.disk.stripe_kb, model.layout.capacity(), model.spec.sector_bytes)?;
         let mut units = Vec::new();
-        for _ in 0..n {
+        for d in 0..n {
             let sched = build_queue_sched("disk", &cfg.disk.scheduler, &cfg.disk.set)?;
             // A drive serves one command at a time: its queue's thresholds are not consulted.
             let queue = QueueLevel::new("disk", sched, class_expire, u32::MAX, u32::MAX, None);
-            units.push(DiskUnit::new(Drive::new(model.clone()), queue, Box::new(crate::background::freeblock::Off)));
+            let mut drive = Drive::new(model.clone());
+            if let Some(noise) = &cfg.disk.noise {
+                // Each drive varies on its own random stream (seed ^ disk, as freeblock's tasks).
+                drive.set_noise(noise, cfg.seed ^ d as u64);
+            }
+            let mut unit = DiskUnit::new(drive, queue, Box::new(crate::background::freeblock::Off));
+            unit.prediction = cfg.disk.noise.as_ref().map(|_| crate::disk::noisy::PredictionErrors::new(model.mech.revolution_ns()));
+            units.push(unit);
         }
         let depth = model.spec.controller.queue_depth;
         let (key, per_disk) = match &cfg.controller {

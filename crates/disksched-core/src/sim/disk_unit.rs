@@ -30,6 +30,8 @@ pub(crate) struct DiskUnit {
     pub(crate) belief: DriveState,
     belief_pieces: Vec<TrackPiece>,
     pub(crate) freeblock: Box<dyn Freeblock>,
+    /// With `[disk.noise]`: the host's belief's prediction of each command against the drive's service.
+    pub(crate) prediction: Option<crate::disk::noisy::PredictionErrors>,
     /// Wall-clock time of this queue's scheduler decisions and their count
     /// (kept only where freeblock compares its planner's CPU with it).
     pub(crate) clock: Option<(u128, u64)>,
@@ -42,7 +44,7 @@ pub(crate) fn head_at(state: &DriveState, now: SimTime) -> HeadState {
 
 impl DiskUnit {
     pub(crate) fn new(drive: Drive, queue: QueueLevel, freeblock: Box<dyn Freeblock>) -> DiskUnit {
-        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), belief_pieces: Vec::new(), freeblock, clock: None }
+        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), belief_pieces: Vec::new(), freeblock, prediction: None, clock: None }
     }
 
     /// Requests sent to this disk and not yet done (queued or in service).
@@ -119,7 +121,10 @@ impl DiskUnit {
             None => {
                 // The host's belief follows its own model of the drive.
                 self.belief.head.time = self.belief.head.time.max(now);
-                shared.predictor.model.serve(&mut self.belief, now, r.lbn, r.blocks, r.is_write, &mut self.belief_pieces);
+                let predicted = shared.predictor.model.serve(&mut self.belief, now, r.lbn, r.blocks, r.is_write, &mut self.belief_pieces);
+                if let Some(p) = &mut self.prediction {
+                    p.add(&predicted, &service);
+                }
             }
         }
         let bytes = shared.bytes(r.blocks);

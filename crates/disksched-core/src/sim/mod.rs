@@ -175,6 +175,8 @@ pub struct RunResult {
     pub scheduler_counters: Vec<(&'static str, &'static str, u64)>,
     /// Freeblock results, with a `[freeblock]` section.
     pub freeblock: Option<FreeblockSummary>,
+    /// With `[disk.noise]`: what the noise did and how far the exact belief mispredicted, over every disk.
+    pub disk_noise: Option<crate::disk::noisy::DiskNoiseSummary>,
     /// Per-request records, if `run.records` was set.
     pub records: Option<Records>,
     /// Time series, if `run.series_window_ms` was set.
@@ -474,8 +476,18 @@ impl Simulation {
         if let (Some(s), Some(f)) = (&mut series, &freeblock) {
             s.add_tasks(&f.tasks.iter().map(|t| t.name.clone()).collect::<Vec<_>>(), &f.task_windows, self.shared.sector_bytes);
         }
+        let disk_noise = self.units[0].prediction.is_some().then(|| {
+            let mut errors = crate::disk::noisy::PredictionErrors::default();
+            let mut noise = crate::disk::noisy::NoiseStats::default();
+            for u in &self.units {
+                errors.merge(u.prediction.as_ref().expect("every disk has [disk.noise]"));
+                noise.merge(&u.drive.noise().expect("every disk has [disk.noise]").stats());
+            }
+            errors.summary(noise)
+        });
         Ok(RunResult {
             freeblock,
+            disk_noise,
             summary,
             counters,
             scheduler_counters,
