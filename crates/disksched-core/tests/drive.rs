@@ -527,3 +527,52 @@ finish_sector_on_stop = {finish}
         assert!(!s.cache_hit && close(ms(&s), want), "finish {finish}: {s:?}");
     }
 }
+
+#[test]
+fn a_separate_write_segment_holds_every_write_and_no_read() {
+    // Two 300-block segments, no read-ahead, bus 0.05 ms a block, read hit
+    // overhead 0.4: a hit on 10 blocks is done 0.4 + 10 x 0.05 = 0.9 ms
+    // after it arrives. With `Use separate write segment` (DiskSim: "a single
+    // segment is statically designated for use by all write requests") one
+    // of the two is the writes', so reads have one segment and never hit
+    // write data; writes never push read data out.
+    let c = |separate: bool| format!("caching_enabled = true\ncache_segments = 2\nsegment_size_blocks = 300\n\
+        bus_sector_ms = 0.05\nread_hit_overhead_after_read_ms = 0.4\nread_hit_overhead_after_write_ms = 0.4\n\
+        read_hits_on_write_data = true\nseparate_write_segment = {separate}");
+    let t = |ms: f64| SimTime((ms * 1e6).round() as u64);
+    // Two reads, then the first again: in the other segment (a hit at 40.9),
+    // or, with one segment for reads, gone (a miss).
+    for separate in [false, true] {
+        let mut d = drive(&c(separate));
+        d.serve(t(0.0), 0, 10, false);
+        d.serve(t(20.0), 500, 10, false);
+        let s = d.serve(t(40.0), 0, 10, false);
+        assert_eq!(s.cache_hit, !separate, "{s:?}");
+        if !separate {
+            assert!(close(ms(&s), 40.9), "{s:?}");
+        }
+    }
+    // A write's data: hit by a read (50.9) only without the write segment.
+    for separate in [false, true] {
+        let mut d = drive(&c(separate));
+        d.serve(t(0.0), 700, 10, true);
+        let s = d.serve(t(50.0), 700, 10, false);
+        assert_eq!(s.cache_hit, !separate, "{s:?}");
+        if !separate {
+            assert!(close(ms(&s), 50.9), "{s:?}");
+        }
+    }
+    // A read, two writes elsewhere, the read again: the second write takes
+    // the least recently used segment, the read's, unless writes have their own.
+    for separate in [false, true] {
+        let mut d = drive(&c(separate));
+        d.serve(t(0.0), 0, 10, false);
+        d.serve(t(20.0), 700, 10, true);
+        d.serve(t(40.0), 900, 10, true);
+        let s = d.serve(t(60.0), 0, 10, false);
+        assert_eq!(s.cache_hit, separate, "{s:?}");
+        if separate {
+            assert!(close(ms(&s), 60.9), "{s:?}");
+        }
+    }
+}

@@ -392,7 +392,11 @@ impl Drive {
     /// An idle drive at cylinder 0, head 0, time 0, with an empty cache (none when the spec disables caching).
     pub fn new(model: Arc<DiskModel>) -> Drive {
         let c = &model.spec.controller;
-        let cache = if c.caching_enabled { Cache::new(c.cache_segments, c.segment_size_blocks) } else { Cache::new(0, 0) };
+        let cache = match c.caching_enabled {
+            true if c.separate_write_segment => Cache::new(c.cache_segments, c.segment_size_blocks).with_write_segment(),
+            true => Cache::new(c.cache_segments, c.segment_size_blocks),
+            false => Cache::new(0, 0),
+        };
         Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), destage: None, last_read_end: None, last_read_track: None }
     }
 
