@@ -75,6 +75,16 @@ fn the_high_water_mark_holds_the_data_until_that_much_is_buffered() {
     // of 6 blocks is 4, buffered at 2.4 ms; 6 bus transfers -> 3.6 (not 3.7).
     let mut d = drive("bus_sector_ms = 0.2\nread_water_mark = 0.75");
     assert!(close(ms(&d.serve(SimTime(0), 20, 6, false)), 3.6));
+    // By request size, a request larger than a segment counts as a segment
+    // (DiskSim: min(segment, request) x mark). Bus 0.1 = the media rate,
+    // 8-block segments: 0.75 of 8 is 6 blocks, buffered at 2.6; 20 bus
+    // transfers -> 4.6 (of the request, 15 blocks, it would be 5.5).
+    let mut d = drive("bus_sector_ms = 0.1\nread_water_mark = 0.75\nsegment_size_blocks = 8");
+    assert!(close(ms(&d.serve(SimTime(0), 20, 20, false)), 4.6));
+    // Of a segment, the share is rounded up: 0.7 of 15 is 10.5 -> 11 blocks,
+    // in at 3.1; 20 transfers -> 5.1.
+    let mut d = drive("bus_sector_ms = 0.1\nread_water_mark = 0.7\nwater_mark_by_request = false\nsegment_size_blocks = 15");
+    assert!(close(ms(&d.serve(SimTime(0), 20, 20, false)), 5.1));
 }
 
 #[test]
