@@ -75,6 +75,16 @@ fn the_high_water_mark_holds_the_data_until_that_much_is_buffered() {
     // of 6 blocks is 4, buffered at 2.4 ms; 6 bus transfers -> 3.6 (not 3.7).
     let mut d = drive("bus_sector_ms = 0.2\nread_water_mark = 0.75");
     assert!(close(ms(&d.serve(SimTime(0), 20, 6, false)), 3.6));
+    // By request size, a request larger than a segment counts as a segment
+    // (DiskSim: min(segment, request) x mark). Bus 0.1 = the media rate,
+    // 8-block segments: 0.75 of 8 is 6 blocks, buffered at 2.6; 20 bus
+    // transfers -> 4.6 (of the request, 15 blocks, it would be 5.5).
+    let mut d = drive("bus_sector_ms = 0.1\nread_water_mark = 0.75\nsegment_size_blocks = 8");
+    assert!(close(ms(&d.serve(SimTime(0), 20, 20, false)), 4.6));
+    // Of a segment, the share is rounded up: 0.7 of 15 is 10.5 -> 11 blocks,
+    // in at 3.1; 20 transfers -> 5.1.
+    let mut d = drive("bus_sector_ms = 0.1\nread_water_mark = 0.7\nwater_mark_by_request = false\nsegment_size_blocks = 15");
+    assert!(close(ms(&d.serve(SimTime(0), 20, 20, false)), 5.1));
 }
 
 #[test]
@@ -525,5 +535,54 @@ finish_sector_on_stop = {finish}
         // sector 28 has begun: the next pass, 12.8 .. 12.9.
         let want = if finish { 12.9 } else { 2.9 };
         assert!(!s.cache_hit && close(ms(&s), want), "finish {finish}: {s:?}");
+    }
+}
+
+#[test]
+fn a_separate_write_segment_holds_every_write_and_no_read() {
+    // Two 300-block segments, no read-ahead, bus 0.05 ms a block, read hit
+    // overhead 0.4: a hit on 10 blocks is done 0.4 + 10 x 0.05 = 0.9 ms
+    // after it arrives. With `Use separate write segment` (DiskSim: "a single
+    // segment is statically designated for use by all write requests") one
+    // of the two is the writes', so reads have one segment and never hit
+    // write data; writes never push read data out.
+    let c = |separate: bool| format!("caching_enabled = true\ncache_segments = 2\nsegment_size_blocks = 300\n\
+        bus_sector_ms = 0.05\nread_hit_overhead_after_read_ms = 0.4\nread_hit_overhead_after_write_ms = 0.4\n\
+        read_hits_on_write_data = true\nseparate_write_segment = {separate}");
+    let t = |ms: f64| SimTime((ms * 1e6).round() as u64);
+    // Two reads, then the first again: in the other segment (a hit at 40.9),
+    // or, with one segment for reads, gone (a miss).
+    for separate in [false, true] {
+        let mut d = drive(&c(separate));
+        d.serve(t(0.0), 0, 10, false);
+        d.serve(t(20.0), 500, 10, false);
+        let s = d.serve(t(40.0), 0, 10, false);
+        assert_eq!(s.cache_hit, !separate, "{s:?}");
+        if !separate {
+            assert!(close(ms(&s), 40.9), "{s:?}");
+        }
+    }
+    // A write's data: hit by a read (50.9) only without the write segment.
+    for separate in [false, true] {
+        let mut d = drive(&c(separate));
+        d.serve(t(0.0), 700, 10, true);
+        let s = d.serve(t(50.0), 700, 10, false);
+        assert_eq!(s.cache_hit, !separate, "{s:?}");
+        if !separate {
+            assert!(close(ms(&s), 50.9), "{s:?}");
+        }
+    }
+    // A read, two writes elsewhere, the read again: the second write takes
+    // the least recently used segment, the read's, unless writes have their own.
+    for separate in [false, true] {
+        let mut d = drive(&c(separate));
+        d.serve(t(0.0), 0, 10, false);
+        d.serve(t(20.0), 700, 10, true);
+        d.serve(t(40.0), 900, 10, true);
+        let s = d.serve(t(60.0), 0, 10, false);
+        assert_eq!(s.cache_hit, separate, "{s:?}");
+        if separate {
+            assert!(close(ms(&s), 60.9), "{s:?}");
+        }
     }
 }

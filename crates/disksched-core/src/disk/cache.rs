@@ -5,6 +5,12 @@
 //! (`read_any_free_blocks`), read-ahead beyond it, or write data not yet
 //! on the media (write-back). A read is a hit when a segment holds all its
 //! blocks, a partial hit when a segment holds its first blocks.
+//!
+//! A drive with `Use separate write segment` (DiskSim's manual: "a single
+//! segment is statically designated for use by all write requests") keeps
+//! its last segment for writes: every write goes there, reads never use it
+//! and never hit its data (DiskSim 4.0 as PDL released it), so reads have
+//! one segment fewer.
 
 /// One buffer segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,12 +33,39 @@ pub struct Cache {
     /// Capacity of a segment, blocks.
     pub segment_blocks: u64,
     clock: u64,
+    /// The segment reserved for writes (`Use separate write segment`), if any.
+    write_segment: Option<usize>,
 }
 
 impl Cache {
     /// `segments` empty segments of `segment_blocks` blocks each (0 of either: no cache).
     pub fn new(segments: u32, segment_blocks: u32) -> Cache {
-        Cache { segments: vec![None; segments as usize], segment_blocks: segment_blocks as u64, clock: 0 }
+        Cache { segments: vec![None; segments as usize], segment_blocks: segment_blocks as u64, clock: 0, write_segment: None }
+    }
+
+    /// The same buffer with its last segment reserved for writes (DiskSim's
+    /// `Use separate write segment`). A buffer of fewer than two segments
+    /// keeps its one segment for both (no catalogue drive has that).
+    pub fn with_write_segment(mut self) -> Cache {
+        if self.segments.len() >= 2 && self.segment_blocks > 0 {
+            self.write_segment = Some(self.segments.len() - 1);
+        }
+        self
+    }
+
+    /// The segment reserved for writes, if the drive has one.
+    pub fn write_segment(&self) -> Option<usize> {
+        self.write_segment
+    }
+
+    /// The segments a read may hit, with their index: all but a reserved
+    /// write segment, and those holding write data only if `include_writes`.
+    pub fn readable(&self, include_writes: bool) -> impl Iterator<Item = (usize, &Segment)> {
+        let reserved = self.write_segment;
+        self.segments.iter().enumerate()
+            .filter(move |(i, _)| Some(*i) != reserved)
+            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
+            .filter(move |(_, s)| include_writes || !s.write)
     }
 
     /// There is at least one segment of nonzero size.
@@ -44,13 +77,11 @@ impl Cache {
     pub fn lookup(&self, lbn: u64, end: u64, include_writes: bool) -> Option<(usize, u64)> {
         // The longest prefix; the lowest index among equals.
         let mut best: Option<(usize, u64)> = None;
-        for (i, s) in self.segments.iter().enumerate() {
-            if let Some(s) = s {
-                if (include_writes || !s.write) && s.lo <= lbn && lbn < s.hi {
-                    let n = s.hi.min(end) - lbn;
-                    if best.is_none_or(|(_, m)| n > m) {
-                        best = Some((i, n));
-                    }
+        for (i, s) in self.readable(include_writes) {
+            if s.lo <= lbn && lbn < s.hi {
+                let n = s.hi.min(end) - lbn;
+                if best.is_none_or(|(_, m)| n > m) {
+                    best = Some((i, n));
                 }
             }
         }
@@ -74,9 +105,16 @@ impl Cache {
         }
     }
 
-    /// Reuse the least recently used segment (empty ones first) for [lo, hi).
+    /// Reuse the least recently used segment (empty ones first) for [lo, hi);
+    /// a write on a drive with a reserved write segment always takes that one,
+    /// and a read never does.
     pub fn allocate(&mut self, lo: u64, hi: u64, write: bool) -> usize {
-        let i = self.segments.iter().enumerate().min_by_key(|(_, s)| s.map_or(0, |s| s.last_used)).map(|(i, _)| i).unwrap();
+        let reserved = self.write_segment;
+        let i = match reserved.filter(|_| write) {
+            Some(w) => w,
+            None => self.segments.iter().enumerate().filter(|(i, _)| Some(*i) != reserved)
+                .min_by_key(|(_, s)| s.map_or(0, |s| s.last_used)).map(|(i, _)| i).unwrap(),
+        };
         self.clock += 1;
         self.segments[i] = Some(Segment { lo, hi, last_used: self.clock, write });
         i

@@ -87,10 +87,13 @@ pub struct ControllerTiming {
     /// reported once their data is in and destaged afterwards.
     pub fast_write: bool,
     /// A read reconnects to send its data once this many of its blocks are in
-    /// the buffer: DiskSim's high water mark, a fraction of the request
-    /// (`Set watermark by reqsize`) or of a segment.
+    /// the buffer: DiskSim's high water mark, a fraction of the request (or
+    /// of a segment, if smaller: `Set watermark by reqsize`) or of a segment.
     read_water: f64,
-    water_blocks: Option<u32>,
+    /// `Set watermark by reqsize` is off: the mark is a fraction of a segment.
+    water_of_segment: bool,
+    /// Segment size, blocks (0: no buffer).
+    segment_blocks: u32,
     /// Least positioning time of a write, unless it appends to a media
     /// write in progress (DiskSim's `Minimum seek delay`, §2.6).
     pub min_seek_ns: u64,
@@ -137,7 +140,8 @@ impl ControllerTiming {
             read_disconnect_ns: [ms(c.read_disconnect_after_read_ms), ms(c.read_disconnect_after_write_ms)],
             fast_write: c.fast_write_level > 0 && c.caching_enabled && c.cache_segments > 0 && c.segment_size_blocks > 0,
             read_water: c.read_water_mark,
-            water_blocks: (!c.water_mark_by_request).then_some(c.segment_size_blocks),
+            water_of_segment: !c.water_mark_by_request,
+            segment_blocks: c.segment_size_blocks,
             min_seek_ns: ms(c.minimum_seek_delay_ms),
             // PDL takes the path only for a write into the most recently used
             // segment after a write there; without a dedicated write segment
@@ -220,10 +224,18 @@ impl ControllerTiming {
 
 
     /// Blocks of a `blocks`-block read that must be buffered before its data
-    /// goes out: the water mark's share in whole blocks, rounded down (at least one).
+    /// goes out (DiskSim, semantics reference §3.4): by request size, the
+    /// mark's share of the request or of a segment, whichever is smaller,
+    /// rounded down; otherwise its share of a segment, rounded up; at least
+    /// one block and at most the request.
     pub(crate) fn read_mark_blocks(&self, blocks: u32) -> u32 {
-        let of = self.water_blocks.unwrap_or(blocks) as f64;
-        ((self.read_water * of).floor() as u32).clamp(1, blocks.max(1))
+        let seg = if self.segment_blocks > 0 { self.segment_blocks } else { blocks };
+        let mark = if self.water_of_segment {
+            (self.read_water * seg as f64).ceil()
+        } else {
+            (self.read_water * blocks.min(seg) as f64).floor()
+        };
+        (mark as u32).clamp(1, blocks.max(1))
     }
 }
 
@@ -394,7 +406,11 @@ impl Drive {
     /// An idle drive at cylinder 0, head 0, time 0, with an empty cache (none when the spec disables caching).
     pub fn new(model: Arc<DiskModel>) -> Drive {
         let c = &model.spec.controller;
-        let cache = if c.caching_enabled { Cache::new(c.cache_segments, c.segment_size_blocks) } else { Cache::new(0, 0) };
+        let cache = match c.caching_enabled {
+            true if c.separate_write_segment => Cache::new(c.cache_segments, c.segment_size_blocks).with_write_segment(),
+            true => Cache::new(c.cache_segments, c.segment_size_blocks),
+            false => Cache::new(0, 0),
+        };
         Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), destage: None, last_read_end: None, last_read_track: None, noise: None }
     }
 

@@ -310,7 +310,8 @@ pub struct ControllerSpec {
     pub cache_write_segments: u32,
     /// DiskSim `Segment size (in blks)`.
     pub segment_size_blocks: u32,
-    /// DiskSim `Use separate write segment`.
+    /// DiskSim `Use separate write segment`: the last segment is reserved for
+    /// writes; reads never take it or hit its data (DiskSim 4.0, PDL).
     pub separate_write_segment: bool,
     /// DiskSim `Enable caching in buffer`.
     pub caching_enabled: bool,
@@ -333,7 +334,8 @@ pub struct ControllerSpec {
     /// DiskSim `High (read) water mark`: a read miss reconnects to the bus once
     /// this fraction is buffered (0: as soon as its first sector is).
     pub read_water_mark: f64,
-    /// DiskSim `Set watermark by reqsize`: the fraction is of the request (else of a segment).
+    /// DiskSim `Set watermark by reqsize`: the fraction is of the request or a
+    /// segment, whichever is smaller, rounded down (else of a segment, rounded up).
     pub water_mark_by_request: bool,
     /// DiskSim `Extra write disconnect` (HP C2247A/C2249A): a write miss
     /// disconnects after its command and reconnects for its data later; the

@@ -29,7 +29,7 @@ impl SptfCache {
         let cache = ctx.cache?;
         let spec = &ctx.predictor.model.spec.controller;
         let mut best: Option<(u64, ReqId)> = None;
-        for seg in cache.segments.iter().flatten().filter(|s| spec.read_hits_on_write_data || !s.write) {
+        for (_, seg) in cache.readable(spec.read_hits_on_write_data) {
             for (&(lbn, seq), &id) in self.reads.range((seg.lo, 0)..(seg.hi, 0)) {
                 let r = ctx.reqs.get(id);
                 if lbn + r.blocks as u64 <= seg.hi && best.is_none_or(|(s, _)| seq < s) {
