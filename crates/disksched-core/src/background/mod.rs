@@ -544,7 +544,7 @@ impl TaskConfig {
                 TASK_DEADLINE_MS.check(at, d)?;
             }
             Some(d) => return Err(config_err(format!("{at}.deadline_ms"), format!("{d}: only a prefetch or prewrite has a deadline"))),
-            None if deadline => return Err(config_err(format!("{at}.deadline_ms"), format!("missing: a {:?} needs one (ms from its arrival)", self.kind).to_lowercase())),
+            None if deadline => return Err(config_err(format!("{at}.deadline_ms"), format!("missing: a {} needs one (ms from its arrival)", self.kind_name()))),
             None => {}
         }
         if self.write && matches!(self.kind, TaskKind::Scrub | TaskKind::Prefetch) {
@@ -655,7 +655,7 @@ struct Owned {
 
 /// What a backup or cleaner does with the blocks it reads.
 #[derive(Clone, Debug)]
-enum Copy {
+enum Copying {
     /// Block `from + i`, once read, is wanted for writing at `to + i`.
     Backup { from: u64, to: u64 },
     /// The live blocks read are written anywhere free in the destination (a
@@ -692,7 +692,7 @@ struct Task {
     share_pct: Option<f64>,
     /// Over its share while another task wants blocks: its blocks are left alone.
     capped: bool,
-    copy: Option<Copy>,
+    copy: Option<Copying>,
     /// Blocks moved per window of `Tasks::window_ns` (the run's series).
     windows: Vec<u64>,
 }
@@ -750,7 +750,7 @@ impl Tasks {
             t.weight = if equal { 1 } else { t.priority as u64 + 1 };
         }
         self.shares = self.tasks.iter().any(|t| t.share_pct.is_some());
-        self.valued = !equal || self.shares || self.tasks.iter().any(|t| matches!(t.copy, Some(Copy::Clean { .. })));
+        self.valued = !equal || self.shares || self.tasks.iter().any(|t| matches!(t.copy, Some(Copying::Clean { .. })));
     }
 
     fn register(&mut self, capacity: u64, i: usize, c: &TaskConfig) -> Result<()> {
@@ -777,7 +777,7 @@ impl Tasks {
                             "[{a}, {b}) holds {} blocks (expected as many as blocks [{lo}, {hi}): {})", b - a, hi - lo)));
                     }
                     total = 2 * (hi - lo);
-                    Some(Copy::Backup { from: lo, to: a })
+                    Some(Copying::Backup { from: lo, to: a })
                 } else {
                     let live = live_runs(lo, hi, c.live_pct).map(|(x, y)| y - x).sum::<u64>();
                     if live == 0 {
@@ -789,7 +789,7 @@ impl Tasks {
                             "[{a}, {b}) holds {} blocks (expected at least the {live} live blocks of blocks [{lo}, {hi}))", b - a)));
                     }
                     total = 2 * live;
-                    Some(Copy::Clean { segment_blocks: c.segment_blocks, buffered: 0, to_read: live, held: vec![(a, b)] })
+                    Some(Copying::Clean { segment_blocks: c.segment_blocks, buffered: 0, to_read: live, held: vec![(a, b)] })
                 }
             }
             _ => None,
@@ -841,7 +841,7 @@ impl Tasks {
     /// Task `t`'s source blocks wanted at the start of a pass (a cleaner's live ones).
     fn want_source(&mut self, t: usize) {
         let (lo, hi) = self.tasks[t].source;
-        if matches!(self.tasks[t].copy, Some(Copy::Clean { .. })) {
+        if matches!(self.tasks[t].copy, Some(Copying::Clean { .. })) {
             for (a, b) in live_runs(lo, hi, self.tasks[t].live_pct).collect::<Vec<_>>() {
                 self.want(t, a, b);
             }
@@ -901,7 +901,7 @@ impl Tasks {
             }
             let n = self.wanted.count_range(lo.max(o.lo), hi.min(o.hi));
             let n = match &t.copy {
-                Some(Copy::Clean { buffered, .. }) if o.write => n.min(*buffered),
+                Some(Copying::Clean { buffered, .. }) if o.write => n.min(*buffered),
                 _ => n,
             };
             n * t.weight
@@ -964,7 +964,7 @@ impl Tasks {
             }
             let (from, to) = (lo.max(o.lo), hi.min(o.hi));
             let limit = match &self.tasks[t].copy {
-                Some(Copy::Clean { buffered, .. }) if o.write => *buffered,
+                Some(Copying::Clean { buffered, .. }) if o.write => *buffered,
                 _ => u64::MAX,
             };
             let n = if self.on_transfer.is_none() && self.tasks[t].copy.is_none() {
@@ -1015,7 +1015,7 @@ impl Tasks {
     fn copied(&mut self, t: usize, write: bool, runs: &[(u64, u64)], n: u64) {
         match &mut self.tasks[t].copy {
             None => {}
-            Some(Copy::Backup { from, to }) => {
+            Some(Copying::Backup { from, to }) => {
                 if !write {
                     let (from, to) = (*from, *to);
                     for &(a, b) in runs {
@@ -1023,7 +1023,7 @@ impl Tasks {
                     }
                 }
             }
-            Some(Copy::Clean { segment_blocks, buffered, to_read, held }) => {
+            Some(Copying::Clean { segment_blocks, buffered, to_read, held }) => {
                 let was_writing = held.is_empty();
                 if write {
                     *buffered -= n;
@@ -1043,7 +1043,7 @@ impl Tasks {
                     for &(a, b) in &free {
                         self.unwant(t, a, b);
                     }
-                    if let Some(Copy::Clean { held, .. }) = &mut self.tasks[t].copy {
+                    if let Some(Copying::Clean { held, .. }) = &mut self.tasks[t].copy {
                         *held = free;
                     }
                 }
@@ -1154,7 +1154,7 @@ impl Tasks {
     /// Its remaining blocks (paused, held or wanted) are no longer wanted.
     fn give_up(&mut self, task: usize) {
         self.tasks[task].paused = None;
-        if let Some(Copy::Clean { held, .. }) = &mut self.tasks[task].copy {
+        if let Some(Copying::Clean { held, .. }) = &mut self.tasks[task].copy {
             held.clear();
         }
         for (lo, hi) in self.ranges(task) {
