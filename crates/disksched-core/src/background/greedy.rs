@@ -321,10 +321,14 @@ impl Greedy {
                 if d.1 > best.map_or(0, |b| b.1) { Some(d) } else { best }
             }).map(|d| (h, lo, hi, d.0))
         };
+        // With priorities or shares, only the cylinders of the tasks idle time serves first are candidates.
+        let cylinders: Option<Vec<(u32, u32)>> = tasks.idle_ranges().map(|r| r.iter()
+            .map(|&(lo, hi)| (l.lbn_to_pbn(lo).cylinder, l.lbn_to_pbn(hi - 1).cylinder)).map(|(a, b)| (a.min(b), a.max(b))).collect());
+        let candidate = |c: u32| cylinders.as_ref().is_none_or(|v| v.iter().any(|&(a, b)| a <= c && c <= b));
         let n = self.cyl_wanted.len() as u32;
         let c = (0..n).find_map(|d| {
             [at.0.checked_sub(d), Some(at.0 + d).filter(|&c| c < n)].into_iter().flatten()
-                .find(|&c| self.cyl_wanted[c as usize] > 0 && (0..l.surfaces()).any(|h| serves(c, h).is_some()))
+                .find(|&c| self.cyl_wanted[c as usize] > 0 && candidate(c) && (0..l.surfaces()).any(|h| serves(c, h).is_some()))
         })?;
         // Prefer the current surface, then the others in order.
         let (h, lo, hi, write) = std::iter::once(at.1).chain(0..l.surfaces()).find_map(|h| serves(c, h))?;

@@ -948,6 +948,15 @@ impl Tasks {
         self.owned_value(lo, hi, |o| (!self.mixed() || o.write == write) && self.tasks[o.task].weight == top)
     }
 
+    /// The ranges holding the blocks `idle_value` counts (`None`: every wanted block counts).
+    pub fn idle_ranges(&self) -> Option<Vec<(u64, u64)>> {
+        if !self.valued {
+            return None;
+        }
+        let top = self.tasks.iter().filter(|t| t.left > 0 && !t.capped).map(|t| t.weight).max().unwrap_or(0);
+        Some(self.owner.iter().filter(|o| self.tasks[o.task].weight == top && !self.tasks[o.task].capped).map(|o| (o.lo, o.hi)).collect())
+    }
+
     /// Credit the wanted blocks in [lo, hi) as transferred at `now` by a
     /// transfer in direction `write` (when blocks go both ways, only those
     /// of that direction; none of a task over its share; a cleaner's writes
