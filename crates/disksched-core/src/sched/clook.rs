@@ -1,18 +1,38 @@
 //! C-LOOK: serve requests in ascending LBN order from the current position;
 //! at the highest pending request jump back to the lowest (Seltzer, Chen &
 //! Ousterhout 1990; the BSD `bioq_disksort` order). Never seeks backwards
-//! within a sweep.
+//! within a sweep. Over an array each disk is swept on its own, and the
+//! disk whose heads are free first is served next.
 
-use super::{SchedCtx, Scheduler};
+use super::{lbn_key, next_disk, outward, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
 /// The C-LOOK scheduler (see the module doc).
 pub struct CLook {
-    by_lbn: BTreeMap<(u64, u64), ReqId>,
-    /// LBN just past the last request dispatched: the sweep position.
-    pub(crate) position: u64,
+    by_lbn: BTreeMap<LbnKey, ReqId>,
+    /// By disk: the LBN just past the last request dispatched, the sweep position.
+    position: Vec<u64>,
+}
+
+impl CLook {
+    /// The next request, and whether its disk's sweep wrapped back to reach it.
+    pub(crate) fn next(&mut self, ctx: &SchedCtx) -> Option<(ReqId, bool)> {
+        let disk = next_disk(&self.by_lbn, ctx)?;
+        let d = disk as usize;
+        if self.position.len() <= d {
+            self.position.resize(d + 1, 0);
+        }
+        let (key, wrapped) = match outward(&self.by_lbn, disk, self.position[d]).0.next() {
+            Some((k, _)) => (*k, false),
+            // Nothing above: the disk's lowest request.
+            None => (*self.by_lbn.range((disk, 0, 0)..).next()?.0, true),
+        };
+        let id = self.by_lbn.remove(&key)?;
+        self.position[d] = ctx.reqs.get(id).end_lbn();
+        Some((id, wrapped))
+    }
 }
 
 impl Scheduler for CLook {
@@ -20,14 +40,10 @@ impl Scheduler for CLook {
         "clook"
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
-        let r = ctx.reqs.get(id);
-        self.by_lbn.insert((r.lbn, r.seq), id);
+        self.by_lbn.insert(lbn_key(ctx.reqs.get(id)), id);
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
-        let key = *self.by_lbn.range((self.position, 0)..).next().or_else(|| self.by_lbn.iter().next())?.0;
-        let id = self.by_lbn.remove(&key)?;
-        self.position = ctx.reqs.get(id).end_lbn();
-        Some(id)
+        self.next(ctx).map(|(id, _)| id)
     }
     fn drain(&mut self) -> Vec<ReqId> {
         std::mem::take(&mut self.by_lbn).into_values().collect()

@@ -22,10 +22,9 @@ impl Scheduler for CScan {
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.clook.insert(id, ctx);
     }
-    fn dispatch(&mut self, ctx: &SchedCtx, force: bool) -> Option<ReqId> {
-        let position = self.clook.position;
-        let id = self.clook.dispatch(ctx, force)?;
-        if ctx.reqs.get(id).lbn < position {
+    fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
+        let (id, wrapped) = self.clook.next(ctx)?;
+        if wrapped {
             // To the last cylinder, then the return stroke to the first.
             self.travel = vec![ctx.predictor.model.layout.cylinders() - 1, 0];
         }

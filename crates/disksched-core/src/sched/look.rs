@@ -1,17 +1,45 @@
 //! LOOK (the elevator as kernels implement it): sweep in one direction of
 //! LBN, serving requests in order; reverse when none remain ahead (Denning
 //! 1967 "SCAN", as refined to turn at the last request rather than the edge).
+//! Over an array each disk is swept on its own (its own position and
+//! direction), and the disk whose heads are free first is served next.
 
-use super::{SchedCtx, Scheduler};
+use super::{lbn_key, next_disk, outward, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
 /// The LOOK scheduler (see the module doc).
 pub struct Look {
-    by_lbn: BTreeMap<(u64, u64), ReqId>,
-    position: u64,
-    pub(crate) downward: bool,
+    by_lbn: BTreeMap<LbnKey, ReqId>,
+    /// By disk: the sweep position (LBN) and whether the sweep runs downward.
+    sweep: Vec<(u64, bool)>,
+}
+
+impl Look {
+    /// The next request, and whether its disk's sweep reversed to reach it:
+    /// `Some(the direction it had been going, true = downward)`.
+    pub(crate) fn next(&mut self, ctx: &SchedCtx) -> Option<(ReqId, Option<bool>)> {
+        let disk = next_disk(&self.by_lbn, ctx)?;
+        let d = disk as usize;
+        if self.sweep.len() <= d {
+            self.sweep.resize(d + 1, (0, false));
+        }
+        let (position, down) = self.sweep[d];
+        let ahead = |down: bool| {
+            let (mut up, mut below) = outward(&self.by_lbn, disk, position);
+            if down { below.next() } else { up.next() }.map(|(k, _)| *k)
+        };
+        let (key, turned) = match ahead(down) {
+            Some(k) => (k, None),
+            None => (ahead(!down)?, Some(down)),
+        };
+        let id = self.by_lbn.remove(&key)?;
+        let r = ctx.reqs.get(id);
+        let down = down != turned.is_some();
+        self.sweep[d] = (if down { r.lbn } else { r.end_lbn() }, down);
+        Some((id, turned))
+    }
 }
 
 impl Scheduler for Look {
@@ -19,29 +47,10 @@ impl Scheduler for Look {
         "look"
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
-        let r = ctx.reqs.get(id);
-        self.by_lbn.insert((r.lbn, r.seq), id);
+        self.by_lbn.insert(lbn_key(ctx.reqs.get(id)), id);
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
-        let ahead = |s: &Self, down: bool| {
-            if down {
-                s.by_lbn.range(..(s.position, 0)).next_back().map(|(k, _)| *k)
-            } else {
-                s.by_lbn.range((s.position, 0)..).next().map(|(k, _)| *k)
-            }
-        };
-        let key = match ahead(self, self.downward) {
-            Some(k) => k,
-            None if self.by_lbn.is_empty() => return None,
-            None => {
-                self.downward = !self.downward;
-                ahead(self, self.downward)?
-            }
-        };
-        let id = self.by_lbn.remove(&key)?;
-        let r = ctx.reqs.get(id);
-        self.position = if self.downward { r.lbn } else { r.end_lbn() };
-        Some(id)
+        self.next(ctx).map(|(id, _)| id)
     }
     fn drain(&mut self) -> Vec<ReqId> {
         std::mem::take(&mut self.by_lbn).into_values().collect()

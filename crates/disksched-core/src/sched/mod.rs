@@ -79,15 +79,6 @@ use crate::host::range::Claims;
 use crate::host::{ReqId, Request, RequestTable};
 use crate::time::SimTime;
 
-/// The nearest keys at or above and below `pos` in a map keyed by
-/// (position, seq): the oldest request at the nearest position on each side.
-pub(crate) fn nearest_each_side<P: Ord + Copy, V>(map: &std::collections::BTreeMap<(P, u64), V>, pos: P) -> [Option<(P, u64)>; 2] {
-    let up = map.range((pos, 0)..).next().map(|(k, _)| *k);
-    let down = map.range(..(pos, 0)).next_back().map(|(k, _)| k.0)
-        .and_then(|p| map.range((p, 0)..).next().map(|(k, _)| *k));
-    [up, down]
-}
-
 /// A positional index: requests by (disk, cylinder, seq). One disk's
 /// requests are a contiguous range, walked outward from that disk's heads.
 pub(crate) type CylKey = (u32, u32, u64);
@@ -98,34 +89,53 @@ pub(crate) fn cyl_key(r: &Request) -> CylKey {
     (r.disk, r.target.cylinder, r.seq)
 }
 
-/// The disks with requests in a positional index, in order.
+/// The disks with requests in an index keyed by (disk, position, seq), in order.
 #[inline]
-pub(crate) fn disks_of<V>(map: &std::collections::BTreeMap<CylKey, V>) -> impl Iterator<Item = u32> + '_ {
+pub(crate) fn disks_of<P: Ord + Copy + Default, V>(map: &std::collections::BTreeMap<(u32, P, u64), V>) -> impl Iterator<Item = u32> + '_ {
     std::iter::successors(map.keys().next().map(|k| k.0), move |&d| {
-        d.checked_add(1).and_then(|n| map.range((n, 0, 0)..).next().map(|k| k.0 .0))
+        d.checked_add(1).and_then(|n| map.range((n, P::default(), 0)..).next().map(|k| k.0 .0))
     })
 }
 
-/// Disk `disk`'s requests in a positional index at cylinder `cylinder` or
-/// above (nearest first), and below it (nearest first).
+/// An LBN index over the disks: requests by (disk, first block, seq). Over
+/// an array a request's `lbn` is a block of its own disk, so each disk's
+/// requests are sorted (and swept) on their own.
+pub(crate) type LbnKey = (u32, u64, u64);
+
+/// A request's key in an LBN index.
 #[inline]
-#[allow(clippy::type_complexity)]
-pub(crate) fn outward<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32, cylinder: u32)
-    -> (std::collections::btree_map::Range<'_, CylKey, V>, std::iter::Rev<std::collections::btree_map::Range<'_, CylKey, V>>) {
-    let up = match disk.checked_add(1) {
-        Some(next) => map.range((disk, cylinder, 0)..(next, 0, 0)),
-        None => map.range((disk, cylinder, 0)..),
-    };
-    (up, map.range((disk, 0, 0)..(disk, cylinder, 0)).rev())
+pub(crate) fn lbn_key(r: &Request) -> LbnKey {
+    (r.disk, r.lbn, r.seq)
 }
 
-/// Disk `disk`'s nearest requests at or above and below `cylinder` in a
-/// positional index: the oldest at the nearest cylinder on each side.
-pub(crate) fn nearest_on_disk<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
-    let (mut up, mut down) = outward(map, disk, cylinder);
+/// The disk an LBN-ordered scheduler serves next: of the disks with
+/// requests, the one whose heads are believed free first (the lowest
+/// number on a tie). Over one disk, that disk.
+pub(crate) fn next_disk<V>(map: &std::collections::BTreeMap<LbnKey, V>, ctx: &SchedCtx) -> Option<u32> {
+    disks_of(map).min_by_key(|&d| (ctx.head_of(d).time, d))
+}
+
+/// Disk `disk`'s requests in an index keyed by (disk, position, seq) at
+/// position `pos` or above (nearest first), and below it (nearest first).
+#[inline]
+#[allow(clippy::type_complexity)]
+pub(crate) fn outward<P: Ord + Copy + Default, V>(map: &std::collections::BTreeMap<(u32, P, u64), V>, disk: u32, pos: P)
+    -> (std::collections::btree_map::Range<'_, (u32, P, u64), V>, std::iter::Rev<std::collections::btree_map::Range<'_, (u32, P, u64), V>>) {
+    let up = match disk.checked_add(1) {
+        Some(next) => map.range((disk, pos, 0)..(next, P::default(), 0)),
+        None => map.range((disk, pos, 0)..),
+    };
+    (up, map.range((disk, P::default(), 0)..(disk, pos, 0)).rev())
+}
+
+/// Disk `disk`'s nearest requests at or above and below `pos` in an index
+/// keyed by (disk, position, seq): the oldest at the nearest position on each side.
+pub(crate) fn nearest_on_disk<P: Ord + Copy + Default, V>(map: &std::collections::BTreeMap<(u32, P, u64), V>, disk: u32, pos: P)
+    -> [Option<(u32, P, u64)>; 2] {
+    let (mut up, mut down) = outward(map, disk, pos);
     let up = up.next().map(|(k, _)| *k);
     let down = down.next().map(|(k, _)| k.1)
-        .and_then(|c| map.range((disk, c, 0)..).next().map(|(k, _)| *k));
+        .and_then(|p| map.range((disk, p, 0)..).next().map(|(k, _)| *k));
     [up, down]
 }
 

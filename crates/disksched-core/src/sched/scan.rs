@@ -22,10 +22,9 @@ impl Scheduler for Scan {
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.look.insert(id, ctx);
     }
-    fn dispatch(&mut self, ctx: &SchedCtx, force: bool) -> Option<ReqId> {
-        let was_down = self.look.downward;
-        let id = self.look.dispatch(ctx, force)?;
-        if self.look.downward != was_down {
+    fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
+        let (id, turned) = self.look.next(ctx)?;
+        if let Some(was_down) = turned {
             // Nothing was left ahead: the arm finished its sweep at the edge.
             self.edge = Some(if was_down { 0 } else { ctx.predictor.model.layout.cylinders() - 1 });
         }

@@ -1,16 +1,18 @@
 //! SSTF by LBN: the pending request whose start block is nearest the end of
 //! the last one dispatched (what a host that knows no geometry can do).
-//! Ties go to the older request.
+//! Ties go to the older request. Over an array each request's distance is
+//! from the last one dispatched to its own disk.
 
-use super::{SchedCtx, Scheduler};
+use super::{disks_of, lbn_key, nearest_on_disk, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
 /// The SSTF-by-LBN scheduler (see the module doc).
 pub struct SstfLbn {
-    by_lbn: BTreeMap<(u64, u64), ReqId>,
-    position: u64,
+    by_lbn: BTreeMap<LbnKey, ReqId>,
+    /// By disk: the LBN just past the last request dispatched.
+    position: Vec<u64>,
 }
 
 impl Scheduler for SstfLbn {
@@ -18,19 +20,27 @@ impl Scheduler for SstfLbn {
         "sstf_lbn"
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
-        let r = ctx.reqs.get(id);
-        self.by_lbn.insert((r.lbn, r.seq), id);
+        self.by_lbn.insert(lbn_key(ctx.reqs.get(id)), id);
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
-        let p = self.position;
-        let [up, down] = super::nearest_each_side(&self.by_lbn, p);
-        let key = match (up, down) {
-            (Some(u), Some(d)) => if (u.0 - p, u.1) <= (p - d.0, d.1) { u } else { d },
-            (Some(k), None) | (None, Some(k)) => k,
-            (None, None) => return None,
-        };
+        // The least (distance, seq) over each disk's nearest request on either side.
+        let mut best: Option<((u64, u64), LbnKey)> = None;
+        for disk in disks_of(&self.by_lbn) {
+            let p = self.position.get(disk as usize).copied().unwrap_or(0);
+            for k in nearest_on_disk(&self.by_lbn, disk, p).into_iter().flatten() {
+                let cost = (k.1.abs_diff(p), k.2);
+                if best.is_none_or(|(b, _)| cost < b) {
+                    best = Some((cost, k));
+                }
+            }
+        }
+        let (_, key) = best?;
         let id = self.by_lbn.remove(&key)?;
-        self.position = ctx.reqs.get(id).end_lbn();
+        let d = key.0 as usize;
+        if self.position.len() <= d {
+            self.position.resize(d + 1, 0);
+        }
+        self.position[d] = ctx.reqs.get(id).end_lbn();
         Some(id)
     }
     fn drain(&mut self) -> Vec<ReqId> {
