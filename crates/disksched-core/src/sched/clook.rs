@@ -4,7 +4,7 @@
 //! within a sweep. Over an array each disk is swept on its own, and the
 //! disk whose heads are free first is served next.
 
-use super::{lbn_key, next_disk, outward, LbnKey, SchedCtx, Scheduler};
+use super::{lbn_key, next_disk, next_on_disk, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
@@ -24,10 +24,10 @@ impl CLook {
         if self.position.len() <= d {
             self.position.resize(d + 1, 0);
         }
-        let (key, wrapped) = match outward(&self.by_lbn, disk, self.position[d]).0.next() {
-            Some((k, _)) => (*k, false),
+        let (key, wrapped) = match next_on_disk(&self.by_lbn, disk, self.position[d], true) {
+            Some(k) => (k, false),
             // Nothing above: the disk's lowest request.
-            None => (*self.by_lbn.range((disk, 0, 0)..).next()?.0, true),
+            None => (next_on_disk(&self.by_lbn, disk, 0, true)?, true),
         };
         let id = self.by_lbn.remove(&key)?;
         self.position[d] = ctx.reqs.get(id).end_lbn();

@@ -4,7 +4,7 @@
 //! Over an array each disk is swept on its own (its own position and
 //! direction), and the disk whose heads are free first is served next.
 
-use super::{lbn_key, next_disk, outward, LbnKey, SchedCtx, Scheduler};
+use super::{lbn_key, next_disk, next_on_disk, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
@@ -26,10 +26,7 @@ impl Look {
             self.sweep.resize(d + 1, (0, false));
         }
         let (position, down) = self.sweep[d];
-        let ahead = |down: bool| {
-            let (mut up, mut below) = outward(&self.by_lbn, disk, position);
-            if down { below.next() } else { up.next() }.map(|(k, _)| *k)
-        };
+        let ahead = |down: bool| next_on_disk(&self.by_lbn, disk, position, !down);
         let (key, turned) = match ahead(down) {
             Some(k) => (k, None),
             None => (ahead(!down)?, Some(down)),

@@ -89,53 +89,89 @@ pub(crate) fn cyl_key(r: &Request) -> CylKey {
     (r.disk, r.target.cylinder, r.seq)
 }
 
-/// The disks with requests in an index keyed by (disk, position, seq), in order.
+/// The disks with requests in a positional index, in order.
 #[inline]
-pub(crate) fn disks_of<P: Ord + Copy + Default, V>(map: &std::collections::BTreeMap<(u32, P, u64), V>) -> impl Iterator<Item = u32> + '_ {
+pub(crate) fn disks_of<V>(map: &std::collections::BTreeMap<CylKey, V>) -> impl Iterator<Item = u32> + '_ {
     std::iter::successors(map.keys().next().map(|k| k.0), move |&d| {
-        d.checked_add(1).and_then(|n| map.range((n, P::default(), 0)..).next().map(|k| k.0 .0))
+        d.checked_add(1).and_then(|n| map.range((n, 0, 0)..).next().map(|k| k.0 .0))
     })
 }
 
-/// An LBN index over the disks: requests by (disk, first block, seq). Over
-/// an array a request's `lbn` is a block of its own disk, so each disk's
-/// requests are sorted (and swept) on their own.
-pub(crate) type LbnKey = (u32, u64, u64);
+/// An LBN index over the disks: requests by (disk and first block, seq).
+/// Over an array a request's `lbn` is a block of its own disk, so each
+/// disk's requests are one ordered run, swept on its own. The disk sits in
+/// the bits above the largest LBN, keeping the key two words, as cheap to
+/// compare as one disk's (LBN, seq).
+pub(crate) type LbnKey = (u64, u64);
+
+const DISK_SHIFT: u32 = 40;
+const _: () = assert!(crate::disk::spec::limits::MAX_BLOCKS <= 1 << DISK_SHIFT && crate::config::DISK_COUNT.max < (1u64 << (64 - DISK_SHIFT)) as f64);
+
+/// Where block `lbn` of disk `disk` sorts in an LBN index.
+#[inline]
+pub(crate) fn lbn_at(disk: u32, lbn: u64) -> u64 {
+    (disk as u64) << DISK_SHIFT | lbn
+}
 
 /// A request's key in an LBN index.
 #[inline]
 pub(crate) fn lbn_key(r: &Request) -> LbnKey {
-    (r.disk, r.lbn, r.seq)
+    (lbn_at(r.disk, r.lbn), r.seq)
+}
+
+/// The disk and the LBN of a key of an LBN index.
+#[inline]
+pub(crate) fn lbn_of(k: LbnKey) -> (u32, u64) {
+    ((k.0 >> DISK_SHIFT) as u32, k.0 & ((1 << DISK_SHIFT) - 1))
 }
 
 /// The disk an LBN-ordered scheduler serves next: of the disks with
 /// requests, the one whose heads are believed free first (the lowest
-/// number on a tie). Over one disk, that disk.
+/// number on a tie). Without per-disk heads there is one disk
+/// (`SchedCtx::heads`), found without the walk.
 pub(crate) fn next_disk<V>(map: &std::collections::BTreeMap<LbnKey, V>, ctx: &SchedCtx) -> Option<u32> {
-    disks_of(map).min_by_key(|&d| (ctx.head_of(d).time, d))
+    lbn_disks(map, ctx).min_by_key(|&d| (ctx.head_of(d).time, d))
 }
 
-/// Disk `disk`'s requests in an index keyed by (disk, position, seq) at
-/// position `pos` or above (nearest first), and below it (nearest first).
+/// The disks with requests in an LBN index, in order (the first alone
+/// without per-disk heads: there is one).
+pub(crate) fn lbn_disks<'a, V>(map: &'a std::collections::BTreeMap<LbnKey, V>, ctx: &SchedCtx) -> impl Iterator<Item = u32> + 'a {
+    let one = ctx.heads.is_empty();
+    std::iter::successors(map.keys().next().map(|&k| lbn_of(k).0), move |&d| {
+        (!one).then(|| map.range((lbn_at(d + 1, 0), 0)..).next().map(|(&k, _)| lbn_of(k).0)).flatten()
+    })
+}
+
+/// Disk `disk`'s next request in an LBN index from `lbn` up (`up`), or
+/// below it (`!up`, nearest first): the next one in that direction of a sweep.
+#[inline]
+pub(crate) fn next_on_disk<V>(map: &std::collections::BTreeMap<LbnKey, V>, disk: u32, lbn: u64, up: bool) -> Option<LbnKey> {
+    let at = (lbn_at(disk, lbn), 0);
+    if up { map.range(at..).next() } else { map.range(..at).next_back() }
+        .map(|(k, _)| *k)
+        .filter(|&k| lbn_of(k).0 == disk)
+}
+
+/// Disk `disk`'s requests in a positional index at cylinder `cylinder` or
+/// above (nearest first), and below it (nearest first).
 #[inline]
 #[allow(clippy::type_complexity)]
-pub(crate) fn outward<P: Ord + Copy + Default, V>(map: &std::collections::BTreeMap<(u32, P, u64), V>, disk: u32, pos: P)
-    -> (std::collections::btree_map::Range<'_, (u32, P, u64), V>, std::iter::Rev<std::collections::btree_map::Range<'_, (u32, P, u64), V>>) {
+pub(crate) fn outward<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32, cylinder: u32)
+    -> (std::collections::btree_map::Range<'_, CylKey, V>, std::iter::Rev<std::collections::btree_map::Range<'_, CylKey, V>>) {
     let up = match disk.checked_add(1) {
-        Some(next) => map.range((disk, pos, 0)..(next, P::default(), 0)),
-        None => map.range((disk, pos, 0)..),
+        Some(next) => map.range((disk, cylinder, 0)..(next, 0, 0)),
+        None => map.range((disk, cylinder, 0)..),
     };
-    (up, map.range((disk, P::default(), 0)..(disk, pos, 0)).rev())
+    (up, map.range((disk, 0, 0)..(disk, cylinder, 0)).rev())
 }
 
-/// Disk `disk`'s nearest requests at or above and below `pos` in an index
-/// keyed by (disk, position, seq): the oldest at the nearest position on each side.
-pub(crate) fn nearest_on_disk<P: Ord + Copy + Default, V>(map: &std::collections::BTreeMap<(u32, P, u64), V>, disk: u32, pos: P)
-    -> [Option<(u32, P, u64)>; 2] {
-    let (mut up, mut down) = outward(map, disk, pos);
+/// Disk `disk`'s nearest requests at or above and below `cylinder` in a
+/// positional index: the oldest at the nearest cylinder on each side.
+pub(crate) fn nearest_on_disk<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
+    let (mut up, mut down) = outward(map, disk, cylinder);
     let up = up.next().map(|(k, _)| *k);
     let down = down.next().map(|(k, _)| k.1)
-        .and_then(|p| map.range((disk, p, 0)..).next().map(|(k, _)| *k));
+        .and_then(|c| map.range((disk, c, 0)..).next().map(|(k, _)| *k));
     [up, down]
 }
 

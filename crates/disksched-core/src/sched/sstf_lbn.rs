@@ -3,7 +3,7 @@
 //! Ties go to the older request. Over an array each request's distance is
 //! from the last one dispatched to its own disk.
 
-use super::{disks_of, lbn_key, nearest_on_disk, LbnKey, SchedCtx, Scheduler};
+use super::{lbn_disks, lbn_key, lbn_of, next_on_disk, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
@@ -25,10 +25,12 @@ impl Scheduler for SstfLbn {
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
         // The least (distance, seq) over each disk's nearest request on either side.
         let mut best: Option<((u64, u64), LbnKey)> = None;
-        for disk in disks_of(&self.by_lbn) {
+        for disk in lbn_disks(&self.by_lbn, ctx) {
             let p = self.position.get(disk as usize).copied().unwrap_or(0);
-            for k in nearest_on_disk(&self.by_lbn, disk, p).into_iter().flatten() {
-                let cost = (k.1.abs_diff(p), k.2);
+            // The nearest below, as the oldest request at its LBN.
+            let below = next_on_disk(&self.by_lbn, disk, p, false).and_then(|k| next_on_disk(&self.by_lbn, disk, lbn_of(k).1, true));
+            for k in [next_on_disk(&self.by_lbn, disk, p, true), below].into_iter().flatten() {
+                let cost = (lbn_of(k).1.abs_diff(p), k.1);
                 if best.is_none_or(|(b, _)| cost < b) {
                     best = Some((cost, k));
                 }
@@ -36,7 +38,7 @@ impl Scheduler for SstfLbn {
         }
         let (_, key) = best?;
         let id = self.by_lbn.remove(&key)?;
-        let d = key.0 as usize;
+        let d = lbn_of(key).0 as usize;
         if self.position.len() <= d {
             self.position.resize(d + 1, 0);
         }
