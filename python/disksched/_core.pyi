@@ -71,7 +71,8 @@ def trace_convert(path: str, to: str, out: str, format: Optional[str] = ..., ski
     """Convert a trace to format `to` at `out` (all or nothing); returns records written."""
 
 def validate(disk: str, trace: str) -> tuple[str, np.ndarray, np.ndarray]:
-    """Closed-loop replay of a DiskSim validate trace: (summary JSON with rms_ms etc., measured ms, simulated ms)."""
+    """Closed-loop replay of a DiskSim validate trace: (summary JSON with rms_ms (DiskSim's demerit, on its
+    histograms), rms_exact_ms (on the samples), per_request etc., measured ms, simulated ms)."""
 
 def disk_import(path: str, name: Optional[str] = ..., disk: Optional[str] = ...) -> str:
     """A disk spec (DiskSim .parv/.diskspecs/.model, .toml, or built-in name) as the project's TOML."""

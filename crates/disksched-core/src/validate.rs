@@ -3,12 +3,17 @@
 //! recorded delay after the previous completed) and compare the simulated
 //! access-time distribution with the measured one.
 //!
-//! The demerit figure is DiskSim's (Ganger's): the root-mean-square
-//! horizontal distance between the two access-time CDFs, in ms, taken at
-//! 10,000 evenly spaced quantiles 0.0001 .. 1.0 with linear interpolation.
-//! It compares two distributions, so errors that cancel (one request too fast,
-//! another as much too slow) lower it; the per-request error beside it pairs
-//! each simulated request with the same measured one, in trace order.
+//! The demerit figure is DiskSim's (Ruemmler and Wilkes'): the
+//! root-mean-square horizontal distance between the two access-time CDFs,
+//! in ms, taken at 10,000 evenly spaced quantiles 0.0001 .. 1.0 with linear
+//! interpolation between histogram points. DiskSim's `rms` computes it on
+//! the histograms its `statdefs` file defines for the measured ("Trace
+//! access time") and simulated ("Physical access time") access times, so
+//! `rms_ms` is taken on those bins (`disksim_bins_ms`), and `rms_exact_ms`
+//! on the samples themselves. It compares two distributions, so errors that
+//! cancel (one request too fast, another as much too slow) lower it; the
+//! per-request error beside it pairs each simulated request with the same
+//! measured one, in trace order.
 
 use crate::config::{DiskConfig, HostConfig, RunConfig, SimConfig};
 use crate::disk::DiskModel;
@@ -25,8 +30,10 @@ use std::sync::Arc;
 pub struct Validation {
     /// Requests replayed.
     pub requests: u64,
-    /// DiskSim's demerit figure (see `demerit`), ms.
+    /// DiskSim's demerit figure, on DiskSim's histograms (see `demerit`), ms.
     pub rms_ms: f64,
+    /// The same on the samples themselves, unbinned (see `demerit_exact`), ms.
+    pub rms_exact_ms: f64,
     /// Mean measured access time, ms.
     pub measured_mean_ms: f64,
     /// Mean simulated access time, ms.
@@ -84,16 +91,62 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[k] + (t - k as f64) * (sorted[k + 1] - sorted[k])
 }
 
-/// DiskSim's demerit: RMS of the horizontal distance between two CDFs over 10,000 quantiles.
-pub fn demerit(a: &[f64], b: &[f64]) -> f64 {
+/// RMS over 10,000 evenly spaced quantiles 0.0001 .. 1.0 of the
+/// horizontal distance between two quantile functions.
+fn rms_over_quantiles(qa: impl Fn(f64) -> f64, qb: impl Fn(f64) -> f64) -> f64 {
+    let sum: f64 = (1..=10_000).map(|i| {
+        let q = i as f64 / 10_000.0;
+        (qa(q) - qb(q)).powi(2)
+    }).sum();
+    (sum / 10_000.0).sqrt()
+}
+
+/// The demerit on the samples themselves: each sample a point of the CDF.
+pub fn demerit_exact(a: &[f64], b: &[f64]) -> f64 {
     let (mut a, mut b) = (a.to_vec(), b.to_vec());
     a.sort_by(f64::total_cmp);
     b.sort_by(f64::total_cmp);
-    let sum: f64 = (1..=10_000).map(|i| {
-        let q = i as f64 / 10_000.0;
-        (quantile(&a, q) - quantile(&b, q)).powi(2)
-    }).sum();
-    (sum / 10_000.0).sqrt()
+    rms_over_quantiles(|q| quantile(&a, q), |q| quantile(&b, q))
+}
+
+/// The bin boundaries, in ms, of DiskSim's access-time histograms
+/// (`statdefs`: "Trace access time" and "Physical access time",
+/// "Distribution size: 1750", "Scale/Equals: 1000/0", "Start 0 step 1 grow
+/// 1"): in µs, each boundary is the previous plus 1 plus 1% of the previous
+/// (DiskSim manual §5.1); bin i holds the values below boundary i and not
+/// below the one before, the last bin all the rest.
+pub fn disksim_bins_ms() -> Vec<f64> {
+    let mut us = vec![0.0f64];
+    while us.len() < 1749 {
+        let b = us[us.len() - 1];
+        us.push(b + 1.0 + b / 100.0);
+    }
+    us.into_iter().map(|b| b / 1000.0).collect()
+}
+
+/// The quantile function of a histogram's CDF: the points (boundary, share
+/// of the values below it), linearly interpolated.
+fn histogram_quantile(bounds: &[f64], below: &[f64], q: f64) -> f64 {
+    let i = below.partition_point(|&f| f < q).clamp(1, bounds.len() - 1);
+    let (f0, f1) = (below[i - 1], below[i]);
+    if f1 <= f0 {
+        return bounds[i];
+    }
+    bounds[i - 1] + (q - f0) / (f1 - f0) * (bounds[i] - bounds[i - 1])
+}
+
+/// DiskSim's demerit: the RMS horizontal distance between the two CDFs, each
+/// from its histogram on DiskSim's bins (`disksim_bins_ms`), at 10,000
+/// quantiles. Two samples in the same bin are not told apart.
+pub fn demerit(a: &[f64], b: &[f64]) -> f64 {
+    let bounds = disksim_bins_ms();
+    let below = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        bounds.iter().map(|&b| v.partition_point(|&x| x < b) as f64 / v.len() as f64).collect::<Vec<f64>>()
+    };
+    let (fa, fb) = (below(a), below(b));
+    rms_over_quantiles(|q| histogram_quantile(&bounds, &fa, q), |q| histogram_quantile(&bounds, &fb, q))
 }
 
 /// Replay the DiskSim validate trace at `trace_path` closed-loop on a drive of `model` and compare (see the module doc).
@@ -140,6 +193,7 @@ pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
     Ok(Validation {
         requests: simulated_ms.len() as u64,
         rms_ms: demerit(&measured_ms, &simulated_ms),
+        rms_exact_ms: demerit_exact(&measured_ms, &simulated_ms),
         per_request: per_request_error(&measured_ms, &simulated_ms),
         measured_mean_ms: mean(&measured_ms),
         simulated_mean_ms: mean(&simulated_ms),
