@@ -1211,3 +1211,60 @@ fn backup_and_clean_rules_are_one_line_errors() {
         assert!(e.contains(want) && !e.contains('\n'), "{task}: {e}");
     }
 }
+
+/// Idle-time work on one disk of an array does not wait for foreground work
+/// queued above the disks for another disk: 5 reads for disk 1 of a
+/// two-disk concatenation, then 200 for disk 0, wait at the host (one sent
+/// at a time, in order). Once its reads are done disk 1 is idle, and reads
+/// its wanted tracks while disk 0's wait (at least one track every two
+/// revolutions). The foreground is what it is without background work.
+#[test]
+fn idle_work_on_one_disk_of_an_array_does_not_wait_for_another_disks_queue() {
+    use disksched_core::workload::IoSpec;
+    use rand::{Rng, SeedableRng};
+    let model = common::atlas();
+    let cap = model.layout.capacity();
+    let cfg = |fb: &str| common::config(&format!(r#"
+        seed = 3
+        [disk]
+        model = "atlas10k"
+        scheduler = "fcfs"
+        count = 2
+        array = "concat"
+        [host]
+        queue_threshold = 1
+        [workload]
+        kind = "oltp"
+        [run]
+        requests = 100000
+        {fb}
+    "#));
+    // Every request's (disk, completion time), and disk 1's background transfers (blocks, time).
+    let serve = |fb: &str| {
+        let mut sim = Simulation::with_model(&cfg(fb), model.clone()).unwrap();
+        let moved = Arc::new(Mutex::new(Vec::new()));
+        let sink = moved.clone();
+        sim.on_background_transfer(Box::new(move |d, _, lo, hi, t| if d == 1 { sink.lock().unwrap().push((hi - lo, t.0)) }));
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(8);
+        for disk in [1u64; 5].into_iter().chain([0; 200]) {
+            let lbn = disk * cap + rng.gen_range(0..cap - 8);
+            sim.submit(IoSpec { lbn, blocks: 8, is_write: false, class: Default::default(), deadline: None, range: None, flow: None }).unwrap();
+        }
+        let (mut done, mut until) = (Vec::new(), 0u64);
+        while done.len() < 205 {
+            until += 100_000_000;
+            done.extend(sim.run_until(SimTime(until)).unwrap().iter().map(|r| (r.disk, r.service.done.0)));
+        }
+        let moved = moved.lock().unwrap().clone();
+        (done, moved)
+    };
+    let (plain, _) = serve("");
+    let (done, moved) = serve("[freeblock]\nidle = true\n[[freeblock.tasks]]\nblocks = [0, 1000000]");
+    assert_eq!(plain, done, "disk 1's background work never delays the foreground");
+    let last = |disk| done.iter().filter(|r| r.0 == disk).map(|r| r.1).max().unwrap();
+    let (from, to) = (last(1), last(0));
+    assert!(to > from + 1_000_000_000, "disk 0 busy for over a second after disk 1's last read");
+    let blocks: u64 = moved.iter().filter(|&&(_, t)| from < t && t <= to).map(|&(n, _)| n).sum();
+    let floor = (to - from) / (2 * model.mech.revolution_ns()) * model.layout.sectors_per_track(0, 0) as u64;
+    assert!(blocks >= floor, "disk 1 moved {blocks} blocks in the {} ns it waited; at least {floor} expected", to - from);
+}

@@ -39,6 +39,8 @@ pub(crate) struct QueueLevel {
     pub(crate) per_disk_threshold: u32,
     /// A request the scheduler handed out whose disk was full: it blocks the level.
     pub(crate) held: Option<ReqId>,
+    /// Above the disks, by disk: requests here (queued or held) for it.
+    waiting: Vec<u32>,
     /// By request slot: 1 + the generation of this level's scheduler that
     /// dispatched it; 0 if it did not (not here yet, bypassed, or done).
     dispatched_by: Vec<u32>,
@@ -52,7 +54,7 @@ impl QueueLevel {
     pub(crate) fn new(name: &'static str, sched: Box<dyn Scheduler>, class_expire: SimDuration, threshold: u32,
                       per_disk_threshold: u32, gauge: Option<fn(&mut Metrics, SimTime, usize)>) -> QueueLevel {
         QueueLevel { name, sched, classes: Classes::new(class_expire), wake: None, gen: 0, threshold, per_disk_threshold,
-                     held: None, dispatched_by: Vec::new(), counters: QueueCounters::default(), gauge }
+                     held: None, waiting: Vec::new(), dispatched_by: Vec::new(), counters: QueueCounters::default(), gauge }
     }
 
     /// Request `id` of `flow` arrives at a level above the disks. False: the
@@ -63,8 +65,25 @@ impl QueueLevel {
         if self.sched.bypass(id, ctx) {
             return false;
         }
+        let d = ctx.reqs.get(id).disk as usize;
+        if self.waiting.len() <= d {
+            self.waiting.resize(d + 1, 0);
+        }
+        self.waiting[d] += 1;
         self.queue(id, flow, ctx);
         true
+    }
+
+    /// A request `offer` queued here for `disk` left for the level below.
+    #[inline]
+    pub(crate) fn left(&mut self, disk: u32) {
+        self.waiting[disk as usize] -= 1;
+    }
+
+    /// Whether a request for `disk` waits here (queued, or held at the head).
+    #[inline]
+    pub(crate) fn waiting_for(&self, disk: u32) -> bool {
+        self.waiting.get(disk as usize).is_some_and(|&n| n > 0)
     }
 
     /// Request `id` of `flow` enters a disk's command queue (no bypass there).

@@ -173,7 +173,10 @@ impl Simulation {
             r.host_dispatched = now;
             self.acct.host_dispatched += 1;
         }
-        let (blocks, write) = (r.blocks, r.is_write);
+        let (blocks, write, disk) = (r.blocks, r.is_write, r.disk);
+        if !bypassed {
+            self.levels[i].left(disk);
+        }
         self.levels[i].sent(id, bypassed, self.shared.bytes(blocks), write);
         if i + 1 < self.levels.len() {
             // The level below acts on each request as it comes, as on each completion.
@@ -210,11 +213,12 @@ impl Simulation {
     }
 
     /// Disk `d` has nothing to serve: its background work may read the
-    /// nearest wanted track, unless foreground work waits above the disk or
-    /// no more will come.
+    /// nearest wanted track, unless foreground work for it waits above the
+    /// disks or no more will come. (Work waiting for another disk of an
+    /// array does not hold this one's back.)
     fn background_idle(&mut self, d: usize, now: SimTime) {
         let more_foreground = self.acct.arrived < self.limit && self.stop_arrivals_at.is_none_or(|t| now <= t);
-        let waiting = self.levels.iter().any(|l| !l.sched.is_empty());
+        let waiting = self.levels.iter().any(|l| l.waiting_for(d as u32));
         if waiting || !more_foreground {
             return;
         }
