@@ -217,3 +217,39 @@ def test_reproduction_seeds_on_dask_give_the_same_metrics(tmp_path):
         client.close()
         cluster.close()
     assert par.metrics == seq.metrics and [c["mean"] for c in par.claims] == [c["mean"] for c in seq.claims]
+
+
+def test_a_plugin_scheduler_sweeps_on_workers_that_never_see_its_file(tmp_path):
+    from disksched.plugins import load_source
+
+    src = (ROOT / "examples/plugins/capped_sptf.py").read_text()
+    f = tmp_path / "capped.py"
+    f.write_text(src)
+    grid = {"host.set.max_wait_ms": [0, 60000]}
+    over = {**SMALL, "host.scheduler": "capped_sptf", "host.queue_threshold": 8}
+    specs = sr.plan(CFG, grid, overrides=over, plugins=[f])
+    f.unlink()  # the workers load the text each run carries
+    df = pd.DataFrame(sr.run_specs(specs, workers=2))
+    scheds, _ = load_source("capped.py", src)
+    for _, row in df.iterrows():
+        point = {"host.set.max_wait_ms": int(row["host.set.max_wait_ms"])}
+        r = disksched.run(CFG, seed=int(row.seed), overrides={**over, **point}, schedulers=scheds)
+        assert row["host_response_ms.mean"] == r.summary["host_response_ms"]["mean"]
+    # A cap of 0 is FCFS, one of 60 s SPTF.
+    assert df["host_response_ms.mean"].nunique() == 2
+    # The plug-in's text is part of each run's key: edited, every run is new.
+    f.write_text(src + "\n# edited\n")
+    assert {s.key for s in sr.plan(CFG, grid, overrides=over, plugins=[f])}.isdisjoint(s.key for s in specs)
+
+
+def test_sweep_cli_plugin(tmp_path):
+    plugin = ROOT / "examples/plugins/capped_sptf.py"
+    args = ["sweep", CFG, "--out", tmp_path / "s", "--workers", "2", "--grid", "host.set.max_wait_ms=0,60000",
+            "--set", "host.scheduler=capped_sptf", "--set", "run.requests=1000"]
+    p = cli(*args, "--plugin", plugin)
+    assert p.returncode == 0, p.stderr
+    prov = json.loads((tmp_path / "s" / "sweep.json").read_text())["provenance"]
+    assert prov["plugins"][0]["file"].endswith("capped_sptf.py") and len(prov["plugins"][0]["sha256"]) == 64
+    # Without the plug-in the name is unknown: one line, exit 2.
+    p = cli(*[a if a != tmp_path / "s" else tmp_path / "t" for a in args])
+    assert p.returncode == 2 and "capped_sptf" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr

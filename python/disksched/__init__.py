@@ -210,7 +210,7 @@ def resolve(config: Config, overrides: Any = None, *, check: bool = False, flag:
     """Apply dotted-key `overrides` (a {"host.scheduler": "rr"} mapping or
     ["host.scheduler=rr"] strings) to `config` and resolve it; every key and
     value is checked as in a config file (`check=True`: every check a run
-    makes, disk and trace files included)."""
+    makes, disk and trace files included, with the plug-ins `plugins.use` made nameable)."""
     from . import overrides as ov
 
     over = ov.normalize(overrides, flag)
@@ -222,7 +222,12 @@ def resolve(config: Config, overrides: Any = None, *, check: bool = False, flag:
             check_seed(over["seed"], f"{flag} seed")
         text, origin = json.dumps(data, default=_json_default, allow_nan=False), ov.json_origin(origin)
     try:
-        toml_text, resolved = _core.config_resolve(text, origin, check)
+        if check:
+            from .plugins import registry, workload_registry
+
+            toml_text, resolved = _core.config_resolve(text, origin, True, registry(None) or None, workload_registry(None) or None)
+        else:
+            toml_text, resolved = _core.config_resolve(text, origin, False)
     except DiskschedError as e:
         raise ov.restate(e, origin, display, over, flag) from None
     return Resolved(text, origin, json.loads(resolved), over, display, toml_text)

@@ -40,9 +40,10 @@ def serve(
     signal handler raises; returns (summary JSON, counters JSON, record columns or None, serve statistics JSON,
     the name of the exception that stopped it or None)."""
 
-def config_resolve(config_text: str, origin: str, check: bool = ...) -> tuple[str, str]:
-    """Check a run config without running it (`check=False`: parse only); returns it resolved
-    with every default, as (TOML, JSON)."""
+def config_resolve(config_text: str, origin: str, check: bool = ..., schedulers: Optional[dict[str, type]] = ...,
+                   workloads: Optional[dict[str, type]] = ...) -> tuple[str, str]:
+    """Check a run config without running it, with the Python plug-ins it may name (`check=False`:
+    parse only); returns it resolved with every default, as (TOML, JSON)."""
 
 def disk_names() -> list[str]: ...
 def disk_show(name: str, base_dir: Optional[str] = ...) -> tuple[str, str]:

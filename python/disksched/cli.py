@@ -281,7 +281,9 @@ def sweep(config: Path = typer.Argument(..., help="Run config (TOML)."),
                                              "(tcp://host:8786), or 'local' for a LocalCluster of --workers processes."),
           figure: list[str] = typer.Option([], "--figure", help="Figures to print per grid point (default: "
                                            "host_response_ms.mean, host_response_ms.p99, iops)."),
-          force: bool = typer.Option(False, "--force", help="Use an --out folder that holds other files.")) -> None:
+          force: bool = typer.Option(False, "--force", help="Use an --out folder that holds other files."),
+          plugin: list[Path] = typer.Option([], "--plugin", help="A Python file defining disksched.Scheduler / Workload "
+                                            "subclasses the config may name; shipped to every worker (repeatable).")) -> None:
     """Run a config at every point of a grid of overrides, for several seeds, in parallel; resumable."""
     from . import sweep_runner as sr
     from .overrides import parse_assignments
@@ -293,7 +295,7 @@ def sweep(config: Path = typer.Argument(..., help="Run config (TOML)."),
         raise DiskschedError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not (out / "runs").is_dir() and not force:
         raise DiskschedError(f"--out {out}: folder exists, is not empty and holds no sweep; use --force to write into it")
-    specs = sr.plan(config, axes, zip=zipped, seeds=seeds, overrides=overrides)
+    specs = sr.plan(config, axes, zip=zipped, seeds=seeds, overrides=overrides, plugins=plugin)
     keys = list(axes) + list(zipped)
     client = cluster = None
     if dask is not None:

@@ -19,8 +19,9 @@ docs/writing-a-scheduler.md), loaded from a file (`load_file`, the CLI's
 
 from __future__ import annotations
 
-import importlib.util
+import hashlib
 import inspect
+import linecache
 import math
 import sys
 import traceback
@@ -30,7 +31,8 @@ from typing import Any, ClassVar, Mapping, Optional, Sequence, Union
 
 from ._core import DiskschedError
 
-__all__ = ["Scheduler", "Workload", "Io", "Tunable", "PluginError", "load_file", "registry", "workload_registry", "use"]
+__all__ = ["Scheduler", "Workload", "Io", "Tunable", "PluginError", "load_file", "load_source", "registry", "workload_registry",
+           "use"]
 
 
 class PluginError(DiskschedError):
@@ -323,14 +325,27 @@ def load_file(path: Union[str, Path]) -> tuple[dict[str, type], dict[str, type]]
     path = Path(path)
     if not path.is_file():
         raise DiskschedError(f"{path}: no such plug-in file")
-    modname = f"disksched_plugin_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(modname, path)
-    if spec is None or spec.loader is None:
-        raise DiskschedError(f"{path}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = module
     try:
-        spec.loader.exec_module(module)
+        source = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise DiskschedError(f"{path}: cannot read the plug-in ({e})") from None
+    return load_source(str(path), source)
+
+
+def load_source(path: str, source: str) -> tuple[dict[str, type], dict[str, type]]:
+    """`load_file` on a file's text (`path` names it in messages and
+    tracebacks): how a sweep's workers, which may not see the driver's
+    files, load the plug-ins it ships them."""
+    import types
+
+    modname = f"disksched_plugin_{hashlib.sha256((path + chr(0) + source).encode()).hexdigest()[:16]}"
+    module = types.ModuleType(modname)
+    module.__file__ = path
+    sys.modules[modname] = module
+    # Tracebacks quote the plug-in's lines even where the file is not (a sweep's worker).
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    try:
+        exec(compile(source, path, "exec"), module.__dict__)
     except Exception as e:
         raise PluginError(f"{path}: loading the plug-in raised:\n{_user_traceback(e)}") from None
     mine = [c for _, c in inspect.getmembers(module, inspect.isclass) if c.__module__ == modname]

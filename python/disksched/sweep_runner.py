@@ -45,6 +45,7 @@ class RunSpec:
     seed: int
     text: str  # resolved config, JSON
     origin: str  # for relative paths and messages (ends in .json)
+    plugins: tuple = ()  # ((file name, source text), ...): plug-ins every worker loads before the run
 
 
 def split_values(text: str) -> list[Any]:
@@ -94,18 +95,59 @@ def _seeds(seeds: Any, base: int) -> list[int]:
     return out
 
 
-def run_key(resolved: Mapping[str, Any], origin_dir: str) -> str:
+def run_key(resolved: Mapping[str, Any], origin_dir: str, plugins: Sequence[tuple[str, str]] = ()) -> str:
     """The run's identity: its resolved config (seed included), the folder its relative paths
-    resolve against, and the disksched version."""
-    blob = json.dumps({"config": resolved, "dir": origin_dir, "version": __version__}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    resolve against, the disksched version, and the text of its plug-ins (if any)."""
+    what = {"config": resolved, "dir": origin_dir, "version": __version__}
+    if plugins:
+        what["plugins"] = [hashlib.sha256(text.encode()).hexdigest() for _, text in plugins]
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def read_plugins(files: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+    """(name, source text) of each plug-in file, checked by loading it here, and made
+    nameable in this process (the driver resolves the configs that name them)."""
+    from .plugins import load_source, use
+
+    out = []
+    for f in files:
+        path = Path(f)
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise DiskschedError(f"{path}: cannot read the plug-in ({e})") from None
+        use(*load_source(str(path), text))
+        out.append((str(path), text))
+    return tuple(out)
+
+
+# Plug-ins this worker process has loaded, by source hash: each is loaded once per process.
+_LOADED: dict[str, tuple[dict, dict]] = {}
+
+
+def _worker_plugins(plugins: Sequence[tuple[str, str]]) -> tuple[Any, Any]:
+    """The schedulers and workloads of a run's plug-ins, loaded in this process."""
+    from .plugins import load_source
+
+    scheds, loads = {}, {}
+    for name, text in plugins:
+        h = hashlib.sha256((name + chr(0) + text).encode()).hexdigest()
+        if h not in _LOADED:
+            _LOADED[h] = load_source(name, text)
+        scheds.update(_LOADED[h][0])
+        loads.update(_LOADED[h][1])
+    return scheds or None, loads or None
 
 
 def plan(config, grid: Optional[Mapping[str, Sequence[Any]]] = None, *, zip: Optional[Mapping[str, Sequence[Any]]] = None,
-         seeds: Any = 1, overrides: Any = None) -> list[RunSpec]:
+         seeds: Any = 1, overrides: Any = None, plugins: Sequence[Any] = ()) -> list[RunSpec]:
     """Every run of a sweep, in order (grid points in product order, seeds inner), each distinct run once.
-    `zip`: keys whose value lists go together (all the same length), one axis beside the grid's."""
+    `zip`: keys whose value lists go together (all the same length), one axis beside the grid's.
+    `plugins`: Python files of schedulers / workloads the configs may name; their text goes with
+    every run to its worker (which need not see the files) and is part of the run's key."""
     from . import resolve
+
+    shipped = read_plugins(plugins)
 
     grid = {k: list(v) for k, v in (grid or {}).items()}
     zipped = {k: list(v) for k, v in (zip or {}).items()}
@@ -134,11 +176,11 @@ def plan(config, grid: Optional[Mapping[str, Sequence[Any]]] = None, *, zip: Opt
             origin_dir = os.path.dirname(origin)
             for seed in seed_list:
                 resolved = {**res.config, "seed": seed}
-                key = run_key(resolved, origin_dir)
+                key = run_key(resolved, origin_dir, shipped)
                 if key in seen:
                     continue
                 seen.add(key)
-                specs.append(RunSpec(key, point, seed, json.dumps(resolved), origin))
+                specs.append(RunSpec(key, point, seed, json.dumps(resolved), origin, shipped))
     return specs
 
 
@@ -166,7 +208,8 @@ def flatten(summary: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def execute(spec: RunSpec) -> dict:
     """Run one spec (in a worker): its summary figures, and the wall time."""
     t0 = time.perf_counter()
-    summary, _, _, _ = _core.run(spec.text, spec.origin, spec.seed)
+    scheds, loads = _worker_plugins(spec.plugins)
+    summary, _, _, _ = _core.run(spec.text, spec.origin, spec.seed, schedulers=scheds, workloads=loads)
     return {"figures": flatten(json.loads(summary)), "wall_s": time.perf_counter() - t0}
 
 
@@ -343,16 +386,17 @@ def aggregate(runs, keys: Sequence[str]):
 
 def sweep(config, grid: Optional[Mapping[str, Sequence[Any]]] = None, *, zip: Optional[Mapping[str, Sequence[Any]]] = None,
           seeds: Any = 1, overrides: Any = None, workers: Optional[int] = None, client: Any = None,
-          out: Optional[Path] = None, progress: Optional[Callable[[int, int], Any]] = None):
+          out: Optional[Path] = None, progress: Optional[Callable[[int, int], Any]] = None, plugins: Sequence[Any] = ()):
     """Run `config` at every grid point (all combinations of `grid`'s values,
     beside `zip`'s keys taken together) for each seed (a count: the config's
     seed and the next ones; or a list), on a local process pool of `workers`
     (default every core; 1: in this process) or on a Dask `client`. With `out`,
     every run is kept in `out/runs/` (a re-run does only the missing runs) and
-    the tables are written there. Returns a pandas DataFrame, one row per run."""
+    the tables are written there. `plugins`: Python files of schedulers / workloads the
+    config may name (shipped to every worker). Returns a pandas DataFrame, one row per run."""
     import pandas as pd
 
-    specs = plan(config, grid, zip=zip, seeds=seeds, overrides=overrides)
+    specs = plan(config, grid, zip=zip, seeds=seeds, overrides=overrides, plugins=plugins)
     rows = run_specs(specs, workers=workers, client=client, out=out, progress=progress)
     runs = pd.DataFrame(rows)
     if out is not None:
@@ -369,6 +413,8 @@ def _sweep_provenance(config, grid, zip_, seeds, overrides, specs) -> dict:
     p.pop("seed")
     p.update({"grid": {k: list(v) for k, v in (grid or {}).items()}, "zip": {k: list(v) for k, v in (zip_ or {}).items()},
               "seeds": sorted({s.seed for s in specs}), "runs": len(specs)})
+    if specs and specs[0].plugins:
+        p["plugins"] = [{"file": name, "sha256": hashlib.sha256(text.encode()).hexdigest()} for name, text in specs[0].plugins]
     return p
 
 

@@ -233,11 +233,13 @@ pub(crate) fn result_tuple(py: Python<'_>, result: disksched_core::sim::RunResul
 }
 
 /// Check a run config without running it (`Simulation::new` does every
-/// check a run does, including the disk and trace files; `check=False`: only
-/// parse it) and return it resolved, with every default filled in: (TOML, JSON).
+/// check a run does, including the disk and trace files, with the Python
+/// plug-ins it may name; `check=False`: only parse it) and return it
+/// resolved, with every default filled in: (TOML, JSON).
 #[pyfunction]
-#[pyo3(signature = (config_toml, origin, check=true))]
-fn config_resolve(py: Python<'_>, config_toml: &str, origin: &str, check: bool) -> PyResult<(String, String)> {
+#[pyo3(signature = (config_toml, origin, check=true, schedulers=None, workloads=None))]
+fn config_resolve<'py>(py: Python<'py>, config_toml: &str, origin: &str, check: bool, schedulers: Option<Bound<'py, PyDict>>,
+                       workloads: Option<Bound<'py, PyDict>>) -> PyResult<(String, String)> {
     let cfg = if origin.ends_with(".json") {
         SimConfig::from_json(config_toml, origin)
     } else {
@@ -245,7 +247,16 @@ fn config_resolve(py: Python<'_>, config_toml: &str, origin: &str, check: bool) 
     }
     .map_err(err)?;
     if check {
-        py.allow_threads(|| Simulation::new(&cfg).map(drop)).map_err(err)?;
+        let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+        let built = match plugin_sched::Plugins::from_arg(py, schedulers.as_ref(), workloads.as_ref(), None, &raised)? {
+            Some(p) => p.with(|| Simulation::new(&cfg).map(drop)),
+            None => py.allow_threads(|| Simulation::new(&cfg).map(drop)),
+        };
+        // A plug-in's own exception (its __init__) is raised as it is.
+        if let Some(e) = raised.lock().unwrap().take() {
+            return Err(e);
+        }
+        built.map_err(err)?;
     }
     let json = serde_json::to_string(&cfg).map_err(json_err)?;
     let toml = toml::to_string(&cfg).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
