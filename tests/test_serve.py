@@ -272,3 +272,29 @@ def test_a_stats_file_that_cannot_be_written_costs_one_warning(tmp_path, clients
         srv.stop()
     warnings = [line for line in srv.err if "warning" in line]
     assert len(warnings) == 1 and "--stats not written" in warnings[0], "".join(srv.err)
+
+
+def test_a_python_scheduler_serves(tmp_path):
+    # The host queue of the served drive is a plug-in (the worked example): reads come back, and the
+    # plug-in's own counters show it decided.
+    cfg = tmp_path / "capped.toml"
+    cfg.write_text('[disk]\nmodel = "atlas10k"\n[host]\nscheduler = "capped_sptf"\nqueue_threshold = 1\n')
+    plugin = Path(__file__).parent.parent / "examples" / "plugins" / "capped_sptf.py"
+    srv = Served(tmp_path, str(cfg), "--plugin", str(plugin), "--size", "64M", "--out", str(tmp_path / "out"))
+    try:
+        socks = [_nbd_open(srv.sock) for _ in range(4)]
+        for i, s in enumerate(socks):  # four reads at once: the host queue orders them
+            s.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 0, i, random.randrange(16384) * 4096, 4096))
+        for s in socks:
+            magic, error, _ = struct.unpack(">IIQ", _recv(s, 16))
+            assert (magic, error) == (0x67446698, 0)
+            assert len(_recv(s, 4096)) == 4096
+            s.close()
+    finally:
+        srv.stop()
+    doc = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert doc["counters"]["completed"] == 4
+    assert "host.capped" in doc["counters"]["scheduler"], doc["counters"]["scheduler"]  # the plug-in's own counter
+    # Without --plugin the name is unknown: one line, exit 2.
+    p = cli("serve", str(cfg), "--listen", f"unix:{tmp_path / 'x.sock'}")
+    assert p.returncode == 2 and "capped_sptf" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr

@@ -34,6 +34,8 @@ def serve(
     seed: Optional[int] = ...,
     record_sink: Optional[Callable[[dict[str, np.ndarray]], object]] = ...,
     record_chunk_rows: int = ...,
+    schedulers: Optional[dict[str, type]] = ...,
+    workloads: Optional[dict[str, type]] = ...,
 ) -> tuple[str, str, Optional[dict[str, np.ndarray]], str, Optional[str]]:
     """Serve the config's drive as an NBD export (options: listen, allow_remote, size_bytes, backing,
     stats, max_connections, max_request_kb, export_name, catch_up, handshake_timeout_s) until a Python

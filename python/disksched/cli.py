@@ -188,7 +188,9 @@ def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML):
           out: Optional[Path] = typer.Option(None, help="At exit, write what `run --out` writes (summary.json, plots) here."),
           records: bool = typer.Option(False, "--records", help="Also write OUT/records.parquet (every request)."),
           force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files."),
-          json_out: bool = typer.Option(False, "--json", help="Print the exit summary as JSON.")) -> None:
+          json_out: bool = typer.Option(False, "--json", help="Print the exit summary as JSON."),
+          plugin: list[Path] = typer.Option([], "--plugin", help="A Python file defining disksched.Scheduler subclasses "
+                                            "the config may name (repeatable).")) -> None:
     """Serve the simulated drive as an NBD export in real time (until Ctrl-C or SIGTERM)."""
     from contextlib import nullcontext
 
@@ -198,6 +200,7 @@ def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML):
 
     if config is None and disk is None:
         raise DiskschedError("serve needs a run CONFIG or --disk NAME")
+    _use_plugins(plugin)
     seed = check_seed(seed, "--seed")
     if records and out is None:
         raise DiskschedError("--records needs --out DIR (records.parquet is written there)")

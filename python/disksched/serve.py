@@ -41,12 +41,14 @@ def serve(config: Any, *, listen: str, overrides: Any = None, seed: Optional[int
           handshake_timeout_s: float = 5.0,
           on_ready: Optional[Callable[[str], Any]] = None, records: Optional[bool] = None,
           record_sink: Optional[Callable[[dict], Any]] = None, record_chunk_rows: int = 65536,
-          progress: Any = None) -> Result:
+          progress: Any = None, schedulers: Any = None) -> Result:
     """Serve `config`'s drive and schedulers as an NBD export on `listen`
     (`unix:PATH` or `tcp:127.0.0.1:PORT`) until SIGINT or SIGTERM; return the
     session's result, as `disksched.run` does, with `summary["serve"]`: the
-    last live statistics (reply lateness, connections, errors)."""
+    last live statistics (reply lateness, connections, errors). `schedulers`:
+    Python schedulers the config may name, as for `disksched.run`."""
     from .overrides import merge
+    from .plugins import registry
 
     seed = check_seed(seed)
     over = session_overrides(config, overrides)
@@ -68,7 +70,7 @@ def serve(config: Any, *, listen: str, overrides: Any = None, seed: Optional[int
     try:
         summary, counters, cols, serve_stats, stopped_by = _core.serve(
             res.text, res.origin, json.dumps(options), on_ready or (lambda address: None), seed, record_sink,
-            record_chunk_rows)
+            record_chunk_rows, registry(schedulers) or None)
     except DiskschedError as e:
         raise res.error(e) from None
     finally:

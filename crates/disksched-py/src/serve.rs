@@ -15,8 +15,11 @@ use std::sync::{Arc, Mutex};
 /// `on_ready(address)` is called once the socket listens. Returns
 /// (summary_json, counters_json, records or None, serve_stats_json, stopped_by):
 /// `stopped_by` is the exception's text that ended the session, if any.
+/// `schedulers` / `workloads`: Python plug-ins the config may name, as for
+/// `run` (a plug-in's exception ends the session and is raised).
 #[pyfunction]
-#[pyo3(signature = (config_text, origin, options_json, on_ready, seed=None, record_sink=None, record_chunk_rows=65536))]
+#[pyo3(signature = (config_text, origin, options_json, on_ready, seed=None, record_sink=None, record_chunk_rows=65536,
+                    schedulers=None, workloads=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn serve<'py>(
     py: Python<'py>,
@@ -27,6 +30,8 @@ pub fn serve<'py>(
     seed: Option<u64>,
     record_sink: Option<PyObject>,
     record_chunk_rows: usize,
+    schedulers: Option<Bound<'py, pyo3::types::PyDict>>,
+    workloads: Option<Bound<'py, pyo3::types::PyDict>>,
 ) -> PyResult<(String, String, Option<Bound<'py, pyo3::types::PyDict>>, String, Option<String>)> {
     let mut cfg = if origin.ends_with(".json") { SimConfig::from_json(config_text, origin) } else { SimConfig::from_toml(config_text, origin) }.map_err(err)?;
     if let Some(s) = seed {
@@ -52,8 +57,17 @@ pub fn serve<'py>(
     let warmup_requests = cfg.run.warmup_requests;
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let stopped_by: Arc<Mutex<Option<String>>> = Arc::default();
+    let plugins = crate::plugin_sched::Plugins::from_arg(py, schedulers.as_ref(), workloads.as_ref(), None, &raised)?;
     let run_it = || -> Result<_, disksched_core::Error> {
-        let sim = Simulation::new(&cfg)?;
+        let sim = match &plugins {
+            Some(p) => {
+                let mut sim = p.with(|| Simulation::new(&cfg))?;
+                p.prepare(&mut sim);
+                sim
+            }
+            None => Simulation::new(&cfg)?,
+        };
+        // Plug-ins take the GIL for each call, as the signal check does.
         py.allow_threads(|| {
             let mut ready = |addr: &str| {
                 Python::with_gil(|py| {
