@@ -322,14 +322,18 @@ def load_file(path: Union[str, Path]) -> tuple[dict[str, type], dict[str, type]]
     """The schedulers and workloads a Python file defines ({name: class}
     each): every `disksched.Scheduler` / `disksched.Workload` subclass
     defined in it (not merely imported)."""
+    return load_source(str(path), read_source(path))
+
+
+def read_source(path: Union[str, Path]) -> str:
+    """A plug-in file's text (a one-line error if it is missing or unreadable)."""
     path = Path(path)
     if not path.is_file():
         raise DiskschedError(f"{path}: no such plug-in file")
     try:
-        source = path.read_text()
+        return path.read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise DiskschedError(f"{path}: cannot read the plug-in ({e})") from None
-    return load_source(str(path), source)
 
 
 def load_source(path: str, source: str) -> tuple[dict[str, type], dict[str, type]]:

@@ -107,17 +107,13 @@ def run_key(resolved: Mapping[str, Any], origin_dir: str, plugins: Sequence[tupl
 def read_plugins(files: Sequence[Any]) -> tuple[tuple[str, str], ...]:
     """(name, source text) of each plug-in file, checked by loading it here, and made
     nameable in this process (the driver resolves the configs that name them)."""
-    from .plugins import load_source, use
+    from .plugins import load_source, read_source, use
 
     out = []
     for f in files:
-        path = Path(f)
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as e:
-            raise DiskschedError(f"{path}: cannot read the plug-in ({e})") from None
-        use(*load_source(str(path), text))
-        out.append((str(path), text))
+        text = read_source(f)
+        use(*load_source(str(f), text))
+        out.append((str(f), text))
     return tuple(out)
 
 
