@@ -143,14 +143,7 @@ fn run<'py>(
     // Python plug-ins (schedulers by name): their errors land in `raised` too.
     let plugins = plugin_sched::Plugins::from_arg(py, schedulers.as_ref(), workloads.as_ref(), classifier.as_ref(), &raised)?;
     let run_it = || -> Result<_, Error> {
-        let sim = match &plugins {
-            Some(p) => {
-                let mut sim = p.with(|| Simulation::new(&cfg))?;
-                p.prepare(&mut sim);
-                sim
-            }
-            None => Simulation::new(&cfg)?,
-        };
+        let sim = plugin_sched::Plugins::simulation(plugins.as_ref(), &cfg)?;
         // A run with plug-ins keeps the GIL: they are called on every request.
         let keep_gil = plugins.is_some();
         plugin_sched::maybe_allow_threads(py, keep_gil, || {

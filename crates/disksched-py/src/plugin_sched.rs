@@ -345,6 +345,18 @@ impl Plugins {
         })
     }
 
+    /// The simulation of `cfg`, built with the plug-ins (if any) it may name.
+    pub fn simulation(plugins: Option<&Plugins>, cfg: &disksched_core::SimConfig) -> Result<disksched_core::Simulation, Error> {
+        match plugins {
+            Some(p) => {
+                let mut sim = p.with(|| disksched_core::Simulation::new(cfg))?;
+                p.prepare(&mut sim);
+                Ok(sim)
+            }
+            None => disksched_core::Simulation::new(cfg),
+        }
+    }
+
     /// Install the classifier, if any, on a built simulation, and follow its time.
     pub fn prepare(&self, sim: &mut disksched_core::Simulation) {
         sim.publish_time(self.clock.clone());

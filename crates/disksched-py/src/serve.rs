@@ -4,7 +4,7 @@
 
 use super::{err, json_err, records_dict};
 use disksched_core::serve::{self as core_serve, Listen, ServeOptions};
-use disksched_core::{SimConfig, Simulation};
+use disksched_core::SimConfig;
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
 
@@ -59,14 +59,7 @@ pub fn serve<'py>(
     let stopped_by: Arc<Mutex<Option<String>>> = Arc::default();
     let plugins = crate::plugin_sched::Plugins::from_arg(py, schedulers.as_ref(), workloads.as_ref(), None, &raised)?;
     let run_it = || -> Result<_, disksched_core::Error> {
-        let sim = match &plugins {
-            Some(p) => {
-                let mut sim = p.with(|| Simulation::new(&cfg))?;
-                p.prepare(&mut sim);
-                sim
-            }
-            None => Simulation::new(&cfg)?,
-        };
+        let sim = crate::plugin_sched::Plugins::simulation(plugins.as_ref(), &cfg)?;
         // Plug-ins take the GIL for each call, as the signal check does.
         py.allow_threads(|| {
             let mut ready = |addr: &str| {
