@@ -48,12 +48,11 @@ impl Greedy {
     /// Rebuild the per-cylinder counts (after pause / resume / abort).
     pub fn recount(&mut self, tasks: &Tasks) {
         let l = &self.model.layout;
-        self.track_wanted = (0..l.cylinders())
-            .flat_map(|c| (0..l.surfaces()).map(move |h| (c, h)))
-            .map(|(c, h)| l.track_span(c, h)
-                .map_or(0, |s| tasks.wanted.count_range(s.first_lbn, s.first_lbn + s.blocks as u64) as u32))
-            .collect();
-        self.cyl_wanted = self.track_wanted.chunks(l.surfaces() as usize).map(|t| t.iter().sum()).collect();
+        // Cylinders outside every zone hold no LBN: they stay 0.
+        self.track_wanted = vec![0; (l.cylinders() * l.surfaces()) as usize];
+        self.cyl_wanted = vec![0; l.cylinders() as usize];
+        let capacity = l.capacity();
+        self.recount_range(0, capacity, tasks);
     }
 
     /// The heads' move between tracks of a plan, as the model times it (with this planner's margin).

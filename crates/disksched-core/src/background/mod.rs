@@ -944,7 +944,7 @@ impl Tasks {
         if !self.valued {
             return self.value_range_dir(lo, hi, write);
         }
-        let top = self.tasks.iter().filter(|t| t.left > 0 && !t.capped).map(|t| t.weight).max().unwrap_or(0);
+        let top = self.idle_weight();
         self.owned_value(lo, hi, |o| (!self.mixed() || o.write == write) && self.tasks[o.task].weight == top)
     }
 
@@ -953,8 +953,14 @@ impl Tasks {
         if !self.valued {
             return None;
         }
-        let top = self.tasks.iter().filter(|t| t.left > 0 && !t.capped).map(|t| t.weight).max().unwrap_or(0);
+        let top = self.idle_weight();
         Some(self.owner.iter().filter(|o| self.tasks[o.task].weight == top && !self.tasks[o.task].capped).map(|o| (o.lo, o.hi)).collect())
+    }
+
+    /// The weight of the tasks idle time serves first: the largest of those
+    /// that want blocks and are not over their share.
+    fn idle_weight(&self) -> u64 {
+        self.tasks.iter().filter(|t| t.left > 0 && !t.capped).map(|t| t.weight).max().unwrap_or(0)
     }
 
     /// Credit the wanted blocks in [lo, hi) as transferred at `now` by a
@@ -1023,15 +1029,14 @@ impl Tasks {
     /// A backup's or cleaner's consequences of moving `runs` (`n` blocks) in direction `write`.
     fn copied(&mut self, t: usize, write: bool, runs: &[(u64, u64)], n: u64) {
         match &mut self.tasks[t].copy {
-            None => {}
-            Some(Copying::Backup { from, to }) => {
-                if !write {
-                    let (from, to) = (*from, *to);
-                    for &(a, b) in runs {
-                        self.want(t, a - from + to, b - from + to);
-                    }
+            // A block read is wanted for writing at its place in the copy.
+            Some(Copying::Backup { from, to }) if !write => {
+                let (from, to) = (*from, *to);
+                for &(a, b) in runs {
+                    self.want(t, a - from + to, b - from + to);
                 }
             }
+            None | Some(Copying::Backup { .. }) => {}
             Some(Copying::Clean { segment_blocks, buffered, to_read, held }) => {
                 let was_writing = held.is_empty();
                 if write {
@@ -1102,9 +1107,7 @@ impl Tasks {
                 s.state = TaskState::Done;
             }
         }
-        if self.shares {
-            self.update_caps();
-        }
+        self.update_caps();
     }
 
     /// A task with a share is capped while it has taken more than its share
@@ -1115,10 +1118,11 @@ impl Tasks {
             return;
         }
         let total = self.moved_total;
-        let over: Vec<bool> = self.tasks.iter().map(|t| t.share_pct.is_some_and(|s| total > 0 && t.moved as f64 * 100.0 > s * total as f64)).collect();
-        let within_wanting = self.tasks.iter().zip(&over).filter(|(t, &o)| t.left > 0 && !o).count();
-        for (t, &o) in self.tasks.iter_mut().zip(&over) {
-            t.capped = o && within_wanting > 0;
+        // Called on every transfer's credit: no allocation.
+        let over = |t: &Task| t.share_pct.is_some_and(|s| total > 0 && t.moved as f64 * 100.0 > s * total as f64);
+        let within_wanting = self.tasks.iter().any(|t| t.left > 0 && !over(t));
+        for t in &mut self.tasks {
+            t.capped = over(t) && within_wanting;
         }
     }
 
