@@ -25,7 +25,7 @@
 
 use super::planner::{Background, Planner, Visit};
 use super::Tasks;
-use crate::disk::noisy::{NoiseConfig, NoiseStats, NoisyTruth};
+use crate::disk::noisy::{ErrorClass, NoiseConfig, NoiseStats, NoisyTruth};
 use crate::disk::{Access, DiskModel, Drive, HeadState, Service, TrackPiece};
 use crate::time::SimTime;
 use serde::Serialize;
@@ -351,12 +351,11 @@ impl External {
             s.late_direct += late as u64;
             let bin = ((err_ns / 1000.0 - ERR_FIRST_US) / ERR_BIN_US).floor().clamp(0.0, (ERR_BINS - 1) as f64) as usize;
             s.error_counts[bin] += 1;
-            let rev_us = self.rev_ns as f64 / 1000.0;
-            let e = err_ns / 1000.0;
-            s.error_within_50us += (e.abs() <= 50.0) as u8 as f64;
-            s.error_within_150us += (e.abs() <= 150.0) as u8 as f64;
-            s.error_one_rev_longer += ((e - rev_us).abs() <= 150.0) as u8 as f64;
-            s.error_one_rev_shorter += ((e + rev_us).abs() <= 150.0) as u8 as f64;
+            let c = ErrorClass::of(err_ns, self.rev_ns);
+            s.error_within_50us += c.within_50us as u8 as f64;
+            s.error_within_150us += c.within_150us as u8 as f64;
+            s.error_one_rev_longer += c.rev_longer as u8 as f64;
+            s.error_one_rev_shorter += c.rev_shorter as u8 as f64;
         }
     }
 

@@ -384,6 +384,28 @@ pub struct DiskNoiseSummary {
     pub error_one_rev_shorter: f64,
 }
 
+/// Where a misprediction falls (Lumb et al.'s Fig. 7 classes): within 50 µs
+/// or 150 µs of the truth, or within 150 µs of one revolution late or early.
+pub struct ErrorClass {
+    /// Within 50 µs of the truth.
+    pub within_50us: bool,
+    /// Within 150 µs of the truth.
+    pub within_150us: bool,
+    /// Within 150 µs of one revolution late.
+    pub rev_longer: bool,
+    /// Within 150 µs of one revolution early.
+    pub rev_shorter: bool,
+}
+
+impl ErrorClass {
+    /// The classes of `e_ns` (served minus predicted, ns) on a platter turning once per `rev_ns` ns.
+    pub fn of(e_ns: f64, rev_ns: u64) -> ErrorClass {
+        let (e, rev) = (e_ns / 1000.0, rev_ns as f64 / 1000.0);
+        ErrorClass { within_50us: e.abs() <= 50.0, within_150us: e.abs() <= 150.0, rev_longer: (e - rev).abs() <= 150.0,
+                     rev_shorter: (e + rev).abs() <= 150.0 }
+    }
+}
+
 /// The belief's prediction of each command against the drive's service (see `DiskNoiseSummary`).
 #[derive(Clone, Debug, Default)]
 pub struct PredictionErrors {
@@ -418,10 +440,10 @@ impl PredictionErrors {
         self.seek_sum_ns += served.seek_ns as f64 - predicted.seek_ns as f64;
         self.sum_ns += e;
         self.sum_sq_ns += e * e;
-        let rev = self.rev_ns as f64;
-        self.within_50us += (e.abs() <= 50_000.0) as u64;
-        self.rev_longer += ((e - rev).abs() <= 150_000.0) as u64;
-        self.rev_shorter += ((e + rev).abs() <= 150_000.0) as u64;
+        let c = ErrorClass::of(e, self.rev_ns);
+        self.within_50us += c.within_50us as u64;
+        self.rev_longer += c.rev_longer as u64;
+        self.rev_shorter += c.rev_shorter as u64;
     }
 
     /// Add another disk's commands.
