@@ -221,13 +221,11 @@ def resolve(config: Config, overrides: Any = None, *, check: bool = False, flag:
         if "seed" in over:
             check_seed(over["seed"], f"{flag} seed")
         text, origin = json.dumps(data, default=_json_default, allow_nan=False), ov.json_origin(origin)
-    try:
-        if check:
-            from .plugins import registry, workload_registry
+    from .plugins import registry, workload_registry
 
-            toml_text, resolved = _core.config_resolve(text, origin, True, registry(None) or None, workload_registry(None) or None)
-        else:
-            toml_text, resolved = _core.config_resolve(text, origin, False)
+    try:
+        # The plug-ins matter only to `check`, which builds the simulation.
+        toml_text, resolved = _core.config_resolve(text, origin, check, registry(None) or None, workload_registry(None) or None)
     except DiskschedError as e:
         raise ov.restate(e, origin, display, over, flag) from None
     return Resolved(text, origin, json.loads(resolved), over, display, toml_text)
