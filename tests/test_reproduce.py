@@ -1,6 +1,7 @@
-"""The reproduction framework: claims are judged on confidence intervals, `--check` fails
-on a stated claim that does not hold, and the generated markdown holds the JSON's numbers.
-(`make test` runs every reproduction with `--quick --check`: the Makefile's repro-check.)"""
+"""The reproduction framework: claims are judged on confidence intervals, every claim names an
+ablation that can make it fail, `--check` fails on a claim the baseline says holds and does not,
+and the generated markdown holds the JSON's numbers. (`make test` runs every reproduction with
+`--quick --ablate --check`: the Makefile's repro-check.)"""
 
 import json
 import math
@@ -10,7 +11,8 @@ import pytest
 
 from conftest import cli
 from disksched.reproductions import NAMES, claims_path
-from disksched.reproductions.framework import Claim, ClaimsError, fmt, interval, load_claims
+from disksched.reproductions.common import apply_ablation
+from disksched.reproductions.framework import BASELINE, Claim, ClaimsError, fmt, interval, load_claims
 
 
 def test_interval_is_student_t():
@@ -35,11 +37,28 @@ def test_judging_on_the_interval():
     assert within.judge(1.6, 2.4) == "holds" and within.judge(2.6, 3.0) == "fails" and within.judge(1.4, 1.6) == "unclear"
 
 
-def test_every_claims_file_loads_and_states_something():
+def test_every_claim_names_its_mechanism_and_an_ablation():
+    baseline = json.loads(BASELINE.read_text())["quick"]
     for name in NAMES:
-        meta, claims = load_claims(claims_path(name))
-        assert meta["title"] and claims, name
-        assert any(c.stated for c in claims), name
+        meta, claims, ablations = load_claims(claims_path(name))
+        assert meta["title"] and claims and ablations, name
+        for c in claims:
+            assert (c.mechanism and c.ablation in ablations) or (c.calibration and not c.ablation), (name, c.id)
+        # The committed baseline has every claim of the paper, and no other.
+        assert set(baseline[name]) == {c.id for c in claims}, name
+
+
+def test_ablation_rules():
+    cfg = {"disk": {"model": "x", "scheduler": "sptf"}, "host": {"scheduler": "rr", "set": {"wait_ms": 5}, "shaper": {}},
+           "workload": {"kind": "mix", "clients": [{"class": "a"}, {"class": "b"}]}}
+    out = apply_ablation(cfg, {"replace": {"disk.scheduler": {"sptf": "fcfs"}, "workload.clients.class": {"b": "c"}},
+                               "set": {"host.set.wait_ms": 0, "nowhere.x": 1}, "unset": ["host.shaper"]})
+    assert out == {"disk": {"model": "x", "scheduler": "fcfs"}, "host": {"scheduler": "rr", "set": {"wait_ms": 0}},
+                   "workload": {"kind": "mix", "clients": [{"class": "a"}, {"class": "c"}]}}
+    assert cfg["host"]["set"]["wait_ms"] == 5 and "shaper" in cfg["host"]  # the original is left alone
+    # `when`: only configs with those values.
+    assert apply_ablation(cfg, {"when": {"host.scheduler": "clook"}, "unset": ["host.set"]}) == cfg
+    assert "set" not in apply_ablation(cfg, {"when": {"host.scheduler": "rr"}, "unset": ["host.set"]})["host"]
 
 
 def test_a_bad_claims_file_is_one_line(tmp_path):
@@ -54,10 +73,15 @@ def test_a_bad_claims_file_is_one_line(tmp_path):
 def _md_claim_rows(md: str) -> dict:
     rows = {}
     for line in md.splitlines():
-        m = re.match(r"\| (\w+): .*? \| .*? \| .*? \| (.*?) \| (.*?) \| (holds|fails|unclear) \| (yes|no) \|$", line)
+        m = re.match(r"\| (\w+): .*? \| .*? \| .*? \| (.*?) \| (.*?) \| (holds|fails|unclear) \| (.*?) \| "
+                     r"(reproduced|not reproduced|cannot fail|calibration) \|$", line)
         if m:
-            rows[m.group(1)] = (m.group(2), m.group(4), m.group(5))
+            rows[m.group(1)] = (m.group(2), m.group(4), m.group(6))
     return rows
+
+
+def _numbers(shown: str) -> list[float]:
+    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", shown)]
 
 
 def test_quick_check_passes_and_markdown_matches_json(tmp_path):
@@ -66,16 +90,20 @@ def test_quick_check_passes_and_markdown_matches_json(tmp_path):
     res = json.loads((tmp_path / "rizzo2009.json").read_text())
     md = (tmp_path / "rizzo2009.md").read_text()
     assert res["seeds"] == 2 and res["quick"] is True and "(quick run, 2 seeds" in md
+    won, judged = res["score"]["reproduced"], res["score"]["judged"]
+    assert f"score {won}/{judged} claims reproduced" in md.splitlines()[2]
+    assert f"score {won}/{judged} claims reproduced" in p.stdout
+    assert won == sum(c["status"] == "reproduced" for c in res["claims"])
     rows = _md_claim_rows(md)
     assert set(rows) == {c["id"] for c in res["claims"]}
     for c in res["claims"]:
-        shown, verdict, stated = rows[c["id"]]
-        numbers = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", shown)]
+        shown, verdict, status = rows[c["id"]]
         expected = [c["mean"]] if c["lo"] == c["hi"] else [c["mean"], c["lo"], c["hi"]]
+        numbers = _numbers(shown)
         assert len(numbers) == len(expected), (shown, c)
         for got, want in zip(numbers, expected):
             assert got == float(fmt(want))
-        assert verdict == c["verdict"] and stated == ("yes" if c["stated"] else "no")
+        assert verdict == c["verdict"] and status == c["status"]
         # The interval is the seeds' values' Student-t interval.
         assert (c["mean"], c["lo"], c["hi"]) == pytest.approx(interval(c["values"]))
     # Every figure the command says it wrote exists and is a real plot.
@@ -92,6 +120,30 @@ def test_quick_check_passes_and_markdown_matches_json(tmp_path):
     assert abs(means["char_seq_1024kb_ms"] - 8 * means["char_seq_128kb_ms"]) < rev
 
 
+def test_output_fits_80_columns_and_keeps_its_numbers_in_a_pipe(tmp_path):
+    p = cli("reproduce", "wu2004", "--quick", "--out", tmp_path)  # stdout is a pipe here
+    assert p.returncode == 0, p.stderr
+    assert max(len(line) for line in p.stdout.splitlines()) <= 80
+    res = json.loads((tmp_path / "wu2004.json").read_text())
+    for c in res["claims"]:
+        assert f"disksched {fmt(c['mean'])}" in p.stdout, c["id"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_ablation_makes_a_holding_claim_fail(name, tmp_path):
+    """Per paper, in quick mode: at least one claim holds, and its mechanism removed, fails."""
+    p = cli("reproduce", name, "--quick", "--ablate", "--out", tmp_path)
+    assert p.returncode == 0, p.stderr
+    res = json.loads((tmp_path / f"{name}.json").read_text())
+    flipped = [c for c in res["claims"] if c["verdict"] == "holds" and (c["ablated"] or {}).get("verdict") == "fails"]
+    assert flipped, name
+    for c in flipped:
+        assert c["status"] == "reproduced"
+        lo, hi = (float(x) for x in c["check"].split("..")) if ".." in c["check"] else (None, None)
+        if lo is not None:  # the ablated value really left the band
+            assert not lo <= c["ablated"]["mean"] <= hi
+
+
 def test_workers_give_the_same_numbers(tmp_path):
     one = cli("reproduce", "rizzo2009", "--quick", "--seeds", "2", "--out", tmp_path / "one")
     two = cli("reproduce", "rizzo2009", "--quick", "--seeds", "2", "--workers", "2", "--out", tmp_path / "two")
@@ -103,20 +155,43 @@ def test_workers_give_the_same_numbers(tmp_path):
     assert p.returncode == 2 and "--workers: 0 is out of range [1, 64]" in p.stderr
 
 
-def test_a_reversed_claim_makes_check_fail(tmp_path):
+def _edit_claim(text: str, cid: str, old: str, new: str) -> str:
+    head, tail = text.split(f'id = "{cid}"\n', 1)
+    body, rest = tail.split("[[claims]]", 1) if "[[claims]]" in tail else (tail, None)
+    assert old in body
+    body = body.replace(old, new, 1)
+    return head + f'id = "{cid}"\n' + body + ("[[claims]]" + rest if rest is not None else "")
+
+
+def test_a_reversed_or_halved_claim_makes_check_fail(tmp_path):
     text = claims_path("rizzo2009").read_text()
-    # The stated "rr gives two readers more than 2x C-LOOK's throughput", reversed.
-    broken = text.replace('id = "readers_rr_gain"', 'id = "readers_rr_gain_reversed"', 1)
-    head, tail = broken.split('id = "readers_rr_gain_reversed"', 1)
-    tail = tail.replace('check = "above"', 'check = "below"', 1)
-    path = tmp_path / "broken.toml"
-    path.write_text(head + 'id = "readers_rr_gain_reversed"' + tail)
-    p = cli("reproduce", "rizzo2009", "--quick", "--check", "--claims", path, "--out", tmp_path)
+    # "rr gives two readers more than 2x C-LOOK's throughput" (it gives 4.7x), reversed ...
+    reversed_ = tmp_path / "reversed.toml"
+    reversed_.write_text(_edit_claim(text, "readers_rr_gain", 'check = "above"', 'check = "below"'))
+    p = cli("reproduce", "rizzo2009", "--quick", "--check", "--claims", reversed_, "--out", tmp_path / "a")
     assert p.returncode == 1
-    assert "check failed: rizzo2009 readers_rr_gain_reversed: fails" in p.stderr
+    assert "check failed: rizzo2009 readers_rr_gain: fails" in p.stderr and "reproduced in the baseline" in p.stderr
+    # ... and its number halved: the paper's rr 27 MiB/s per reader stated as 13.5.
+    halved = tmp_path / "halved.toml"
+    halved.write_text(_edit_claim(text, "readers_rr_abs", "paper = 27.0", "paper = 13.5"))
+    p = cli("reproduce", "rizzo2009", "--quick", "--check", "--claims", halved, "--out", tmp_path / "b")
+    assert p.returncode == 1 and "check failed: rizzo2009 readers_rr_abs: fails" in p.stderr
     # Without --check the same run reports the failure and exits 0.
-    p = cli("reproduce", "rizzo2009", "--quick", "--claims", path, "--out", tmp_path)
-    assert p.returncode == 0 and "fails" in p.stdout
+    p = cli("reproduce", "rizzo2009", "--quick", "--claims", reversed_, "--out", tmp_path / "c")
+    assert p.returncode == 0 and "NOT REPRODUCED  readers_rr_gain" in p.stdout
+
+
+def test_check_fails_when_a_reproduced_claim_cannot_fail(tmp_path):
+    """An ablation that leaves a claim holding (here: one that changes nothing the claim measures) makes a
+    claim the baseline calls reproduced 'cannot fail', and --ablate --check fails on it."""
+    text = claims_path("rizzo2009").read_text()
+    path = tmp_path / "weak.toml"
+    weak = _edit_claim(text, "readers_rr_gain", 'ablation = "no_anticipation"', 'ablation = "nothing"')
+    path.write_text(weak.replace("[[claims]]", '[ablations.nothing]\ntext = "x"\nunset = ["no.such.key"]\n\n[[claims]]', 1))
+    p = cli("reproduce", "rizzo2009", "--quick", "--ablate", "--check", "--claims", path, "--out", tmp_path / "o")
+    assert p.returncode == 1, p.stdout
+    assert "check failed: rizzo2009 readers_rr_gain: cannot fail" in p.stderr
+    assert json.loads(BASELINE.read_text())["quick"]["rizzo2009"]["readers_rr_gain"] == "reproduced"
 
 
 def test_unknown_experiment_and_bad_seeds():
@@ -131,6 +206,10 @@ def test_notes_are_computed_from_the_run(tmp_path):
     numbers are the run's."""
     claims = tmp_path / "c.toml"
     claims.write_text('''
+[ablations.a]
+text = "a"
+unset = ["host.shaper"]
+
 [[claims]]
 id = "two_readers"
 figure = "f"
@@ -138,7 +217,8 @@ text = "t"
 value = "two_readers_rr_total"
 check = "above"
 bound = 0
-stated = true
+mechanism = "rr"
+ablation = "a"
 [[claims.notes]]
 when = "value > 0"
 text = "measured {value:.3f} MiB/s"
@@ -166,10 +246,9 @@ def test_committed_reports_hold_their_json_numbers():
         rows = _md_claim_rows((docs / f"{path.stem}.md").read_text())
         assert set(rows) == {c["id"] for c in res["claims"]}, path.stem
         for c in res["claims"]:
-            shown, verdict, stated = rows[c["id"]]
+            shown, verdict, status = rows[c["id"]]
             want = [c["mean"]] if c["lo"] == c["hi"] else [c["mean"], c["lo"], c["hi"]]
-            got = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", shown)]
-            assert got == [float(fmt(w)) for w in want], (path.stem, c["id"])
-            assert verdict == c["verdict"] and stated == ("yes" if c["stated"] else "no")
+            assert _numbers(shown) == [float(fmt(w)) for w in want], (path.stem, c["id"])
+            assert verdict == c["verdict"] and status == c["status"]
         for f in res["figures"]:
             assert (docs / f["file"]).exists(), f

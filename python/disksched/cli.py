@@ -616,25 +616,16 @@ def characterize(disk: str = typer.Option(..., help="Built-in disk name, spec .t
         console.print("wrote " + ", ".join(str(p) for p in written))
 
 
-def _print_reproduction(rep) -> None:
-    from .reproductions.framework import CLAIM_COLUMNS, claim_row
-
-    mode = "quick" if rep.quick else "full"
-    wide = Console(width=max(console.width, 180))  # claim texts are long; a pipe would wrap them at 80
-    wide.print(_table(f"{rep.name}: {rep.meta.get('title', '')} ({mode}, {rep.seeds} seed{'s' if rep.seeds > 1 else ''}; "
-                         "mean [95% CI])", CLAIM_COLUMNS, [claim_row(c) for c in rep.claims]))
-    for c in rep.claims:
-        for n in c["notes"]:
-            wide.print(f"- {c['id']} ({c['verdict']}): {n}", highlight=False)
-    for t in rep.tables:
-        wide.print(_table(t["title"], t["columns"], t["rows"]))
-
-
 @app.command()
 def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb2002, rizzo2009, wu2004, or all."),
               out: Path = typer.Option(Path("out/reproduce"), help="Directory for NAME.md, NAME.json and plots."),
               quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs, one seed."),
-              check: bool = typer.Option(False, "--check", help="Exit 1 if a claim stated as reproduced does not hold."),
+              check: bool = typer.Option(False, "--check", help="Exit 1 if a claim that held in the committed baseline "
+                                         "does not hold now (or, with --ablate, cannot fail now)."),
+              ablate: bool = typer.Option(False, "--ablate", help="Also run every claim's ablation (its mechanism "
+                                          "removed) and show whether the claim then fails."),
+              update_baseline: bool = typer.Option(False, "--update-baseline", help="Write each claim's status to "
+                                                   "the baseline --check compares with (needs --ablate)."),
               seeds: Optional[int] = typer.Option(None, "--seeds", help="Seeds per figure (default 5; --quick: 1)."),
               claims: Optional[Path] = typer.Option(None, "--claims", help="Judge against this claims file instead "
                                                     "of the paper's (one experiment only)."),
@@ -644,25 +635,37 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
                                           "are the same for any number)."),
               dask: Optional[str] = typer.Option(None, "--dask", help="Measure the seeds on a Dask cluster: a scheduler "
                                                  "address, or 'local' for a LocalCluster of --workers processes.")) -> None:
-    """Reproduce a seed paper's experiment: a table of its claims, the paper's number, ours, and a verdict.
+    """Reproduce a seed paper's experiment: each claim of the paper judged at its magnitude, the paper's
+    score (claims reproduced / judged), and with --ablate whether each claim fails with its mechanism removed.
     OUT is written whole or not at all: every file goes to a temporary folder first, which replaces
     its namesakes in OUT when every experiment has finished (other files in OUT are kept)."""
     from . import reproductions as rep
     from .output import output_dir, write_json
     from .provenance import source_commit
-    from .reproductions.framework import ClaimsError, markdown
+    from .reproductions.framework import BASELINE, ClaimsError, compare, load_baseline, markdown, text_report
 
     names = rep.NAMES if name == "all" else [name]
     if name != "all" and name not in rep.NAMES:
         raise DiskschedError(f"unknown experiment '{name}' (expected one of: {', '.join(rep.NAMES)}, all)")
     if claims is not None and name == "all":
         raise DiskschedError("--claims needs one experiment, not 'all'")
+    if update_baseline and (not ablate or claims is not None or rejudge):
+        raise DiskschedError("--update-baseline needs --ablate (whether each claim can fail is part of the "
+                             "baseline), the papers' own claims files and a run (not --rejudge)")
     n = seeds if seeds is not None else (1 if quick else 5)
     if not 1 <= n <= 31:
         raise DiskschedError(f"--seeds: {n} is out of range [1, 31]")
     if not 1 <= workers <= 64:
         raise DiskschedError(f"--workers: {workers} is out of range [1, 64]")
-    failed, wrote = [], []
+    mode = "quick" if quick else "full"
+    try:
+        baseline = load_baseline()
+    except ClaimsError as e:
+        raise DiskschedError(str(e)) from None
+    if check and mode not in baseline:
+        raise DiskschedError(f"--check: {BASELINE} has no {mode} baseline (write one with 'disksched reproduce all"
+                             f"{' --quick' if quick else ''} --ablate --update-baseline')")
+    failed, news, scores, wrote = [], [], [], []
     client = cluster = None
     if dask is not None and not rejudge:
         from .sweep_runner import connect
@@ -672,36 +675,52 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
     # finished, so an error or Ctrl-C leaves `out` as it was (and a --rejudge reads `out`, writes `tmp`).
     with output_dir(out, force=True) as tmp, _closing(client, cluster):
         for nm in names:
+            # Whether a claim can fail, when the ablations do not run: the mode's baseline, else the quick one's.
+            base = baseline.get(mode, {}).get(nm) or baseline.get("quick", {}).get(nm, {})
             try:
                 if rejudge:
                     saved_path = out / f"{nm}.json"
                     if not saved_path.exists():
                         raise DiskschedError(f"--rejudge: {saved_path} does not exist (run the reproduction first)")
                     saved = json.loads(saved_path.read_text())
-                    r = rep.judge_saved(nm, saved, claims)
+                    r = rep.judge_saved(nm, saved, claims, base)
                     cmd = saved.get("command", f"disksched reproduce {nm}")
                 else:
                     commit = source_commit()  # before the run: the code it ran
                     r = rep.reproduce(nm, tmp, quick, n, claims, lambda m: err_console.print(m, highlight=False),
-                                      workers, client)
-                    cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "")
+                                      workers, client, ablate, base)
+                    cmd = (f"disksched reproduce {nm}" + (" --quick" if quick else "") + (" --ablate" if ablate else "")
                            + (f" --seeds {n}" if seeds is not None else "")
                            + (f" --workers {workers}" if workers > 1 else "") + f" --out {out}")
                     if commit:
                         cmd += f"` at commit `{commit}"
             except ClaimsError as e:
                 raise DiskschedError(str(e)) from None
-            _print_reproduction(r)
+            print(text_report(r) + "\n", flush=True)
             shown = cmd + (f"` and judged again by `disksched reproduce {nm} --rejudge --out {out}" if rejudge else "")
             (tmp / f"{nm}.md").write_text(markdown(r, shown) + "\n")
             write_json(tmp / f"{nm}.json", {**r.as_json(), "command": cmd})
             wrote += [f for f in [f"{nm}.md", f"{nm}.json"] + [f for f, _ in r.figures] if (tmp / f).exists() or rejudge]
-            failed += [(nm, c) for c in r.failed_stated()]
-    console.print("wrote " + ", ".join(str(out / f) for f in wrote if (out / f).exists()), highlight=False)
+            scores.append(f"{nm} {r.score()[0]}/{r.score()[1]}")
+            if check:
+                f, nw = compare(r, base, complete=claims is None)
+                failed += [(nm, x) for x in f]
+                news += [(nm, x) for x in nw]
+            if update_baseline:
+                baseline.setdefault(mode, {})[nm] = {c["id"]: c["status"] for c in r.claims}
+    import textwrap
+
+    print(textwrap.fill("scores (claims reproduced / judged): " + ", ".join(scores), 80), flush=True)
+    print(textwrap.fill(f"wrote to {out}: " + ", ".join(f for f in wrote if (out / f).exists()), 80,
+                        break_on_hyphens=False, break_long_words=False))
+    if update_baseline:
+        write_json(BASELINE, baseline)
+        print(f"wrote {BASELINE}")
+    for nm, x in news:
+        err_console.print(f"news: {nm} {x}", highlight=False)
     if check and failed:
-        for nm, c in failed:
-            err_console.print(f"check failed: {nm} {c['id']}: {c['verdict']} ({c['mean']:.4g}, expected {c['check']})",
-                              highlight=False)
+        for nm, x in failed:
+            err_console.print(f"check failed: {nm} {x}", highlight=False)
         raise typer.Exit(1)
 
 

@@ -26,11 +26,14 @@ def claims_path(name: str) -> Path:
 
 
 def reproduce(name: str, out: Path, quick: bool, seeds: int, claims: Path | None = None, log=print,
-              workers: int = 1, client=None) -> Report:
+              workers: int = 1, client=None, ablate: bool = False, baseline: dict | None = None) -> Report:
+    """Run paper `name`'s experiment and judge its claims (with `ablate`, under each claim's ablation too;
+    `baseline`: this paper's claim id -> status, for whether a claim can fail when the ablations do not run)."""
     out.mkdir(parents=True, exist_ok=True)
-    return run_reproduction(module(name), claims or claims_path(name), out, quick, seeds, log, workers, client)
+    return run_reproduction(module(name), claims or claims_path(name), out, quick, seeds, log, workers, client,
+                            ablate, baseline)
 
 
-def judge_saved(name: str, saved: dict, claims: Path | None = None) -> Report:
+def judge_saved(name: str, saved: dict, claims: Path | None = None, baseline: dict | None = None) -> Report:
     """Judge a saved `NAME.json` again (e.g. against an edited claims file) without rerunning it."""
-    return rejudge(module(name), claims or claims_path(name), saved)
+    return rejudge(module(name), claims or claims_path(name), saved, baseline)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import _core, run
-from .common import plt
+from .. import _core
+from .common import plt, run
 from .lumb2002 import ultra2_spec
 
 NAME = "anand2008"

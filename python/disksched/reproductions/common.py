@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from pathlib import Path
 
@@ -68,3 +70,81 @@ def line_panel(ax, x: list, series: dict, xlabel: str, ylabel: str, title: str, 
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+
+
+# --- Ablations: a mechanism removed from every run an experiment makes -------------------------------------
+
+_ABLATION: dict | None = None  # the active ablation's rules (None: the experiment as the paper describes it)
+_RUNS: dict | None = None      # config -> result, while `ablating` shares them: runs an ablation leaves alone are reused
+
+
+def _walk(node, path: list[str]):
+    """The (parent, key) pairs a dotted path names in a config; a list on the way stands for each of its items."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _walk(item, path)
+        return
+    if not isinstance(node, dict):
+        return
+    head, rest = path[0], path[1:]
+    if not rest:
+        if head in node:
+            yield node, head
+        return
+    if head in node:
+        yield from _walk(node[head], rest)
+
+
+def apply_ablation(cfg: dict, rules: dict) -> dict:
+    """`cfg` with an ablation's rules applied (a copy), when it matches `when` ({path = value}, all of them):
+    `replace` ({path = {old = new}}: a value at `path` equal to `old` becomes `new`), `set` ({path = value}: where
+    `path`'s parent exists) and `unset` ([path, ...])."""
+    import copy
+
+    for path, want in rules.get("when", {}).items():
+        if not any(parent[key] == want for parent, key in _walk(cfg, path.split("."))):
+            return cfg
+    out = copy.deepcopy(cfg)
+    for path, table in rules.get("replace", {}).items():
+        for parent, key in _walk(out, path.split(".")):
+            v = parent[key]
+            if isinstance(v, (str, int, float, bool)) and str(v) in table:
+                parent[key] = table[str(v)]
+    for path, value in rules.get("set", {}).items():
+        *up, last = path.split(".")
+        parents = [out] if not up else [p[k] for p, k in _walk(out, up)]
+        for p in parents:
+            for q in (p if isinstance(p, list) else [p]):
+                if isinstance(q, dict):
+                    q[last] = copy.deepcopy(value)
+    for path in rules.get("unset", []):
+        for parent, key in list(_walk(out, path.split("."))):
+            del parent[key]
+    return out
+
+
+def run(cfg: dict, *args, **kwargs):
+    """`disksched.run` for the reproductions: with the active ablation applied to `cfg`. While an experiment is
+    measured with its ablations (`ablating`), a run whose config an ablation leaves unchanged is not run again."""
+    from .. import run as run_sim
+
+    if _ABLATION is not None:
+        cfg = apply_ablation(cfg, _ABLATION)
+    if _RUNS is None:
+        return run_sim(cfg, *args, **kwargs)
+    key = json.dumps([cfg, args, kwargs], sort_keys=True, default=str)
+    if key not in _RUNS:
+        _RUNS[key] = run_sim(cfg, *args, **kwargs)
+    return _RUNS[key]
+
+
+@contextlib.contextmanager
+def ablating(rules: dict | None, memo: dict | None):
+    """Every `run` inside the block has `rules` applied (None: none) and shares the results in `memo`."""
+    global _ABLATION, _RUNS
+    saved = _ABLATION, _RUNS
+    _ABLATION, _RUNS = rules, memo
+    try:
+        yield
+    finally:
+        _ABLATION, _RUNS = saved

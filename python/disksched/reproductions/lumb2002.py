@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import _core, run
-from .common import line_panel, plt, write_spec
+from .. import _core
+from .common import line_panel, plt, run, write_spec
 
 NAME = "lumb2002"
 SCHEDS = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SPTF-SW60"}

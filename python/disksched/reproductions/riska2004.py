@@ -7,16 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import run
-from .common import line_panel, plt
+from ..data import trace_path
+from .common import line_panel, plt, run
 
 NAME = "riska2004"
 DISK = "cheetah9lp"
 THRESHOLDS = [1, 2, 4, 8, 16]
 TRACE_THRESHOLDS = [1, 2, 4, 8, 16, 32]
 TRACE_OUTSTANDING = 25  # the paper: "the average load in the system is 25 outstanding requests"
-SHARED = Path(__file__).resolve().parents[3].parent / "shared"
-TRACE = SHARED / "disksim/ajw.1week.srt"
+TRACE = "ajw.1week"  # HP Labs' workstation trace, shipped in the package (disksched.data)
 
 
 def _closed(host: str, drive: str, threshold: int, clients: int, n: int, seed: int, think_ms: float = 0.0) -> dict:
@@ -41,7 +40,7 @@ def _array(drive: str, per_disk: int, clients: int, n: int, seed: int, total: in
 
 
 def _trace(drive: str, host: str, threshold: int, n: int | None) -> dict:
-    w = {"kind": "trace", "path": str(TRACE), "map": "modulo", "mode": "closed", "outstanding": TRACE_OUTSTANDING}
+    w = {"kind": "trace", "path": str(trace_path(TRACE)), "map": "modulo", "mode": "closed", "outstanding": TRACE_OUTSTANDING}
     cfg = {"disk": {"model": DISK, "scheduler": drive}, "host": {"scheduler": host, "queue_threshold": threshold},
            "workload": w}
     if n:
@@ -114,30 +113,29 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
         if seed == 1:
             data.setdefault("fig13", {})[f"q{t}"] = host_ms
     # Figs. 9-11: the HP trace, closed replay at 25 outstanding (the paper's load).
-    if TRACE.exists():
-        tn = 10_000 if quick else None
-        for sched in ("fcfs", "sptf"):
-            for t in TRACE_THRESHOLDS:
-                r = run(_trace(sched, "fcfs", t, tn), records=True)
-                m[f"fig10_{sched}_q{t}_ms"] = r.summary["host_response_ms"]["mean"]
-                df = r.records()
-                _, host_ms = _times(df)
-                m[f"fig11_{sched}_q{t}_host_p99_ms"] = float(np.percentile(host_ms, 99))
-                m[f"fig11_{sched}_q{t}_host_max_s"] = float(host_ms.max() / 1000)
-                m[f"trace_{sched}_q{t}_iops"] = r.summary["iops"]
-                m[f"trace_{sched}_q{t}_outstanding"] = r.summary["host_response_ms"]["mean"] * r.summary["iops"] / 1000
-                if seed == 1 and t in (1, 4, 32):
-                    data["trace_tails"][f"{sched} q{t}"] = host_ms
-                if seed == 1 and sched == "fcfs" and t == 1:
-                    # Fig. 9: LBN distance between consecutive requests in service order,
-                    # in units of the disk's mean blocks per cylinder.
-                    order = df.sort_values("started_ns")
-                    data["trace_lbn_steps"] = np.abs(np.diff(order.lbn.to_numpy().astype(np.int64)))
-                    data["trace_lbn_max"] = int(order.lbn.max())
-                if sched == "fcfs" and t == 1:
-                    steps = np.abs(np.diff(df.sort_values("started_ns").lbn.to_numpy().astype(np.int64)))
-                    m["trace_near500_pct"] = 100 * float((steps < 500 * blocks_per_cylinder()).mean())
-                    m["trace_service_ms"] = 1000 / r.summary["iops"]
+    tn = 10_000 if quick else None
+    for sched in ("fcfs", "sptf"):
+        for t in TRACE_THRESHOLDS:
+            r = run(_trace(sched, "fcfs", t, tn), records=True)
+            m[f"fig10_{sched}_q{t}_ms"] = r.summary["host_response_ms"]["mean"]
+            df = r.records()
+            _, host_ms = _times(df)
+            m[f"fig11_{sched}_q{t}_host_p99_ms"] = float(np.percentile(host_ms, 99))
+            m[f"fig11_{sched}_q{t}_host_max_s"] = float(host_ms.max() / 1000)
+            m[f"trace_{sched}_q{t}_iops"] = r.summary["iops"]
+            m[f"trace_{sched}_q{t}_outstanding"] = r.summary["host_response_ms"]["mean"] * r.summary["iops"] / 1000
+            if seed == 1 and t in (1, 4, 32):
+                data["trace_tails"][f"{sched} q{t}"] = host_ms
+            if seed == 1 and sched == "fcfs" and t == 1:
+                # Fig. 9: LBN distance between consecutive requests in service order,
+                # in units of the disk's mean blocks per cylinder.
+                order = df.sort_values("started_ns")
+                data["trace_lbn_steps"] = np.abs(np.diff(order.lbn.to_numpy().astype(np.int64)))
+                data["trace_lbn_max"] = int(order.lbn.max())
+            if sched == "fcfs" and t == 1:
+                steps = np.abs(np.diff(df.sort_values("started_ns").lbn.to_numpy().astype(np.int64)))
+                m["trace_near500_pct"] = 100 * float((steps < 500 * blocks_per_cylinder()).mean())
+                m["trace_service_ms"] = 1000 / r.summary["iops"]
     # Figs. 14-15: non-stationary overload. The burst rate is derived from the disk's
     # capacity: 90% of SPTF's throughput with 1024 requests at the disk; the base rate is
     # half of FCFS's. Closed runs with 1024 outstanding measure the ceilings.

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import _core, characterize, run
-from .common import bar_panel, plt, write_spec
+from .. import _core, characterize
+from .common import bar_panel, plt, run, write_spec
 
 NAME = "rizzo2009"
 

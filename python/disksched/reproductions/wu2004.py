@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import _core, run
+from .. import _core
 from ..plots import throughput
-from .common import bar_panel, plt, write_spec
+from .common import bar_panel, plt, run, write_spec
 
 NAME = "wu2004"
 
