@@ -259,8 +259,9 @@ def test_sigint_during_a_parallel_reproduction_leaves_out_as_it_was(tmp_path):
 def test_a_failed_reproduction_writes_nothing(tmp_path):
     # The run completes, then its claims cannot be judged: no report, no plots, no spec files.
     bad = tmp_path / "bad.toml"
-    bad.write_text('[[claims]]\nid = "x"\nfigure = "f"\ntext = "t"\nvalue = "no_such_metric"\n'
-                   'check = "above"\nbound = 0\n')
+    bad.write_text('[ablations.a]\ntext = "a"\nunset = ["host.shaper"]\n\n'
+                   '[[claims]]\nid = "x"\nfigure = "f"\ntext = "t"\nvalue = "no_such_metric"\n'
+                   'check = "above"\nbound = 0\nmechanism = "m"\nablation = "a"\n')
     p = cli("reproduce", "rizzo2009", "--quick", "--claims", bad, "--out", tmp_path / "rep")
     assert p.returncode == 2 and "no_such_metric" in p.stderr, p.stderr
     assert sorted(f.name for f in tmp_path.iterdir()) == ["bad.toml"]
