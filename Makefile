@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name '*.pyi') Cargo.toml pyproject.toml
 
-.PHONY: demo test build bench cargo-test pytest repro-check clean config-reference nbd-clients
+.PHONY: demo test build bench cargo-test pytest repro-check clean config-reference readme-scores nbd-clients
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ test: cargo-test pytest repro-check
 # docs/config.md is generated from the declared schema (a test fails when it is stale).
 config-reference: $(STAMP)
 	$(VENV)/bin/disksched config reference > docs/config.md
+
+# README's table of reproduction scores, from docs/reproductions/*.json (a test fails when it is stale).
+readme-scores: $(STAMP)
+	$(PY) -m disksched.reproductions.scores README.md docs/reproductions
 
 clean:
 	rm -rf $(VENV) target out

@@ -252,3 +252,12 @@ def test_committed_reports_hold_their_json_numbers():
             assert verdict == c["verdict"] and status == c["status"]
         for f in res["figures"]:
             assert (docs / f["file"]).exists(), f
+
+
+def test_readme_scores_are_the_reports():
+    """README's score table is generated from docs/reproductions/*.json (make readme-scores)."""
+    from conftest import ROOT
+    from disksched.reproductions.scores import rewrite
+
+    readme = ROOT / "README.md"
+    assert rewrite(readme, ROOT / "docs/reproductions") == readme.read_text(), "run make readme-scores"

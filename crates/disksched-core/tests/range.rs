@@ -244,3 +244,25 @@ fn bad_range_workloads_are_one_line_errors() {
         assert!(e.contains(what) && !e.contains('\n'), "{e}");
     }
 }
+
+#[test]
+fn wider_targets_give_the_scheduler_more_choice() {
+    // `target_blocks = size_blocks` is the default (one start per target): the same draws, the same records.
+    let base = range_writes("hp_c2247a", "hrs", 1, 1, 4096, 4, "group", "");
+    let same = range_writes("hp_c2247a", "hrs", 1, 1, 4096, 4, "group", "target_blocks = 1");
+    assert!(same_records(run(&base).records.as_ref().unwrap(), run(&same).records.as_ref().unwrap()));
+    // Four targets of 100 blocks hold 400 starts where four single blocks hold 4: the wait for the platter
+    // (at least a tenth of a 5400 RPM revolution with four single-block choices) at least halves.
+    let rev_ms = 60_000.0 / 5400.0;
+    let single = run(&base).summary.mean_rotation_ms;
+    let wide = run(&range_writes("hp_c2247a", "hrs", 1, 1, 4096, 4, "group", "target_blocks = 100")).summary.mean_rotation_ms;
+    assert!(single > rev_ms / 10.0, "{single}");
+    assert!(wide < single / 2.0, "{wide} vs {single}");
+    for (extra, what) in [("target_blocks = 5000", "workload.target_blocks"), ("size_blocks = 8\ntarget_blocks = 4", "workload.target_blocks")] {
+        let toml = range_writes("hp_c2247a", "hrs", 4, 1, 4096, 4, "group", extra);
+        let toml = if extra.contains("size_blocks") { toml.replace("size_blocks = 1\n", "") } else { toml };
+        let cfg: SimConfig = toml::from_str(&toml).unwrap();
+        let e = Simulation::new(&cfg).err().expect("rejected").to_string();
+        assert!(e.contains(what) && !e.contains('\n'), "{e}");
+    }
+}

@@ -35,6 +35,9 @@ const RANGE_BLOCKS: Param = Param::int("range_blocks", "blocks", 1.0, 1.0, u32::
     "blocks of a range: at least size_blocks, at most the span");
 const TARGETS: Param = Param::int("targets", "starts", 0.0, 0.0, u32::MAX as f64,
     "acceptable starts per request, at most the aligned starts in a range; 0 = all");
+const TARGET_BLOCKS: Param = Param::int("target_blocks", "blocks", 1.0, f64::NAN, u32::MAX as f64,
+    "blocks of each target: the write may start anywhere it fits inside one (Anand et al.'s range size per target); \
+     at least size_blocks, at most range_blocks").default_text("size_blocks");
 const ALIGN_BLOCKS: Param = Param::int("align_blocks", "blocks", 1.0, 1.0, 65536.0, "starts are aligned to this; it divides range_blocks");
 const GROUP_BLOCKS: Param = Param::int("group_blocks", "blocks", 1.0, 4096.0, u64::MAX as f64, "`span = \"group\"`: blocks of a group, at most the disk");
 const GROUP: Param = Param::int("group", "", 0.0, f64::NAN, u64::MAX as f64, "`span = \"group\"`: the group used, on the disk")
@@ -43,7 +46,7 @@ const READ_FRACTION: Param = Param::float("read_fraction", "", 0.0, 0.0, 1.0, "s
 
 /// `kind = "range-writes"` keys.
 pub const PARAMS: &[Param] = &[
-    OUTSTANDING, SIZE_BLOCKS, RANGE_BLOCKS, TARGETS, ALIGN_BLOCKS,
+    OUTSTANDING, SIZE_BLOCKS, RANGE_BLOCKS, TARGETS, TARGET_BLOCKS, ALIGN_BLOCKS,
     Param::other("span", Ty::Choice(&["disk", "group"]), "disk", "ranges are drawn from the whole disk or one group"),
     GROUP_BLOCKS, GROUP,
     Param::other("as_range", Ty::Bool, "true", "false: writes with one target are issued as ordinary writes"),
@@ -65,6 +68,9 @@ pub struct RangeWritesConfig {
     /// Acceptable starts per request; 0 = all in the range.
     #[serde(default)]
     pub targets: u32,
+    /// Blocks of each target (default: `size_blocks`, a target is one start).
+    #[serde(default)]
+    pub target_blocks: Option<u32>,
     #[serde(default = "one")]
     /// Starts are aligned to this, blocks (default 1).
     pub align_blocks: u32,
@@ -134,6 +140,9 @@ impl RangeWrites {
         }
         let starts_per_range = (cfg.range_blocks - cfg.size_blocks) as u64 / a + 1;
         TARGETS.check_count_within("workload", cfg.targets as u64, 0.0, starts_per_range as f64)?;
+        if let Some(t) = cfg.target_blocks {
+            TARGET_BLOCKS.check_count_within("workload", t as u64, cfg.size_blocks as f64, cfg.range_blocks as f64)?;
+        }
         if !cfg.as_range && !(cfg.targets == 1 || starts_per_range == 1) {
             return Err(config_err("workload.as_range", "false needs exactly one target per write (targets = 1)"));
         }
@@ -158,7 +167,10 @@ impl Generator for RangeWrites {
         } else {
             let mut picks: Vec<u64> = rand::seq::index::sample(rng, n as usize, k as usize).into_iter().map(|i| i as u64).collect();
             picks.sort_unstable();
-            picks.into_iter().map(|i| (lo + i * a, lo + i * a + blocks as u64)).collect()
+            // Each target: `target_blocks` from its start, within the range (they may overlap).
+            let width = c.target_blocks.unwrap_or(blocks) as u64;
+            let end = lo + c.range_blocks as u64;
+            picks.into_iter().map(|i| (lo + i * a, (lo + i * a + width).min(end))).collect()
         };
         let io = IoSpec { lbn: spans[0].0, blocks, is_write, class: Class::BestEffort, deadline: None, range: None, flow: None };
         let io = if c.as_range { IoSpec { range: Some(RangeSpec { spans, align_blocks: c.align_blocks }), ..io } } else { io };
