@@ -1,5 +1,19 @@
 """Riska & Riedel, "It's not fair - evaluating efficient disk scheduling" (MASCOTS 2003 /
-2004): queue more at the disk, schedule unfairly. Cheetah 9LP (the paper's drive)."""
+2004): queue more at the disk, schedule unfairly. Cheetah 9LP (the paper's drive).
+
+Set-up choices where the paper gives no number (also in the claims file's `setup`):
+- Figs. 3-8, 12, 13: a closed population (16 per disk): the paper varies the threshold "for a given system load",
+  the number outstanding. Random 4 KB requests, 2:1 reads (the paper gives neither size nor mix).
+- Fig. 4: one FCFS controller queue in front of the four disks (the paper's Figs. 1-2 and Section 6), the threshold
+  per disk. With a fixed 64 outstanding no controller can gain more than 4 x X_SPTF(16) / X_FCFS(1) (one disk's
+  throughputs); the run computes that bound and shows it beside the paper's "more than 7x".
+- Figs. 9-11: the HP ajw.1week trace (CELLO'96 is not available), disk 0 only (the paper simulates one disk),
+  its source disk's address space (the trace header's HP 335H geometry) stretched onto the Cheetah 9LP, a window
+  from a seeded starting point, at the trace's own arrival times sped up until the time-averaged load at threshold
+  1 is the paper's "25 outstanding" (a calibration on the paper's stated load, on the unablated set-up).
+- Figs. 14-15: Poisson arrivals; bursts of 8 and 5 minutes (the paper); bursts hold half the requests (the paper);
+  collapse = a burst's mean response at the minute mark (the paper's words); base rate half FCFS's capacity (a
+  choice); burst rate calibrated so that threshold 4 sustains one burst (`overload_rates`)."""
 
 from __future__ import annotations
 
