@@ -66,6 +66,13 @@ def _trace(drive: str, host: str, threshold: int, n: int, skip: int, seed: int, 
             "host": {"scheduler": host, "queue_threshold": threshold}, "workload": w, "run": {"requests": n}}
 
 
+def seen(df) -> float:
+    """Mean requests in the system found by an arriving request (itself not counted)."""
+    arr = df.arrival_ns.to_numpy()
+    a, d = np.sort(arr), np.sort(df.done_ns.to_numpy())
+    return float((np.searchsorted(a, arr, side="left") - np.searchsorted(d, arr, side="right")).mean())
+
+
 def outstanding(df) -> float:
     """Time-averaged requests in the system (Little: the sum of response times over the span)."""
     span = df.done_ns.max() - df.arrival_ns.min()
@@ -236,6 +243,7 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
                     data.setdefault("trace_seeks", {})[f"{sched.upper()}, threshold {t}"] = steps
             if sched == "fcfs" and t == 1:
                 m["trace_near500_pct"] = m["trace_fcfs_q1_near500_pct"]
+                m["trace_fcfs_q1_seen"] = seen(df)
                 # The same requests where the trace put them (its 335 MB at the start of the disk, not stretched).
                 own = cylinders(df.sort_values("started_ns").lbn.to_numpy() * source_blocks() // capacity_blocks())
                 m["trace_own_place_near500_pct"] = 100 * float((np.abs(np.diff(own)) < 500).mean())
