@@ -173,6 +173,7 @@ pub fn validate(model: Arc<DiskModel>, trace_path: &str) -> Result<Validation> {
             offset_blocks: 0,
             source_blocks: None,
             skip_bad_lines: false,
+            skip_requests: 0,
             device_disks: false,
             flow_by: Default::default(),
             classes: vec![],

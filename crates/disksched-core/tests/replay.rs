@@ -141,3 +141,16 @@ fn a_classifier_gives_trace_requests_a_class_and_a_flow() {
     }
     std::fs::remove_file(&trace).ok();
 }
+
+#[test]
+fn skip_requests_starts_the_replay_that_far_into_the_selected_device() {
+    let t = ascii_trace(&["100.0 0 1000 8 1", "110.5 1 5000 8 0", "180.0 0 9000 16 1", "400.25 0 20 8 1"]);
+    let r = run(&format!("path = \"{}\"\nformat = \"disksim-ascii\"\nskip_requests = 1", t.0.display()), "").unwrap();
+    let rec = r.records.unwrap();
+    assert_eq!(rec.lbn, vec![5000, 9000, 20]);
+    assert_eq!(rec.arrival_ns[0], 0, "times run from the first request replayed");
+    let r = run(&format!("path = \"{}\"\ndevice = 0\nskip_requests = 1", t.0.display()), "").unwrap();
+    assert_eq!(r.records.unwrap().lbn, vec![9000, 20]);
+    let e = run(&format!("path = \"{}\"\nskip_requests = 4", t.0.display()), "").err().expect("skipping every request is an error").to_string();
+    assert!(e.contains("workload.skip_requests"), "{e}");
+}

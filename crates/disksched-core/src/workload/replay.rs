@@ -11,7 +11,9 @@
 //! disk is an error), `offset` (add `offset_blocks`), `modulo` (wrap around
 //! the disk), `scale` (stretch `source_blocks` onto the disk). With
 //! `device_disks`, every trace device gets its own disk of a concatenated
-//! array (`disk.count`), in order of first appearance.
+//! array (`disk.count`), in order of first appearance. `skip_requests`
+//! starts the replay that many requests (of the selected device) into the
+//! trace, so an experiment can take its starting point from its seed.
 
 use super::{Generator, IoSpec, SimRng};
 use crate::error::{config_err, Error, Result};
@@ -23,6 +25,8 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 const SPEED: Param = Param::float("speed", "x", 0.0, 1.0, 1e9, "open loop: 2 = twice as fast").open_min();
+const SKIP_REQUESTS: Param = Param::int("skip_requests", "requests", 0.0, 0.0, u64::MAX as f64,
+    "start the replay this many requests (of the selected device) into the trace");
 const OUTSTANDING: Param = Param::int("outstanding", "requests", 1.0, 1.0, 1_000_000.0, "closed loop: requests kept in the system");
 
 /// `kind = "trace"` keys.
@@ -38,6 +42,7 @@ pub const PARAMS: &[Param] = &[
     Param::int("offset_blocks", "blocks", 0.0, 0.0, u64::MAX as f64, "`map = \"offset\"`: added to every address"),
     Param::int("source_blocks", "blocks", 1.0, f64::NAN, u64::MAX as f64, "`map = \"scale\"`: the trace's address space").default_text("absent (required by scale)"),
     Param::other("skip_bad_lines", Ty::Bool, "false", "count and skip malformed lines instead of stopping"),
+    SKIP_REQUESTS,
     Param::other("device_disks", Ty::Bool, "false", "each trace device onto its own disk of a concatenated array"),
     Param::other("flow_by", Ty::Choice(&["client", "device"]), "client", "each request's flow: its client or its trace device"),
     Param::other("classes", Ty::List, "[]", "class rules, first match wins: `[[workload.classes]]`"),
@@ -111,6 +116,9 @@ pub struct ReplayConfig {
     /// Count and skip malformed lines instead of stopping.
     #[serde(default)]
     pub skip_bad_lines: bool,
+    /// Start the replay this many requests (of the selected device) into the trace.
+    #[serde(default)]
+    pub skip_requests: u64,
     /// Each trace device onto its own disk of a concatenated array, in order
     /// of first appearance (addresses mapped onto one disk by `map`).
     #[serde(default)]
@@ -222,6 +230,16 @@ impl Replay {
         let capacity = if cfg.device_disks { capacity / cfg.array_disks as u64 } else { capacity };
         let mut r = Replay { cfg, reader, capacity, next: None, first_time_ns: None, think_ns: 0, error: None, devices: Vec::new() };
         r.advance();
+        for _ in 0..r.cfg.skip_requests {
+            if r.next.is_none() {
+                break;
+            }
+            r.advance();
+        }
+        if r.next.is_none() && r.error.is_none() && r.cfg.skip_requests > 0 {
+            return Err(config_err("workload.skip_requests",
+                format!("{} skips every request of the trace", r.cfg.skip_requests)));
+        }
         Ok(r)
     }
 
