@@ -54,13 +54,15 @@ def _config(disk: Path, host: str, seconds: float, boosted: int | None, shaper: 
             "run": {"requests": 100_000_000, "duration_ms": seconds * 1000, "series_window_ms": 1000}}
 
 
-def _runs(r) -> float:
+def _runs(r) -> tuple[float, float]:
     """Mean number of requests the disk served from one stream before turning to another (the
-    records in dispatch order): how many reads in a row the host scheduler lets a stream have."""
+    records in dispatch order), and the mean time such a turn lasted, ms: how many reads in a
+    row the host scheduler lets a stream have."""
     df = r.records().sort_values("host_dispatched_ns")
     c = df.client.to_numpy()
-    switches = int((c[1:] != c[:-1]).sum())
-    return len(c) / (switches + 1)
+    turns = int((c[1:] != c[:-1]).sum()) + 1
+    span_ms = (df.done_ns.max() - df.host_dispatched_ns.min()) / 1e6
+    return len(c) / turns, span_ms / turns
 
 
 def _per_stream(r, seconds: float) -> list[float]:
@@ -91,7 +93,7 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     data: dict = {"seconds": seconds, "series": {}, "rates": {}}
     boosted = None
     for key, shaper in cases.items():
-        r = run(_config(disk, HOST, seconds, boosted, shaper, seed), records=key == "none")
+        r = run(_config(disk, HOST, seconds, boosted, shaper, seed), records=True)
         per = _per_stream(r, seconds)
         df = r.series()
         if key == "none":
@@ -99,8 +101,8 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
             # slides boost a stream that misses its rate.
             boosted = min(range(4), key=lambda c: per[c])
             m["boosted_stream"] = float(boosted + 1)
-            m["none_reads_in_a_row"] = _runs(r)
             data["boosted"] = boosted
+        m[f"{key}_reads_in_a_row"], m[f"{key}_turn_ms"] = _runs(r)
         for c in range(4):
             m[f"{key}_s{c + 1}_mb_s"] = per[c]
         m[f"{key}_boosted_mb_s"] = per[boosted]
@@ -118,7 +120,7 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     # C-LOOK, unboosted, for comparison: no anticipation, a seek between streams on every request.
     r = run(_config(disk, "clook", seconds, None, None, seed), records=True)
     m["clook_none_total_mb_s"] = sum(_per_stream(r, seconds))
-    m["clook_none_reads_in_a_row"] = _runs(r)
+    m["clook_none_reads_in_a_row"], m["clook_none_turn_ms"] = _runs(r)
     for key in cases:
         m[f"{key}_change_pct"] = 100 * (m[f"{key}_total_mb_s"] / m["none_total_mb_s"] - 1)
     m["fixed50_vs_fixed90_pct"] = 100 * (m["fixed50_total_mb_s"] / m["fixed90_total_mb_s"] - 1)
