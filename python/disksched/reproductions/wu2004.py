@@ -31,14 +31,17 @@ HOST = "anticipatory"  # Linux 2.6's default elevator; queue threshold 1 (an IDE
 def _placement(seed: int) -> list[int]:
     """Where the four streams' files start (blocks): the slides do not say. A file system spreads
     files over the disk (ext2/ext3 put new files in different block groups), so the seed draws each
-    file's start uniformly over the disk, 128 KB-aligned, leaving room for the 180 s a stream reads
-    (1.44 GB)."""
+    file's start uniformly over the disk, 128 KB-aligned, each file holding what its stream reads
+    in 180 s (1.44 GB) and no two overlapping."""
     import random
 
     blocks = int(DISK["capacity_gb"] * 1e9 / 512)
-    room = blocks - int(8e6 * 180 / 512) - 256
+    extent = int(8e6 * 180 / 512) + 256  # what a stream reads in 180 s
     rng = random.Random(seed)
-    return [rng.randrange(0, room) // 256 * 256 for _ in range(4)]
+    while True:  # four files that do not overlap
+        starts = [rng.randrange(0, blocks - extent) // 256 * 256 for _ in range(4)]
+        if all(abs(a - b) >= extent for i, a in enumerate(starts) for b in starts[i + 1:]):
+            return starts
 
 
 def _config(disk: Path, host: str, seconds: float, boosted: int | None, shaper: dict | None, seed: int) -> dict:
