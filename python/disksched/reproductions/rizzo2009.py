@@ -138,6 +138,16 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
             if sched == "rr":
                 _turns(df, m, f"{case}_{sched}")
             log(f"  {case}, {sched}: {m[f'{case}_{sched}_a_mib_s']:.1f} + {m[f'{case}_{sched}_b_mib_s']:.1f} MiB/s")
+    # The sequential and the random reader under rr once more, with rr anticipating the random
+    # reader too (gs_rr's seek-distance test off): what that test does to the random reader's share.
+    cfg = {"seed": seed, "disk": {"model": str(disk), "scheduler": "fcfs"},
+           "host": {"scheduler": "rr", "set": {**SCHEDULERS["rr"], "seek_dist_bytes": 1e12}, "queue_threshold": 1},
+           "workload": {"kind": "mix", "clients": _members("seq_random", at_gib)},
+           "run": {"requests": 10_000_000, "duration_ms": duration_ms}}
+    df = run(cfg, records=True).records()
+    span_s = df.done_ns.max() / 1e9
+    for who, sel in (("a", df.client < 1000), ("b", df.client >= 1000)):
+        m[f"seq_random_rr_noseek_{who}_mib_s"] = float((df.blocks[sel] * 512).sum() / 2**20 / span_s)
     # C-LOOK alternates the two readers: the time one pair of their 128 KB reads takes.
     m["seq_random_clook_pair_ms"] = 2 * 0.125 / max(m["seq_random_clook_total"] / 2, 1e-9) * 1000
     # The reader beside a writer under rr, measured again with the drive's write cache off:
