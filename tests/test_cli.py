@@ -1,6 +1,10 @@
 """The command line: run, disks, schedulers, demo, bench, and user errors."""
 
 import json
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
 
 import pytest
 
@@ -179,6 +183,11 @@ def test_datasheet_disk_runs(tmp_path):
     assert p.returncode == 0, p.stderr
     p = cli("disks", "show", out)
     assert p.returncode == 0 and "27.6" in p.stdout  # outer media rate, MB/s
+    # A cache makes a write-back drive (current drives ship with the write cache on); --no-write-cache turns it off.
+    assert tomllib.loads(out.read_text())["controller"]["fast_write_level"] == 2
+    p = cli(*args[:-1], tmp_path / "wt.toml", "--no-write-cache")
+    assert p.returncode == 0, p.stderr
+    assert tomllib.loads((tmp_path / "wt.toml").read_text())["controller"].get("fast_write_level", 0) == 0
     bad = [a if a != "16" else "40" for a in args[:-1]] + [tmp_path / "bad.toml"]
     p = cli(*bad)
     assert p.returncode == 2 and "inner_mb_s: 40 must not exceed outer_mb_s (27.6)" in p.stderr

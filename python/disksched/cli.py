@@ -524,12 +524,16 @@ def disks_datasheet(name: str = typer.Option(...), capacity_gb: float = typer.Op
                     inner_mb_s: float = typer.Option(..., help="Sustained media rate, inner zone, MB/s."),
                     track_to_track_ms: float = typer.Option(...), average_seek_ms: float = typer.Option(...),
                     full_stroke_ms: float = typer.Option(...), cache_kb: int = typer.Option(0),
-                    write_cache: bool = typer.Option(False), bus_mb_s: float = typer.Option(0.0),
+                    write_cache: Optional[bool] = typer.Option(
+                        None, "--write-cache/--no-write-cache",
+                        help="Write-back caching. Default: on when --cache-kb is given (current drives ship with "
+                             "the write cache on); --no-write-cache for a write-through drive."),
+                    bus_mb_s: float = typer.Option(0.0),
                     head_switch_ms: float = typer.Option(0.8), surfaces: int = typer.Option(4),
                     zones: int = typer.Option(16),
                     out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (.toml).")) -> None:
     """Build a plausible disk spec from the figures a datasheet gives."""
-    figures = {k: v for k, v in locals().items() if k != "out"}
+    figures = {k: v for k, v in locals().items() if k != "out" and v is not None}
     from .output import atomic_write, check_out_file
 
     check_out_file(out, "-o")

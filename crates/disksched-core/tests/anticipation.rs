@@ -228,6 +228,27 @@ fn rr_slice_starts_at_the_first_completion() {
 }
 
 #[test]
+fn rr_slice_start_when_idle_bounds_a_backlogged_client_by_quantum_kb_alone() {
+    // As above, but every request 1 ms and A always backlogged (64 queued, 128 KB
+    // each). Later gs_rr.c starts A's clock at its first completion (1 ms; the
+    // slice ends at 11 ms): 12 requests, dispatched at 0..11 ms.
+    // FreeBSD 8.x's starts it only at a completion that finds A's queue empty while
+    // anticipating, which never happens: A keeps the disk for quantum_kb,
+    // 8192 / 128 = 64 requests.
+    for (when_idle, want) in [(0.0, 12), (1.0, 64)] {
+        let mut s = rr(&[("quantum_ms", 10.0), ("quantum_kb", 8192.0), ("wait_ms", 5.0), ("slice_start_when_idle", when_idle)]);
+        let mut a = reader(1, 0, 0, MS);
+        a.depth = 64;
+        let mut b = reader(2, 10_000_000, 0, MS);
+        b.depth = 64;
+        let mut d = Driver::new(vec![a, b]);
+        d.run(s.as_mut(), 200 * MS);
+        let first_run = d.log.iter().take_while(|x| x.flow == 1).count();
+        assert_eq!(first_run, want, "slice_start_when_idle = {when_idle}");
+    }
+}
+
+#[test]
 fn rr_history_settings_are_declared_with_freebsd_defaults() {
     let info = sched::lookup("rr").unwrap();
     let get = |n: &str| info.tunables.iter().find(|t| t.name == n).map(|t| (t.min, t.default, t.max)).unwrap();
@@ -240,6 +261,7 @@ fn rr_history_settings_are_declared_with_freebsd_defaults() {
     assert_eq!(get("seek_dist_bytes").1, 8192.0);
     assert_eq!(get("think_test").1, 1.0);
     assert_eq!(get("slice_from_completion").1, 1.0);
+    assert_eq!(get("slice_start_when_idle").1, 0.0);
 }
 
 fn antic(settings: &[(&str, f64)]) -> Box<dyn Scheduler> {

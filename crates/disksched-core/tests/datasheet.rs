@@ -48,3 +48,19 @@ fn bad_figures_are_rejected() {
     s.rpm = 0.0;
     assert!(s.build().unwrap_err().to_string().contains("datasheet.rpm: 0 must be > 0"));
 }
+
+#[test]
+fn a_datasheet_disk_with_a_cache_is_write_back_unless_told_otherwise() {
+    // Current drives ship with the write cache on: a cache makes a write-back drive;
+    // `write_cache = false` (`--no-write-cache`) makes it write-through; no cache, no write-back.
+    let level = |extra: &str, cache_kb: u32| {
+        let mut s = sheet();
+        s.cache_kb = cache_kb;
+        s.write_cache = match extra { "on" => Some(true), "off" => Some(false), _ => None };
+        s.build().unwrap().controller.fast_write_level
+    };
+    assert_eq!(level("", 8192), 2);
+    assert_eq!(level("off", 8192), 0);
+    assert_eq!(level("on", 8192), 2);
+    assert_eq!(level("", 0), 0);
+}

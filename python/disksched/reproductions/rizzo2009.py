@@ -20,9 +20,12 @@ DISK = {"name": "sata250", "capacity_gb": 250, "rpm": 7200, "outer_mb_s": 88, "i
         "track_to_track_ms": 0.8, "average_seek_ms": 8.5, "full_stroke_ms": 17, "cache_kb": 8192,
         "write_cache": True, "bus_mb_s": 150}
 GIB_BLOCKS = 2**30 // 512
-# The slides' gsched_rr sysctls: wait 5 ms, quantum 8 MB / 50 ms, one request at the drive.
+# The slides' gsched_rr sysctls: wait 5 ms, quantum 8 MB / 50 ms, one request at the drive;
+# and gs_rr.c as it was in 2009 (FreeBSD 8.x): a slice's clock starts only at a completion
+# that finds the client's queue empty while anticipating, so a greedy writer, whose queue
+# never empties, keeps the disk for quantum_kb (8 MB) and a synchronous reader for quantum_ms.
 SCHEDULERS = {"clook": {}, "rr": {"wait_ms": 5, "bypass": 0, "w_anticipate": 1, "quantum_kb": 8192,
-                                  "quantum_ms": 50, "queue_depth": 1}}
+                                  "quantum_ms": 50, "queue_depth": 1, "slice_start_when_idle": 1}}
 # MiB/s of (first, second) client per case and scheduler, from the slides.
 PAPER = {"two_readers": {"clook": (6.8, 6.8), "rr": (27.0, 27.0)},
          "reader_writer": {"clook": (0.234, 72.3), "rr": (12.0, 40.0)},
@@ -32,9 +35,25 @@ CASES = {"two_readers": "two sequential readers", "reader_writer": "sequential r
          "two_writers": "two greedy writers", "seq_random": "sequential reader + random reader"}
 
 
-def _members(case: str) -> list[dict]:
-    """The clients of one case: two files 1 GiB apart near the outer edge, 128 KB requests (MAXPHYS)."""
-    a, b = 40 * GIB_BLOCKS, 41 * GIB_BLOCKS
+# How far apart the two files start, GiB: the slides do not say. A 60 s run at the outer zone's
+# 88 MB/s covers 5.3 GB, so at 6 GiB each client stays in its own file for the whole run (at
+# 1 GiB, used before, a writer ran into the other's file within the full run).
+FILE_GIB = 6
+
+
+def _placement(seed: int) -> int:
+    """Where the first file starts, GiB from the disk's start: the slides do not say. A file system
+    places files by its own rules; here the seed draws it uniformly from the disk's outer half,
+    since the slides' lone writer (72.3 MiB/s, 75.8 MB/s) streams faster than the middle of a disk
+    falling linearly from 88 to 45 MB/s (66.5 MB/s) allows. The second file starts FILE_GIB later."""
+    import random
+
+    return random.Random(seed).randrange(0, int(DISK["capacity_gb"] * 1e9 / 2**30 / 2) - FILE_GIB)
+
+
+def _members(case: str, at_gib: int = 40) -> list[dict]:
+    """The clients of one case: two files FILE_GIB apart (the first at `at_gib`), 128 KB requests (MAXPHYS)."""
+    a, b = at_gib * GIB_BLOCKS, (at_gib + FILE_GIB) * GIB_BLOCKS
     reader = lambda at: {"kind": "dd", "request_kb": 128, "depth": 1, "start_lbn": at}  # noqa: E731
     writer = lambda at: {"kind": "dd", "request_kb": 128, "depth": 16, "write": True, "start_lbn": at}  # noqa: E731
     random_reader = {"kind": "hotcold", "size_kb": 128, "size_multiple_kb": 128, "read_fraction": 1.0,
@@ -77,31 +96,67 @@ def characterization_metrics(res: dict) -> dict:
     return m
 
 
+def _turns(df, m: dict, key: str) -> None:
+    """How rr shared the disk: the clients' turns (runs of consecutive dispatches of one client),
+    MiB and ms per turn for each, and the time between turns that no data moved (the
+    anticipation wait and the seek and rotation to the other file)."""
+    df = df.sort_values("host_dispatched_ns")
+    side = (df.client >= 1000).to_numpy()
+    starts = [0] + [i for i in range(1, len(side)) if side[i] != side[i - 1]]
+    ends = starts[1:] + [len(side)]
+    done, first_done, xfer = df.done_ns.to_numpy(), df.host_dispatched_ns.to_numpy(), df.transfer_ns.to_numpy()
+    blocks = df.blocks.to_numpy()
+    for who, flag in (("a", False), ("b", True)):
+        runs = [(a, b) for a, b in zip(starts, ends) if side[a] == flag][1:-1]  # whole turns only
+        m[f"{key}_{who}_turns"] = float(len(runs))
+        m[f"{key}_{who}_mib_per_turn"] = (sum(int(blocks[a:b].sum()) for a, b in runs) * 512 / 2**20 / len(runs)
+                                          if runs else float("nan"))
+        m[f"{key}_{who}_turn_ms"] = (sum(done[b - 1] - first_done[a] for a, b in runs) / 1e6 / len(runs)
+                                     if runs else float("nan"))
+    gaps = [done[a] - done[a - 1] - xfer[a] for a in starts[1:]]
+    m[f"{key}_switch_ms"] = sum(gaps) / 1e6 / len(gaps) if gaps else float("nan")
+
+
 def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     disk = out / "sata250.toml"
     write_spec(disk, _core.disk_datasheet(json.dumps(DISK)))
     char = characterization(disk, log)
     duration_ms = 5_000 if quick else 60_000
-    m: dict = {}
+    at_gib = _placement(seed)
+    m: dict = {"first_file_gib": float(at_gib)}
     for case in PAPER:
         for sched, tun in SCHEDULERS.items():
             cfg = {"seed": seed, "disk": {"model": str(disk), "scheduler": "fcfs"},
                    "host": {"scheduler": sched, "set": tun, "queue_threshold": 1},
-                   "workload": {"kind": "mix", "clients": _members(case)},
+                   "workload": {"kind": "mix", "clients": _members(case, at_gib)},
                    "run": {"requests": 10_000_000, "duration_ms": duration_ms}}
             df = run(cfg, records=True).records()
             span_s = df.done_ns.max() / 1e9
             for who, sel in (("a", df.client < 1000), ("b", df.client >= 1000)):
                 m[f"{case}_{sched}_{who}_mib_s"] = float((df.blocks[sel] * 512).sum() / 2**20 / span_s)
             m[f"{case}_{sched}_total"] = m[f"{case}_{sched}_a_mib_s"] + m[f"{case}_{sched}_b_mib_s"]
+            if sched == "rr":
+                _turns(df, m, f"{case}_{sched}")
             log(f"  {case}, {sched}: {m[f'{case}_{sched}_a_mib_s']:.1f} + {m[f'{case}_{sched}_b_mib_s']:.1f} MiB/s")
+    # The sequential and the random reader under rr once more, with rr anticipating the random
+    # reader too (gs_rr's seek-distance test off): what that test does to the random reader's share.
+    cfg = {"seed": seed, "disk": {"model": str(disk), "scheduler": "fcfs"},
+           "host": {"scheduler": "rr", "set": {**SCHEDULERS["rr"], "seek_dist_bytes": 1e12}, "queue_threshold": 1},
+           "workload": {"kind": "mix", "clients": _members("seq_random", at_gib)},
+           "run": {"requests": 10_000_000, "duration_ms": duration_ms}}
+    df = run(cfg, records=True).records()
+    span_s = df.done_ns.max() / 1e9
+    for who, sel in (("a", df.client < 1000), ("b", df.client >= 1000)):
+        m[f"seq_random_rr_noseek_{who}_mib_s"] = float((df.blocks[sel] * 512).sum() / 2**20 / span_s)
+    # C-LOOK alternates the two readers: the time one pair of their 128 KB reads takes.
+    m["seq_random_clook_pair_ms"] = 2 * 0.125 / max(m["seq_random_clook_total"] / 2, 1e-9) * 1000
     # The reader beside a writer under rr, measured again with the drive's write cache off:
     # what the write-back buffer does to the reader's share.
     nowc = out / "sata250_nowc.toml"
     write_spec(nowc, _core.disk_datasheet(json.dumps({**DISK, "name": "sata250-nowc", "write_cache": False})))
     cfg = {"seed": seed, "disk": {"model": str(nowc), "scheduler": "fcfs"},
            "host": {"scheduler": "rr", "set": SCHEDULERS["rr"], "queue_threshold": 1},
-           "workload": {"kind": "mix", "clients": _members("reader_writer")},
+           "workload": {"kind": "mix", "clients": _members("reader_writer", at_gib)},
            "run": {"requests": 10_000_000, "duration_ms": duration_ms}}
     df = run(cfg, records=True).records()
     span_s = df.done_ns.max() / 1e9
@@ -128,7 +183,7 @@ def tables(means: dict, metrics: dict) -> list[dict]:
     kbs = sorted(int(k.split("_")[2][:-2]) for k in metrics if k.startswith("char_seq_") and k.endswith("kb_ms"))
     sizes = [[f"{kb}", iv(f"char_seq_{kb}kb_ms"), iv(f"char_dd_{kb}kb_mb_s")] for kb in kbs]
     return [{"title": "Greedy clients, MiB/s (first + second client); one command at a time at the drive (ata(4), "
-                      "no NCQ), 128 KB requests, two files 1 GiB apart",
+                      f"no NCQ), 128 KB requests, two files {FILE_GIB} GiB apart",
              "columns": ["case", "scheduler", "disksched", "paper (slides)"], "rows": rows},
             {"title": "Slides part 4, \"latency vs blocksize, streaming\" (250 GB SATA, peak 88 MB/s): sequential "
                       "reads from LBN 0, one outstanding (disksched characterize; the slides' curve is a figure "

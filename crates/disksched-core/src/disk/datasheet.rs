@@ -48,9 +48,10 @@ pub struct Datasheet {
     /// Buffer size, KB (0: no cache).
     #[serde(default)]
     pub cache_kb: u32,
-    /// Write-back caching (immediate report).
+    /// Write-back caching (immediate report). Unset: on when there is a cache
+    /// (`cache_kb` > 0), as current drives ship; `false` (`--no-write-cache`) for write-through.
     #[serde(default)]
-    pub write_cache: bool,
+    pub write_cache: Option<bool>,
     /// Interface rate, MB/s (0: no bus time).
     #[serde(default)]
     pub bus_mb_s: f64,
@@ -175,7 +176,7 @@ impl Datasheet {
                 // the read-ahead to its limit; current drives resume it when
                 // the stream hits again (DiskSim's `Read-ahead on idle hit`).
                 read_ahead_on_idle_hit: segments > 0,
-                fast_write_level: if self.write_cache { 2 } else { 0 },
+                fast_write_level: if self.write_cache.unwrap_or(cache_blocks > 0) { 2 } else { 0 },
                 read_hits_on_write_data: true,
                 ..Default::default()
             },

@@ -589,7 +589,8 @@ impl Drive {
     /// destage) positions from the end of the command overhead, overlapping
     /// the data phase, and writes each sector as its data arrives. A write
     /// arriving during a destage waits for its end, unless it starts where
-    /// the destage's data ends (`Combine seq writes`) and joins it. One
+    /// the destage's data ends (`Combine seq writes`) and joins it (once the
+    /// media write has made room for it in the segment). One
     /// destage at a time: with no write prebuffering, a write needs the
     /// mechanism, so `Maximum number of write segments` never binds.
     fn serve_write(&mut self, model: &DiskModel, now: u64, lbn: u64, blocks: u32) -> Service {
@@ -604,7 +605,19 @@ impl Drive {
             let sector_ns = model.mech.sector_ns(model.layout.sectors_per_track(d.at.0, d.at.1)).max(1);
             ((d.media_end - now) / sector_ns + 1).min(d.blocks)
         };
-        let appends = destaging.filter(|d| spec.combine_seq_writes && d.end_lbn == lbn && unwritten(d) + blocks as u64 <= self.cache.segment_blocks);
+        // A write that continues the destage but does not fit yet joins it
+        // once the media write has freed room for it: the drive disconnects
+        // and takes the data when the space is there, and the media write
+        // goes on without a break, as a write-back drive streams a
+        // sequential writer at its media rate. (It used to wait for the
+        // destage's end and start a new media write a sector late: a
+        // revolution lost every segment's worth, half the media rate.)
+        let continues_destage = destaging.filter(|d| spec.combine_seq_writes && d.end_lbn == lbn && (blocks as u64) < self.cache.segment_blocks);
+        let appends = continues_destage;
+        let room_at = continues_destage.filter(|d| unwritten(d) + blocks as u64 > self.cache.segment_blocks).map(|d| {
+            let sector_ns = model.mech.sector_ns(model.layout.sectors_per_track(d.at.0, d.at.1)).max(1);
+            d.media_end.saturating_sub((self.cache.segment_blocks - blocks as u64 - 1) * sector_ns)
+        });
         let (from, mech_free) = match appends {
             // The destage's end is rounded up by a ns or so per track piece;
             // going on a few ns before it keeps the continuation on the very
@@ -615,7 +628,7 @@ impl Drive {
         };
         self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free), ..Default::default() };
         let continues = self.state.head.next_lbn == Some(lbn);
-        let busy_until = destaging.filter(|_| appends.is_none()).map(|d| d.media_end);
+        let busy_until = destaging.filter(|_| appends.is_none()).map(|d| d.media_end).or(room_at);
         let plan = ctl.write_plan(now, self.state.last_was_write, continues, blocks, busy_until, appends.is_some());
         let start = plan.mech_from.max(mech_free);
         let a = model.media_access(from, start, Some(plan.data), lbn, blocks, true, &mut self.pieces);

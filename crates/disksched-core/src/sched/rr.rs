@@ -8,7 +8,13 @@
 //! slice's time starts at the first completion of one of the client's
 //! requests, not at its first dispatch, so the client is not charged for the
 //! seek to its data or for the drive finishing the previous client's work
-//! (write-back destages) (`slice_from_completion`).
+//! (write-back destages) (`slice_from_completion`). Which completion starts
+//! it changed between copies of gs_rr.c (`slice_start_when_idle`): in
+//! FreeBSD 8.x's, the code of the 2009 paper, only a completion that finds the
+//! client in service with its queue empty, anticipating, starts the clock, so
+//! a client that always keeps requests queued (a greedy asynchronous writer)
+//! is bounded by `quantum_kb` alone; later copies (and the default here)
+//! start it at the client's first completion of any kind.
 //!
 //! When the queue in service runs dry after a read (or a write, with
 //! `w_anticipate`), the scheduler does not switch at once: it idles up to
@@ -48,6 +54,9 @@ pub const TUNABLES: &[Tunable] = &[
         "no anticipation for a client whose mean seek distance exceeds this (gs_rr: 8192 bytes; samples capped at 65536)"),
     tunable("slice_from_completion", "bool", 0.0, 1.0, 1.0,
         "1 = a slice's quantum_ms runs from its first completion (gs_rr), 0 = from its first dispatch"),
+    tunable("slice_start_when_idle", "bool", 0.0, 0.0, 1.0,
+        "with slice_from_completion: 1 = the clock starts only at a completion that finds the client's queue empty \
+         while anticipating (gs_rr.c of FreeBSD 8.x, 2009), 0 = at its first completion of any kind (later gs_rr.c)"),
 ];
 
 /// gs_rr caps each seek-distance sample at this (`8192 * 8` bytes).
@@ -119,6 +128,7 @@ pub struct Rr {
     think_test: bool,
     seek_dist_bytes: u64,
     slice_from_completion: bool,
+    slice_start_when_idle: bool,
     wait_hits: u64,
     wait_misses: u64,
     wait_skipped: u64,
@@ -144,6 +154,7 @@ impl Rr {
             think_test: t.get("think_test") != 0.0,
             seek_dist_bytes: t.get("seek_dist_bytes") as u64,
             slice_from_completion: t.get("slice_from_completion") != 0.0,
+            slice_start_when_idle: t.get("slice_start_when_idle") != 0.0,
             wait_hits: 0,
             wait_misses: 0,
             wait_skipped: 0,
@@ -279,12 +290,14 @@ impl Scheduler for Rr {
         let client = ctx.reqs.get(id).flow;
         let Some(q) = self.queues.get_mut(&client) else { return };
         // gs_rr's g_rr_done: the slice's clock starts at its first completion, so the
-        // client is not charged for the first seek (or for what the drive did before it).
-        if !q.completed {
+        // client is not charged for the first seek (or for what the drive did before it);
+        // with slice_start_when_idle (FreeBSD 8.x) only at one that finds it anticipating.
+        let busy = self.active == Some(client) && q.status == Status::Busy;
+        if !q.completed && (busy || !self.slice_start_when_idle) {
             q.completed = true;
             q.slice_end = ctx.now + SimDuration(self.quantum_ns);
         }
-        if self.active == Some(client) && q.status == Status::Busy {
+        if busy {
             q.status = Status::Idling;
             q.wait_end = ctx.now + SimDuration(self.wait_ns);
         }
