@@ -138,6 +138,14 @@ def run(cfg: dict, *args, **kwargs):
     return _RUNS[key]
 
 
+def run_unablated(cfg: dict, *args, **kwargs):
+    """`disksched.run` with no ablation applied: for sizing a workload on the paper's own set-up (the load a
+    mechanism is measured under must stay the same when the mechanism is removed)."""
+    from .. import run as run_sim
+
+    return run_sim(cfg, *args, **kwargs)
+
+
 @contextlib.contextmanager
 def ablating(rules: dict | None, memo: dict | None):
     """Every `run` inside the block has `rules` applied (None: none) and shares the results in `memo`."""

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import trace_path
-from .common import line_panel, plt, run
+from .common import line_panel, plt, run, run_unablated
 
 NAME = "riska2004"
 DISK = "cheetah9lp"
@@ -86,8 +86,6 @@ def trace_speed(n: int, skip: int, seed: int, by: str = "time") -> float:
     the paper's 25 outstanding: averaged over time (`by` = "time", the experiment's reading) or over what arriving
     requests find ("seen", shown beside it); geometric bisection to 1%, on the paper's set-up (never an ablated
     one: the workload stays the same when a mechanism is removed)."""
-    from .. import run as run_unablated
-
     average = outstanding if by == "time" else seen
 
     def load(speed: float) -> float:
@@ -285,8 +283,6 @@ def overload_rates(seed: int, quick: bool) -> dict:
     threshold 4 sustains one of the two). Base periods: bursts hold half the requests (the paper), the base time
     split evenly before, between and after them. Quick runs the whole timeline at 1/4 scale (and the minute mark
     with it)."""
-    from .. import run as run_unablated
-
     # Capacities: closed runs that keep the disk saturated (64 outstanding, 60,000 requests: long enough that the
     # start-up transient of a deeper population no longer shows), FCFS with all 64 at the disk, SPTF at threshold 4.
     cap = {key: run_unablated(_closed("fcfs", sched, t, 64, 60_000, seed)).summary["iops"]
