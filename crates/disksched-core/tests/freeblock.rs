@@ -1268,3 +1268,48 @@ fn idle_work_on_one_disk_of_an_array_does_not_wait_for_another_disks_queue() {
     let floor = (to - from) / (2 * model.mech.revolution_ns()) * model.layout.sectors_per_track(0, 0) as u64;
     assert!(blocks >= floor, "disk 1 moved {blocks} blocks in the {} ns it waited; at least {floor} expected", to - from);
 }
+
+#[test]
+fn firmware_under_the_one_per_track_rule_reads_one_range_per_opportunity() {
+    // Lumb et al. 2002, Fig. 10: the simulation "with the same
+    // one-request-per-track limitation" as the external scheduler. In
+    // firmware the rule still never delays the foreground; it reads one LBN
+    // range per opportunity (no source-plus-destination pair, one side of a
+    // track's logical start) and so fewer blocks.
+    let transfers = |rule: bool| {
+        let cfg = config("sptf", &format!("[freeblock]\nidle = false\nfirmware_one_per_track = {rule}"), 6000);
+        let mut sim = Simulation::with_model(&cfg, common::atlas()).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        sim.on_background_transfer(Box::new(move |_, _, lo, hi, t| sink.lock().unwrap().push((lo, hi, t.0))));
+        let r = sim.run(&mut |_, _| true).unwrap();
+        let v = seen.lock().unwrap().clone();
+        (r, v)
+    };
+    let plain = run(&config("sptf", "", 6000));
+    let (with_rule, ranges) = transfers(true);
+    let (without, ranges_without) = transfers(false);
+    assert_eq!(plain.records.unwrap().done_ns, with_rule.records.unwrap().done_ns, "the foreground is untouched");
+    let model = common::atlas();
+    let track = |lbn: u64| {
+        let p = model.layout.lbn_to_pbn(lbn);
+        (p.cylinder, p.head)
+    };
+    // An opportunity's transfers (reported per run of wanted blocks, at one time) that are not one
+    // ascending LBN range on one track: a source-and-destination pair, or both sides of a track's start.
+    let not_one_range = |v: &[(u64, u64, u64)]| {
+        let mut m: std::collections::BTreeMap<u64, Vec<(u64, u64)>> = Default::default();
+        for &(lo, hi, t) in v {
+            m.entry(t).or_default().push((lo, hi));
+        }
+        m.values().filter(|g| g.iter().any(|r| track(r.0) != track(g[0].0)) || g.windows(2).any(|w| w[1].0 < w[0].1)).count()
+    };
+    for &(lo, hi, _) in &ranges {
+        assert_eq!(track(lo), track(hi - 1), "one range stays on one track");
+    }
+    assert_eq!(not_one_range(&ranges), 0, "one range per opportunity under the rule");
+    assert!(not_one_range(&ranges_without) > 100, "without the rule, opportunities of two ranges: {}", not_one_range(&ranges_without));
+    let (a, b) = (with_rule.freeblock.unwrap().free_blocks, without.freeblock.unwrap().free_blocks);
+    println!("free blocks with the rule {a}, without {b}");
+    assert!(a < b && a > b / 2, "the rule costs free blocks: {a} vs {b}");
+}

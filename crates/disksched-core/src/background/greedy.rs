@@ -31,6 +31,12 @@ pub struct Greedy {
     /// a track can trigger the drive's prefetching). False: such commands
     /// are planned too, so the rule's cost can be measured.
     pub one_per_track: bool,
+    /// Firmware mode under the external scheduler's limits (Lumb et al.
+    /// 2002, Fig. 10: "with the same one-request-per-track limitation"): one
+    /// LBN range per opportunity, nothing on the source track, on the
+    /// destination track only blocks that end where the foreground read
+    /// begins (a merged read), elsewhere one side of a track's logical start.
+    pub firmware_one_per_track: bool,
     /// Wanted blocks per cylinder: lets idle time find the nearest work.
     cyl_wanted: Vec<u32>,
     /// Wanted blocks per track (cylinder * surfaces + head): lets a search skip empty tracks.
@@ -40,7 +46,7 @@ pub struct Greedy {
 impl Greedy {
     /// A planner for a drive of `model`, counting the blocks `tasks` want; no margin.
     pub fn new(model: Arc<DiskModel>, tasks: &Tasks, search_tracks: u32) -> Greedy {
-        let mut p = Greedy { model, search_tracks, seek_conservatism_ns: 0, one_per_track: true, cyl_wanted: Vec::new(), track_wanted: Vec::new() };
+        let mut p = Greedy { model, search_tracks, seek_conservatism_ns: 0, one_per_track: true, firmware_one_per_track: false, cyl_wanted: Vec::new(), track_wanted: Vec::new() };
         p.recount(tasks);
         p
     }
@@ -132,6 +138,9 @@ impl Greedy {
             return best;
         }
         let same_track = src == dst;
+        if self.firmware_one_per_track {
+            return self.plan_one_range(t0, tf, direct, src, dst, fg_write, bg_write, tasks);
+        }
         // Source and destination: split the slack at a few points.
         const SPLITS: u64 = 4;
         for i in 0..=SPLITS {
@@ -157,6 +166,43 @@ impl Greedy {
             if let Some(v) = self.visit(c, h, arrive, leave_by, bg_write, tasks) {
                 if v.wanted > best.wanted {
                     best = Plan { wanted: v.wanted, visits: vec![v] };
+                }
+            }
+        });
+        best
+    }
+
+    /// `plan` under the external scheduler's limits (`firmware_one_per_track`):
+    /// the one LBN range moving the most wanted blocks, either on the
+    /// destination track ending where the foreground's sector comes round (a
+    /// read merged into a foreground read), or on another track (one side of
+    /// its logical start). Nothing on the source track.
+    #[allow(clippy::too_many_arguments)]
+    fn plan_one_range(&self, t0: u64, tf: u64, direct: u64, src: (u32, u32), dst: (u32, u32), fg_write: bool, bg_write: bool,
+                      tasks: &Tasks) -> Plan {
+        let mut best = Plan::default();
+        let keep = |best: &mut Plan, v: Visit, range: (u64, u64)| {
+            let wanted = tasks.value_range_dir(range.0, range.1, v.write);
+            if wanted > best.wanted {
+                *best = Plan { wanted, visits: vec![Visit { lbns: vec![range], wanted, ..v }] };
+            }
+        };
+        if !fg_write && !bg_write && src != dst {
+            // The window ends as the foreground's first sector comes round: its last part is the
+            // one a read prepended to the foreground read can take.
+            if let Some(v) = self.visit(dst.0, dst.1, t0 + direct, tf, false, tasks) {
+                let last = *v.lbns.last().expect("a visit covers a range");
+                keep(&mut best, v, last);
+            }
+        }
+        self.other_tracks(t0, tf, src, dst, fg_write, bg_write, |c, h, arrive, leave_by| {
+            if self.slots_bound(c, h, arrive, leave_by) * tasks.max_weight() <= best.wanted {
+                return;
+            }
+            if let Some(v) = self.visit(c, h, arrive, leave_by, bg_write, tasks) {
+                let part = v.lbns.iter().copied().max_by_key(|&(lo, hi)| (tasks.value_range_dir(lo, hi, v.write), std::cmp::Reverse(lo)));
+                if let Some(part) = part {
+                    keep(&mut best, v, part);
                 }
             }
         });
@@ -373,6 +419,7 @@ impl Planner for Greedy {
         self.search_tracks = settings.search_tracks;
         self.seek_conservatism_ns = settings.seek_conservatism_ns;
         self.one_per_track = settings.one_per_track;
+        self.firmware_one_per_track = settings.firmware_one_per_track;
     }
     fn recount(&mut self, tasks: &Tasks) {
         Greedy::recount(self, tasks)

@@ -100,6 +100,7 @@ pub const FREEBLOCK_PARAMS: &[Param] = &[
     Param::other("noise", Ty::Table, "", "external mode: `[freeblock.noise]`"),
     Param::other("belief", Ty::Table, "absent: exact", "external mode: the external scheduler's model of the drive, `[freeblock.belief]` (keys as `host.belief`; also the host scheduler's unless `[host.belief]` is given)"),
     Param::other("one_per_track", Ty::Bool, "true", "external mode: no background command of its own on the source or destination track (a second command on a track can trigger the drive's prefetch; section 4.3)"),
+    Param::other("firmware_one_per_track", Ty::Bool, "false", "firmware mode: plan under the external scheduler's limits (one LBN range per opportunity: nothing on the source track, on the destination track only blocks just before the foreground read, one side of a track's logical start), as Lumb et al. 2002's Fig. 10 simulation with the one-request-per-track limitation"),
     DRIVE_QUEUE_DEPTH,
     SEARCH_TRACKS,
     Param::other("idle", Ty::Bool, "true", "also read background blocks when the drive is idle (both modes)"),
@@ -213,6 +214,9 @@ pub struct FreeblockConfig {
     /// External mode: no background command of its own on the source or destination track.
     #[serde(default = "yes")]
     pub one_per_track: bool,
+    /// Firmware mode: plan under the external scheduler's one-command-per-track limits.
+    #[serde(default)]
+    pub firmware_one_per_track: bool,
     /// External mode: commands kept at the drive, 1 or 2.
     #[serde(default = "default_drive_queue_depth")]
     pub drive_queue_depth: u32,

@@ -73,6 +73,8 @@ pub struct PlannerSettings {
     pub seek_conservatism_ns: u64,
     /// External mode: no background command of its own on the source or destination track.
     pub one_per_track: bool,
+    /// Firmware mode: plan under the external scheduler's one-command-per-track limits.
+    pub firmware_one_per_track: bool,
 }
 
 /// A freeblock planner (see the module doc).
