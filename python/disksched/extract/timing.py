@@ -26,6 +26,8 @@ class Clock:
     period_confidence: float = 0.0
     anchors: int = 0
     notes: list = field(default_factory=list)
+    anchor_blocks: list = field(default_factory=list)
+    anchor_times: list = field(default_factory=list)
 
     def phase(self, t_ns: float) -> float:
         """Rotational phase of a time, revolutions in [0, 1)."""
@@ -58,7 +60,8 @@ def _coherence(deltas: list[np.ndarray], periods: np.ndarray) -> np.ndarray:
 
 
 def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: int = 8,
-                    min_ms: float = 1.5, max_ms: float = 25.0, progress: Optional[Callable] = None) -> tuple[float, float, int]:
+                    min_ms: float = 1.5, max_ms: float = 25.0, progress: Optional[Callable] = None,
+                    keep: Optional[Clock] = None) -> tuple[float, float, int]:
     """The rotation period from revisits of `anchors` far-apart blocks, read in
     turn `rounds` times (more anchors than any cache has segments, so each read
     misses): every read of one block completes a whole number of revolutions
@@ -107,4 +110,25 @@ def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: 
     if best is None:
         raise DeviceError("no rotation period found (the device's timing shows no revolution)")
     revs = int(max(float(d[-1]) for d in deltas) / best[0])
+    if keep is not None:
+        keep.anchor_blocks, keep.anchor_times = blocks, times
     return best[0], best[1], revs
+
+
+def refine_period(dev: Device, clock: Clock) -> int:
+    """Read the anchors once more (long after they were first read) and refit
+    the period over the whole span: its error shrinks with the span. Returns
+    the revolutions spanned."""
+    for b, ts in zip(clock.anchor_blocks, clock.anchor_times):
+        ts.append(dev.read(b))
+    p = clock.period_ns
+    deltas = [np.array(t, dtype=float) - t[0] for t in clock.anchor_times]
+    for _ in range(3):
+        m = [np.round(d / p) for d in deltas]
+        w = [np.abs(d / p - mm) < 0.05 for mm, d in zip(m, deltas)]
+        num = sum(float((mm * d * ww).sum()) for mm, d, ww in zip(m, deltas, w))
+        den = sum(float((mm * mm * ww).sum()) for mm, ww in zip(m, w))
+        if den:
+            p = num / den
+    clock.period_ns = p
+    return int(max(float(d[-1]) for d in deltas) / p)

@@ -1,0 +1,420 @@
+"""Geometry from timing alone (Skippy's idea, Talagala et al. 1999, with DIXtrac's
+bookkeeping): the LBN-to-track map, sectors per track, skews, zones, slips.
+
+The walk reads one block every `stride` blocks across the disk, each command
+sent the moment the previous one completes. A read that misses the cache
+completes a fixed time after its sector passes the head, so the phase of its
+completion (time modulo the rotation period) is the angle of its sector plus a
+constant. Within a track, `stride` LBNs further is `stride` sectors further;
+where that fails, a track boundary (a skew) or a slipped sector lies between
+the two reads. Boundaries are then placed exactly by the track's LBN count
+(found by binary search with single-block probes where the count is not yet
+known or the prediction falls outside the window the walk saw), and checked by
+the skews they imply.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from .device import Device
+from .timing import Clock
+
+
+@dataclass
+class Walk:
+    stride: int
+    x: np.ndarray       # LBN read
+    t: np.ndarray       # completion time, ns
+    resp: np.ndarray    # response time, ns
+
+
+@dataclass
+class Track:
+    first: int          # first LBN
+    count: int          # LBNs on the track
+    spt: int            # physical sectors per track
+    level: float        # sector of LBN 0 were the whole disk one track of this spt (o = sector - lbn), mod spt
+    slips: list = field(default_factory=list)   # LBN offsets (from first) after which one sector is skipped
+    exact: bool = False  # boundary found by probing (else predicted from the LBN count and checked by the walk)
+
+
+def walk(dev: Device, start: int, end: int, stride: int, progress: Optional[Callable] = None) -> Walk:
+    n = max((end - start) // stride, 1)
+    xs = np.arange(start, start + n * stride, stride, dtype=np.int64)
+    ts = np.zeros(n, dtype=np.float64)
+    rs = np.zeros(n, dtype=np.float64)
+    every = max(n // 200, 1)
+    for i, x in enumerate(xs):
+        t0 = dev.now_ns()
+        t = dev.read(int(x))
+        ts[i], rs[i] = t, t - t0
+        if progress and i % every == 0:
+            progress(i, n)
+    return Walk(stride, xs, ts, rs)
+
+
+def _fold(v: np.ndarray, n) -> np.ndarray:
+    """v mod n, in (-n/2, n/2]."""
+    return v - n * np.round(v / n)
+
+
+def pair_spt(w: Walk, clock: Clock) -> np.ndarray:
+    """Sectors per track implied by each consecutive pair (right for pairs on one track)."""
+    dp = ((np.diff(w.t) / clock.period_ns) % 1.0)
+    with np.errstate(divide="ignore"):
+        return np.where(dp > 0, w.stride / dp, np.inf)
+
+
+def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = 40) -> list[tuple[int, int, int]]:
+    """Runs of pairs with one sectors-per-track: (first pair, last pair + 1, spt).
+    spt per run = stride / mean phase step over the run's same-track pairs."""
+    n = pair_spt(w, clock)
+    npairs = len(n)
+    win = 31
+    pad = np.pad(n, (win // 2, win // 2), mode="edge")
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    roll = np.median(sliding_window_view(pad, win), axis=1)[:npairs]
+    est = np.round(roll).astype(np.int64)
+    # runs of equal rounded estimate; tiny runs (noise) join their neighbour
+    runs = []
+    i = 0
+    while i < npairs:
+        j = i
+        while j < npairs and abs(est[j] - est[i]) <= max(1, est[i] // 200):
+            j += 1
+        runs.append([i, j, int(np.median(est[i:j]))])
+        i = j
+    merged: list = []
+    for r in runs:
+        if merged and (r[1] - r[0] < min_pairs or abs(r[2] - merged[-1][2]) <= max(1, r[2] // 200)):
+            merged[-1][1] = r[1]
+        else:
+            merged.append(r)
+    if len(merged) > 1 and merged[0][1] - merged[0][0] < min_pairs:
+        merged[1][0] = 0
+        merged.pop(0)
+    out = []
+    dp = (np.diff(w.t) / clock.period_ns) % 1.0
+    for a, b, e in merged:
+        seg = dp[a:b]
+        expect = w.stride / e
+        same = seg[np.abs(seg - expect) < 0.25 * expect]
+        spt = int(round(w.stride / float(np.mean(same)))) if len(same) else e
+        out.append((a, b, spt))
+    return out
+
+
+def levels(w: Walk, clock: Clock, spt_of_probe: np.ndarray) -> np.ndarray:
+    """o = sector - LBN (mod spt) of each probe, sectors, from its completion phase."""
+    ph = (w.t / clock.period_ns) % 1.0
+    return (ph * spt_of_probe - w.x) % spt_of_probe
+
+
+def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2) -> list[tuple[int, int, float]]:
+    """Runs of probes with one level: (first member, last member, level). A
+    probe that differs alone (a late completion) is an outlier, in no run."""
+    runs = []
+    n = len(o)
+    i = 0
+    while i < n:
+        ref = o[i]
+        members = [i]
+        j = i + 1
+        while j < n:
+            d = abs(_fold(np.array(o[j] - ref), spt[j]))
+            if d <= tol and spt[j] == spt[i]:
+                members.append(j)
+                j += 1
+                continue
+            ahead = o[j:j + confirm]
+            if len(ahead) < confirm or spt[j] != spt[i] or (
+                    np.all(np.abs(_fold(ahead - o[j], spt[j])) <= tol)
+                    and np.all(np.abs(_fold(ahead - ref, spt[j])) > tol)):
+                break
+            j += 1  # an outlier
+        vals = o[members]
+        # completions are only ever late: the level is a low quantile (circular about ref)
+        rel = _fold(vals - ref, spt[i])
+        q = 0.0 if tol < 1 else 0.2
+        level = float((ref + np.quantile(rel, q)) % spt[i])
+        runs.append((members[0], members[-1], level))
+        i = j
+    return runs
+
+
+class Prober:
+    """Single-block probes that must miss the cache: searches run side by side,
+    one probe of each in turn, with far-away filler reads when fewer than
+    `spread` are active, so a block is never read soon after a neighbour."""
+
+    def __init__(self, dev: Device, clock: Clock, rng: random.Random, spread: int = 24):
+        self.dev, self.clock, self.rng, self.spread = dev, clock, rng, spread
+        self.probes = 0
+        self.suspect_hits = 0
+
+    def run(self, tasks: list) -> list:
+        """`tasks`: generators that yield an LBN and receive its completion phase
+        (revolutions); returns each generator's return value."""
+        results = [None] * len(tasks)
+        pending = {}
+        for i, g in enumerate(tasks):
+            try:
+                pending[i] = next(g)
+            except StopIteration as e:
+                results[i] = e.value
+        while pending:
+            order = list(pending)
+            fill = max(self.spread - len(order), 0)
+            for k, i in enumerate(order):
+                if fill and k < fill:
+                    self.dev.read(self.rng.randrange(self.dev.blocks))
+                t0 = self.dev.now_ns()
+                t = self.dev.read(pending[i])
+                self.probes += 1
+                if abs((t - t0) - self.clock.hit_ns) < 2000 + self.clock.noise_ns * 0.25:
+                    self.suspect_hits += 1
+                try:
+                    pending[i] = tasks[i].send(self.clock.phase(t))
+                except StopIteration as e:
+                    results[i] = e.value
+                    del pending[i]
+            if fill > len(order):
+                for _ in range(fill - len(order)):
+                    self.dev.read(self.rng.randrange(self.dev.blocks))
+        return results
+
+
+def _closer_to_new(phase: float, y: int, old: tuple[float, int], new: tuple[float, int]) -> bool:
+    (lo, so), (ln, sn) = old, new
+    d_old = abs(_fold(np.array((phase * so - y) - lo), so))
+    d_new = abs(_fold(np.array((phase * sn - y) - ln), sn))
+    return bool(d_new < d_old)
+
+
+def search(a: int, b: int, old: tuple[float, int], new: tuple[float, int]):
+    """Generator: the first LBN in (a, b] at the `new` level (a is at `old`, b at `new`)."""
+    lo, hi = a, b
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        ph = yield mid
+        if _closer_to_new(ph, mid, old, new):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@dataclass
+class Geometry:
+    tracks: list            # Track, in LBN order
+    cylinders: list         # index of the first track of each cylinder
+    surfaces: int
+    zones: list             # dicts: first_track, last_track (incl.), spt, track_skew, cylinder_skew, count
+    stats: dict
+
+
+def _mode(vals, default=None):
+    if not len(vals):
+        return default
+    v, c = np.unique(np.asarray(vals), return_counts=True)
+    return v[np.argmax(c)].item()
+
+
+def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, start: int = 0, end: Optional[int] = None,
+                   progress: Optional[Callable] = None, calib_per_zone: int = 16, debug: bool = False) -> Geometry:
+    end = dev.blocks if end is None else end
+    w = walk(dev, start, end, stride, progress)
+    zr = zones_of_walk(w, clock)
+    sp = np.zeros(len(w.x), dtype=np.int64)
+    for a, b, n in zr:
+        sp[a:b + 1] = n
+    exact_mode = clock.noise_ns < 0.25 * clock.period_ns / float(sp.max())
+    tol = 0.5 if exact_mode else max(0.75, 1.5 * clock.noise_ns / (clock.period_ns / float(sp.max())))
+    if clock.anchor_blocks:
+        from .timing import refine_period
+        refine_period(dev, clock)  # the walk took many revolutions: refit the period over the whole span
+    o = levels(w, clock, sp.astype(float))
+    runs = segment(o, sp, tol)
+    X = w.x
+    # windows between runs: slips (level +1, same spt) and track boundaries
+    bounds = []   # (a, b, run index after)
+    slipw = []    # (a, b, run before, run after)
+    for r in range(1, len(runs)):
+        f0, l0, lev0 = runs[r - 1]
+        f1, l1, lev1 = runs[r]
+        same = sp[l0] == sp[f1]
+        D = float(_fold(np.array(lev1 - lev0), sp[f1])) if same else None
+        if same and exact_mode and abs(D - 1) < 0.5:
+            slipw.append((int(X[l0]), int(X[f1]), r - 1, r))
+        else:
+            bounds.append((int(X[l0]), int(X[f1]), r))
+    prober = Prober(dev, clock, rng)
+
+    def lv(r):
+        return (runs[r][2], int(sp[runs[r][0]]))
+
+    # exact slips
+    slip_pos = prober.run([search(a, b, lv(r0), lv(r1)) for a, b, r0, r1 in slipw])
+    # calibration: the first windows of each zone, exactly
+    nb = len(bounds)
+    B = [None] * nb
+    zone_of = [int(sp[runs[r][0]]) for _, _, r in bounds]
+    calib = []
+    seen = {}
+    for k in range(nb):
+        key = (zone_of[k], zone_of[k - 1] if k else None)
+        newzone = k == 0 or zone_of[k] != zone_of[k - 1]
+        if newzone:
+            seen[k] = 0
+            zstart = k
+        if seen.get(zstart, 0) < calib_per_zone:
+            calib.append(k)
+            seen[zstart] = seen.get(zstart, 0) + 1
+    # the run before window k's "after" run is the last run of the previous track
+    def prev_run(k):
+        return bounds[k][2] - 1
+
+    res = prober.run([search(bounds[k][0], bounds[k][1], lv(prev_run(k)), lv(bounds[k][2])) for k in calib])
+    for k, v in zip(calib, res):
+        B[k] = v
+    # first-LBN sectors: sigma(track) = level of its first run + its first LBN
+    first_lbn = [start] + [None] * nb    # track t starts at first_lbn[t]; track t+1 begins at window t
+    run_of_track = [0] + [bounds[k][2] for k in range(nb)]
+
+    def sigma(t):
+        lev, n = lv(run_of_track[t])
+        return (lev + first_lbn[t]) % n
+
+    # skews per zone from the calibrated windows (consecutive exact boundaries)
+    for k in range(nb):
+        if B[k] is not None:
+            first_lbn[k + 1] = B[k]
+    skews: dict = {}
+    for k in range(nb):
+        t = k + 1
+        if first_lbn[t] is not None and first_lbn[t - 1] is not None and zone_of[k] == (zone_of[k - 1] if k else zone_of[k]) \
+                and (k > 0):
+            n = zone_of[k]
+            skews.setdefault(n, []).append(int(round(sigma(t) - sigma(t - 1))) % n)
+    zone_skews = {}
+    for n, v in skews.items():
+        vals, cnt = np.unique(v, return_counts=True)
+        order = np.argsort(-cnt)
+        main = [int(vals[i]) for i in order[:2] if cnt[i] >= 1]
+        zone_skews[n] = main
+    # full-track LBN count per zone (mode of the calibrated counts)
+    counts: dict = {}
+    for k in range(1, nb):
+        if B[k] is not None and B[k - 1] is not None and zone_of[k] == zone_of[k - 1]:
+            counts.setdefault(zone_of[k], []).append(B[k] - B[k - 1])
+    zone_count = {n: _mode(v) for n, v in counts.items()}
+    # chain: place each remaining boundary by the skews; search where none fits
+    rounds = 0
+    while True:
+        todo = []
+        for k in range(nb):
+            if B[k] is not None:
+                continue
+            t = k + 1
+            if first_lbn[t - 1] is None:
+                continue
+            a, b, r = bounds[k]
+            n = zone_of[k]
+            if k == 0 or zone_of[k - 1] != n or n not in zone_skews:
+                todo.append(k)
+                continue
+            lev = runs[r][2]
+            cands = []
+            for sk in zone_skews[n]:
+                target = (sigma(t - 1) + sk - lev) % n
+                cand = a + 1 + int(round(target - (a + 1))) % n
+                if a < cand <= b:
+                    cands.append(cand)
+            if not cands:
+                todo.append(k)
+                continue
+            if len(cands) > 1 and n in zone_count:
+                cands.sort(key=lambda c: abs(c - first_lbn[t - 1] - zone_count[n]))
+            B[k] = cands[0]
+            first_lbn[t] = B[k]
+        if not todo:
+            break
+        rounds += 1
+        if debug: print("search", [(k, bounds[k][:2], first_lbn[k]) for k in todo])
+        res = prober.run([search(bounds[k][0], bounds[k][1], lv(prev_run(k)), lv(bounds[k][2])) for k in todo])
+        for k, v in zip(todo, res):
+            B[k] = v
+            first_lbn[k + 1] = v
+    # tracks
+    ends = [B[k] for k in range(nb)] + [int(X[-1]) + 1 if end is None else end]
+    ends[-1] = end
+    tracks = []
+    sp_run = [int(sp[r[0]]) for r in runs]
+    slips_at = sorted(zip(slip_pos, [s[2] for s in slipw]))
+    si = 0
+    for t in range(nb + 1):
+        n = sp_run[run_of_track[t]]
+        tr = Track(first_lbn[t], ends[t] - first_lbn[t], n, runs[run_of_track[t]][2], [], exact=(t == 0 or B[t - 1] is not None))
+        while si < len(slips_at) and slips_at[si][0] < ends[t]:
+            if slips_at[si][0] > tr.first:
+                tr.slips.append(slips_at[si][0] - tr.first)
+            si += 1
+        tracks.append(tr)
+    stats = {"walk_probes": int(len(X)), "stride": stride, "runs": len(runs), "boundary_windows": nb,
+             "slip_windows": len(slipw), "calibrated": len(calib), "search_rounds": rounds,
+             "probes": prober.probes, "suspect_hits": prober.suspect_hits, "exact_mode": bool(exact_mode),
+             "level_tolerance_sectors": tol, "zone_skews": {str(k): v for k, v in zone_skews.items()},
+             "zone_track_count": {str(k): v for k, v in zone_count.items()}}
+    return _assemble(tracks, stats)
+
+
+def _assemble(tracks: list, stats: dict) -> Geometry:
+    """Cylinders (by the cylinder skew) and zones (runs of one sectors-per-track)."""
+    # per spt: head-switch skew = the most common skew; cylinder skew = the other
+    sk = [None]
+    for i in range(1, len(tracks)):
+        a, b = tracks[i - 1], tracks[i]
+        if a.spt != b.spt:
+            sk.append(None)
+            continue
+        sa = (a.level + a.first) % a.spt
+        sb = (b.level + b.first) % b.spt
+        sk.append(int(round(sb - sa)) % b.spt)
+    by_spt: dict = {}
+    for i, v in enumerate(sk):
+        if v is not None:
+            by_spt.setdefault(tracks[i].spt, []).append(v)
+    head_skew, cyl_skew = {}, {}
+    for n, v in by_spt.items():
+        vals, cnt = np.unique(v, return_counts=True)
+        order = np.argsort(-cnt)
+        head_skew[n] = int(vals[order[0]])
+        cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
+    # a cylinder switch: the cylinder skew, or a change of zone
+    cyl_starts = [0]
+    for i in range(1, len(tracks)):
+        n = tracks[i].spt
+        if sk[i] is None or (cyl_skew.get(n) is not None and sk[i] == cyl_skew[n]):
+            cyl_starts.append(i)
+    sizes = np.diff(cyl_starts + [len(tracks)])
+    surfaces = int(_mode(sizes, 1))
+    # cylinders the walk saw with another track count (skews equal, a spare track, an odd skew): split / keep
+    odd = int(np.sum(sizes != surfaces))
+    # zones: runs of cylinders with one spt
+    zones = []
+    for c, s0 in enumerate(cyl_starts):
+        n = tracks[s0].spt
+        if zones and zones[-1]["spt"] == n:
+            zones[-1]["last_cylinder"] = c
+        else:
+            zones.append({"first_cylinder": c, "last_cylinder": c, "spt": n, "first_track": s0,
+                          "track_skew": head_skew.get(n), "cylinder_skew": cyl_skew.get(n)})
+    stats = dict(stats, odd_cylinders=odd, skew_matches=float(np.mean([
+        v in (head_skew.get(tracks[i].spt), cyl_skew.get(tracks[i].spt)) for i, v in enumerate(sk) if v is not None]) if len(sk) > 1 else 1.0))
+    return Geometry(tracks, cyl_starts, surfaces, zones, stats)
