@@ -396,11 +396,16 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         order = np.argsort(-cnt)
         head_skew[n] = int(vals[order[0]])
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
-    # a cylinder switch: the cylinder skew, or a change of zone
+    # a cylinder switch: the cylinder skew, or a change of zone (another spt, or a skew that is neither:
+    # the first track of a zone that begins after spare space)
     cyl_starts = [0]
+    zone_break = set()
     for i in range(1, len(tracks)):
         n = tracks[i].spt
-        if sk[i] is None or (cyl_skew.get(n) is not None and sk[i] == cyl_skew[n]):
+        if sk[i] is None or sk[i] not in (head_skew.get(n), cyl_skew.get(n)):
+            cyl_starts.append(i)
+            zone_break.add(i)
+        elif cyl_skew.get(n) is not None and sk[i] == cyl_skew[n]:
             cyl_starts.append(i)
     sizes = np.diff(cyl_starts + [len(tracks)])
     surfaces = int(_mode(sizes, 1))
@@ -410,7 +415,7 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     zones = []
     for c, s0 in enumerate(cyl_starts):
         n = tracks[s0].spt
-        if zones and zones[-1]["spt"] == n:
+        if zones and zones[-1]["spt"] == n and s0 not in zone_break:
             zones[-1]["last_cylinder"] = c
         else:
             zones.append({"first_cylinder": c, "last_cylinder": c, "spt": n, "first_track": s0,
