@@ -1,0 +1,195 @@
+"""`extract(device)`: every test in order, the spec and the report."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import cache as cache_tests
+from .device import Device, DeviceError
+from .layout import Geometry, extract_layout, walk, zones_of_walk
+from .mechanics import seek_curve, seek_distances
+from .spec import layout_section
+from .timing import Clock, hit_time, rotation_period
+
+
+@dataclass
+class Extraction:
+    spec: dict
+    parameters: list                 # rows: name, value, unit, confidence (0-1), how
+    geometry: Geometry
+    clock: Clock
+    seek: list                       # (distance, lead ms, spread ms)
+    seek_emitted: list               # (distance, seek ms) as written
+    phases: dict                     # rotational-latency scatter data: lbn, phase
+    device_s: float
+    wall_s: float
+    commands: int
+    notes: list = field(default_factory=list)
+
+
+def _stage(progress, name):
+    if progress:
+        return lambda done, total: progress(name, done, total)
+    return None
+
+
+def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, budget_min: Optional[float] = None,
+            writes: Optional[tuple] = None, seek_per_distance: int = 4, name: Optional[str] = None) -> Extraction:
+    """Extract a drive model from `dev` (reads only, unless `writes` = (lo, hi)
+    was allowed on the device)."""
+    wall0 = time.monotonic()
+    rng = random.Random(seed)
+    notes: list = []
+    rows: list = []
+    clock = Clock()
+    if progress:
+        progress("hit time", 0, 1)
+    clock.hit_ns, clock.hit_spread_ns = hit_time(dev, rng)
+    clock.period_ns, conf, revs = rotation_period(dev, rng, progress=_stage(progress, "rotation"), keep=clock)
+    clock.period_confidence = conf
+    if conf < 0.5:
+        raise DeviceError(f"{dev.label}: no steady rotation in the timing (coherence {conf:.2f}); "
+                          "timing this coarse cannot give a geometry")
+    rows.append(("rpm", 60e9 / clock.period_ns, "rev/min", conf,
+                 f"periodogram over {len(clock.anchor_blocks)} revisited blocks, {revs} revolutions"))
+    # bus rate and hit overhead
+    hl = cache_tests.hit_line(dev, rng)
+    bus = hl["bus_ns_per_block"]
+    rows.append(("bus_sector_ms", bus / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus), "slope of read-hit response vs size"))
+    rows.append(("read_hit_overhead_ms", hl["hit_overhead_ns"] / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus),
+                 "intercept of read-hit response vs size"))
+    hit = cache_tests.HitTest(clock, hl["hit_overhead_ns"] + bus, bus)
+    # stride for the walk: past what the drive has buffered when the next command arrives
+    pre = walk(dev, dev.blocks // 3, dev.blocks // 3 + 4000, 16)
+    spt0 = max(z[2] for z in zones_of_walk(pre, clock)) if len(pre.x) > 50 else 64
+    tau = clock.period_ns / spt0
+    stride = int(math.ceil((clock.hit_ns + 2 * clock.noise_ns) / tau)) + 2
+    stride = max(6, min(stride, max(spt0 // 4, 2)))
+    est_min = dev.blocks / (spt0 * 0.8) * clock.period_ns * 1.15 / 60e9
+    if budget_min is not None and est_min > budget_min:
+        raise DeviceError(f"the layout walk alone needs about {est_min:.1f} device minutes "
+                          f"({dev.blocks:,} blocks at ~{spt0} per track); --budget-min is {budget_min:g}")
+    g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"))
+    st = g.stats
+    # confidence: the share of track boundaries whose skew is one of its zone's two
+    rows.append(("surfaces", g.surfaces, "", _share_conf(st["odd_cylinders"], len(g.cylinders)),
+                 "tracks between cylinder skews (mode)"))
+    rows.append(("cylinders", len(g.cylinders), "", _share_conf(st["odd_cylinders"], len(g.cylinders)), "cylinder skews counted"))
+    rows.append(("zones", len(g.zones), "", st["skew_matches"], "runs of cylinders of one sectors-per-track and skew"))
+    rows.append(("tracks", len(g.tracks), "", st["skew_matches"],
+                 f"walk of {st['walk_probes']:,} reads, stride {stride}; {st['probes']:,} search probes"))
+    nslips = sum(len(t.slips) for t in g.tracks)
+    rows.append(("slips", nslips, "sectors", 1.0 if st["exact_mode"] else 0.3,
+                 "located to the block" if st["exact_mode"] else "timing noise over one sector: slips not seen"))
+    # seek curve and head switch
+    ncyl = len(g.cylinders)
+    dists = seek_distances(ncyl - 1)
+    sc, hs = seek_curve(dev, g, clock, rng, dists, per_distance=seek_per_distance, progress=_stage(progress, "seek curve"))
+    spts = np.array([t.spt for t in g.tracks])
+    tau_ms = clock.period_ns / float(np.median(spts)) / 1e6
+    C_ms = bus / 1e6
+    # a lead = overhead + positioning + one sector + completion (bus of one block); the search lands half a
+    # sector late on average
+    lead_to_seek = C_ms + 1.5 * tau_ms
+    emitted = [(float(d), max(round(m - lead_to_seek, 4), 0.0)) for d, m, _ in sc]
+    hs_ms = float(np.median(hs)) / 1e6 - lead_to_seek if hs else 0.0
+    spread = np.array([s for _, _, s in sc])
+    rows.append(("seek_single_cylinder_ms", emitted[0][1], "ms", _seek_conf(sc[0]), "lead search, to a track one cylinder away"))
+    rows.append(("seek_full_stroke_ms", emitted[-1][1], "ms", _seek_conf(sc[-1]), f"lead search; {len(sc)} distances"))
+    rows.append(("head_switch_ms", hs_ms, "ms", 1.0 - min(1.0, (max(hs) - min(hs)) / 1e6 / max(hs_ms, 1e-3)) if hs else 0.0,
+                 "lead search, to the previous track of the cylinder"))
+    rows.append(("read_overhead_ms", 0.0, "ms", 0.0,
+                 "not separable from positioning by read timing: folded into the seek curve and head switch"))
+    # cache
+    starts = np.array([t.first for t in g.tracks if t.count == t.spt or t.count > 0.9 * t.spt])
+    tl = int(np.median([t.count for t in g.tracks]))
+    ra = cache_tests.read_ahead(dev, clock, rng, hit, track_starts=starts, track_len=tl)
+    seg = cache_tests.segments(dev, rng, hit)
+    rows.append(("read_ahead", ra["when"], "", ra["confidence"],
+                 f"reach {ra['blocks']} blocks from a track start, {ra.get('blocks_from_mid_track', 0)} from mid-track"
+                 + (" (to the end of the track)" if ra.get("to_track_end") else "")))
+    rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
+    wb = None
+    if writes is not None:
+        wb = cache_tests.write_behaviour(dev, clock, rng, writes[0], writes[1], bus)
+        rows.append(("write_back", wb["write_back"], "", 0.9,
+                     f"1-block write response {wb['write_response_1_ns'] / 1e6:.3f} ms, spread {wb['spread_1_ns'] / 1e6:.3f} ms"))
+        if wb["write_back"]:
+            rows.append(("bus_write_sector_ms", wb["bus_write_ns_per_block"] / 1e6, "ms", 0.8, "slope of write response vs size"))
+            rows.append(("write_hit_overhead_ms", wb["write_overhead_ns"] / 1e6, "ms", 0.8, "intercept of write response vs size"))
+    else:
+        notes.append("writes not allowed: write-back, write overheads and settle not measured (spec: write-through, read values)")
+    rows.append(("queue", "not measured", "", 0.0, "the device interface sends one command at a time"))
+    # spec
+    C_sectors = lambda n: 1.0 + (bus / (clock.period_ns / n))
+    layout, lnotes = layout_section(g, C_sectors)
+    if lnotes["slips_not_expressed"]:
+        notes.append(f"{lnotes['slips_not_expressed']} slips or extra sectors not expressible with {lnotes['sparing']} sparing")
+    ctl = {
+        "read_overhead_after_read_ms": 0.0, "read_overhead_after_write_ms": 0.0,
+        "write_overhead_after_read_ms": 0.0, "write_overhead_after_write_ms": 0.0,
+        "read_hit_overhead_after_read_ms": round(hl["hit_overhead_ns"] / 1e6, 6),
+        "read_hit_overhead_after_write_ms": round(hl["hit_overhead_ns"] / 1e6, 6),
+        "write_hit_overhead_after_read_ms": 0.0, "write_hit_overhead_after_write_ms": 0.0,
+        "bus_sector_ms": round(bus / 1e6, 6),
+        "queue_depth": 1024, "max_queue_length": 1,
+        "cache_segments": int(seg["segments"]), "cache_write_segments": 1 if seg["segments"] else 0,
+        "segment_size_blocks": int(max(ra["blocks"] + 2 + ra.get("blocks_from_mid_track", 0) * 0, tl, 64)),
+        "caching_enabled": seg["segments"] > 0,
+        "read_ahead_min_blocks": 0,
+        "read_ahead_max_blocks": int(ra["blocks"]) if not ra.get("to_track_end") else 0,
+        "continuous_read": (1 if ra.get("to_track_end") else 3) if ra["when"] != "none" else 0,
+        "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
+        "fast_write_level": 2 if wb and wb["write_back"] else 0,
+        "immediate_buffer_read": True,
+        "immediate_buffer_write": bool(wb and wb["write_back"]),
+        "read_hits_on_write_data": True,
+        "read_any_free_blocks": False,
+    }
+    if ctl["continuous_read"] == 1:
+        ctl["read_ahead_max_blocks"] = int(ctl["segment_size_blocks"])
+    if wb and wb["write_back"]:
+        ctl["bus_write_sector_ms"] = round(wb["bus_write_ns_per_block"] / 1e6, 6)
+        w = round(max(wb["write_overhead_ns"], 0.0) / 1e6, 6)
+        ctl.update(write_hit_overhead_after_read_ms=w, write_hit_overhead_after_write_ms=w,
+                   write_overhead_after_read_ms=w, write_overhead_after_write_ms=w)
+    spec = {
+        "name": name or "extracted",
+        "description": f"extracted by timing from {dev.label}",
+        "source": "disksched extract",
+        "surfaces": int(g.surfaces),
+        "cylinders": int(len(g.cylinders)),
+        "blocks": int(dev.blocks),
+        "sector_bytes": int(dev.block_bytes),
+        "rpm": round(60e9 / clock.period_ns, 6),
+        "layout": layout,
+        "seek": {"table": [list(x) for x in emitted], "single_cylinder_ms": emitted[0][1],
+                 "full_stroke_ms": emitted[-1][1], "head_switch_ms": round(max(hs_ms, 0.0), 4), "write_settle_ms": 0.0},
+        "controller": ctl,
+    }
+    # scatter: phase of each walk read against its LBN (a sample)
+    ph = {"lbn": [], "phase": []}
+    step = max(len(g.tracks) // 2000, 1)
+    for t in g.tracks[::step]:
+        ph["lbn"].append(t.first)
+        ph["phase"].append(((t.level + t.first) % t.spt) / t.spt)
+    return Extraction(spec, rows, g, clock, sc, emitted, ph, dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
+
+
+def _fit_conf(resid_ns: float, scale_ns: float) -> float:
+    return float(max(0.0, 1.0 - resid_ns / max(scale_ns, 1.0)))
+
+
+def _share_conf(bad: int, total: int) -> float:
+    return float(1.0 - bad / max(total, 1))
+
+
+def _seek_conf(row) -> float:
+    d, m, s = row
+    return float(max(0.0, 1.0 - s / max(m, 1e-3)))
