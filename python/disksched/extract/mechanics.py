@@ -62,25 +62,32 @@ class Geo:
         return t.first + k
 
 
-def _lead_search(track_from: int, track_to: int, geo: Geo, clock: Clock, rng: random.Random,
+def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Random,
                  steps: int = 10, write: bool = False):
-    """Generator for Prober-like driving: yields ('read', lbn) / ('probe', lbn, g) and
-    returns the minimal lead g (ns)."""
+    """Generator: yields (op, lbn, write) and receives completion times; returns
+    the minimal lead g (ns) from a read on a track of `src` to one on the
+    matching track of `dst` (each step on the next pair of tracks, so that a
+    track is read again only after the others: no cache hits)."""
     T = clock.period_ns
-    t = geo.g.tracks[track_from]
-    # position: a random block of the source track
+    k = rng.randrange(len(src))
+
+    def pair():
+        nonlocal k
+        k = (k + 1) % len(src)
+        return geo.g.tracks[src[k]], dst[k]
+
+    t, dtr = pair()
     c_a = yield ("read", t.first + rng.randrange(t.count), False)
-    # first shot: any block of the destination
-    d = geo.g.tracks[track_to]
-    y = d.first + rng.randrange(d.count)
-    c_b = yield ("read", y, write)
+    d = geo.g.tracks[dtr]
+    c_b = yield ("read", d.first + rng.randrange(d.count), write)
     v = c_b - c_a
     lo, hi = max(v - T, 0.0), v
     for _ in range(steps):
         g = (lo + hi) / 2
+        t, dtr = pair()
+        d = geo.g.tracks[dtr]
         c_a = yield ("read", t.first + rng.randrange(t.count), False)
-        sector = clock.phase(c_a + g) * d.spt
-        y = geo.lbn_at(track_to, sector)
+        y = geo.lbn_at(dtr, clock.phase(c_a + g) * d.spt)
         c_b = yield ("read", y, write)
         got = c_b - c_a
         if got < g + T / 2:   # made it: the lead needed is at most what this one took
@@ -93,18 +100,17 @@ def _lead_search(track_from: int, track_to: int, geo: Geo, clock: Clock, rng: ra
 
 
 def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: list, steps: int = 10,
-                write: bool = False, spread: int = 12) -> list[float]:
-    """Minimal lead (ns) for each (source track, destination track) pair; the
-    searches run interleaved (each step a positioning read and a probe, back to back)."""
+                write: bool = False, fill: int = 0) -> list[float]:
+    """Minimal lead (ns) for each (source tracks, destination tracks) task; the
+    searches run interleaved (each step a positioning read and a probe, back to
+    back), `fill` far-away reads after each round."""
     tasks = [_lead_search(a, b, geo, clock, rng, steps, write) for a, b in pairs]
     results = [None] * len(tasks)
     ops = {}
     for i, tk in enumerate(tasks):
         ops[i] = next(tk)
     while ops:
-        active = list(ops)
-        for i in active:
-            # a step: the positioning read, then the probe at once
+        for i in list(ops):
             for _ in range(2):
                 _, lbn, w = ops[i]
                 t = dev.write(lbn) if w else dev.read(lbn)
@@ -114,43 +120,47 @@ def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: 
                     results[i] = e.value
                     del ops[i]
                     break
-        for _ in range(max(spread - len(active), 0)):
+        for _ in range(fill):
             dev.read(rng.randrange(dev.blocks))
     return results
 
 
+def _tracks_of_cyl(g: Geometry, c: int) -> list:
+    end = g.cylinders[c + 1] if c + 1 < len(g.cylinders) else len(g.tracks)
+    return list(range(g.cylinders[c], end))
+
+
 def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, distances: list[int], per_distance: int = 4,
-               progress: Optional[Callable] = None, write: bool = False) -> tuple[list, list]:
-    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch lead."""
+               progress: Optional[Callable] = None, write: bool = False, segments: int = 16) -> tuple[list, list]:
+    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns)."""
     geo = Geo(g)
     ncyl = len(g.cylinders)
-    S = g.surfaces
     out = []
     for k, d in enumerate(distances):
-        pairs = []
+        tasks = []
+        distinct = 0
         for j in range(per_distance):
             c0 = rng.randrange(0, max(ncyl - d, 1))
-            c1 = c0 + d
-            if rng.random() < 0.5 and c1 < ncyl:
+            c1 = min(c0 + d, ncyl - 1)
+            if rng.random() < 0.5:
                 c0, c1 = c1, c0
-            h = rng.randrange(S)
-            a = min(g.cylinders[c0] + h, len(g.tracks) - 1)
-            b = min(g.cylinders[c1] + h, len(g.tracks) - 1)
-            pairs.append((a, b))
-        leads = positioning(dev, geo, clock, rng, pairs, write=write)
+            a, b = _tracks_of_cyl(g, c0), _tracks_of_cyl(g, c1)
+            n = min(len(a), len(b))
+            distinct += 2 * n
+            tasks.append((a[:n], b[:n]))
+        spread = max(segments + 2 - distinct, 0) // max(per_distance, 1)
+        leads = positioning(dev, geo, clock, rng, tasks, write=write, fill=spread)
         v = np.array(leads, dtype=float)
         out.append((d, float(np.median(v)) / 1e6, float(v.max() - v.min()) / 1e6))
         if progress:
             progress(k + 1, len(distances))
     # head switch: to the previous track of the same cylinder
-    pairs = []
+    tasks = []
     for j in range(max(per_distance, 6)):
         c = rng.randrange(ncyl)
-        first = g.cylinders[c]
-        last = g.cylinders[c + 1] if c + 1 < ncyl else len(g.tracks)
-        if last - first < 2:
+        tr = _tracks_of_cyl(g, c)
+        if len(tr) < 2:
             continue
-        h = rng.randrange(1, last - first)
-        pairs.append((first + h, first + h - 1))
-    hs = positioning(dev, geo, clock, rng, pairs, write=write) if pairs else []
+        tasks.append((tr[1:], tr[:-1]))
+    hs = positioning(dev, geo, clock, rng, tasks, write=write, fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)) if tasks else []
     return out, hs

@@ -69,8 +69,20 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     pre = walk(dev, dev.blocks // 3, dev.blocks // 3 + 4000, 16)
     spt0 = max(z[2] for z in zones_of_walk(pre, clock)) if len(pre.x) > 50 else 64
     tau = clock.period_ns / spt0
-    stride = int(math.ceil((clock.hit_ns + 2 * clock.noise_ns) / tau)) + 2
-    stride = max(6, min(stride, max(spt0 // 4, 2)))
+    # the cheapest stride (device time per block walked) that is past what the drive has buffered when the
+    # next command arrives and past its overhead (else every read waits a turn)
+    floor = int(math.ceil((clock.hit_ns + 2 * clock.noise_ns) / tau)) + 1
+    best = None
+    for s in sorted({floor, floor + 2, floor + 4, floor + 8, floor + 12, floor + 16, floor * 2}):
+        if s > max(spt0 // 3, 2):
+            continue
+        x0 = rng.randrange(dev.blocks - 64 * s - 1)
+        w = walk(dev, x0, x0 + 48 * s, s)
+        cost = float(np.median(w.resp[1:])) / s
+        if best is None or cost < best[1] * 0.97:
+            best = (s, cost)
+    stride = best[0] + (2 if clock.noise_ns > 0.2 * tau else 0) if best else max(6, spt0 // 4)
+    stride = max(4, min(stride, max(spt0 // 3, 2)))
     est_min = dev.blocks / (spt0 * 0.8) * clock.period_ns * 1.15 / 60e9
     if budget_min is not None and est_min > budget_min:
         raise DeviceError(f"the layout walk alone needs about {est_min:.1f} device minutes "
@@ -87,10 +99,20 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     nslips = sum(len(t.slips) for t in g.tracks)
     rows.append(("slips", nslips, "sectors", 1.0 if st["exact_mode"] else 0.3,
                  "located to the block" if st["exact_mode"] else "timing noise over one sector: slips not seen"))
+    # cache
+    starts = np.array([t.first for t in g.tracks if t.count == t.spt or t.count > 0.9 * t.spt])
+    tl = int(np.median([t.count for t in g.tracks]))
+    ra = cache_tests.read_ahead(dev, clock, rng, hit, track_starts=starts, track_len=tl)
+    seg = cache_tests.segments(dev, rng, hit)
+    rows.append(("read_ahead", ra["when"], "", ra["confidence"],
+                 f"reach {ra['blocks']} blocks from a track start, {ra.get('blocks_from_mid_track', 0)} from mid-track"
+                 + (" (to the end of the track)" if ra.get("to_track_end") else "")))
+    rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
     # seek curve and head switch
     ncyl = len(g.cylinders)
     dists = seek_distances(ncyl - 1)
-    sc, hs = seek_curve(dev, g, clock, rng, dists, per_distance=seek_per_distance, progress=_stage(progress, "seek curve"))
+    sc, hs = seek_curve(dev, g, clock, rng, dists, per_distance=seek_per_distance, progress=_stage(progress, "seek curve"),
+                        segments=max(int(seg["segments"]), 1))
     spts = np.array([t.spt for t in g.tracks])
     tau_ms = clock.period_ns / float(np.median(spts)) / 1e6
     C_ms = bus / 1e6
@@ -106,15 +128,6 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                  "lead search, to the previous track of the cylinder"))
     rows.append(("read_overhead_ms", 0.0, "ms", 0.0,
                  "not separable from positioning by read timing: folded into the seek curve and head switch"))
-    # cache
-    starts = np.array([t.first for t in g.tracks if t.count == t.spt or t.count > 0.9 * t.spt])
-    tl = int(np.median([t.count for t in g.tracks]))
-    ra = cache_tests.read_ahead(dev, clock, rng, hit, track_starts=starts, track_len=tl)
-    seg = cache_tests.segments(dev, rng, hit)
-    rows.append(("read_ahead", ra["when"], "", ra["confidence"],
-                 f"reach {ra['blocks']} blocks from a track start, {ra.get('blocks_from_mid_track', 0)} from mid-track"
-                 + (" (to the end of the track)" if ra.get("to_track_end") else "")))
-    rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
     wb = None
     if writes is not None:
         wb = cache_tests.write_behaviour(dev, clock, rng, writes[0], writes[1], bus)
