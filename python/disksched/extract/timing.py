@@ -59,6 +59,38 @@ def _coherence(deltas: list[np.ndarray], periods: np.ndarray) -> np.ndarray:
     return score / len(deltas)
 
 
+def _fit_period(deltas: list, p: float, k: Optional[int] = None, tol: float = 0.3) -> float:
+    """Least squares of completion time on revolution count with an intercept per
+    anchor (its first completion's own noise), reads off by more than `tol` turns
+    (disturbed) left out; then again without the worst 5% of residuals."""
+    use = [d[:k] if k else d for d in deltas]
+    for it in range(3):
+        num = den = 0.0
+        res = []
+        for d in use:
+            m = np.round(d / p)
+            ok = np.abs(d / p - m) < tol
+            if ok.sum() < 2:
+                continue
+            mm, dd = m[ok], d[ok]
+            if it == 2 and cut is not None:
+                r = dd - mm * p
+                r = r - np.median(r)
+                keep = np.abs(r) <= cut
+                mm, dd = mm[keep], dd[keep]
+                if len(mm) < 2:
+                    continue
+            mc, dc = mm - mm.mean(), dd - dd.mean()
+            num += float((mc * dc).sum())
+            den += float((mc * mc).sum())
+            r = dd - mm * p
+            res.extend((r - np.median(r)).tolist())
+        if den > 0:
+            p = num / den
+        cut = float(np.quantile(np.abs(res), 0.95)) if res else None
+    return p
+
+
 def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: int = 8,
                     min_ms: float = 1.5, max_ms: float = 25.0, progress: Optional[Callable] = None,
                     keep: Optional[Clock] = None) -> tuple[float, float, int]:
@@ -93,15 +125,7 @@ def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: 
     for cand in sorted(good, reverse=True)[:50]:
         p = float(cand)
         for k in range(2, rounds + 1):  # one more revisit at a time: the revolution counts stay unambiguous
-            for _ in range(3):
-                m = [np.round(d[:k] / p) for d in deltas]
-                # a read disturbed by the drive's own work (a residual over 2% of a turn) is left out
-                w = [np.abs(d[:k] / p - mm) < (0.02 if k == rounds else 0.3) for mm, d in zip(m, deltas)]
-                num = sum(float((mm * d[:k] * ww).sum()) for mm, d, ww in zip(m, deltas, w))
-                den = sum(float((mm * mm * ww).sum()) for mm, ww in zip(m, w))
-                if den == 0:
-                    break
-                p = num / den
+            p = _fit_period(deltas, p, k, 0.02 if k == rounds else 0.3)
         c = float(_coherence(deltas, np.array([p]))[0])
         if best is None or c > best[1] + 0.05 or (abs(c - best[1]) <= 0.05 and p > best[0] * 1.5):
             best = (p, c)
@@ -123,12 +147,6 @@ def refine_period(dev: Device, clock: Clock) -> int:
         ts.append(dev.read(b))
     p = clock.period_ns
     deltas = [np.array(t, dtype=float) - t[0] for t in clock.anchor_times]
-    for _ in range(3):
-        m = [np.round(d / p) for d in deltas]
-        w = [np.abs(d / p - mm) < 0.05 for mm, d in zip(m, deltas)]
-        num = sum(float((mm * d * ww).sum()) for mm, d, ww in zip(m, deltas, w))
-        den = sum(float((mm * mm * ww).sum()) for mm, ww in zip(m, w))
-        if den:
-            p = num / den
+    p = _fit_period(deltas, p, None, 0.1)
     clock.period_ns = p
     return int(max(float(d[-1]) for d in deltas) / p)
