@@ -70,12 +70,15 @@ def pair_spt(w: Walk, clock: Clock) -> np.ndarray:
         return np.where(dp > 0, w.stride / dp, np.inf)
 
 
-def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = 40) -> list[tuple[int, int, int]]:
+def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = 40, rel_tol: float = 0.0) -> list[tuple[int, int, int]]:
     """Runs of pairs with one sectors-per-track: (first pair, last pair + 1, spt).
-    spt per run = stride / mean phase step over the run's same-track pairs."""
+    spt per run = stride / mean phase step over the run's same-track pairs.
+    With timing noise (`rel_tol` > 0) neighbouring runs whose estimates differ
+    by less than that fraction are one zone (the mean over a whole zone is
+    exact to a fraction of a sector; a 31-pair median is not)."""
     n = pair_spt(w, clock)
     npairs = len(n)
-    win = 31
+    win = 31 if rel_tol == 0 else 101
     pad = np.pad(n, (win // 2, win // 2), mode="edge")
     from numpy.lib.stride_tricks import sliding_window_view
 
@@ -86,13 +89,13 @@ def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = 40) -> list[tuple[int,
     i = 0
     while i < npairs:
         j = i
-        while j < npairs and abs(est[j] - est[i]) <= max(1, est[i] // 200):
+        while j < npairs and abs(est[j] - est[i]) <= max(1, est[i] // 200, rel_tol * est[i]):
             j += 1
         runs.append([i, j, int(np.median(est[i:j]))])
         i = j
     merged: list = []
     for r in runs:
-        if merged and (r[1] - r[0] < min_pairs or abs(r[2] - merged[-1][2]) <= max(1, r[2] // 200)):
+        if merged and (r[1] - r[0] < min_pairs or abs(r[2] - merged[-1][2]) <= max(1, r[2] // 200, rel_tol * r[2])):
             merged[-1][1] = r[1]
         else:
             merged.append(r)
@@ -132,20 +135,66 @@ def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2) -> lis
                 members.append(j)
                 j += 1
                 continue
-            ahead = o[j:j + confirm]
-            if len(ahead) < confirm or spt[j] != spt[i] or (
-                    np.all(np.abs(_fold(ahead - o[j], spt[j])) <= tol)
-                    and np.all(np.abs(_fold(ahead - ref, spt[j])) > tol)):
+            # a new level if another of the next three reads agrees with this one and the next two do
+            # not return to the old level; else this read is an outlier (a late completion)
+            ahead = o[j + 1:j + 4]
+            if len(ahead) == 0 or spt[j] != spt[i]:
                 break
-            j += 1  # an outlier
+            agree = np.abs(_fold(ahead - o[j], spt[j])) <= tol
+            back = np.abs(_fold(ahead[:2] - ref, spt[j])) <= tol
+            if agree.any() and not back.any():
+                break
+            j += 1
         vals = o[members]
         # completions are only ever late: the level is a low quantile (circular about ref)
         rel = _fold(vals - ref, spt[i])
-        q = 0.0 if tol < 1 else 0.2
-        level = float((ref + np.quantile(rel, q)) % spt[i])
+        level = float((ref + rel.min()) % spt[i])
         runs.append((members[0], members[-1], level))
         i = j
-    return runs
+    return _clean(runs, o, spt, tol)
+
+
+def _snap(runs: list, spt: np.ndarray) -> list:
+    """Every level of one sectors-per-track has the same fraction of a sector
+    (the completion's fixed delay): find it (the mode, noise being only late)
+    and put each level on it, so that sums of levels stay whole sectors."""
+    out = list(runs)
+    for n in np.unique(spt):
+        idx = [i for i, r in enumerate(runs) if spt[r[0]] == n]
+        if len(idx) < 5:
+            continue
+        fr = np.array([runs[i][2] % 1.0 for i in idx])
+        h, edges = np.histogram(fr, bins=40, range=(0, 1))
+        k = int(np.argmax(h))
+        near = fr[np.abs(((fr - (edges[k] + 0.0125)) + 0.5) % 1.0 - 0.5) < 0.05]
+        f = float(np.angle(np.mean(np.exp(2j * np.pi * near))) / (2 * np.pi)) % 1.0
+        for i in idx:
+            a, b, lev = runs[i]
+            out[i] = (a, b, float((np.round(lev - f) + f) % n))
+    return out
+
+
+def _clean(runs: list, o: np.ndarray, spt: np.ndarray, tol: float) -> list:
+    """Merge what noise split: a short run between two of one level, and
+    neighbours of one level."""
+    def same(a, b):
+        return spt[a[0]] == spt[b[0]] and abs(_fold(np.array(a[2] - b[2]), spt[b[0]])) <= tol
+
+    def lower(a, b):  # completions are only late: the earlier of two levels
+        n = spt[b[0]]
+        return float((a[2] + min(0.0, float(_fold(np.array(b[2] - a[2]), n)))) % n)
+
+    out: list = []
+    for r in runs:
+        if len(out) >= 2 and out[-1][1] - out[-1][0] < 2 and same(out[-2], r):
+            out.pop()
+            a = out.pop()
+            r = (a[0], r[1], lower(a, r))
+        if out and same(out[-1], r):
+            a = out.pop()
+            r = (a[0], r[1], lower(a, r))
+        out.append(r)
+    return out
 
 
 class Prober:
@@ -230,17 +279,27 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
                    progress: Optional[Callable] = None, calib_per_zone: int = 16, debug: bool = False) -> Geometry:
     end = dev.blocks if end is None else end
     w = walk(dev, start, end, stride, progress)
-    zr = zones_of_walk(w, clock)
+    # timing noise, as a fraction of one pair's phase step
+    noise_frac = 2 * clock.noise_ns / clock.period_ns / max(stride / 400.0, 1e-9)
+    zr = zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02)
     sp = np.zeros(len(w.x), dtype=np.int64)
     for a, b, n in zr:
         sp[a:b + 1] = n
     exact_mode = clock.noise_ns < 0.25 * clock.period_ns / float(sp.max())
-    tol = 0.5 if exact_mode else max(0.75, 1.5 * clock.noise_ns / (clock.period_ns / float(sp.max())))
+    tol = 0.5 if exact_mode else max(1.5, 1.5 * clock.noise_ns / (clock.period_ns / float(sp.max())))
     if clock.anchor_blocks:
         from .timing import refine_period
         refine_period(dev, clock)  # the walk took many revolutions: refit the period over the whole span
+    # a read that completed about one hit time after it was sent was served from the buffer (the drive
+    # read ahead while the host was late): its phase says nothing; leave it out
+    keep = w.resp > clock.hit_ns + max(clock.noise_ns, 1000.0)
+    keep[0] = True
+    w = Walk(w.stride, w.x[keep], w.t[keep], w.resp[keep])
+    sp = sp[keep]
     o = levels(w, clock, sp.astype(float))
     runs = segment(o, sp, tol)
+    if not exact_mode:
+        runs = _snap(runs, sp)
     X = w.x
     # windows between runs: slips (level +1, same spt) and track boundaries
     bounds = []   # (a, b, run index after)
@@ -287,7 +346,11 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     first_lbn = [start] + [None] * nb    # track t starts at first_lbn[t]; track t+1 begins at window t
     run_of_track = [0] + [bounds[k][2] for k in range(nb)]
 
+    sig_store: dict = {}   # with noise: first-LBN sectors carried along the chain by whole skews
+
     def sigma(t):
+        if t in sig_store:
+            return sig_store[t]
         lev, n = lv(run_of_track[t])
         return (lev + first_lbn[t]) % n
 
@@ -316,6 +379,8 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     zone_count = {n: _mode(v) for n, v in counts.items()}
     # chain: place each remaining boundary by the skews; search where none fits
     rounds = 0
+    streak: list = []
+    B_d: dict = {}
     while True:
         todo = []
         for k in range(nb):
@@ -331,17 +396,37 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
                 continue
             lev = runs[r][2]
             cands = []
+            sk_of = {}
             for sk in zone_skews[n]:
                 target = (sigma(t - 1) + sk - lev) % n
                 cand = a + 1 + int(round(target - (a + 1))) % n
                 if a < cand <= b:
                     cands.append(cand)
+                    sk_of[cand] = sk
             if not cands:
                 todo.append(k)
                 continue
             if len(cands) > 1 and n in zone_count:
                 cands.sort(key=lambda c: abs(c - first_lbn[t - 1] - zone_count[n]))
             B[k] = cands[0]
+            if not exact_mode:
+                sig_store[t] = (sigma(t - 1) + sk_of[cands[0]]) % n
+            if not exact_mode and n in zone_count:
+                # with noise a level can be a sector off; the LBN count of a track is not: keep the count
+                # unless the skews say otherwise three tracks in a row (a slip the noise hid)
+                c2 = first_lbn[t - 1] + zone_count[n]
+                d = cands[0] - c2
+                if abs(d) <= 1 and a < c2 <= b:
+                    B[k] = c2
+                    streak = streak + [k] if d != 0 and (not streak or (B_d.get(streak[-1]) == d and streak[-1] == k - 1)) else ([k] if d else [])
+                    B_d[k] = d
+                    if len(streak) >= 3:
+                        for kk in streak:
+                            nb_ = B[kk] + B_d[kk]
+                            if bounds[kk][0] < nb_ <= bounds[kk][1]:
+                                B[kk] = nb_
+                                first_lbn[kk + 1] = nb_
+                        streak = []
             first_lbn[t] = B[k]
         if not todo:
             break
@@ -351,6 +436,20 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         for k, v in zip(todo, res):
             B[k] = v
             first_lbn[k + 1] = v
+    # noise can put a boundary one block off: a track one short next to one one long (and no slip) is that
+    if not exact_mode and zone_count:
+        moved = 0
+        for k in range(1, nb - 1):
+            n = zone_of[k]
+            L = zone_count.get(n)
+            if L is None or zone_of[k - 1] != n or zone_of[k + 1] != n:
+                continue
+            c0, c1 = B[k] - B[k - 1], B[k + 1] - B[k]
+            e = L - c0
+            if e != 0 and abs(e) <= 2 and c1 == L + e and bounds[k][0] < B[k] + e <= bounds[k][1]:
+                B[k] += e
+                first_lbn[k + 1] = B[k]
+                moved += 1
     # tracks
     ends = [B[k] for k in range(nb)] + [int(X[-1]) + 1 if end is None else end]
     ends[-1] = end

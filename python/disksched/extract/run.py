@@ -71,7 +71,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     tau = clock.period_ns / spt0
     # the cheapest stride (device time per block walked) that is past what the drive has buffered when the
     # next command arrives and past its overhead (else every read waits a turn)
-    floor = int(math.ceil((clock.hit_ns + 2 * clock.noise_ns) / tau)) + 1
+    floor = int(math.ceil((clock.hit_ns + 6 * clock.noise_ns) / tau)) + 1
     best = None
     for s in sorted({floor, floor + 2, floor + 4, floor + 8, floor + 12, floor + 16, floor * 2}):
         if s > max(spt0 // 3, 2):
