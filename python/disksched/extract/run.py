@@ -53,9 +53,8 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     clock.hit_ns, clock.hit_spread_ns = hit_time(dev, rng)
     clock.period_ns, conf, revs = rotation_period(dev, rng, progress=_stage(progress, "rotation"), keep=clock)
     clock.period_confidence = conf
-    if conf < 0.5:
-        raise DeviceError(f"{dev.label}: no steady rotation in the timing (coherence {conf:.2f}); "
-                          "timing this coarse cannot give a geometry")
+    if conf < 0.8:
+        return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0)
     rows.append(("rpm", 60e9 / clock.period_ns, "rev/min", conf,
                  f"periodogram over {len(clock.anchor_blocks)} revisited blocks, {revs} revolutions"))
     # bus rate and hit overhead
@@ -213,3 +212,82 @@ def _share_conf(bad: int, total: int) -> float:
 def _seek_conf(row) -> float:
     d, m, s = row
     return float(max(0.0, 1.0 - s / max(m, 1e-3)))
+
+
+def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: int, progress, writes, name, wall0) -> Extraction:
+    """Timing too coarse to see the platter's angle (a real-time device on a
+    shared machine, a network in between): what response times still give.
+    The media rate from long sequential reads, the rotation period (as good
+    as its coherence), seek by mean response against distance (the mean
+    rotational latency, half a turn, taken off), the cache from hits. The
+    layout is one zone of the blocks one turn carries, on one surface:
+    no skews, no slips, no zones."""
+    rows, notes = [], [f"timing too coarse for rotational positions (coherence {conf:.2f} < 0.8): "
+                       "no layout, skews or zones; one zone of the measured media rate"]
+    T = clock.period_ns
+    rows.append(("rpm", 60e9 / T, "rev/min", conf, f"periodogram over {len(clock.anchor_blocks)} revisited blocks (coarse)"))
+    hl = cache_tests.hit_line(dev, rng)
+    bus = max(hl["bus_ns_per_block"], 0.0)
+    rows.append(("bus_sector_ms", bus / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], max(bus, 1.0)), "slope of read-hit response vs size"))
+    rows.append(("read_hit_overhead_ms", hl["hit_overhead_ns"] / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], max(bus, 1.0)),
+                 "intercept of read-hit response vs size"))
+    # media rate: a long sequential read in 128-block commands
+    chunk = 128
+    x0 = rng.randrange(max(dev.blocks - 200 * chunk, 1))
+    n = min(160, max((dev.blocks - x0) // chunk - 1, 2))
+    t0 = dev.now_ns()
+    for i in range(n):
+        dev.read(x0 + i * chunk, chunk)
+    rate = n * chunk / max(dev.now_ns() - t0, 1)             # blocks per ns
+    spt = max(int(round(rate * T)), 1)
+    rows.append(("sectors_per_track", spt, "", 0.3, f"sequential rate x period ({rate * 1e9 * dev.block_bytes / 1e6:.1f} MB/s)"))
+    cyl = -(-dev.blocks // spt)
+    # seek: mean response at each distance (random pairs), half a turn and the bus off
+    dists = [d for d in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000) if d < cyl]
+    dists.append(cyl - 1)
+    table = []
+    for k, d in enumerate(dists):
+        resp = []
+        for _ in range(12):
+            a = rng.randrange(0, max(cyl - d, 1))
+            b = a + d
+            dev.read(min(a * spt + rng.randrange(spt), dev.blocks - 1))
+            t = dev.now_ns()
+            resp.append(dev.read(min(b * spt + rng.randrange(spt), dev.blocks - 1)) - t)
+        table.append((float(d), max(round(float(np.median(resp)) / 1e6 - T / 2e6 - bus / 1e6, 4), 0.0)))
+        if progress:
+            progress("seek (coarse)", k + 1, len(dists))
+    rows.append(("seek_single_cylinder_ms", table[0][1], "ms", 0.2, "median response - half a turn (coarse)"))
+    rows.append(("seek_full_stroke_ms", table[-1][1], "ms", 0.2, "median response - half a turn (coarse)"))
+    hit = cache_tests.HitTest(clock, hl["hit_overhead_ns"] + bus, bus)
+    seg = cache_tests.segments(dev, rng, hit)
+    rows.append(("cache_segments", seg["segments"], "", seg["confidence"] * conf, "LRU: blocks read in between until a re-read misses"))
+    ra = cache_tests.read_ahead(dev, clock, rng, hit, max_blocks=1024)
+    rows.append(("read_ahead", ra["when"], "", ra["confidence"] * conf, f"reach {ra['blocks']} blocks"))
+    for what in ("surfaces", "zones", "track and cylinder skew", "slips", "head switch", "read miss overhead", "queue"):
+        rows.append((what, "not measured", "", 0.0, "needs rotational positions" if what != "queue" else
+                     "the device interface sends one command at a time"))
+    spec = {
+        "name": name or "extracted", "description": f"extracted by timing (coarse) from {dev.label}",
+        "source": "disksched extract (coarse timing)", "surfaces": 1, "cylinders": int(cyl), "blocks": int(dev.blocks),
+        "sector_bytes": int(dev.block_bytes), "rpm": round(60e9 / T, 6),
+        "layout": {"mapping": "cylinder-major", "sparing": "sectors-per-zone", "sparing_range_cylinders": 1,
+                   "zones": [{"first_cylinder": 0, "last_cylinder": int(cyl - 1), "sectors_per_track": int(spt),
+                              "first_block_offset_sectors": 0.0, "track_skew_sectors": 0.0, "cylinder_skew_sectors": 0.0,
+                              "spares": int(cyl * spt - dev.blocks), "slips": []}]},
+        "seek": {"table": [list(t) for t in table], "single_cylinder_ms": table[0][1], "full_stroke_ms": table[-1][1],
+                 "head_switch_ms": 0.0, "write_settle_ms": 0.0},
+        "controller": {"bus_sector_ms": round(bus / 1e6, 6), "read_hit_overhead_after_read_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
+                       "read_hit_overhead_after_write_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
+                       "queue_depth": 1024, "max_queue_length": 1, "cache_segments": int(seg["segments"]),
+                       "cache_write_segments": 1 if seg["segments"] else 0,
+                       "segment_size_blocks": int(max(ra["blocks"] + 2, spt, 64)), "caching_enabled": seg["segments"] > 0,
+                       "read_ahead_max_blocks": int(ra["blocks"]), "continuous_read": 3 if ra["when"] != "none" else 0,
+                       "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
+                       "immediate_buffer_read": True, "read_hits_on_write_data": True},
+    }
+    from .layout import Geometry, Track
+
+    g = Geometry([Track(0, dev.blocks, spt, 0.0)], [0], 1, [], {"coarse": True})
+    return Extraction(spec, rows, g, clock, [(d, m, 0.0) for d, m in table], table, {"lbn": [], "phase": []},
+                      dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
