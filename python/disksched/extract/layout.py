@@ -41,6 +41,8 @@ class Track:
     level: float        # sector of LBN 0 were the whole disk one track of this spt (o = sector - lbn), mod spt
     slips: list = field(default_factory=list)   # LBN offsets (from first) after which one sector is skipped
     exact: bool = False  # boundary found by probing (else predicted from the LBN count and checked by the walk)
+    cyl: int = 0         # physical position, set when cylinders are assembled
+    head: int = 0
 
 
 def walk(dev: Device, start: int, end: int, stride: int, progress: Optional[Callable] = None) -> Walk:
@@ -320,6 +322,7 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
 
     # exact slips
     slip_pos = prober.run([search(a, b, lv(r0), lv(r1)) for a, b, r0, r1 in slipw])
+    slips_at = sorted(zip(slip_pos, [s_[2] for s_ in slipw]))
     # calibration: the first windows of each zone, exactly
     nb = len(bounds)
     B = [None] * nb
@@ -408,6 +411,13 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
                 continue
             if len(cands) > 1 and n in zone_count:
                 cands.sort(key=lambda c: abs(c - first_lbn[t - 1] - zone_count[n]))
+            if exact_mode and n in zone_count:
+                # a skew can land in the window by chance (two switches over a skipped track look like
+                # another skew a few sectors off): take it only where the LBN count agrees, else search
+                nsl = sum(1 for sp_, _ in slips_at if first_lbn[t - 1] < sp_ < cands[0])
+                if cands[0] != first_lbn[t - 1] + zone_count[n] - nsl:
+                    todo.append(k)
+                    continue
             B[k] = cands[0]
             if not exact_mode:
                 sig_store[t] = (sigma(t - 1) + sk_of[cands[0]]) % n
@@ -455,7 +465,6 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     ends[-1] = end
     tracks = []
     sp_run = [int(sp[r[0]]) for r in runs]
-    slips_at = sorted(zip(slip_pos, [s[2] for s in slipw]))
     si = 0
     for t in range(nb + 1):
         n = sp_run[run_of_track[t]]
@@ -474,8 +483,13 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
 
 
 def _assemble(tracks: list, stats: dict) -> Geometry:
-    """Cylinders (by the cylinder skew) and zones (runs of one sectors-per-track)."""
-    # per spt: head-switch skew = the most common skew; cylinder skew = the other
+    """Cylinders and zones. Each zone's head-switch skew is its most common
+    skew and its cylinder skew the next; the surfaces are the tracks between
+    cylinder skews. Walking the tracks in order, each boundary's skew says how
+    many head/cylinder switches the heads made: one, or more where whole
+    tracks were skipped (slipped tracks, or tracks left empty before the first
+    block); a skew no number of switches explains starts a new zone on a new
+    cylinder (spare space at a zone's end, then the next zone's own offset)."""
     sk = [None]
     for i in range(1, len(tracks)):
         a, b = tracks[i - 1], tracks[i]
@@ -495,30 +509,71 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         order = np.argsort(-cnt)
         head_skew[n] = int(vals[order[0]])
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
-    # a cylinder switch: the cylinder skew, or a change of zone (another spt, or a skew that is neither:
-    # the first track of a zone that begins after spare space)
-    cyl_starts = [0]
-    zone_break = set()
+    # surfaces: tracks between cylinder skews (mode)
+    gaps, last = [], None
+    for i, v in enumerate(sk):
+        n = tracks[i].spt
+        if v is not None and cyl_skew.get(n) is not None and v == cyl_skew[n]:
+            if last is not None:
+                gaps.append(i - last)
+            last = i
+    S = int(_mode(gaps, 1))
+    # place every track: (cylinder, head); zones break where nothing explains a skew
+    pos = []           # (cyl, head) per real track
+    zone_first = [0]   # first real track of each zone
+    zone_cyl = [0]
+    breaks = set()
+    # the first cylinder may begin before the first block: count the tracks before the first cylinder skew
+    first_cs = next((i for i, v in enumerate(sk) if v is not None and cyl_skew.get(tracks[i].spt) == v), None)
+    head0 = (S - first_cs) % S if first_cs is not None and first_cs < S else 0
+    cyl, head = 0, head0
+    pos.append((cyl, head))
+    phantom_total = head0
     for i in range(1, len(tracks)):
         n = tracks[i].spt
-        if sk[i] is None or sk[i] not in (head_skew.get(n), cyl_skew.get(n)):
-            cyl_starts.append(i)
-            zone_break.add(i)
-        elif cyl_skew.get(n) is not None and sk[i] == cyl_skew[n]:
-            cyl_starts.append(i)
-    sizes = np.diff(cyl_starts + [len(tracks)])
-    surfaces = int(_mode(sizes, 1))
-    # cylinders the walk saw with another track count (skews equal, a spare track, an odd skew): split / keep
-    odd = int(np.sum(sizes != surfaces))
-    # zones: runs of cylinders with one spt
-    zones = []
-    for c, s0 in enumerate(cyl_starts):
-        n = tracks[s0].spt
-        if zones and zones[-1]["spt"] == n and s0 not in zone_break:
-            zones[-1]["last_cylinder"] = c
+        ts, cs = head_skew.get(n), cyl_skew.get(n)
+        if cs is None:
+            cs = ts
+        v = sk[i]
+        step = None
+        if v is not None and ts is not None:
+            acc, c, h = 0, cyl, head
+            for m in range(0, 2 * S + 1):
+                if h + 1 < S:
+                    acc, h = acc + ts, h + 1
+                else:
+                    acc, h, c = acc + cs, 0, c + 1
+                if acc % n == v:
+                    step = (m, c, h)
+                    break
+        if step is None:
+            cyl, head = cyl + 1, 0
+            zone_first.append(i)
+            zone_cyl.append(cyl)
+            breaks.add(i)
         else:
-            zones.append({"first_cylinder": c, "last_cylinder": c, "spt": n, "first_track": s0,
-                          "track_skew": head_skew.get(n), "cylinder_skew": cyl_skew.get(n)})
-    stats = dict(stats, odd_cylinders=odd, skew_matches=float(np.mean([
+            phantom_total += step[0]
+            cyl, head = step[1], step[2]
+        pos.append((cyl, head))
+    ncyl = cyl + 1
+    for t, (c, h) in zip(tracks, pos):
+        t.cyl, t.head = c, h
+    # first real track of every cylinder (an empty cylinder repeats the next one's)
+    cyl_starts = [0] * ncyl
+    k = len(tracks)
+    for c in range(ncyl - 1, -1, -1):
+        while k > 0 and pos[k - 1][0] >= c:
+            k -= 1
+        cyl_starts[c] = k
+    zones = []
+    for zi, f in enumerate(zone_first):
+        end = zone_first[zi + 1] if zi + 1 < len(zone_first) else len(tracks)
+        n = tracks[f].spt
+        zones.append({"first_cylinder": zone_cyl[zi], "last_cylinder": pos[end - 1][0], "spt": n, "first_track": f,
+                      "track_skew": head_skew.get(n), "cylinder_skew": cyl_skew.get(n) if cyl_skew.get(n) is not None
+                      else head_skew.get(n)})
+    sizes = np.diff(cyl_starts + [len(tracks)])
+    odd = int(np.sum(sizes != S))
+    stats = dict(stats, odd_cylinders=odd, phantom_tracks=phantom_total, zone_breaks=len(breaks), skew_matches=float(np.mean([
         v in (head_skew.get(tracks[i].spt), cyl_skew.get(tracks[i].spt)) for i, v in enumerate(sk) if v is not None]) if len(sk) > 1 else 1.0))
-    return Geometry(tracks, cyl_starts, surfaces, zones, stats)
+    return Geometry(tracks, cyl_starts, S, zones, stats)

@@ -140,12 +140,17 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
         tasks = []
         distinct = 0
         for j in range(per_distance):
-            c0 = rng.randrange(0, max(ncyl - d, 1))
-            c1 = min(c0 + d, ncyl - 1)
-            if rng.random() < 0.5:
-                c0, c1 = c1, c0
-            a, b = _tracks_of_cyl(g, c0), _tracks_of_cyl(g, c1)
-            n = min(len(a), len(b))
+            for _ in range(50):  # cylinders that hold blocks at both ends
+                c0 = rng.randrange(0, max(ncyl - d, 1))
+                c1 = min(c0 + d, ncyl - 1)
+                if rng.random() < 0.5:
+                    c0, c1 = c1, c0
+                a, b = _tracks_of_cyl(g, c0), _tracks_of_cyl(g, c1)
+                n = min(len(a), len(b))
+                if n:
+                    break
+            if not n:
+                continue
             distinct += 2 * n
             tasks.append((a[:n], b[:n]))
         spread = max(segments + 2 - distinct, 0) // max(per_distance, 1)

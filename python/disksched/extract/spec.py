@@ -53,53 +53,61 @@ def to_toml(spec: dict, header: str = "") -> str:
 
 
 def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
-    """[layout] with one zone per run of cylinders of one sectors-per-track and
-    skew; returns (layout dict, notes). `shift_sectors_of_spt(spt)`: sectors to
-    subtract from every measured first-LBN sector (completion -> sector start)."""
+    """[layout]: one zone per run of cylinders of one sectors-per-track and
+    skews, spares at each zone's end (DiskSim's sectors-per-zone), every
+    track slot the heads pass without a block (slipped or empty tracks) and
+    every slipped sector listed as slips. Returns (layout dict, notes).
+    `shift_sectors_of_spt(spt)`: sectors from a completion's phase back to
+    its sector's start."""
     tracks, S = g.tracks, g.surfaces
-    full = [t.count + len(t.slips) == t.spt for t in tracks]
-    per_track = None
-    # sparing: spares at each zone's end (most drives), or the same spares on every track
-    short = [t.spt - t.count - len(t.slips) for t in tracks]
-    inner = short[:-1] if len(short) > 1 else short
-    if inner and all(s == inner[0] for s in inner) and inner[0] > 0:
-        per_track = inner[0]
-    sparing = "sectors-per-track" if per_track else "sectors-per-zone"
+    # the same spare sectors at the end of every track (DiskSim's sectors-per-track): every track but
+    # each zone's last one short by the same count
+    lasts = {z["first_track"] - 1 for z in g.zones} | {len(tracks) - 1}
+    short = {t.spt - t.count - len(t.slips) for i, t in enumerate(tracks) if i not in lasts}
+    per_track = short.pop() if len(short) == 1 and min(short | {0}) >= 0 else 0
     zones = []
-    cyl_of_track = []
-    starts = g.cylinders + [len(tracks)]
-    for c in range(len(g.cylinders)):
-        cyl_of_track += [c] * (starts[c + 1] - starts[c])
     zone_starts = [z["first_track"] for z in g.zones] + [len(tracks)]
     unplaced = 0
     for zi, z in enumerate(g.zones):
         t0, t1 = zone_starts[zi], zone_starts[zi + 1]
         n = z["spt"]
-        ncyl = z["last_cylinder"] - z["first_cylinder"] + 1
+        c0 = z["first_cylinder"]
+        ncyl = z["last_cylinder"] - c0 + 1
+        ts = float(z["track_skew"] or 0)
+        cs = float(z["cylinder_skew"] if z["cylinder_skew"] is not None else ts)
         blocks = sum(t.count for t in tracks[t0:t1])
+        used = set()
         slips = []
-        for j, t in enumerate(tracks[t0:t1]):
+        last_slot = -1
+        for t in tracks[t0:t1]:
+            j = (t.cyl - c0) * S + t.head
+            used.add(j)
+            last_slot = max(last_slot, j)
             for k, off in enumerate(sorted(t.slips)):
                 slips.append(j * n + off + k)
+        for j in range(last_slot):
+            if j not in used:
+                slips.extend(range(j * n, (j + 1) * n))
+        slips.sort()
         first = tracks[t0]
-        sigma = (first.level + first.first) % n - shift_sectors_of_spt(n)
-        row = {"first_cylinder": z["first_cylinder"], "last_cylinder": z["last_cylinder"], "sectors_per_track": n,
-               "first_block_offset_sectors": float(round(sigma % n, 3)),
-               "track_skew_sectors": float(z["track_skew"] if z["track_skew"] is not None else 0),
-               "cylinder_skew_sectors": float(z["cylinder_skew"] if z["cylinder_skew"] is not None
-                                               else (z["track_skew"] or 0))}
+        j0 = (first.cyl - c0) * S + first.head
+        cyl_sw = j0 // S
+        sigma = (first.level + first.first) % n - shift_sectors_of_spt(n) - (j0 - cyl_sw) * ts - cyl_sw * cs
         slots = ncyl * S * n
         if per_track:
-            row["spares"] = per_track
-            row["slips"] = []
-            unplaced += len(slips)
+            # slips of whole tracks stay (each a track's sectors); sector slips would turn later tracks
+            sector_slips = sum(len(t.slips) for t in tracks[t0:t1])
+            unplaced += sector_slips
+            slips = [x for x in slips if (x // n) not in used]
+            spares = per_track
         else:
             spares = slots - blocks - len(slips)
-            if spares < 0:  # the zone's cylinders hold more tracks than the surfaces say: keep every LBN
+            if spares < 0:
                 unplaced += -spares
                 spares = 0
-            row["spares"] = spares
-            row["slips"] = slips
-        zones.append(row)
+        zones.append({"first_cylinder": c0, "last_cylinder": z["last_cylinder"], "sectors_per_track": n,
+                      "first_block_offset_sectors": float(round(sigma % n, 3)), "track_skew_sectors": ts,
+                      "cylinder_skew_sectors": cs, "spares": int(spares), "slips": slips})
+    sparing = "sectors-per-track" if per_track else "sectors-per-zone"
     return ({"mapping": "cylinder-major", "sparing": sparing, "sparing_range_cylinders": 1, "zones": zones},
             {"sparing": sparing, "slips_not_expressed": unplaced})
