@@ -101,7 +101,10 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
             slips = [x for x in slips if (x // n) not in used]
             spares = per_track
         else:
-            spares = slots - blocks - len(slips)
+            # slips push the zone's blocks into its spare space: the spares are every slot without a block
+            spares = slots - blocks
+            if spares < len(slips):
+                unplaced += len(slips) - spares
             if spares < 0:
                 unplaced += -spares
                 spares = 0
