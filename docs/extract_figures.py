@@ -52,7 +52,38 @@ def one(out: Path, disk: str, label: str, jitter: float) -> dict:
     return row
 
 
+def table(path: Path) -> str:
+    """The round-trip table (Markdown) from roundtrip.jsonl: the last row of each (drive, jitter)."""
+    rows = {}
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        rows[(r["drive"], r["jitter_us"])] = r
+    out = ["| drive | jitter us | LBNs on true track | within 1 sector | seek err max / median (within 5%) "
+           "| hit / bus / miss overhead err us | read-ahead | write-back | segments model (true) "
+           "| demerit random / seq ms | throughput diff random / seq | device min | wall s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (d, j), r in rows.items():
+        if "error" in r:
+            out.append(f"| {d} | {j:g} | failed: {r['error'][:140]} |" + " |" * 10)
+            continue
+        sk, o, p, dm = r["seek"], r["overheads"], r["policies"], r["demerit"]
+        out.append(
+            f"| {d} | {j:g} | {100 * r['layout_match']:.3f}% | {100 * r['angle']['within_one_sector']:.1f}% "
+            f"| {100 * sk['max_rel']:.1f}% / {100 * sk['median_rel']:.1f}% ({100 * sk['within_5pct']:.0f}% of {sk['distances']}) "
+            f"| {o['read_hit_overhead_after_read_err_us']:.0f} / {o['bus_sector_err_us']:.0f} / {o['read_overhead_after_read_err_us']:.0f} "
+            f"| {p['read_ahead_model']} {'ok' if p['read_ahead_ok'] else '(true: ' + p['read_ahead_true'] + ')'} "
+            f"| {p['write_back_model']} {'ok' if p['write_back_ok'] else '(true: ' + str(p['write_back_true']) + ')'} "
+            f"| {p['segments_model']} ({p['segments_true']}) "
+            f"| {dm['random']['demerit_ms']:.3f} / {dm['sequential']['demerit_ms']:.3f} "
+            f"| {100 * dm['random']['throughput_rel']:.1f}% / {100 * dm['sequential']['throughput_rel']:.1f}% "
+            f"| {r['device_min']:.1f} | {r['wall_s']:.0f} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str]) -> None:
+    if argv and argv[0] == "--table":
+        print(table(Path(argv[1])), end="")
+        return
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
     jit = [0.0, 20.0]

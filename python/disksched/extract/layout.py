@@ -518,6 +518,7 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
                 gaps.append(i - last)
             last = i
     S = int(_mode(gaps, 1))
+    exact = bool(stats.get("exact_mode", True))
     # place every track: (cylinder, head); zones break where nothing explains a skew
     pos = []           # (cyl, head) per real track
     zone_first = [0]   # first real track of each zone
@@ -537,14 +538,20 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         v = sk[i]
         step = None
         if v is not None and ts is not None:
-            acc, c, h = 0, cyl, head
-            for m in range(0, 2 * S + 1):
-                if h + 1 < S:
-                    acc, h = acc + ts, h + 1
-                else:
-                    acc, h, c = acc + cs, 0, c + 1
-                if acc % n == v:
-                    step = (m, c, h)
+            # with timing noise a level (so a skew) may be a sector off: accept +-1, the exact one first
+            # (one switch with any slack before a skipped track with none: noise is likelier than a slip)
+            tries = [(0, 0)] if exact else [(sl, 0) for sl in (0, 1, -1, 2, -2)] + [(0, 2 * S)]
+            for slack, mmax in ([(0, 2 * S)] if exact else tries):
+                acc, c, h = 0, cyl, head
+                for m in range(0, mmax + 1):
+                    if h + 1 < S:
+                        acc, h = acc + ts, h + 1
+                    else:
+                        acc, h, c = acc + cs, 0, c + 1
+                    if acc % n == (v + slack) % n:
+                        step = (m, c, h)
+                        break
+                if step is not None:
                     break
         if step is None:
             cyl, head = cyl + 1, 0

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from typing import Any
 
 from .layout import Geometry
@@ -63,8 +65,12 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
     # the same spare sectors at the end of every track (DiskSim's sectors-per-track): every track but
     # each zone's last one short by the same count
     lasts = {z["first_track"] - 1 for z in g.zones} | {len(tracks) - 1}
-    short = {t.spt - t.count - len(t.slips) for i, t in enumerate(tracks) if i not in lasts}
-    per_track = short.pop() if len(short) == 1 and min(short | {0}) >= 0 else 0
+    short = [t.spt - t.count - len(t.slips) for i, t in enumerate(tracks) if i not in lasts]
+    k, share = 0, 0.0
+    if short:
+        vals, cnt = np.unique(short, return_counts=True)
+        k, share = int(vals[np.argmax(cnt)]), float(cnt.max()) / len(short)
+    per_track = k if k > 0 and share >= 0.95 else 0
     zones = []
     zone_starts = [z["first_track"] for z in g.zones] + [len(tracks)]
     unplaced = 0
@@ -98,7 +104,8 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
             # slips of whole tracks stay (each a track's sectors); sector slips would turn later tracks
             sector_slips = sum(len(t.slips) for t in tracks[t0:t1])
             unplaced += sector_slips
-            slips = [x for x in slips if (x // n) not in used]
+            unplaced += len([x for x in slips if (x // n) not in used]) // n  # skipped tracks: not expressible here
+            slips = []
             spares = per_track
         else:
             # slips push the zone's blocks into its spare space: the spares are every slot without a block
