@@ -74,6 +74,7 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
     zones = []
     zone_starts = [z["first_track"] for z in g.zones] + [len(tracks)]
     unplaced = 0
+    shift = 0  # cylinders added to earlier zones (a zone whose blocks overflow its slots gets more)
     for zi, z in enumerate(g.zones):
         t0, t1 = zone_starts[zi], zone_starts[zi + 1]
         n = z["spt"]
@@ -100,6 +101,13 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
         cyl_sw = j0 // S
         sigma = (first.level + first.first) % n - shift_sectors_of_spt(n) - (j0 - cyl_sw) * ts - cyl_sw * cs
         slots = ncyl * S * n
+        need = blocks + (per_track * ncyl * S if per_track else len(slips))
+        extra = 0
+        if need > slots:  # a misplaced boundary made a track longer than a track: keep every block
+            extra = -(-(need - slots) // (S * n))
+            unplaced += need - slots
+            ncyl += extra
+            slots = ncyl * S * n
         if per_track:
             # slips of whole tracks stay (each a track's sectors); sector slips would turn later tracks
             sector_slips = sum(len(t.slips) for t in tracks[t0:t1])
@@ -115,9 +123,10 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
             if spares < 0:
                 unplaced += -spares
                 spares = 0
-        zones.append({"first_cylinder": c0, "last_cylinder": z["last_cylinder"], "sectors_per_track": n,
+        zones.append({"first_cylinder": c0 + shift, "last_cylinder": z["last_cylinder"] + shift + extra, "sectors_per_track": n,
                       "first_block_offset_sectors": float(round(sigma % n, 3)), "track_skew_sectors": ts,
                       "cylinder_skew_sectors": cs, "spares": int(spares), "slips": slips})
+        shift += extra
     sparing = "sectors-per-track" if per_track else "sectors-per-zone"
     return ({"mapping": "cylinder-major", "sparing": sparing, "sparing_range_cylinders": 1, "zones": zones},
             {"sparing": sparing, "slips_not_expressed": unplaced})
