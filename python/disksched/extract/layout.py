@@ -301,6 +301,10 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     o = levels(w, clock, sp.astype(float))
     runs = segment(o, sp, tol)
     if not exact_mode:
+        # with noise, a run of one or two reads where a track holds five or more is noise (or buffered reads)
+        per_track = float(np.median(sp)) / stride
+        if per_track >= 5:
+            runs = _clean([r for r in runs if r[1] - r[0] >= 2 or sp[r[0]] != sp[max(r[0] - 1, 0)]], o, sp, tol)
         runs = _snap(runs, sp)
     X = w.x
     # windows between runs: slips (level +1, same spt) and track boundaries
@@ -426,6 +430,8 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
                 # unless the skews say otherwise three tracks in a row (a slip the noise hid)
                 c2 = first_lbn[t - 1] + zone_count[n]
                 d = cands[0] - c2
+                if debug and a < debug <= b:
+                    print("DBG", k, a, b, cands, c2, d, streak, first_lbn[t - 1], sigma(t - 1), runs[r][2])
                 if abs(d) <= 1 and a < c2 <= b:
                     B[k] = c2
                     streak = streak + [k] if d != 0 and (not streak or (B_d.get(streak[-1]) == d and streak[-1] == k - 1)) else ([k] if d else [])
@@ -441,11 +447,22 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         if not todo:
             break
         rounds += 1
-        if debug: print("search", [(k, bounds[k][:2], first_lbn[k]) for k in todo])
         res = prober.run([search(bounds[k][0], bounds[k][1], lv(prev_run(k)), lv(bounds[k][2])) for k in todo])
         for k, v in zip(todo, res):
             B[k] = v
             first_lbn[k + 1] = v
+            t = k + 1
+            n = zone_of[k]
+            if not exact_mode and k > 0 and zone_of[k - 1] == n and n in zone_skews and first_lbn[t - 1] is not None:
+                # keep the chain's whole-sector first-LBN sector where a skew explains the measured one
+                meas = sigma(t)
+                best = None
+                for sk_ in zone_skews[n]:
+                    e = float(_fold(np.array(meas - (sigma(t - 1) + sk_)), n))
+                    if abs(e) <= 2.5 and (best is None or abs(e) < abs(best[1])):
+                        best = ((sigma(t - 1) + sk_) % n, e)
+                if best is not None:
+                    sig_store[t] = best[0]
     # noise can put a boundary one block off: a track one short next to one one long (and no slip) is that
     if not exact_mode and zone_count:
         moved = 0
