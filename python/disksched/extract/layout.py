@@ -108,8 +108,10 @@ def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = 40, rel_tol: float = 0
     dp = (np.diff(w.t) / clock.period_ns) % 1.0
     for a, b, e in merged:
         seg = dp[a:b]
-        expect = w.stride / e
-        same = seg[np.abs(seg - expect) < 0.25 * expect]
+        # same-track pairs: about the median step (track boundaries step further), within 3 MADs
+        med = float(np.median(seg))
+        mad = float(np.median(np.abs(seg - med)))
+        same = seg[np.abs(seg - med) <= 3 * mad + 1e-9 * med]
         spt = int(round(w.stride / float(np.mean(same)))) if len(same) else e
         out.append((a, b, spt))
     return out
@@ -278,7 +280,7 @@ def _mode(vals, default=None):
 
 
 def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, start: int = 0, end: Optional[int] = None,
-                   progress: Optional[Callable] = None, calib_per_zone: int = 16, debug: bool = False) -> Geometry:
+                   progress: Optional[Callable] = None, calib_per_zone: int = 40, debug: bool = False) -> Geometry:
     end = dev.blocks if end is None else end
     w = walk(dev, start, end, stride, progress)
     # timing noise, as a fraction of one pair's phase step
