@@ -280,7 +280,8 @@ def _mode(vals, default=None):
 
 
 def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, start: int = 0, end: Optional[int] = None,
-                   progress: Optional[Callable] = None, calib_per_zone: int = 40, debug: bool = False) -> Geometry:
+                   progress: Optional[Callable] = None, calib_per_zone: int = 40, debug: bool = False,
+                   spread: int = 24) -> Geometry:
     end = dev.blocks if end is None else end
     w = walk(dev, start, end, stride, progress)
     # timing noise, as a fraction of one pair's phase step
@@ -321,7 +322,7 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             slipw.append((int(X[l0]), int(X[f1]), r - 1, r))
         else:
             bounds.append((int(X[l0]), int(X[f1]), r))
-    prober = Prober(dev, clock, rng)
+    prober = Prober(dev, clock, rng, spread=spread)
 
     def lv(r):
         return (runs[r][2], int(sp[runs[r][0]]))

@@ -86,7 +86,10 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     if budget_min is not None and est_min > budget_min:
         raise DeviceError(f"the layout walk alone needs about {est_min:.1f} device minutes "
                           f"({dev.blocks:,} blocks at ~{spt0} per track); --budget-min is {budget_min:g}")
-    g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"))
+    # the cache's segments first: the probes of the layout searches need only that many reads between them
+    seg = cache_tests.segments(dev, rng, hit)
+    spread = max(int(seg["segments"]) + 2, 4) if seg.get("confidence", 0) >= 0.9 else 24
+    g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"), spread=spread)
     st = g.stats
     # confidence: the share of track boundaries whose skew is one of its zone's two
     rows.append(("surfaces", g.surfaces, "", _share_conf(st["odd_cylinders"], len(g.cylinders)),
@@ -102,7 +105,6 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     starts = np.array([t.first for t in g.tracks if t.count == t.spt or t.count > 0.9 * t.spt])
     tl = int(np.median([t.count for t in g.tracks]))
     ra = cache_tests.read_ahead(dev, clock, rng, hit, track_starts=starts, track_len=tl)
-    seg = cache_tests.segments(dev, rng, hit)
     rows.append(("read_ahead", ra["when"], "", ra["confidence"],
                  f"reach {ra['blocks']} blocks from a track start, {ra.get('blocks_from_mid_track', 0)} from mid-track"
                  + (" (to the end of the track)" if ra.get("to_track_end") else "")))
