@@ -53,6 +53,10 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     clock.hit_ns, clock.hit_spread_ns = hit_time(dev, rng)
     clock.period_ns, conf, revs = rotation_period(dev, rng, progress=_stage(progress, "rotation"), keep=clock)
     clock.period_confidence = conf
+    if clock.hit_ns > 0.5 * clock.period_ns:
+        # a block read twice in a row is read from the media again: no read hits to tell apart
+        notes.append(f"a re-read block is not served from the buffer ({clock.hit_ns / 1e6:.3f} ms): no hit filter")
+        clock.hit_ns = 0.0
     if conf < 0.8:
         return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0)
     rows.append(("rpm", 60e9 / clock.period_ns, "rev/min", conf,
