@@ -529,6 +529,30 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         order = np.argsort(-cnt)
         head_skew[n] = int(vals[order[0]])
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
+    # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
+    # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
+    CHUNK = 240
+    pairs = []
+    for c0 in range(0, len(sk), CHUNK):
+        vv = [v for v in sk[c0:c0 + CHUNK] if v is not None]
+        if len(vv) < 12:
+            pairs.append(None)
+            continue
+        vals, cnt = np.unique(vv, return_counts=True)
+        order = np.argsort(-cnt)
+        ts_ = int(vals[order[0]])
+        # the cylinder skew: the commonest other value not next to the head-switch skew (a stretch that
+        # spans a change of skew holds both 63 and 62, say: not a pair)
+        rest = [int(vals[i]) for i in order[1:] if cnt[i] >= 2 and abs(int(vals[i]) - ts_) > 2]
+        pairs.append((ts_, rest[0] if rest else ts_))
+
+    def pairs_for(i):
+        k = i // CHUNK
+        out = []
+        for kk in (k, k - 1, k + 1):
+            if 0 <= kk < len(pairs) and pairs[kk] is not None and pairs[kk] not in out:
+                out.append(pairs[kk])
+        return out
     # surfaces: tracks between cylinder skews (mode)
     gaps, last = [], None
     for i, v in enumerate(sk):
@@ -550,33 +574,33 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     cyl, head = 0, head0
     pos.append((cyl, head))
     phantom_total = head0
+    zone_pair = [pairs_for(0)[0] if pairs_for(0) else (head_skew.get(tracks[0].spt), cyl_skew.get(tracks[0].spt))]
+    cur = zone_pair[0]
     for i in range(1, len(tracks)):
         n = tracks[i].spt
-        ts, cs = head_skew.get(n), cyl_skew.get(n)
-        if cs is None:
-            cs = ts
         v = sk[i]
         step = None
-        if v is not None and ts is not None:
-            # with timing noise a level (so a skew) may be a sector off: accept +-1, the exact one first
-            # (one switch with any slack before a skipped track with none: noise is likelier than a slip)
-            tries = [(0, 0)] if exact else [(sl, 0) for sl in (0, 1, -1, 2, -2)] + [(0, 2 * S)]
-            for slack, mmax in ([(0, 2 * S)] if exact else tries):
-                acc, c, h = 0, cyl, head
-                for m in range(0, mmax + 1):
-                    if h + 1 < S:
-                        acc, h = acc + ts, h + 1
-                    else:
-                        acc, h, c = acc + cs, 0, c + 1
-                    if acc % n == (v + slack) % n:
-                        step = (m, c, h)
-                        break
-                if step is not None:
-                    break
+        for (ts, cs) in ([cur] + [p_ for p_ in pairs_for(i) if p_ != cur]):
+            if v is None or ts is None:
+                break
+            cs = ts if cs is None else cs
+            step = _switches(v, n, ts, cs, S, cyl, head, exact)
+            if step is not None:
+                if (ts, cs) != cur:   # the skews changed: a new zone from here
+                    step = None
+                    cur = (ts, cs)
+                break
         if step is None:
             cyl, head = cyl + 1, 0
             zone_first.append(i)
             zone_cyl.append(cyl)
+            pp = pairs_for(i)
+            if v is not None:
+                for p_ in pp:
+                    if p_[0] is not None and _switches(v, n, p_[0], p_[1] if p_[1] is not None else p_[0], S, cyl - 1, S - 1, exact):
+                        cur = p_
+                        break
+            zone_pair.append(cur)
             breaks.add(i)
         else:
             phantom_total += step[0]
@@ -596,11 +620,27 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     for zi, f in enumerate(zone_first):
         end = zone_first[zi + 1] if zi + 1 < len(zone_first) else len(tracks)
         n = tracks[f].spt
+        ts_, cs_ = zone_pair[zi] if zone_pair[zi] and zone_pair[zi][0] is not None else (head_skew.get(n), cyl_skew.get(n))
         zones.append({"first_cylinder": zone_cyl[zi], "last_cylinder": pos[end - 1][0], "spt": n, "first_track": f,
-                      "track_skew": head_skew.get(n), "cylinder_skew": cyl_skew.get(n) if cyl_skew.get(n) is not None
-                      else head_skew.get(n)})
+                      "track_skew": ts_, "cylinder_skew": cs_ if cs_ is not None else ts_})
     sizes = np.diff(cyl_starts + [len(tracks)])
     odd = int(np.sum(sizes != S))
     stats = dict(stats, odd_cylinders=odd, phantom_tracks=phantom_total, zone_breaks=len(breaks), skew_matches=float(np.mean([
         v in (head_skew.get(tracks[i].spt), cyl_skew.get(tracks[i].spt)) for i, v in enumerate(sk) if v is not None]) if len(sk) > 1 else 1.0))
     return Geometry(tracks, cyl_starts, S, zones, stats)
+
+
+def _switches(v: int, n: int, ts: int, cs: int, S: int, cyl: int, head: int, exact: bool):
+    """(skipped tracks, cylinder, head) after the switches a skew v implies from (cyl, head), or None.
+    With noise: one switch with up to two sectors of slack before any skipped track."""
+    tries = [(0, 2 * S)] if exact else [(sl, 0) for sl in (0, 1, -1, 2, -2)] + [(0, 2 * S)]
+    for slack, mmax in tries:
+        acc, c, h = 0, cyl, head
+        for m in range(0, mmax + 1):
+            if h + 1 < S:
+                acc, h = acc + ts, h + 1
+            else:
+                acc, h, c = acc + cs, 0, c + 1
+            if acc % n == (v + slack) % n:
+                return (m, c, h)
+    return None
