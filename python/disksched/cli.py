@@ -591,6 +591,28 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
 
 
 @app.command()
+def extract(device: str = typer.Argument(..., help="A block device or file (O_DIRECT), nbd://HOST:PORT, "
+                                                   "nbd+unix:///?socket=PATH, or sim:NAME / sim:SPEC.toml[?jitter_us=N]."),
+            out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (TOML)."),
+            report: Optional[Path] = typer.Option(None, "--report", help="Folder for the parameter table and plots."),
+            allow_writes: Optional[str] = typer.Option(None, "--allow-writes",
+                                                       help="Blocks LO-HI (inclusive) the write tests may overwrite; never on a mounted device."),
+            budget_min: Optional[float] = typer.Option(None, "--budget-min", help="Refuse to start if the walk alone would take longer (device minutes)."),
+            seed: int = typer.Option(1, help="Seed of the test's random choices (and of sim: jitter)."),
+            name: Optional[str] = typer.Option(None, help="The spec's name (default: the file's stem)."),
+            force: bool = typer.Option(False, "--force", help="Replace -o and write into a --report folder that holds files.")) -> None:
+    """A drive model from timing alone: rotation, layout, seek curve, overheads, cache (docs/extract.md)."""
+    from .extract_cli import rows_text, run as run_extract
+
+    x = run_extract(device, out, report, allow_writes, budget_min, seed, force, name)
+    console.print(_table(f"{device}: {x.device_s / 60:.2f} device minutes, {x.commands:,} commands, {x.wall_s:.1f} s",
+                         ["parameter", "value", "unit", "confidence", "how"], rows_text(x)))
+    for n in x.notes:
+        err_console.print(f"note: {n}", highlight=False)
+    console.print(f"wrote {out}" + (f", {report}" if report is not None else ""), highlight=False)
+
+
+@app.command()
 def characterize(disk: str = typer.Option(..., help="Built-in disk name, spec .toml or DiskSim .parv/.diskspecs/.model."),
                  out: Optional[Path] = typer.Option(None, help="Directory for characterize.json and the plots."),
                  json_out: bool = typer.Option(False, "--json", help="Print a JSON object."),

@@ -1,0 +1,111 @@
+"""Round trips for docs/extract.md: every catalogue drive and the 250 GB
+datasheet disk, extracted through `sim:` without and with host jitter, each
+model compared with its truth (disksched.extract_roundtrip).
+
+    .venv/bin/python docs/extract_figures.py OUT_DIR [DRIVE ...] [--jitter 0,20]
+
+Appends one JSON line per (drive, jitter) to OUT_DIR/roundtrip.jsonl (a run
+that stops keeps the rows it finished) and writes each extracted spec there.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from disksched import _core
+from disksched import extract_roundtrip as rt
+from disksched.extract.run import extract
+from disksched.extract.spec import to_toml
+from disksched.extract_devices import open_device
+
+DATASHEET = dict(name="desk250", capacity_gb=250, rpm=7200, outer_mb_s=88, inner_mb_s=45, track_to_track_ms=0.8,
+                 average_seek_ms=8.5, full_stroke_ms=17, cache_kb=8192)
+
+
+def datasheet_disk(out: Path) -> str:
+    p = out / "desk250_truth.toml"
+    if not p.exists():
+        p.write_text(_core.disk_datasheet(json.dumps(DATASHEET)))
+    return str(p)
+
+
+def one(out: Path, disk: str, label: str, jitter: float) -> dict:
+    dev = open_device(f"sim:{disk}" + (f"?jitter_us={jitter:g}" if jitter else ""), seed=1)
+    dev.allow_writes(0, dev.blocks)
+    x = extract(dev, writes=(0, dev.blocks), name=f"{label}_extracted")
+    spec = out / f"{label}_j{jitter:g}.toml"
+    spec.write_text(to_toml(x.spec))
+    row = {"drive": label, "jitter_us": jitter, "device_min": x.device_s / 60, "wall_s": x.wall_s,
+           "commands": x.commands, "layout": x.geometry.stats, "notes": x.notes}
+    t = time.monotonic()
+    row["layout_match"] = rt.layout_match(disk, x.geometry.tracks, dev.blocks)
+    row["angle"] = rt.angle_match(disk, str(spec), 2000)
+    row["seek"] = rt.seek_errors(disk, str(spec))
+    row["overheads"] = rt.overhead_errors(disk, str(spec))
+    row["policies"] = rt.policies(disk, str(spec))
+    row["demerit"] = rt.demerit(disk, str(spec))
+    row["check_s"] = time.monotonic() - t
+    return row
+
+
+def table(path: Path) -> str:
+    """The round-trip table (Markdown) from roundtrip.jsonl: the last row of each (drive, jitter)."""
+    rows = {}
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        rows[(r["drive"], r["jitter_us"])] = r
+    out = ["| drive | jitter us | LBNs on true track | within 1 sector | seek err max / median (within 5%) "
+           "| hit / bus / miss overhead err us | read-ahead | write-back | segments model (true) "
+           "| demerit random / seq ms | throughput diff random / seq | device min | wall s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (d, j), r in rows.items():
+        if "error" in r:
+            out.append(f"| {d} | {j:g} | failed: {r['error'][:140]} |" + " |" * 10)
+            continue
+        sk, o, p, dm = r["seek"], r["overheads"], r["policies"], r["demerit"]
+        out.append(
+            f"| {d} | {j:g} | {100 * r['layout_match']:.3f}% | {100 * r['angle']['within_one_sector']:.1f}% "
+            f"| {100 * sk['max_rel']:.1f}% / {100 * sk['median_rel']:.1f}% ({100 * sk['within_5pct']:.0f}% of {sk['distances']}) "
+            f"| {o['read_hit_overhead_after_read_err_us']:.0f} / {o['bus_sector_err_us']:.0f} / {o['read_overhead_after_read_err_us']:.0f} "
+            f"| {p['read_ahead_model']} {'ok' if p['read_ahead_ok'] else '(true: ' + p['read_ahead_true'] + ')'} "
+            f"| {p['write_back_model']} {'ok' if p['write_back_ok'] else '(true: ' + str(p['write_back_true']) + ')'} "
+            f"| {p['segments_model']} ({p['segments_true']}) "
+            f"| {dm['random']['demerit_ms']:.3f} / {dm['sequential']['demerit_ms']:.3f} "
+            f"| {100 * dm['random']['throughput_rel']:.1f}% / {100 * dm['sequential']['throughput_rel']:.1f}% "
+            f"| {r['device_min']:.1f} | {r['wall_s']:.0f} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str]) -> None:
+    if argv and argv[0] == "--table":
+        print(table(Path(argv[1])), end="")
+        return
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    jit = [0.0, 20.0]
+    rest = argv[1:]
+    if "--jitter" in rest:
+        i = rest.index("--jitter")
+        jit = [float(v) for v in rest[i + 1].split(",")]
+        rest = rest[:i] + rest[i + 2:]
+    drives = rest or [d for d in _core.disk_names()] + ["desk250"]
+    for label in drives:
+        disk = datasheet_disk(out) if label == "desk250" else label
+        for j in jit:
+            try:
+                row = one(out, disk, label, j)
+            except Exception as e:  # keep going: the table says which failed and why
+                row = {"drive": label, "jitter_us": j, "error": f"{type(e).__name__}: {e}",
+                       "trace": traceback.format_exc()[-2000:]}
+            with open(out / "roundtrip.jsonl", "a") as f:
+                f.write(json.dumps(row) + "\n")
+            print(json.dumps({k: row[k] for k in row if k in ("drive", "jitter_us", "device_min", "wall_s", "layout_match",
+                                                                 "error")}), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,164 @@
+"""The buffer cache and the command overheads, from hits and misses (DIXtrac's tests).
+
+A hit is recognised by its response: a read of data the drive holds
+completes a fixed time after it is sent (the hit overhead plus the bus
+transfer), whatever the platter's angle; `is_hit` compares with that time.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+import numpy as np
+
+from .device import Device
+from .timing import Clock
+
+
+def _fresh(dev: Device, rng: random.Random, span: int = 0) -> int:
+    return rng.randrange(0, dev.blocks - span - 1)
+
+
+def hit_line(dev: Device, rng: random.Random, sizes=(1, 2, 4, 8, 16, 32), reps: int = 5) -> dict:
+    """Response of a read hit against its size: slope = bus time per block,
+    intercept = hit overhead (+ completion). A write hit is not measured."""
+    xs, ys = [], []
+    for n in sizes:
+        for _ in range(reps):
+            x = _fresh(dev, rng, n)
+            dev.read(x, n)
+            t0 = dev.now_ns()
+            ys.append(dev.read(x, n) - t0)
+            xs.append(n)
+    xs, ys = np.array(xs, float), np.array(ys, float)
+    # noise is only ever late: fit the lower envelope (the minimum per size)
+    mins = np.array([ys[xs == n].min() for n in sizes])
+    slope, icpt = np.polyfit(np.array(sizes, float), mins, 1)
+    resid = mins - (slope * np.array(sizes) + icpt)
+    return {"bus_ns_per_block": float(slope), "hit_overhead_ns": float(icpt),
+            "fit_residual_ns": float(np.abs(resid).max()), "sizes": list(sizes), "min_response_ns": mins.tolist()}
+
+
+class HitTest:
+    def __init__(self, clock: Clock, hit1_ns: float, bus_ns: float):
+        self.clock, self.hit1, self.bus = clock, hit1_ns, bus_ns
+        self.tol = 3000 + 2.0 * clock.noise_ns
+
+    def __call__(self, response_ns: float, blocks: int = 1) -> bool:
+        expect = self.hit1 + (blocks - 1) * self.bus
+        return response_ns <= expect + self.tol
+
+
+def read_ahead(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, track_starts=None, track_len: int = 0,
+               max_blocks: int = 4096, wait_turns: int = 4) -> dict:
+    """How far the drive reads ahead after one read miss, given time (it idles
+    `wait_turns` revolutions): the largest k for which block x+k then hits
+    (binary search, each trial at a fresh place: the same offset into another
+    track). Measured from a track's first block and from its middle: the same
+    reach from both is a fixed amount; a reach that ends at the track's end is
+    "to the end of the track". If x+1 does not hit, the same after three
+    sequential reads (a stream): `read_ahead_when`."""
+
+    def place(off: int, span: int) -> int:
+        if track_starts is not None and len(track_starts) > 2:
+            i = rng.randrange(len(track_starts) - 2)
+            return int(track_starts[i]) + off
+        return _fresh(dev, rng, span) + off
+
+    def trial(off: int, k: int, stream: int) -> bool:
+        x = place(off, max_blocks + stream + 2)
+        x = min(x, dev.blocks - (stream + k + 2))
+        for i in range(stream + 1):
+            dev.read(x + i)
+        dev.idle(int(wait_turns * clock.period_ns))
+        t0 = dev.now_ns()
+        return hit(dev.read(x + stream + k) - t0)
+
+    def reach(off: int, stream: int) -> int:
+        lo, hi = 1, max_blocks
+        if sum(trial(off, hi, stream) for _ in range(2)) == 2:
+            return hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if sum(trial(off, mid, stream) for _ in range(3)) >= 2:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    out: dict = {}
+    for stream, name in ((0, "every-read"), (2, "stream")):
+        votes = [trial(0, 1, stream) for _ in range(5)]
+        if sum(votes) >= 4:
+            r0 = reach(0, stream)
+            mid = track_len // 2 if track_len else 0
+            r1 = reach(mid, stream) if mid else r0
+            to_end = bool(track_len) and abs((r0 + 1 + stream) - track_len) <= 1 and abs((r1 + 1 + stream + mid) - track_len) <= 1
+            out.update(when=name, blocks=r0, blocks_from_mid_track=r1, to_track_end=to_end, confidence=sum(votes) / 5)
+            return out
+    out.update(when="none", blocks=0, to_track_end=False, confidence=1.0)
+    return out
+
+
+def segments(dev: Device, rng: random.Random, hit: HitTest, max_segments: int = 64) -> dict:
+    """Number of cache segments: read x, then n other far-apart blocks, then x
+    again; x still hits while n < segments (LRU)."""
+    def holds(n: int) -> bool:
+        x = _fresh(dev, rng)
+        dev.read(x)
+        for _ in range(n):
+            dev.read(_fresh(dev, rng))
+        t0 = dev.now_ns()
+        return hit(dev.read(x) - t0)
+
+    if not holds(0):
+        return {"segments": 0, "confidence": 1.0}
+    lo, hi = 0, max_segments
+    if holds(hi):
+        return {"segments": max_segments, "confidence": 0.5, "note": f"more than {max_segments}"}
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if sum(holds(mid) for _ in range(3)) >= 2:
+            lo = mid
+        else:
+            hi = mid
+    return {"segments": lo + 1, "confidence": 0.9}
+
+
+def write_behaviour(dev: Device, clock: Clock, rng: random.Random, lo: int, hi: int, bus_ns: float) -> dict:
+    """With writes allowed in [lo, hi): a write that is reported in less than
+    a fraction of a turn was reported from the buffer (write-back). Its
+    response against size gives the write bus time and write overhead."""
+    sizes = (1, 2, 4, 8, 16)
+    resp = {n: [] for n in sizes}
+    for n in sizes:
+        for _ in range(5):
+            x = rng.randrange(lo, max(hi - n, lo + 1))
+            dev.idle(int(3 * clock.period_ns))  # let any earlier write destage
+            t0 = dev.now_ns()
+            resp[n].append(dev.write(x, n) - t0)
+    mins = np.array([min(resp[n]) for n in sizes])
+    med1 = float(np.median(resp[1]))
+    spread1 = float(np.max(resp[1]) - np.min(resp[1]))
+    # write-through: the response carries the rotational latency (spread ~ a turn); write-back: constant
+    back = spread1 < 0.25 * clock.period_ns and med1 < 0.5 * clock.period_ns
+    slope, icpt = np.polyfit(np.array(sizes, float), mins, 1)
+    out = {"write_back": bool(back), "write_response_1_ns": med1, "spread_1_ns": spread1,
+           "bus_write_ns_per_block": float(slope), "write_overhead_ns": float(icpt)}
+    if back:
+        # destage: a read right after a reported write waits for the write to reach the media
+        x = rng.randrange(lo, hi - 1)
+        waits = []
+        for _ in range(5):
+            dev.idle(int(3 * clock.period_ns))
+            dev.write(x)
+            t0 = dev.now_ns()
+            waits.append(dev.read(rng.randrange(dev.blocks)) - t0)
+        base = []
+        for _ in range(5):
+            dev.idle(int(3 * clock.period_ns))
+            t0 = dev.now_ns()
+            base.append(dev.read(rng.randrange(dev.blocks)) - t0)
+        out["read_after_write_extra_ms"] = float(np.mean(waits) - np.mean(base)) / 1e6
+    return out

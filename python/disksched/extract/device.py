@@ -1,0 +1,80 @@
+"""The device interface: all the extractor ever sees of a drive.
+
+A device executes one command at a time: `read(lbn, blocks)` or
+`write(lbn, blocks)` is submitted at the device clock's "now" and returns the
+clock time at which the host learned it completed. `idle_until(t)` lets time
+pass with nothing outstanding. `busy_ns` counts the device time used (what
+DIXtrac's "minutes" measure). Nothing else crosses this boundary: no geometry,
+no drive model, no simulator handle. Implementations live outside this
+package (`disksched.extract_devices`), so this package cannot reach the truth.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Optional, Tuple
+
+
+class DeviceError(Exception):
+    """A device that cannot be opened, read or written (one line, no traceback)."""
+
+
+class Device(ABC):
+    #: capacity in blocks
+    blocks: int = 0
+    #: bytes per block
+    block_bytes: int = 512
+    #: a short description for reports
+    label: str = ""
+    #: True when the device's clock is virtual and exact enough for angles
+    virtual: bool = False
+
+    def __init__(self) -> None:
+        self.busy_ns = 0
+        self.commands = 0
+        self._write_range: Optional[Tuple[int, int]] = None
+
+    def allow_writes(self, lo: int, hi: int) -> None:
+        """Writes are refused except to LBNs in [lo, hi)."""
+        self._write_range = (lo, hi)
+
+    @property
+    def writable(self) -> Optional[Tuple[int, int]]:
+        return self._write_range
+
+    @abstractmethod
+    def now_ns(self) -> int:
+        """The device clock, ns."""
+
+    @abstractmethod
+    def _io(self, lbn: int, blocks: int, write: bool) -> int:
+        """Do one command now; the clock time its completion was learned, ns."""
+
+    @abstractmethod
+    def idle_until(self, t_ns: int) -> None:
+        """Let the clock reach `t_ns` with nothing outstanding."""
+
+    def read(self, lbn: int, blocks: int = 1) -> int:
+        return self._timed(lbn, blocks, False)
+
+    def write(self, lbn: int, blocks: int = 1) -> int:
+        w = self._write_range
+        if w is None or lbn < w[0] or lbn + blocks > w[1]:
+            raise DeviceError(f"write of blocks {lbn}-{lbn + blocks - 1} refused: "
+                              f"outside --allow-writes {'(none given)' if w is None else f'{w[0]}-{w[1] - 1}'}")
+        return self._timed(lbn, blocks, True)
+
+    def _timed(self, lbn: int, blocks: int, write: bool) -> int:
+        if lbn < 0 or blocks < 1 or lbn + blocks > self.blocks:
+            raise DeviceError(f"blocks {lbn}-{lbn + blocks - 1} outside the device (0-{self.blocks - 1})")
+        t0 = self.now_ns()
+        t1 = self._io(lbn, blocks, write)
+        self.busy_ns += t1 - t0
+        self.commands += 1
+        return t1
+
+    def idle(self, ns: int) -> None:
+        self.idle_until(self.now_ns() + int(ns))
+
+    def close(self) -> None:
+        pass

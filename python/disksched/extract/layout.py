@@ -1,0 +1,646 @@
+"""Geometry from timing alone (Skippy's idea, Talagala et al. 1999, with DIXtrac's
+bookkeeping): the LBN-to-track map, sectors per track, skews, zones, slips.
+
+The walk reads one block every `stride` blocks across the disk, each command
+sent the moment the previous one completes. A read that misses the cache
+completes a fixed time after its sector passes the head, so the phase of its
+completion (time modulo the rotation period) is the angle of its sector plus a
+constant. Within a track, `stride` LBNs further is `stride` sectors further;
+where that fails, a track boundary (a skew) or a slipped sector lies between
+the two reads. Boundaries are then placed exactly by the track's LBN count
+(found by binary search with single-block probes where the count is not yet
+known or the prediction falls outside the window the walk saw), and checked by
+the skews they imply.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from .device import Device
+from .timing import Clock
+
+
+@dataclass
+class Walk:
+    stride: int
+    x: np.ndarray       # LBN read
+    t: np.ndarray       # completion time, ns
+    resp: np.ndarray    # response time, ns
+
+
+@dataclass
+class Track:
+    first: int          # first LBN
+    count: int          # LBNs on the track
+    spt: int            # physical sectors per track
+    level: float        # sector of LBN 0 were the whole disk one track of this spt (o = sector - lbn), mod spt
+    slips: list = field(default_factory=list)   # LBN offsets (from first) after which one sector is skipped
+    exact: bool = False  # boundary found by probing (else predicted from the LBN count and checked by the walk)
+    cyl: int = 0         # physical position, set when cylinders are assembled
+    head: int = 0
+
+
+def walk(dev: Device, start: int, end: int, stride: int, progress: Optional[Callable] = None) -> Walk:
+    n = max((end - start) // stride, 1)
+    xs = np.arange(start, start + n * stride, stride, dtype=np.int64)
+    ts = np.zeros(n, dtype=np.float64)
+    rs = np.zeros(n, dtype=np.float64)
+    every = max(n // 200, 1)
+    for i, x in enumerate(xs):
+        t0 = dev.now_ns()
+        t = dev.read(int(x))
+        ts[i], rs[i] = t, t - t0
+        if progress and i % every == 0:
+            progress(i, n)
+    return Walk(stride, xs, ts, rs)
+
+
+def _fold(v: np.ndarray, n) -> np.ndarray:
+    """v mod n, in (-n/2, n/2]."""
+    return v - n * np.round(v / n)
+
+
+def pair_spt(w: Walk, clock: Clock) -> np.ndarray:
+    """Sectors per track implied by each consecutive pair (right for pairs on one track)."""
+    dp = ((np.diff(w.t) / clock.period_ns) % 1.0)
+    with np.errstate(divide="ignore"):
+        return np.where(dp > 0, w.stride / dp, np.inf)
+
+
+def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = 40, rel_tol: float = 0.0) -> list[tuple[int, int, int]]:
+    """Runs of pairs with one sectors-per-track: (first pair, last pair + 1, spt).
+    spt per run = stride / mean phase step over the run's same-track pairs.
+    With timing noise (`rel_tol` > 0) neighbouring runs whose estimates differ
+    by less than that fraction are one zone (the mean over a whole zone is
+    exact to a fraction of a sector; a 31-pair median is not)."""
+    n = pair_spt(w, clock)
+    npairs = len(n)
+    win = 31 if rel_tol == 0 else 101
+    pad = np.pad(n, (win // 2, win // 2), mode="edge")
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    roll = np.median(sliding_window_view(pad, win), axis=1)[:npairs]
+    est = np.round(roll).astype(np.int64)
+    # runs of equal rounded estimate; tiny runs (noise) join their neighbour
+    runs = []
+    i = 0
+    while i < npairs:
+        j = i
+        while j < npairs and abs(est[j] - est[i]) <= max(1, est[i] // 200, rel_tol * est[i]):
+            j += 1
+        runs.append([i, j, int(np.median(est[i:j]))])
+        i = j
+    merged: list = []
+    for r in runs:
+        if merged and (r[1] - r[0] < min_pairs or abs(r[2] - merged[-1][2]) <= max(1, r[2] // 200, rel_tol * r[2])):
+            merged[-1][1] = r[1]
+        else:
+            merged.append(r)
+    if len(merged) > 1 and merged[0][1] - merged[0][0] < min_pairs:
+        merged[1][0] = 0
+        merged.pop(0)
+    out = []
+    dp = (np.diff(w.t) / clock.period_ns) % 1.0
+    for a, b, e in merged:
+        seg = dp[a:b]
+        # same-track pairs: about the median step (track boundaries step further), within 3 MADs
+        med = float(np.median(seg))
+        mad = float(np.median(np.abs(seg - med)))
+        same = seg[np.abs(seg - med) <= 3 * mad + 1e-9 * med]
+        spt = int(round(w.stride / float(np.mean(same)))) if len(same) else e
+        out.append((a, b, spt))
+    return out
+
+
+def levels(w: Walk, clock: Clock, spt_of_probe: np.ndarray) -> np.ndarray:
+    """o = sector - LBN (mod spt) of each probe, sectors, from its completion phase."""
+    ph = (w.t / clock.period_ns) % 1.0
+    return (ph * spt_of_probe - w.x) % spt_of_probe
+
+
+def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2) -> list[tuple[int, int, float]]:
+    """Runs of probes with one level: (first member, last member, level). A
+    probe that differs alone (a late completion) is an outlier, in no run."""
+    runs = []
+    n = len(o)
+    i = 0
+    while i < n:
+        ref = o[i]
+        members = [i]
+        j = i + 1
+        while j < n:
+            d = abs(_fold(np.array(o[j] - ref), spt[j]))
+            if d <= tol and spt[j] == spt[i]:
+                members.append(j)
+                j += 1
+                continue
+            # a new level if another of the next three reads agrees with this one and the next two do
+            # not return to the old level; else this read is an outlier (a late completion)
+            ahead = o[j + 1:j + 4]
+            if len(ahead) == 0 or spt[j] != spt[i]:
+                break
+            agree = np.abs(_fold(ahead - o[j], spt[j])) <= tol
+            back = np.abs(_fold(ahead[:2] - ref, spt[j])) <= tol
+            if agree.any() and not back.any():
+                break
+            j += 1
+        vals = o[members]
+        # completions are only ever late: the level is a low quantile (circular about ref)
+        rel = _fold(vals - ref, spt[i])
+        level = float((ref + rel.min()) % spt[i])
+        runs.append((members[0], members[-1], level))
+        i = j
+    return _clean(runs, o, spt, tol)
+
+
+def _snap(runs: list, spt: np.ndarray) -> list:
+    """Every level of one sectors-per-track has the same fraction of a sector
+    (the completion's fixed delay): find it (the mode, noise being only late)
+    and put each level on it, so that sums of levels stay whole sectors."""
+    out = list(runs)
+    for n in np.unique(spt):
+        idx = [i for i, r in enumerate(runs) if spt[r[0]] == n]
+        if len(idx) < 5:
+            continue
+        fr = np.array([runs[i][2] % 1.0 for i in idx])
+        h, edges = np.histogram(fr, bins=40, range=(0, 1))
+        k = int(np.argmax(h))
+        near = fr[np.abs(((fr - (edges[k] + 0.0125)) + 0.5) % 1.0 - 0.5) < 0.05]
+        f = float(np.angle(np.mean(np.exp(2j * np.pi * near))) / (2 * np.pi)) % 1.0
+        for i in idx:
+            a, b, lev = runs[i]
+            out[i] = (a, b, float((np.round(lev - f) + f) % n))
+    return out
+
+
+def _clean(runs: list, o: np.ndarray, spt: np.ndarray, tol: float) -> list:
+    """Merge what noise split: a short run between two of one level, and
+    neighbours of one level."""
+    def same(a, b):
+        return spt[a[0]] == spt[b[0]] and abs(_fold(np.array(a[2] - b[2]), spt[b[0]])) <= tol
+
+    def lower(a, b):  # completions are only late: the earlier of two levels
+        n = spt[b[0]]
+        return float((a[2] + min(0.0, float(_fold(np.array(b[2] - a[2]), n)))) % n)
+
+    out: list = []
+    for r in runs:
+        if len(out) >= 2 and out[-1][1] - out[-1][0] < 2 and same(out[-2], r):
+            out.pop()
+            a = out.pop()
+            r = (a[0], r[1], lower(a, r))
+        if out and same(out[-1], r):
+            a = out.pop()
+            r = (a[0], r[1], lower(a, r))
+        out.append(r)
+    return out
+
+
+class Prober:
+    """Single-block probes that must miss the cache: searches run side by side,
+    one probe of each in turn, with far-away filler reads when fewer than
+    `spread` are active, so a block is never read soon after a neighbour."""
+
+    def __init__(self, dev: Device, clock: Clock, rng: random.Random, spread: int = 24):
+        self.dev, self.clock, self.rng, self.spread = dev, clock, rng, spread
+        self.probes = 0
+        self.suspect_hits = 0
+
+    def run(self, tasks: list) -> list:
+        """`tasks`: generators that yield an LBN and receive its completion phase
+        (revolutions); returns each generator's return value."""
+        results = [None] * len(tasks)
+        pending = {}
+        for i, g in enumerate(tasks):
+            try:
+                pending[i] = next(g)
+            except StopIteration as e:
+                results[i] = e.value
+        while pending:
+            order = list(pending)
+            fill = max(self.spread - len(order), 0)
+            for k, i in enumerate(order):
+                if fill and k < fill:
+                    self.dev.read(self.rng.randrange(self.dev.blocks))
+                t0 = self.dev.now_ns()
+                t = self.dev.read(pending[i])
+                self.probes += 1
+                if abs((t - t0) - self.clock.hit_ns) < 2000 + self.clock.noise_ns * 0.25:
+                    self.suspect_hits += 1
+                try:
+                    pending[i] = tasks[i].send(self.clock.phase(t))
+                except StopIteration as e:
+                    results[i] = e.value
+                    del pending[i]
+            if fill > len(order):
+                for _ in range(fill - len(order)):
+                    self.dev.read(self.rng.randrange(self.dev.blocks))
+        return results
+
+
+def _closer_to_new(phase: float, y: int, old: tuple[float, int], new: tuple[float, int]) -> bool:
+    (lo, so), (ln, sn) = old, new
+    d_old = abs(_fold(np.array((phase * so - y) - lo), so))
+    d_new = abs(_fold(np.array((phase * sn - y) - ln), sn))
+    return bool(d_new < d_old)
+
+
+def search(a: int, b: int, old: tuple[float, int], new: tuple[float, int]):
+    """Generator: the first LBN in (a, b] at the `new` level (a is at `old`, b at `new`)."""
+    lo, hi = a, b
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        ph = yield mid
+        if _closer_to_new(ph, mid, old, new):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@dataclass
+class Geometry:
+    tracks: list            # Track, in LBN order
+    cylinders: list         # index of the first track of each cylinder
+    surfaces: int
+    zones: list             # dicts: first_track, last_track (incl.), spt, track_skew, cylinder_skew, count
+    stats: dict
+
+
+def _mode(vals, default=None):
+    if not len(vals):
+        return default
+    v, c = np.unique(np.asarray(vals), return_counts=True)
+    return v[np.argmax(c)].item()
+
+
+def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, start: int = 0, end: Optional[int] = None,
+                   progress: Optional[Callable] = None, calib_per_zone: int = 40, debug: bool = False,
+                   spread: int = 24) -> Geometry:
+    end = dev.blocks if end is None else end
+    w = walk(dev, start, end, stride, progress)
+    # timing noise, as a fraction of one pair's phase step
+    noise_frac = 2 * clock.noise_ns / clock.period_ns / max(stride / 400.0, 1e-9)
+    zr = zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02)
+    sp = np.zeros(len(w.x), dtype=np.int64)
+    for a, b, n in zr:
+        sp[a:b + 1] = n
+    exact_mode = clock.noise_ns < 0.25 * clock.period_ns / float(sp.max())
+    tol = 0.5 if exact_mode else max(1.5, 1.5 * clock.noise_ns / (clock.period_ns / float(sp.max())))
+    if clock.anchor_blocks:
+        from .timing import refine_period
+        refine_period(dev, clock)  # the walk took many revolutions: refit the period over the whole span
+    # a read that completed about one hit time after it was sent was served from the buffer (the drive
+    # read ahead while the host was late): its phase says nothing; leave it out
+    keep = w.resp > clock.hit_ns + max(clock.noise_ns, 1000.0)
+    keep[0] = True
+    w = Walk(w.stride, w.x[keep], w.t[keep], w.resp[keep])
+    sp = sp[keep]
+    o = levels(w, clock, sp.astype(float))
+    runs = segment(o, sp, tol)
+    if not exact_mode:
+        # with noise, a run of one or two reads where a track holds five or more is noise (or buffered reads)
+        per_track = float(np.median(sp)) / stride
+        if per_track >= 5:
+            runs = _clean([r for r in runs if r[1] - r[0] >= 2 or sp[r[0]] != sp[max(r[0] - 1, 0)]], o, sp, tol)
+        runs = _snap(runs, sp)
+    X = w.x
+    # windows between runs: slips (level +1, same spt) and track boundaries
+    bounds = []   # (a, b, run index after)
+    slipw = []    # (a, b, run before, run after)
+    for r in range(1, len(runs)):
+        f0, l0, lev0 = runs[r - 1]
+        f1, l1, lev1 = runs[r]
+        same = sp[l0] == sp[f1]
+        D = float(_fold(np.array(lev1 - lev0), sp[f1])) if same else None
+        if same and exact_mode and abs(D - 1) < 0.5:
+            slipw.append((int(X[l0]), int(X[f1]), r - 1, r))
+        else:
+            bounds.append((int(X[l0]), int(X[f1]), r))
+    prober = Prober(dev, clock, rng, spread=spread)
+
+    def lv(r):
+        return (runs[r][2], int(sp[runs[r][0]]))
+
+    # exact slips
+    slip_pos = prober.run([search(a, b, lv(r0), lv(r1)) for a, b, r0, r1 in slipw])
+    slips_at = sorted(zip(slip_pos, [s_[2] for s_ in slipw]))
+    # calibration: the first windows of each zone, exactly
+    nb = len(bounds)
+    B = [None] * nb
+    zone_of = [int(sp[runs[r][0]]) for _, _, r in bounds]
+    calib = []
+    seen = {}
+    for k in range(nb):
+        key = (zone_of[k], zone_of[k - 1] if k else None)
+        newzone = k == 0 or zone_of[k] != zone_of[k - 1]
+        if newzone:
+            seen[k] = 0
+            zstart = k
+        if seen.get(zstart, 0) < calib_per_zone:
+            calib.append(k)
+            seen[zstart] = seen.get(zstart, 0) + 1
+    # the run before window k's "after" run is the last run of the previous track
+    def prev_run(k):
+        return bounds[k][2] - 1
+
+    res = prober.run([search(bounds[k][0], bounds[k][1], lv(prev_run(k)), lv(bounds[k][2])) for k in calib])
+    for k, v in zip(calib, res):
+        B[k] = v
+    # first-LBN sectors: sigma(track) = level of its first run + its first LBN
+    first_lbn = [start] + [None] * nb    # track t starts at first_lbn[t]; track t+1 begins at window t
+    run_of_track = [0] + [bounds[k][2] for k in range(nb)]
+
+    sig_store: dict = {}   # with noise: first-LBN sectors carried along the chain by whole skews
+
+    def sigma(t):
+        if t in sig_store:
+            return sig_store[t]
+        lev, n = lv(run_of_track[t])
+        return (lev + first_lbn[t]) % n
+
+    # skews per zone from the calibrated windows (consecutive exact boundaries)
+    for k in range(nb):
+        if B[k] is not None:
+            first_lbn[k + 1] = B[k]
+    skews: dict = {}
+    for k in range(nb):
+        t = k + 1
+        if first_lbn[t] is not None and first_lbn[t - 1] is not None and zone_of[k] == (zone_of[k - 1] if k else zone_of[k]) \
+                and (k > 0):
+            n = zone_of[k]
+            skews.setdefault(n, []).append(int(round(sigma(t) - sigma(t - 1))) % n)
+    zone_skews = {}
+    for n, v in skews.items():
+        vals, cnt = np.unique(v, return_counts=True)
+        order = np.argsort(-cnt)
+        main = [int(vals[i]) for i in order[:2] if cnt[i] >= 1]
+        zone_skews[n] = main
+    # full-track LBN count per zone (mode of the calibrated counts)
+    counts: dict = {}
+    for k in range(1, nb):
+        if B[k] is not None and B[k - 1] is not None and zone_of[k] == zone_of[k - 1]:
+            counts.setdefault(zone_of[k], []).append(B[k] - B[k - 1])
+    zone_count = {n: _mode(v) for n, v in counts.items()}
+    # chain: place each remaining boundary by the skews; search where none fits
+    rounds = 0
+    streak: list = []
+    B_d: dict = {}
+    while True:
+        todo = []
+        for k in range(nb):
+            if B[k] is not None:
+                continue
+            t = k + 1
+            if first_lbn[t - 1] is None:
+                continue
+            a, b, r = bounds[k]
+            n = zone_of[k]
+            if k == 0 or zone_of[k - 1] != n or n not in zone_skews:
+                todo.append(k)
+                continue
+            lev = runs[r][2]
+            cands = []
+            sk_of = {}
+            for sk in zone_skews[n]:
+                target = (sigma(t - 1) + sk - lev) % n
+                cand = a + 1 + int(round(target - (a + 1))) % n
+                if a < cand <= b:
+                    cands.append(cand)
+                    sk_of[cand] = sk
+            if not cands:
+                todo.append(k)
+                continue
+            if len(cands) > 1 and n in zone_count:
+                cands.sort(key=lambda c: abs(c - first_lbn[t - 1] - zone_count[n]))
+            if exact_mode and n in zone_count:
+                # a skew can land in the window by chance (two switches over a skipped track look like
+                # another skew a few sectors off): take it only where the LBN count agrees, else search
+                nsl = sum(1 for sp_, _ in slips_at if first_lbn[t - 1] < sp_ < cands[0])
+                if cands[0] != first_lbn[t - 1] + zone_count[n] - nsl:
+                    todo.append(k)
+                    continue
+            B[k] = cands[0]
+            if not exact_mode:
+                sig_store[t] = (sigma(t - 1) + sk_of[cands[0]]) % n
+            if not exact_mode and n in zone_count:
+                # with noise a level can be a sector off; the LBN count of a track is not: keep the count
+                # unless the skews say otherwise three tracks in a row (a slip the noise hid)
+                c2 = first_lbn[t - 1] + zone_count[n]
+                d = cands[0] - c2
+                if debug and a < debug <= b:
+                    print("DBG", k, a, b, cands, c2, d, streak, first_lbn[t - 1], sigma(t - 1), runs[r][2])
+                if abs(d) <= 1 and a < c2 <= b:
+                    B[k] = c2
+                    streak = streak + [k] if d != 0 and (not streak or (B_d.get(streak[-1]) == d and streak[-1] == k - 1)) else ([k] if d else [])
+                    B_d[k] = d
+                    if len(streak) >= 3:
+                        for kk in streak:
+                            nb_ = B[kk] + B_d[kk]
+                            if bounds[kk][0] < nb_ <= bounds[kk][1]:
+                                B[kk] = nb_
+                                first_lbn[kk + 1] = nb_
+                        streak = []
+            first_lbn[t] = B[k]
+        if not todo:
+            break
+        rounds += 1
+        res = prober.run([search(bounds[k][0], bounds[k][1], lv(prev_run(k)), lv(bounds[k][2])) for k in todo])
+        for k, v in zip(todo, res):
+            B[k] = v
+            first_lbn[k + 1] = v
+            t = k + 1
+            n = zone_of[k]
+            if not exact_mode and k > 0 and zone_of[k - 1] == n and n in zone_skews and first_lbn[t - 1] is not None:
+                # keep the chain's whole-sector first-LBN sector where a skew explains the measured one
+                meas = sigma(t)
+                best = None
+                for sk_ in zone_skews[n]:
+                    e = float(_fold(np.array(meas - (sigma(t - 1) + sk_)), n))
+                    if abs(e) <= 2.5 and (best is None or abs(e) < abs(best[1])):
+                        best = ((sigma(t - 1) + sk_) % n, e)
+                if best is not None:
+                    sig_store[t] = best[0]
+    # noise can put a boundary one block off: a track one short next to one one long (and no slip) is that
+    if not exact_mode and zone_count:
+        moved = 0
+        for k in range(1, nb - 1):
+            n = zone_of[k]
+            L = zone_count.get(n)
+            if L is None or zone_of[k - 1] != n or zone_of[k + 1] != n:
+                continue
+            c0, c1 = B[k] - B[k - 1], B[k + 1] - B[k]
+            e = L - c0
+            if e != 0 and abs(e) <= 2 and c1 == L + e and bounds[k][0] < B[k] + e <= bounds[k][1]:
+                B[k] += e
+                first_lbn[k + 1] = B[k]
+                moved += 1
+    # tracks
+    ends = [B[k] for k in range(nb)] + [int(X[-1]) + 1 if end is None else end]
+    ends[-1] = end
+    tracks = []
+    sp_run = [int(sp[r[0]]) for r in runs]
+    si = 0
+    for t in range(nb + 1):
+        n = sp_run[run_of_track[t]]
+        tr = Track(first_lbn[t], ends[t] - first_lbn[t], n, runs[run_of_track[t]][2], [], exact=(t == 0 or B[t - 1] is not None))
+        while si < len(slips_at) and slips_at[si][0] < ends[t]:
+            if slips_at[si][0] > tr.first:
+                tr.slips.append(slips_at[si][0] - tr.first)
+            si += 1
+        tracks.append(tr)
+    stats = {"walk_probes": int(len(X)), "stride": stride, "runs": len(runs), "boundary_windows": nb,
+             "slip_windows": len(slipw), "calibrated": len(calib), "search_rounds": rounds,
+             "probes": prober.probes, "suspect_hits": prober.suspect_hits, "exact_mode": bool(exact_mode),
+             "level_tolerance_sectors": tol, "zone_skews": {str(k): v for k, v in zone_skews.items()},
+             "zone_track_count": {str(k): v for k, v in zone_count.items()}}
+    return _assemble(tracks, stats)
+
+
+def _assemble(tracks: list, stats: dict) -> Geometry:
+    """Cylinders and zones. Each zone's head-switch skew is its most common
+    skew and its cylinder skew the next; the surfaces are the tracks between
+    cylinder skews. Walking the tracks in order, each boundary's skew says how
+    many head/cylinder switches the heads made: one, or more where whole
+    tracks were skipped (slipped tracks, or tracks left empty before the first
+    block); a skew no number of switches explains starts a new zone on a new
+    cylinder (spare space at a zone's end, then the next zone's own offset)."""
+    sk = [None]
+    for i in range(1, len(tracks)):
+        a, b = tracks[i - 1], tracks[i]
+        if a.spt != b.spt:
+            sk.append(None)
+            continue
+        sa = (a.level + a.first) % a.spt
+        sb = (b.level + b.first) % b.spt
+        sk.append(int(round(sb - sa)) % b.spt)
+    by_spt: dict = {}
+    for i, v in enumerate(sk):
+        if v is not None:
+            by_spt.setdefault(tracks[i].spt, []).append(v)
+    head_skew, cyl_skew = {}, {}
+    for n, v in by_spt.items():
+        vals, cnt = np.unique(v, return_counts=True)
+        order = np.argsort(-cnt)
+        head_skew[n] = int(vals[order[0]])
+        cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
+    # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
+    # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
+    CHUNK = 240
+    pairs = []
+    for c0 in range(0, len(sk), CHUNK):
+        vv = [v for v in sk[c0:c0 + CHUNK] if v is not None]
+        if len(vv) < 12:
+            pairs.append(None)
+            continue
+        vals, cnt = np.unique(vv, return_counts=True)
+        order = np.argsort(-cnt)
+        ts_ = int(vals[order[0]])
+        # the cylinder skew: the commonest other value not next to the head-switch skew (a stretch that
+        # spans a change of skew holds both 63 and 62, say: not a pair)
+        rest = [int(vals[i]) for i in order[1:] if cnt[i] >= 2 and abs(int(vals[i]) - ts_) > 2]
+        pairs.append((ts_, rest[0] if rest else ts_))
+
+    def pairs_for(i):
+        k = i // CHUNK
+        out = []
+        for kk in (k, k - 1, k + 1):
+            if 0 <= kk < len(pairs) and pairs[kk] is not None and pairs[kk] not in out:
+                out.append(pairs[kk])
+        return out
+    # surfaces: tracks between cylinder skews (mode)
+    gaps, last = [], None
+    for i, v in enumerate(sk):
+        n = tracks[i].spt
+        if v is not None and cyl_skew.get(n) is not None and v == cyl_skew[n]:
+            if last is not None:
+                gaps.append(i - last)
+            last = i
+    S = int(_mode(gaps, 1))
+    exact = bool(stats.get("exact_mode", True))
+    # place every track: (cylinder, head); zones break where nothing explains a skew
+    pos = []           # (cyl, head) per real track
+    zone_first = [0]   # first real track of each zone
+    zone_cyl = [0]
+    breaks = set()
+    # the first cylinder may begin before the first block: count the tracks before the first cylinder skew
+    first_cs = next((i for i, v in enumerate(sk) if v is not None and cyl_skew.get(tracks[i].spt) == v), None)
+    head0 = (S - first_cs) % S if first_cs is not None and first_cs < S else 0
+    cyl, head = 0, head0
+    pos.append((cyl, head))
+    phantom_total = head0
+    zone_pair = [pairs_for(0)[0] if pairs_for(0) else (head_skew.get(tracks[0].spt), cyl_skew.get(tracks[0].spt))]
+    cur = zone_pair[0]
+    for i in range(1, len(tracks)):
+        n = tracks[i].spt
+        v = sk[i]
+        step = None
+        for (ts, cs) in ([cur] + [p_ for p_ in pairs_for(i) if p_ != cur]):
+            if v is None or ts is None:
+                break
+            cs = ts if cs is None else cs
+            step = _switches(v, n, ts, cs, S, cyl, head, exact)
+            if step is not None:
+                if (ts, cs) != cur:   # the skews changed: a new zone from here
+                    step = None
+                    cur = (ts, cs)
+                break
+        if step is None:
+            cyl, head = cyl + 1, 0
+            zone_first.append(i)
+            zone_cyl.append(cyl)
+            pp = pairs_for(i)
+            if v is not None:
+                for p_ in pp:
+                    if p_[0] is not None and _switches(v, n, p_[0], p_[1] if p_[1] is not None else p_[0], S, cyl - 1, S - 1, exact):
+                        cur = p_
+                        break
+            zone_pair.append(cur)
+            breaks.add(i)
+        else:
+            phantom_total += step[0]
+            cyl, head = step[1], step[2]
+        pos.append((cyl, head))
+    ncyl = cyl + 1
+    for t, (c, h) in zip(tracks, pos):
+        t.cyl, t.head = c, h
+    # first real track of every cylinder (an empty cylinder repeats the next one's)
+    cyl_starts = [0] * ncyl
+    k = len(tracks)
+    for c in range(ncyl - 1, -1, -1):
+        while k > 0 and pos[k - 1][0] >= c:
+            k -= 1
+        cyl_starts[c] = k
+    zones = []
+    for zi, f in enumerate(zone_first):
+        end = zone_first[zi + 1] if zi + 1 < len(zone_first) else len(tracks)
+        n = tracks[f].spt
+        ts_, cs_ = zone_pair[zi] if zone_pair[zi] and zone_pair[zi][0] is not None else (head_skew.get(n), cyl_skew.get(n))
+        zones.append({"first_cylinder": zone_cyl[zi], "last_cylinder": pos[end - 1][0], "spt": n, "first_track": f,
+                      "track_skew": ts_, "cylinder_skew": cs_ if cs_ is not None else ts_})
+    sizes = np.diff(cyl_starts + [len(tracks)])
+    odd = int(np.sum(sizes != S))
+    stats = dict(stats, odd_cylinders=odd, phantom_tracks=phantom_total, zone_breaks=len(breaks), skew_matches=float(np.mean([
+        v in (head_skew.get(tracks[i].spt), cyl_skew.get(tracks[i].spt)) for i, v in enumerate(sk) if v is not None]) if len(sk) > 1 else 1.0))
+    return Geometry(tracks, cyl_starts, S, zones, stats)
+
+
+def _switches(v: int, n: int, ts: int, cs: int, S: int, cyl: int, head: int, exact: bool):
+    """(skipped tracks, cylinder, head) after the switches a skew v implies from (cyl, head), or None.
+    With noise: one switch with up to two sectors of slack before any skipped track."""
+    tries = [(0, 2 * S)] if exact else [(sl, 0) for sl in (0, 1, -1, 2, -2)] + [(0, 2 * S)]
+    for slack, mmax in tries:
+        acc, c, h = 0, cyl, head
+        for m in range(0, mmax + 1):
+            if h + 1 < S:
+                acc, h = acc + ts, h + 1
+            else:
+                acc, h, c = acc + cs, 0, c + 1
+            if acc % n == (v + slack) % n:
+                return (m, c, h)
+    return None

@@ -1,0 +1,171 @@
+"""Seek curve, head switch, overheads and bus rate from timing, on the extracted layout.
+
+Positioning times are measured as DIXtrac measures them: from the completion
+of a read on the source track, a read is sent at once to a sector of the
+destination track chosen to pass the head `g` after that completion; the
+smallest `g` that does not cost an extra revolution (found by binary search,
+several track pairs side by side so that no probe hits the cache) is the
+overhead + positioning + one sector + completion time.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Optional
+
+import numpy as np
+
+from .device import Device
+from .layout import Geometry, Prober
+from .timing import Clock
+
+# The distances DIXtrac measures (and DiskSim's seek tables list): every one to
+# 10, then ever wider steps.
+def seek_distances(max_distance: int) -> list[int]:
+    d = list(range(1, 11)) + list(range(12, 21, 2)) + list(range(25, 51, 5)) + list(range(60, 101, 10)) \
+        + list(range(125, 501, 25)) + list(range(600, max_distance + 1, 100))
+    d = [x for x in d if x <= max_distance]
+    if max_distance not in d:
+        d.append(max_distance)
+    return d
+
+
+class Geo:
+    """LBN <-> (cylinder, track, sector) on the extracted geometry."""
+
+    def __init__(self, g: Geometry):
+        self.g = g
+        self.first = np.array([t.first for t in g.tracks], dtype=np.int64)
+        starts = g.cylinders + [len(g.tracks)]
+        self.cyl_first_track = g.cylinders
+        self.track_cyl = np.zeros(len(g.tracks), dtype=np.int64)
+        for c in range(len(g.cylinders)):
+            self.track_cyl[starts[c]:starts[c + 1]] = c
+
+    def track_of(self, lbn: int) -> int:
+        return int(np.searchsorted(self.first, lbn, side="right") - 1)
+
+    def sector_of(self, lbn: int) -> float:
+        """Measured sector (completion phase x spt) of an LBN."""
+        t = self.g.tracks[self.track_of(lbn)]
+        off = lbn - t.first
+        extra = sum(1 for s in t.slips if s <= off)
+        return (t.level + lbn + extra) % t.spt
+
+    def lbn_at(self, track: int, sector: float) -> int:
+        """The LBN of `track` whose completion phase is nearest after `sector`."""
+        t = self.g.tracks[track]
+        s0 = (t.level + t.first) % t.spt
+        k = int(np.ceil((sector - s0) % t.spt - 1e-6)) % t.spt
+        if k >= t.count:  # spare slots: the next LBN is the track's first one, a turn later
+            k = 0
+        return t.first + k
+
+
+def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Random,
+                 steps: int = 10, write: bool = False):
+    """Generator: yields (op, lbn, write) and receives completion times; returns
+    the minimal lead g (ns) from a read on a track of `src` to one on the
+    matching track of `dst` (each step on the next pair of tracks, so that a
+    track is read again only after the others: no cache hits)."""
+    T = clock.period_ns
+    k = rng.randrange(len(src))
+
+    def pair():
+        nonlocal k
+        k = (k + 1) % len(src)
+        return geo.g.tracks[src[k]], dst[k]
+
+    t, dtr = pair()
+    c_a = yield ("read", t.first + rng.randrange(t.count), False)
+    d = geo.g.tracks[dtr]
+    c_b = yield ("read", d.first + rng.randrange(d.count), write)
+    v = c_b - c_a
+    lo, hi = max(v - T, 0.0), v
+    for _ in range(steps):
+        g = (lo + hi) / 2
+        t, dtr = pair()
+        d = geo.g.tracks[dtr]
+        c_a = yield ("read", t.first + rng.randrange(t.count), False)
+        y = geo.lbn_at(dtr, clock.phase(c_a + g) * d.spt)
+        c_b = yield ("read", y, write)
+        got = c_b - c_a
+        if got < g + T / 2:   # made it: the lead needed is at most what this one took
+            hi = min(hi, got)
+        else:                 # an extra turn: it needs more than the block's own lead
+            lo = max(lo, got - round((got - g) / T) * T)
+        if hi - lo < 1000:
+            break
+    return hi
+
+
+def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: list, steps: int = 10,
+                write: bool = False, fill: int = 0) -> list[float]:
+    """Minimal lead (ns) for each (source tracks, destination tracks) task; the
+    searches run interleaved (each step a positioning read and a probe, back to
+    back), `fill` far-away reads after each round."""
+    tasks = [_lead_search(a, b, geo, clock, rng, steps, write) for a, b in pairs]
+    results = [None] * len(tasks)
+    ops = {}
+    for i, tk in enumerate(tasks):
+        ops[i] = next(tk)
+    while ops:
+        for i in list(ops):
+            for _ in range(2):
+                _, lbn, w = ops[i]
+                t = dev.write(lbn) if w else dev.read(lbn)
+                try:
+                    ops[i] = tasks[i].send(t)
+                except StopIteration as e:
+                    results[i] = e.value
+                    del ops[i]
+                    break
+        for _ in range(fill):
+            dev.read(rng.randrange(dev.blocks))
+    return results
+
+
+def _tracks_of_cyl(g: Geometry, c: int) -> list:
+    end = g.cylinders[c + 1] if c + 1 < len(g.cylinders) else len(g.tracks)
+    return list(range(g.cylinders[c], end))
+
+
+def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, distances: list[int], per_distance: int = 4,
+               progress: Optional[Callable] = None, write: bool = False, segments: int = 16) -> tuple[list, list]:
+    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns)."""
+    geo = Geo(g)
+    ncyl = len(g.cylinders)
+    out = []
+    for k, d in enumerate(distances):
+        tasks = []
+        distinct = 0
+        for j in range(per_distance):
+            for _ in range(50):  # cylinders that hold blocks at both ends
+                c0 = rng.randrange(0, max(ncyl - d, 1))
+                c1 = min(c0 + d, ncyl - 1)
+                if rng.random() < 0.5:
+                    c0, c1 = c1, c0
+                a, b = _tracks_of_cyl(g, c0), _tracks_of_cyl(g, c1)
+                n = min(len(a), len(b))
+                if n:
+                    break
+            if not n:
+                continue
+            distinct += 2 * n
+            tasks.append((a[:n], b[:n]))
+        spread = max(segments + 2 - distinct, 0) // max(per_distance, 1)
+        leads = positioning(dev, geo, clock, rng, tasks, write=write, fill=spread)
+        v = np.array(leads, dtype=float)
+        out.append((d, float(np.median(v)) / 1e6, float(v.max() - v.min()) / 1e6))
+        if progress:
+            progress(k + 1, len(distances))
+    # head switch: to the previous track of the same cylinder
+    tasks = []
+    for j in range(max(per_distance, 6)):
+        c = rng.randrange(ncyl)
+        tr = _tracks_of_cyl(g, c)
+        if len(tr) < 2:
+            continue
+        tasks.append((tr[1:], tr[:-1]))
+    hs = positioning(dev, geo, clock, rng, tasks, write=write, fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)) if tasks else []
+    return out, hs

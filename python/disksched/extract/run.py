@@ -1,0 +1,299 @@
+"""`extract(device)`: every test in order, the spec and the report."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import cache as cache_tests
+from .device import Device, DeviceError
+from .layout import Geometry, extract_layout, walk, zones_of_walk
+from .mechanics import seek_curve, seek_distances
+from .spec import layout_section
+from .timing import Clock, hit_time, rotation_period
+
+
+@dataclass
+class Extraction:
+    spec: dict
+    parameters: list                 # rows: name, value, unit, confidence (0-1), how
+    geometry: Geometry
+    clock: Clock
+    seek: list                       # (distance, lead ms, spread ms)
+    seek_emitted: list               # (distance, seek ms) as written
+    phases: dict                     # rotational-latency scatter data: lbn, phase
+    device_s: float
+    wall_s: float
+    commands: int
+    notes: list = field(default_factory=list)
+
+
+def _stage(progress, name):
+    if progress:
+        return lambda done, total: progress(name, done, total)
+    return None
+
+
+def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, budget_min: Optional[float] = None,
+            writes: Optional[tuple] = None, seek_per_distance: int = 4, name: Optional[str] = None) -> Extraction:
+    """Extract a drive model from `dev` (reads only, unless `writes` = (lo, hi)
+    was allowed on the device)."""
+    wall0 = time.monotonic()
+    rng = random.Random(seed)
+    notes: list = []
+    rows: list = []
+    clock = Clock()
+    if progress:
+        progress("hit time", 0, 1)
+    clock.hit_ns, clock.hit_spread_ns = hit_time(dev, rng)
+    clock.period_ns, conf, revs = rotation_period(dev, rng, progress=_stage(progress, "rotation"), keep=clock)
+    clock.period_confidence = conf
+    if clock.hit_ns > 0.5 * clock.period_ns:
+        # a block read twice in a row is read from the media again: no read hits to tell apart
+        notes.append(f"a re-read block is not served from the buffer ({clock.hit_ns / 1e6:.3f} ms): no hit filter")
+        clock.hit_ns = 0.0
+    if conf < 0.8:
+        return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0)
+    rows.append(("rpm", 60e9 / clock.period_ns, "rev/min", conf,
+                 f"periodogram over {len(clock.anchor_blocks)} revisited blocks, {revs} revolutions"))
+    # bus rate and hit overhead
+    hl = cache_tests.hit_line(dev, rng)
+    bus = hl["bus_ns_per_block"]
+    rows.append(("bus_sector_ms", bus / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus), "slope of read-hit response vs size"))
+    rows.append(("read_hit_overhead_ms", hl["hit_overhead_ns"] / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus),
+                 "intercept of read-hit response vs size"))
+    hit = cache_tests.HitTest(clock, hl["hit_overhead_ns"] + bus, bus)
+    # stride for the walk: past what the drive has buffered when the next command arrives
+    pre = walk(dev, dev.blocks // 3, dev.blocks // 3 + 4000, 16)
+    spt0 = max(z[2] for z in zones_of_walk(pre, clock)) if len(pre.x) > 50 else 64
+    tau = clock.period_ns / spt0
+    # the cheapest stride (device time per block walked) that is past what the drive has buffered when the
+    # next command arrives and past its overhead (else every read waits a turn)
+    floor = int(math.ceil((clock.hit_ns + 6 * clock.noise_ns) / tau)) + 1
+    best = None
+    for s in sorted({floor, floor + 2, floor + 4, floor + 8, floor + 12, floor + 16, floor * 2}):
+        if s > max(spt0 // 3, 2):
+            continue
+        x0 = rng.randrange(dev.blocks - 64 * s - 1)
+        w = walk(dev, x0, x0 + 48 * s, s)
+        cost = float(np.median(w.resp[1:])) / s
+        if best is None or cost < best[1] * 0.97:
+            best = (s, cost)
+    stride = best[0] + (2 if clock.noise_ns > 0.2 * tau else 0) if best else max(6, spt0 // 4)
+    stride = max(4, min(stride, max(spt0 // 3, 2)))
+    est_min = dev.blocks / (spt0 * 0.8) * clock.period_ns * 1.15 / 60e9
+    if budget_min is not None and est_min > budget_min:
+        raise DeviceError(f"the layout walk alone needs about {est_min:.1f} device minutes "
+                          f"({dev.blocks:,} blocks at ~{spt0} per track); --budget-min is {budget_min:g}")
+    # the cache's segments first: the probes of the layout searches need only that many reads between them
+    seg = cache_tests.segments(dev, rng, hit)
+    spread = max(int(seg["segments"]) + 2, 4) if seg.get("confidence", 0) >= 0.9 else 24
+    g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"), spread=spread)
+    st = g.stats
+    # confidence: the share of track boundaries whose skew is one of its zone's two
+    rows.append(("surfaces", g.surfaces, "", _share_conf(st["odd_cylinders"], len(g.cylinders)),
+                 "tracks between cylinder skews (mode)"))
+    rows.append(("cylinders", len(g.cylinders), "", _share_conf(st["odd_cylinders"], len(g.cylinders)), "cylinder skews counted"))
+    rows.append(("zones", len(g.zones), "", st["skew_matches"], "runs of cylinders of one sectors-per-track and skew"))
+    rows.append(("tracks", len(g.tracks), "", st["skew_matches"],
+                 f"walk of {st['walk_probes']:,} reads, stride {stride}; {st['probes']:,} search probes"))
+    nslips = sum(len(t.slips) for t in g.tracks)
+    rows.append(("slips", nslips, "sectors", 1.0 if st["exact_mode"] else 0.3,
+                 "located to the block" if st["exact_mode"] else "timing noise over one sector: slips not seen"))
+    # cache
+    starts = np.array([t.first for t in g.tracks if t.count == t.spt or t.count > 0.9 * t.spt])
+    tl = int(np.median([t.count for t in g.tracks]))
+    ra = cache_tests.read_ahead(dev, clock, rng, hit, track_starts=starts, track_len=tl)
+    rows.append(("read_ahead", ra["when"], "", ra["confidence"],
+                 f"reach {ra['blocks']} blocks from a track start, {ra.get('blocks_from_mid_track', 0)} from mid-track"
+                 + (" (to the end of the track)" if ra.get("to_track_end") else "")))
+    rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
+    # seek curve and head switch
+    ncyl = len(g.cylinders)
+    dists = seek_distances(ncyl - 1)
+    sc, hs = seek_curve(dev, g, clock, rng, dists, per_distance=seek_per_distance, progress=_stage(progress, "seek curve"),
+                        segments=max(int(seg["segments"]), 1))
+    spts = np.array([t.spt for t in g.tracks])
+    tau_ms = clock.period_ns / float(np.median(spts)) / 1e6
+    C_ms = bus / 1e6
+    # a lead = overhead + positioning + one sector + completion (bus of one block); the search lands half a
+    # sector late on average
+    lead_to_seek = C_ms + 1.5 * tau_ms
+    pos_hs = float(np.median(hs)) / 1e6 - lead_to_seek if hs else 0.0
+    # Reads time only overhead + positioning. A head switch must fit in the track skew (else every
+    # track crossing of a transfer would lose a turn): what of the lead does not fit is command overhead.
+    ts = [z["track_skew"] for z in g.zones if z["track_skew"]]
+    bound = 0.9 * (float(np.median(ts)) - 1) * tau_ms if ts else pos_hs
+    hs_ms = max(min(pos_hs, bound), 0.0)
+    overhead_ms = max(pos_hs - hs_ms, 0.0)
+    emitted = [(float(d), max(round(m - lead_to_seek - overhead_ms, 4), 0.0)) for d, m, _ in sc]
+    spread = np.array([s for _, _, s in sc])
+    rows.append(("seek_single_cylinder_ms", emitted[0][1], "ms", _seek_conf(sc[0]), "lead search, to a track one cylinder away"))
+    rows.append(("seek_full_stroke_ms", emitted[-1][1], "ms", _seek_conf(sc[-1]), f"lead search; {len(sc)} distances"))
+    rows.append(("head_switch_ms", hs_ms, "ms", 1.0 - min(1.0, (max(hs) - min(hs)) / 1e6 / max(hs_ms, 1e-3)) if hs else 0.0,
+                 "lead search, to the previous track of the cylinder"))
+    rows.append(("read_overhead_ms", overhead_ms, "ms", 0.3,
+                 "read timing gives overhead + positioning only: the part of the head-switch lead that the "
+                 "track skew cannot hold (a lower bound)"))
+    wb = None
+    if writes is not None:
+        wb = cache_tests.write_behaviour(dev, clock, rng, writes[0], writes[1], bus)
+        rows.append(("write_back", wb["write_back"], "", 0.9,
+                     f"1-block write response {wb['write_response_1_ns'] / 1e6:.3f} ms, spread {wb['spread_1_ns'] / 1e6:.3f} ms"))
+        if wb["write_back"]:
+            rows.append(("bus_write_sector_ms", wb["bus_write_ns_per_block"] / 1e6, "ms", 0.8, "slope of write response vs size"))
+            rows.append(("write_hit_overhead_ms", wb["write_overhead_ns"] / 1e6, "ms", 0.8, "intercept of write response vs size"))
+    else:
+        notes.append("writes not allowed: write-back, write overheads and settle not measured (spec: write-through, read values)")
+    rows.append(("queue", "not measured", "", 0.0, "the device interface sends one command at a time"))
+    # spec
+    C_sectors = lambda n: 1.0 + (bus / (clock.period_ns / n))
+    layout, lnotes = layout_section(g, C_sectors)
+    if lnotes["slips_not_expressed"]:
+        notes.append(f"{lnotes['slips_not_expressed']} slips or extra sectors not expressible with {lnotes['sparing']} sparing")
+    ctl = {
+        "read_overhead_after_read_ms": round(overhead_ms, 6), "read_overhead_after_write_ms": round(overhead_ms, 6),
+        "write_overhead_after_read_ms": 0.0, "write_overhead_after_write_ms": 0.0,
+        "read_hit_overhead_after_read_ms": round(hl["hit_overhead_ns"] / 1e6, 6),
+        "read_hit_overhead_after_write_ms": round(hl["hit_overhead_ns"] / 1e6, 6),
+        "write_hit_overhead_after_read_ms": 0.0, "write_hit_overhead_after_write_ms": 0.0,
+        "bus_sector_ms": round(bus / 1e6, 6),
+        "queue_depth": 1024, "max_queue_length": 1,
+        "cache_segments": int(seg["segments"]), "cache_write_segments": 1 if seg["segments"] else 0,
+        "segment_size_blocks": int(max(ra["blocks"] + 2 + ra.get("blocks_from_mid_track", 0) * 0, tl, 64)),
+        "caching_enabled": seg["segments"] > 0,
+        "read_ahead_min_blocks": 0,
+        "read_ahead_max_blocks": int(ra["blocks"]) if not ra.get("to_track_end") else 0,
+        "continuous_read": (1 if ra.get("to_track_end") else 3) if ra["when"] != "none" else 0,
+        "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
+        "fast_write_level": 2 if wb and wb["write_back"] else 0,
+        "immediate_buffer_read": True,
+        "immediate_buffer_write": bool(wb and wb["write_back"]),
+        "read_hits_on_write_data": True,
+        "read_any_free_blocks": False,
+    }
+    if ctl["continuous_read"] == 1:
+        ctl["read_ahead_max_blocks"] = int(ctl["segment_size_blocks"])
+    if wb and wb["write_back"]:
+        ctl["bus_write_sector_ms"] = round(wb["bus_write_ns_per_block"] / 1e6, 6)
+        w = round(max(wb["write_overhead_ns"], 0.0) / 1e6, 6)
+        ctl.update(write_hit_overhead_after_read_ms=w, write_hit_overhead_after_write_ms=w,
+                   write_overhead_after_read_ms=w, write_overhead_after_write_ms=w)
+    spec = {
+        "name": name or "extracted",
+        "description": f"extracted by timing from {dev.label}",
+        "source": "disksched extract",
+        "surfaces": int(g.surfaces),
+        "cylinders": int(max(len(g.cylinders), layout["zones"][-1]["last_cylinder"] + 1)),
+        "blocks": int(dev.blocks),
+        "sector_bytes": int(dev.block_bytes),
+        "rpm": round(60e9 / clock.period_ns, 6),
+        "layout": layout,
+        "seek": {"table": [list(x) for x in emitted], "single_cylinder_ms": emitted[0][1],
+                 "full_stroke_ms": emitted[-1][1], "head_switch_ms": round(max(hs_ms, 0.0), 4), "write_settle_ms": 0.0},
+        "controller": ctl,
+    }
+    # scatter: phase of each walk read against its LBN (a sample)
+    ph = {"lbn": [], "phase": []}
+    step = max(len(g.tracks) // 2000, 1)
+    for t in g.tracks[::step]:
+        ph["lbn"].append(t.first)
+        ph["phase"].append(((t.level + t.first) % t.spt) / t.spt)
+    return Extraction(spec, rows, g, clock, sc, emitted, ph, dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
+
+
+def _fit_conf(resid_ns: float, scale_ns: float) -> float:
+    return float(max(0.0, 1.0 - resid_ns / max(scale_ns, 1.0)))
+
+
+def _share_conf(bad: int, total: int) -> float:
+    return float(1.0 - bad / max(total, 1))
+
+
+def _seek_conf(row) -> float:
+    d, m, s = row
+    return float(max(0.0, 1.0 - s / max(m, 1e-3)))
+
+
+def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: int, progress, writes, name, wall0) -> Extraction:
+    """Timing too coarse to see the platter's angle (a real-time device on a
+    shared machine, a network in between): what response times still give.
+    The media rate from long sequential reads, the rotation period (as good
+    as its coherence), seek by mean response against distance (the mean
+    rotational latency, half a turn, taken off), the cache from hits. The
+    layout is one zone of the blocks one turn carries, on one surface:
+    no skews, no slips, no zones."""
+    rows, notes = [], [f"timing too coarse for rotational positions (coherence {conf:.2f} < 0.8): "
+                       "no layout, skews or zones; one zone of the measured media rate"]
+    T = clock.period_ns
+    rows.append(("rpm", 60e9 / T, "rev/min", conf, f"periodogram over {len(clock.anchor_blocks)} revisited blocks (coarse)"))
+    hl = cache_tests.hit_line(dev, rng)
+    bus = max(hl["bus_ns_per_block"], 0.0)
+    rows.append(("bus_sector_ms", bus / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], max(bus, 1.0)), "slope of read-hit response vs size"))
+    rows.append(("read_hit_overhead_ms", hl["hit_overhead_ns"] / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], max(bus, 1.0)),
+                 "intercept of read-hit response vs size"))
+    # media rate: a long sequential read in 128-block commands
+    chunk = 128
+    x0 = rng.randrange(max(dev.blocks - 200 * chunk, 1))
+    n = min(160, max((dev.blocks - x0) // chunk - 1, 2))
+    t0 = dev.now_ns()
+    for i in range(n):
+        dev.read(x0 + i * chunk, chunk)
+    rate = n * chunk / max(dev.now_ns() - t0, 1)             # blocks per ns
+    spt = max(int(round(rate * T)), 1)
+    rows.append(("sectors_per_track", spt, "", 0.3, f"sequential rate x period ({rate * 1e9 * dev.block_bytes / 1e6:.1f} MB/s)"))
+    cyl = -(-dev.blocks // spt)
+    # seek: mean response at each distance (random pairs), half a turn and the bus off
+    dists = [d for d in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000) if d < cyl]
+    dists.append(cyl - 1)
+    table = []
+    for k, d in enumerate(dists):
+        resp = []
+        for _ in range(12):
+            a = rng.randrange(0, max(cyl - d, 1))
+            b = a + d
+            dev.read(min(a * spt + rng.randrange(spt), dev.blocks - 1))
+            t = dev.now_ns()
+            resp.append(dev.read(min(b * spt + rng.randrange(spt), dev.blocks - 1)) - t)
+        table.append((float(d), max(round(float(np.median(resp)) / 1e6 - T / 2e6 - bus / 1e6, 4), 0.0)))
+        if progress:
+            progress("seek (coarse)", k + 1, len(dists))
+    rows.append(("seek_single_cylinder_ms", table[0][1], "ms", 0.2, "median response - half a turn (coarse)"))
+    rows.append(("seek_full_stroke_ms", table[-1][1], "ms", 0.2, "median response - half a turn (coarse)"))
+    hit = cache_tests.HitTest(clock, hl["hit_overhead_ns"] + bus, bus)
+    seg = cache_tests.segments(dev, rng, hit)
+    rows.append(("cache_segments", seg["segments"], "", seg["confidence"] * conf, "LRU: blocks read in between until a re-read misses"))
+    ra = cache_tests.read_ahead(dev, clock, rng, hit, max_blocks=1024)
+    rows.append(("read_ahead", ra["when"], "", ra["confidence"] * conf, f"reach {ra['blocks']} blocks"))
+    for what in ("surfaces", "zones", "track and cylinder skew", "slips", "head switch", "read miss overhead", "queue"):
+        rows.append((what, "not measured", "", 0.0, "needs rotational positions" if what != "queue" else
+                     "the device interface sends one command at a time"))
+    spec = {
+        "name": name or "extracted", "description": f"extracted by timing (coarse) from {dev.label}",
+        "source": "disksched extract (coarse timing)", "surfaces": 1, "cylinders": int(cyl), "blocks": int(dev.blocks),
+        "sector_bytes": int(dev.block_bytes), "rpm": round(60e9 / T, 6),
+        "layout": {"mapping": "cylinder-major", "sparing": "sectors-per-zone", "sparing_range_cylinders": 1,
+                   "zones": [{"first_cylinder": 0, "last_cylinder": int(cyl - 1), "sectors_per_track": int(spt),
+                              "first_block_offset_sectors": 0.0, "track_skew_sectors": 0.0, "cylinder_skew_sectors": 0.0,
+                              "spares": int(cyl * spt - dev.blocks), "slips": []}]},
+        "seek": {"table": [list(t) for t in table], "single_cylinder_ms": table[0][1], "full_stroke_ms": table[-1][1],
+                 "head_switch_ms": 0.0, "write_settle_ms": 0.0},
+        "controller": {"bus_sector_ms": round(bus / 1e6, 6), "read_hit_overhead_after_read_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
+                       "read_hit_overhead_after_write_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
+                       "queue_depth": 1024, "max_queue_length": 1, "cache_segments": int(seg["segments"]),
+                       "cache_write_segments": 1 if seg["segments"] else 0,
+                       "segment_size_blocks": int(max(ra["blocks"] + 2, spt, 64)), "caching_enabled": seg["segments"] > 0,
+                       "read_ahead_max_blocks": int(ra["blocks"]), "continuous_read": 3 if ra["when"] != "none" else 0,
+                       "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
+                       "immediate_buffer_read": True, "read_hits_on_write_data": True},
+    }
+    from .layout import Geometry, Track
+
+    g = Geometry([Track(0, dev.blocks, spt, 0.0)], [0], 1, [], {"coarse": True})
+    return Extraction(spec, rows, g, clock, [(d, m, 0.0) for d, m in table], table, {"lbn": [], "phase": []},
+                      dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)

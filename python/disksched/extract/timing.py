@@ -1,0 +1,152 @@
+"""Timing primitives on a `Device`: hit time, the rotation period, the phase of a completion.
+
+Everything here is measured; nothing is assumed about the drive but that it
+spins at a constant rate and that a read which misses its cache completes a
+fixed time after its last sector passes under the head.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from .device import Device, DeviceError
+
+
+@dataclass
+class Clock:
+    """What the timing tests learned first: hit response, noise, rotation."""
+    hit_ns: float = 0.0           # response of a 1-block read hit (median)
+    hit_spread_ns: float = 0.0    # its spread (p90 - p10): the host's timing noise
+    period_ns: float = 0.0        # rotation period
+    period_confidence: float = 0.0
+    anchors: int = 0
+    notes: list = field(default_factory=list)
+    anchor_blocks: list = field(default_factory=list)
+    anchor_times: list = field(default_factory=list)
+
+    def phase(self, t_ns: float) -> float:
+        """Rotational phase of a time, revolutions in [0, 1)."""
+        return (t_ns / self.period_ns) % 1.0
+
+    @property
+    def noise_ns(self) -> float:
+        return max(self.hit_spread_ns, 0.0)
+
+
+def hit_time(dev: Device, rng: random.Random, n: int = 24) -> tuple[float, float]:
+    """Read a block, then the same block again at once (a cache hit on any drive
+    with a read cache): the median and p10-p90 spread of the second response."""
+    out = []
+    for _ in range(n):
+        x = rng.randrange(dev.blocks)
+        t = dev.read(x)
+        out.append(dev.read(x) - t)
+    a = np.array(out, dtype=float)
+    return float(np.median(a)), float(np.percentile(a, 90) - np.percentile(a, 10))
+
+
+def _coherence(deltas: list[np.ndarray], periods: np.ndarray) -> np.ndarray:
+    """For each candidate period, mean over anchors of |mean exp(2 pi i dt / P)|."""
+    score = np.zeros(len(periods))
+    for d in deltas:
+        ph = np.exp(2j * np.pi * np.outer(1.0 / periods, d))
+        score += np.abs(ph.mean(axis=1))
+    return score / len(deltas)
+
+
+def _fit_period(deltas: list, p: float, k: Optional[int] = None, tol: float = 0.3) -> float:
+    """Least squares of completion time on revolution count with an intercept per
+    anchor (its first completion's own noise), reads off by more than `tol` turns
+    (disturbed) left out; then again without the worst 5% of residuals."""
+    use = [d[:k] if k else d for d in deltas]
+    for it in range(3):
+        num = den = 0.0
+        res = []
+        for d in use:
+            m = np.round(d / p)
+            ok = np.abs(d / p - m) < tol
+            if ok.sum() < 2:
+                continue
+            mm, dd = m[ok], d[ok]
+            if it == 2 and cut is not None:
+                r = dd - mm * p
+                r = r - np.median(r)
+                keep = np.abs(r) <= cut
+                mm, dd = mm[keep], dd[keep]
+                if len(mm) < 2:
+                    continue
+            mc, dc = mm - mm.mean(), dd - dd.mean()
+            num += float((mc * dc).sum())
+            den += float((mc * mc).sum())
+            r = dd - mm * p
+            res.extend((r - np.median(r)).tolist())
+        if den > 0:
+            p = num / den
+        cut = float(np.quantile(np.abs(res), 0.95)) if res else None
+    return p
+
+
+def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: int = 8,
+                    min_ms: float = 1.5, max_ms: float = 25.0, progress: Optional[Callable] = None,
+                    keep: Optional[Clock] = None) -> tuple[float, float, int]:
+    """The rotation period from revisits of `anchors` far-apart blocks, read in
+    turn `rounds` times (more anchors than any cache has segments, so each read
+    misses): every read of one block completes a whole number of revolutions
+    after its first. The period is the longest one under which every anchor's
+    completions agree in phase (a periodogram; shorter submultiples agree too),
+    refined by least squares on the revolution counts. Returns (period ns,
+    confidence = the coherence at it, revolutions spanned)."""
+    step = dev.blocks // anchors
+    blocks = [i * step + rng.randrange(max(step // 2, 1)) for i in range(anchors)]
+    times = [[] for _ in blocks]
+    for r in range(rounds):
+        order = list(range(anchors))
+        rng.shuffle(order)
+        for i in order:
+            times[i].append(dev.read(blocks[i]))
+        if progress:
+            progress(r + 1, rounds)
+    deltas = [np.array(t, dtype=float) - t[0] for t in times]
+    # coarse: first revisit only (span ~ a few hundred revolutions), grid fine enough for it
+    span = max(float(d[1]) for d in deltas)
+    first = [d[:2] for d in deltas]
+    lo, hi = min_ms * 1e6, max_ms * 1e6
+    dp = 0.02 * lo * lo / span
+    grid = np.arange(lo, hi, dp)
+    sc = np.concatenate([_coherence(first, grid[i:i + 4000]) for i in range(0, len(grid), 4000)])
+    good = grid[sc >= 0.9 * sc.max()]
+    # the longest coherent period (shorter submultiples are coherent too); refine with all revisits
+    best = None
+    for cand in sorted(good, reverse=True)[:50]:
+        p = float(cand)
+        for k in range(2, rounds + 1):  # one more revisit at a time: the revolution counts stay unambiguous
+            p = _fit_period(deltas, p, k, 0.02 if k == rounds else 0.3)
+        c = float(_coherence(deltas, np.array([p]))[0])
+        if best is None or c > best[1] + 0.05 or (abs(c - best[1]) <= 0.05 and p > best[0] * 1.5):
+            best = (p, c)
+        if c > 0.97:
+            break
+    if best is None:
+        raise DeviceError("no rotation period found (the device's timing shows no revolution)")
+    revs = int(max(float(d[-1]) for d in deltas) / best[0])
+    if keep is not None:
+        keep.anchor_blocks, keep.anchor_times = blocks, times
+    return best[0], best[1], revs
+
+
+def refine_period(dev: Device, clock: Clock) -> int:
+    """Read the anchors once more (long after they were first read) and refit
+    the period over the whole span: its error shrinks with the span. Returns
+    the revolutions spanned."""
+    for b, ts in zip(clock.anchor_blocks, clock.anchor_times):
+        ts.append(dev.read(b))
+    p = clock.period_ns
+    deltas = [np.array(t, dtype=float) - t[0] for t in clock.anchor_times]
+    p = _fit_period(deltas, p, None, 0.1)
+    clock.period_ns = p
+    return int(max(float(d[-1]) for d in deltas) / p)

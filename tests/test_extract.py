@@ -1,0 +1,230 @@
+"""`disksched extract`: the extractor sees only the device (an import check),
+round trips against the truth it never reads (sim:), the devices' plumbing
+(O_DIRECT file, refusal of writes) and the command's errors."""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "python" / "disksched" / "extract"
+EXE = Path(sys.executable).parent / "disksched"
+
+# What the extractor may import: the standard library, numpy, and itself.
+ALLOWED_TOP = {"__future__", "abc", "dataclasses", "math", "random", "time", "typing", "numpy"}
+
+
+def test_extractor_imports_only_its_own_side():
+    """No module of disksched.extract imports the drive model, the simulator,
+    the binding or a spec reader: only the standard library, numpy and
+    disksched.extract itself (the boundary makes a leak impossible)."""
+    seen = set()
+    for f in sorted(PKG.glob("*.py")):
+        tree = ast.parse(f.read_text(), str(f))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    top = a.name.split(".")[0]
+                    seen.add(top)
+                    assert top in ALLOWED_TOP, f"{f.name} imports {a.name}"
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 0:
+                    top = (node.module or "").split(".")[0]
+                    seen.add(top)
+                    assert top in ALLOWED_TOP, f"{f.name} imports from {node.module}"
+                else:
+                    assert node.level == 1, f"{f.name}: relative import leaves the package ({'.' * node.level}{node.module})"
+    assert "numpy" in seen  # the check looked at real imports
+    # and the check can fail: a module importing the simulator is caught
+    bad = ast.parse("from ..simulation import Simulation\nimport disksched._core\n")
+    assert any(isinstance(n, ast.ImportFrom) and n.level > 1 for n in ast.walk(bad))
+    assert any(isinstance(n, ast.Import) and n.names[0].name.split(".")[0] not in ALLOWED_TOP for n in ast.walk(bad))
+
+
+def _extract(device: str, seed: int = 1):
+    from disksched.extract.run import extract
+    from disksched.extract_devices import open_device
+
+    dev = open_device(device, seed=seed)
+    dev.allow_writes(0, dev.blocks)
+    return dev, extract(dev, writes=(0, dev.blocks), seed=seed)
+
+
+@pytest.fixture(scope="module")
+def dec_exact(tmp_path_factory):
+    from disksched.extract.spec import to_toml
+
+    dev, x = _extract("sim:dec_rz26")
+    p = tmp_path_factory.mktemp("ex") / "dec.toml"
+    p.write_text(to_toml(x.spec))
+    return dev, x, str(p)
+
+
+def test_roundtrip_dec_rz26_exact(dec_exact):
+    """DEC RZ26 through sim: without jitter, against its truth (read by the
+    test only): the issue's tolerances."""
+    from disksched import extract_roundtrip as rt
+
+    dev, x, spec = dec_exact
+    assert abs(x.spec["rpm"] - 5360.0) < 0.01
+    assert x.spec["surfaces"] == 14
+    assert rt.layout_match("dec_rz26", x.geometry.tracks, dev.blocks) >= 0.999
+    assert rt.angle_match("dec_rz26", spec, 800)["within_one_sector"] >= 0.999
+    s = rt.seek_errors("dec_rz26", spec)
+    assert s["within_5pct"] == 1.0, s
+    o = rt.overhead_errors("dec_rz26", spec)
+    assert o["read_hit_overhead_after_read_err_us"] <= 50 and o["bus_sector_err_us"] <= 50, o
+    # read miss overhead: only a bound from timing (reported, not asserted; docs/extract.md)
+    p = rt.policies("dec_rz26", spec)
+    assert p["read_ahead_ok"] and p["write_back_ok"], p
+    d = rt.demerit("dec_rz26", spec, requests=1500)
+    for w in ("random", "sequential"):
+        assert d[w]["demerit_ms"] <= 0.1 and d[w]["throughput_rel"] <= 0.03, (w, d[w])
+    # DIXtrac's 2-6 minutes; the full-disk walk takes longer on a 5400 rpm drive (reported)
+    assert x.device_s / 60 < 15
+
+
+def test_rotation_and_geometry_with_jitter():
+    """With 20 us of host jitter the rotation period and the sectors per track
+    still come out exactly; the geometry of DEC RZ26's first 200,000 blocks is
+    compared with the truth."""
+    import random
+
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.layout import extract_layout
+    from disksched.extract.timing import Clock, hit_time, rotation_period
+    from disksched.extract_devices import open_device
+
+    dev = open_device("sim:dec_rz26?jitter_us=20")
+    rng = random.Random(1)
+    c = Clock()
+    c.hit_ns, c.hit_spread_ns = hit_time(dev, rng)
+    c.period_ns, conf, _ = rotation_period(dev, rng, keep=c)
+    assert abs(c.period_ns - 60e9 / 5360) < 50, c.period_ns  # ns
+    g = extract_layout(dev, c, rng, 12, 0, 200_000)
+    assert {t.spt for t in g.tracks} == {58}
+    assert g.surfaces == 14
+    good = rt.layout_match("dec_rz26", g.tracks, 200_000)
+    assert good >= 0.99, good
+
+
+def test_device_refuses_writes_outside_the_range():
+    from disksched.extract.device import DeviceError
+    from disksched.extract_devices import open_device
+
+    dev = open_device("sim:hp_c2247a")
+    with pytest.raises(DeviceError, match="refused"):
+        dev.write(10)
+    dev.allow_writes(100, 200)
+    dev.write(150)
+    with pytest.raises(DeviceError, match="outside --allow-writes"):
+        dev.write(199, 2)
+
+
+def test_odirect_file_plumbing(tmp_path):
+    """A file through O_DIRECT: reads and (allowed) writes complete, the clock
+    moves forward; no timing claim. Where the file system has no O_DIRECT, a
+    one-line error says so."""
+    from disksched.extract.device import DeviceError
+    from disksched.extract_devices import FileDevice
+
+    f = tmp_path / "disk.img"
+    f.write_bytes(os.urandom(1 << 20))
+    try:
+        dev = FileDevice(str(f), want_writes=True)
+    except DeviceError as e:
+        assert "O_DIRECT" in str(e) and "\n" not in str(e)
+        pytest.skip(f"no O_DIRECT here: {e}")
+    assert dev.blocks == 2048
+    t0 = dev.now_ns()
+    t1 = dev.read(0, 8)
+    t2 = dev.read(2040, 8)
+    assert t0 <= t1 <= t2
+    with pytest.raises(DeviceError):
+        dev.write(0)
+    dev.allow_writes(1024, 2048)
+    dev.write(1024, 4)
+    with pytest.raises(DeviceError, match="outside the device"):
+        dev.read(2047, 2)
+    dev.close()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["sim:nosuch", "-o", "X"], "unknown disk 'nosuch'"),
+    (["/no/such/device", "-o", "X"], "no such device or file"),
+    (["floppy://a", "-o", "X"], "unknown device"),
+    (["sim:dec_rz26?jitter=3", "-o", "X"], "unknown option 'jitter'"),
+    (["sim:dec_rz26?jitter_us=abc", "-o", "X"], "not a number"),
+    (["sim:dec_rz26", "-o", "X", "--allow-writes", "5-2"], "5 is after 2"),
+    (["sim:dec_rz26", "-o", "X", "--allow-writes", "0-99999999"], "past the device's last block"),
+    (["sim:dec_rz26", "-o", "X", "--allow-writes", "lots"], "expected LO-HI"),
+    (["sim:dec_rz26", "-o", "X", "--budget-min", "0.5"], "needs about"),
+])
+def test_bad_input_is_one_line(tmp_path, args, message):
+    args = [a.replace("X", str(tmp_path / "s.toml")) if a == "X" else a for a in args]
+    r = subprocess.run([str(EXE), "extract", *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr
+    assert not (tmp_path / "s.toml").exists()
+
+
+def test_interrupted_extraction_leaves_nothing(tmp_path, monkeypatch):
+    """Ctrl-C in the middle: neither the spec nor the report folder appears."""
+    import disksched.extract.run as run_mod
+    from disksched import extract_cli
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_mod, "extract", boom)
+    with pytest.raises(KeyboardInterrupt):
+        extract_cli.run("sim:dec_rz26", tmp_path / "s.toml", tmp_path / "rep", None, None, 1, False, None, quiet=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_cli_writes_a_spec_that_run_accepts(tmp_path, dec_exact):
+    """The command end to end on a small drive: the spec loads in `run` and the
+    report has its table and plots."""
+    out, rep = tmp_path / "hp.toml", tmp_path / "rep"
+    r = subprocess.run([str(EXE), "extract", "sim:dec_rz26", "-o", str(out), "--report", str(rep),
+                        "--allow-writes", "0-9999"], capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 0, r.stderr
+    assert {"parameters.csv", "report.md", "extraction.json", "rotational_scatter.png", "seek_curve.png",
+            "zone_map.png"} <= {p.name for p in rep.iterdir()}
+    import disksched
+
+    res = disksched.run({"disk": {"model": str(out)}, "workload": {"kind": "closed", "clients": 1, "size_kb": 4},
+                         "run": {"requests": 300}})
+    assert res.summary["requests"] > 0
+
+
+def test_nbd_serve_extraction_completes(tmp_path):
+    """Against `disksched serve` over NBD, in real time on a shared machine:
+    the extraction completes and says what it could not measure (timing too
+    coarse for angles falls back to response-time tests; docs/extract.md)."""
+    from test_serve import Served
+
+    srv = Served(tmp_path, "--disk", "hp_c2247a", "--size", "16M")
+    try:
+        out, rep = tmp_path / "nbd.toml", tmp_path / "rep"
+        r = subprocess.run([str(EXE), "extract", srv.uri, "-o", str(out), "--report", str(rep)],
+                           capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "200"})
+        assert r.returncode == 0, r.stderr
+        x = json.loads((rep / "extraction.json").read_text())
+        names = {p["name"]: p for p in x["parameters"]}
+        assert "rpm" in names and "read_ahead" in names
+        import disksched
+
+        assert disksched.run({"disk": {"model": str(out)}, "workload": {"kind": "closed", "clients": 1},
+                              "run": {"requests": 200}}).summary["requests"] > 0
+    finally:
+        srv.stop()
