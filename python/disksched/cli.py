@@ -844,20 +844,42 @@ def config_reference() -> None:
 def main() -> None:
     # Ctrl-C ends every command with 130, whatever typer/click make of the
     # KeyboardInterrupt (older ones: "Aborted!", exit 1).
+    # SIGTERM (kill, a job scheduler, systemd) is handled as Ctrl-C: the run stops, its `--out` temporary
+    # is removed, nothing is half-written; the exit code is 128 + the signal (130, 143).
     interrupted = []
 
-    def on_sigint(signum, frame):
+    def on_signal(signum, frame):
         interrupted.append(signum)
-        signal.default_int_handler(signum, frame)
+        raise KeyboardInterrupt("SIGTERM" if signum == signal.SIGTERM else "")
 
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, on_sigint)
+        signal.signal(signal.SIGINT, on_signal)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, on_signal)
+
+    def stop(e: Optional[BaseException]) -> None:
+        said = str(e) if isinstance(e, KeyboardInterrupt) and str(e) not in ("", "SIGTERM") else ""
+        if signal.SIGTERM in interrupted or (e is not None and str(e) == "SIGTERM"):
+            sys.stderr.write("terminated (SIGTERM)\n")
+            sys.exit(128 + signal.SIGTERM)
+        sys.stderr.write(f"interrupted: {said}\n" if said else "interrupted\n")
+        sys.exit(130)
+
+    def interruption(e: Optional[BaseException]) -> Optional[BaseException]:
+        """The KeyboardInterrupt typer turned into exit code 130 (a plug-in's says where it happened)."""
+        seen = set()
+        while e is not None and id(e) not in seen:
+            if isinstance(e, KeyboardInterrupt):
+                return e
+            seen.add(id(e))
+            e = e.__cause__ or e.__context__
+        return None
+
     try:
         app()
     except SystemExit as e:
-        if interrupted:
-            sys.stderr.write("interrupted\n")
-            sys.exit(130)
+        if interrupted or e.code == 130:
+            stop(interruption(e))
         raise
     except DiskschedError as e:
         # Plain write: one line, never wrapped to the terminal width.
@@ -868,6 +890,5 @@ def main() -> None:
         where = f"{e.filename}: " if e.filename else ""
         sys.stderr.write(f"error: {where}{e.strerror or e}\n")
         sys.exit(2)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
+    except KeyboardInterrupt as e:
+        stop(e)

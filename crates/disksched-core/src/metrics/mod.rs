@@ -416,17 +416,26 @@ impl Metrics {
         self.series = Some(SeriesAcc { window_ns: window_ns.max(1), clients: Default::default(), too_large: None });
     }
 
+    /// The error of a series that outgrew `MAX_SERIES_ROWS` (checked before
+    /// every event: the run stops as soon as it happens).
+    #[inline]
+    pub fn series_error(&self) -> Option<crate::error::Error> {
+        let (clients, windows, t_ns) = self.series.as_ref()?.too_large?;
+        let window_ns = self.series.as_ref()?.window_ns;
+        Some(crate::error::config_err(
+            "run.series_window_ms",
+            format!("{} ms windows would need {clients} clients x {windows} windows by t = {:.3} s, more than {MAX_SERIES_ROWS} series rows; \
+                     choose a larger window", window_ns as f64 / NS_PER_MS as f64, t_ns as f64 / 1e9),
+        ))
+    }
+
     /// The time series kept, with the host scheduler's `samples`; an error
     /// when it outgrew `MAX_SERIES_ROWS`.
     pub fn take_series(&mut self, samples: Vec<(SimTime, String, f64)>) -> crate::error::Result<Option<Series>> {
-        let Some(acc) = self.series.take() else { return Ok(None) };
-        if let Some((clients, windows, t_ns)) = acc.too_large {
-            return Err(crate::error::config_err(
-                "run.series_window_ms",
-                format!("{} ms windows would need {clients} clients x {windows} windows by t = {:.3} s, more than {MAX_SERIES_ROWS} series rows; \
-                         choose a larger window", acc.window_ns as f64 / NS_PER_MS as f64, t_ns as f64 / 1e9),
-            ));
+        if let Some(e) = self.series_error() {
+            return Err(e);
         }
+        let Some(acc) = self.series.take() else { return Ok(None) };
         let mut s = acc.finish();
         for (t, name, v) in samples {
             s.sample_ns.push(t.0);

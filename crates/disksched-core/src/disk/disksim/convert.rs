@@ -385,8 +385,8 @@ type Curve = Vec<(f64, f64)>;
 /// `distance, read_ms[, stdev_ms[, write_ms]]` lines.
 pub fn read_seek_file(path: &Path, from: &Loc) -> Result<(Curve, Option<Curve>)> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| from.err(format!("seek curve {shown}: {e}")))?;
+    let text = crate::budget::read_text_file_utf8(path, "seek curve file")
+        .map_err(|e| from.err(format!("seek curve {e}")))?;
     let err = |line: usize, msg: String| Error::Parse { path: shown.clone(), line, msg };
     let (mut read, mut write) = (Vec::new(), Vec::new());
     let mut stated: Option<(usize, usize)> = None;
