@@ -188,6 +188,11 @@ def load_dict(config: Union[str, Path, Mapping[str, Any]], text: str, origin: st
     errors are reported by the core, as for any run, with file and line)."""
     if isinstance(config, Mapping):
         return json.loads(text)
+    if origin.endswith(".json"):  # a JSON config file: the same shape as TOML
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DiskschedError(f"{origin}: line {e.lineno}: {e.msg}") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
