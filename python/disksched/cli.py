@@ -152,12 +152,30 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
                 result = run_sim(config, seed=seed, overrides=list(set_), progress=progress)
             finally:
                 progress.close()
+            if plugin:
+                from .provenance import plugin_files
+
+                result.provenance["plugins"] = plugin_files(plugin)
     if json_out:
-        print(json.dumps(result.summary, indent=2))
+        # The summary's figures at the top level (as before), with what summary.json has beside them.
+        print(json.dumps({**result.summary, "counters": result.counters, "provenance": result.provenance}, indent=2))
     else:
-        console.print(_table(str(config), ["metric", "value"], [list(r) for r in summary_rows(result.summary)]))
+        console.print(_table(run_title(str(config), result.provenance), ["metric", "value"],
+                             [list(r) for r in summary_rows(result.summary)]))
         if out is not None:
             console.print(f"wrote {out}/: {', '.join(written)}", highlight=False)
+
+
+def run_title(name: str, provenance: Optional[dict]) -> str:
+    """A run's table title: the config, the schedulers of its queues and its overrides."""
+    if not provenance:
+        return name
+    cfg = provenance.get("config") or {}
+    queues = [f"{q} {cfg[q]['scheduler']}" for q in ("host", "controller", "disk")
+              if isinstance(cfg.get(q), dict) and cfg[q].get("scheduler")]
+    over = provenance.get("overrides") or {}
+    said = ", ".join(queues + [f"{k}={v}" for k, v in over.items() if k not in ("run.warmup_requests",)])
+    return f"{name} ({said}, seed {provenance.get('seed')})" if said else name
 
 
 def _use_plugins(files: list[Path]) -> None:

@@ -111,7 +111,7 @@ def _main(job_text: str) -> int:
                 plugins.use(*plugins.load_file(f))
             config = job["config"] if job["config"] is not None else json.loads(job["config_json"])
             result, acc, p = simulate(Path(job["out"]), config, job["overrides"], job["seed"], progress,
-                                      job["parquet"])
+                                      job["parquet"], plugin_files=job["plugins"])
             with open(job["state"], "wb") as f:
                 pickle.dump((result, acc, p), f, protocol=pickle.HIGHEST_PROTOCOL)
             value = None

@@ -179,6 +179,7 @@ impl Simulation {
             series_end,
             series_timed_rows: timed_rows,
             series_window_ns: series_window.map_or(0, |w| w.ns()),
+            retired_counters: Vec::new(),
         })
     }
 }

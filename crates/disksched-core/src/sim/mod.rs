@@ -145,6 +145,8 @@ pub struct Simulation {
     series_end: SimTime,
     series_timed_rows: u64,
     series_window_ns: u64,
+    /// Counters of the schedulers switched out so far (`RunResult::retired_counters`).
+    retired_counters: Vec<(String, &'static str, u64)>,
 }
 
 /// A classifier hook: (client, flow, request, now) -> the request's flow; it
@@ -186,6 +188,9 @@ pub struct RunResult {
     pub records: Option<Records>,
     /// Time series, if `run.series_window_ms` was set.
     pub series: Option<Series>,
+    /// Counters of schedulers switched out during the run (`[[reconfigure]]`,
+    /// `switch`): ("QUEUE.NAME until T ms", counter, value), each disk's in turn.
+    pub retired_counters: Vec<(String, &'static str, u64)>,
 }
 
 impl Simulation {
@@ -526,6 +531,7 @@ impl Simulation {
             scheduler_counters,
             records: self.metrics.records.take(),
             series,
+            retired_counters: std::mem::take(&mut self.retired_counters),
         })
     }
 
