@@ -154,6 +154,10 @@ def check_seed(seed: Any, what: str = "seed") -> Optional[int]:
     return value
 
 
+# The most a run config file may be (the core's `budget::MAX_TEXT_FILE_BYTES`, which caps spec, DiskSim and fio files).
+MAX_CONFIG_BYTES = 64 << 20
+
+
 def load_config(config: Config) -> tuple[str, str]:
     """Config text and its origin (a file name; `.json` for JSON text)."""
     if isinstance(config, Mapping):
@@ -165,7 +169,11 @@ def load_config(config: Config) -> tuple[str, str]:
             raise DiskschedError(f"config: {e}") from None
     path = Path(config)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:  # capped: a device such as /dev/zero never ends
+            data = f.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise DiskschedError(f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MB, the most a run config may be "
+                                 f"(is it a device or a data file?)")
     except FileNotFoundError:
         raise DiskschedError(f"{path}: no such config file") from None
     except IsADirectoryError:

@@ -82,9 +82,10 @@ class Progress:
         if self.bar is None:
             if time.monotonic() - self.start < 2.0 or not sys.stderr.isatty():
                 return
-            from rich.progress import BarColumn, Progress as Bar, TaskProgressColumn, TimeRemainingColumn
+            from rich.progress import BarColumn, Progress as Bar, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
-            self.bar = Bar("[progress.description]{task.description}", BarColumn(), TaskProgressColumn(),
+            # A styled column, not "[progress.description]" markup (printed literally where markup is off).
+            self.bar = Bar(TextColumn("{task.description}", style="progress.description"), BarColumn(), TaskProgressColumn(),
                            TimeRemainingColumn(), console=err_console, transient=True)
             self.bar.start()
             self.task = self.bar.add_task(escape(self.label), total=total)
@@ -110,17 +111,17 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
 
 
 @app.command()
-def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
+def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (TOML)."),
         seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
         out: Optional[Path] = typer.Option(None, help="Directory for summary.json and the plots (see README)."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-        set_: list[str] = typer.Option([], "--set", help="Override any config key by its dotted path: "
+        set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="Override any config key by its dotted path: "
                                        "host.scheduler=rr, host.set.wait_ms=5, disk.model=cheetah9lp (repeatable)."),
         records: bool = typer.Option(False, "--records", help="Write every request to OUT/records.parquet, "
                                      "streamed in chunks (memory stays flat at any run length)."),
         force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files."),
         log_x: bool = typer.Option(False, "--log-x", help="Response-time CDFs on a logarithmic time axis."),
-        plugin: list[Path] = typer.Option([], "--plugin", help="A Python file defining disksched.Scheduler / Workload subclasses; "
+        plugin: list[Path] = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file defining disksched.Scheduler / Workload subclasses; "
                                           "the config may name them (repeatable; docs/writing-a-scheduler.md).")) -> None:
     """Run one simulation from a config file."""
     from contextlib import nullcontext
@@ -151,12 +152,30 @@ def run(config: Path = typer.Argument(..., help="Run config (TOML)."),
                 result = run_sim(config, seed=seed, overrides=list(set_), progress=progress)
             finally:
                 progress.close()
+            if plugin:
+                from .provenance import plugin_files
+
+                result.provenance["plugins"] = plugin_files(plugin)
     if json_out:
-        print(json.dumps(result.summary, indent=2))
+        # The summary's figures at the top level (as before), with what summary.json has beside them.
+        print(json.dumps({**result.summary, "counters": result.counters, "provenance": result.provenance}, indent=2))
     else:
-        console.print(_table(str(config), ["metric", "value"], [list(r) for r in summary_rows(result.summary)]))
+        console.print(_table(run_title(str(config), result.provenance), ["metric", "value"],
+                             [list(r) for r in summary_rows(result.summary)]))
         if out is not None:
             console.print(f"wrote {out}/: {', '.join(written)}", highlight=False)
+
+
+def run_title(name: str, provenance: Optional[dict]) -> str:
+    """A run's table title: the config, the schedulers of its queues and its overrides."""
+    if not provenance:
+        return name
+    cfg = provenance.get("config") or {}
+    queues = [f"{q} {cfg[q]['scheduler']}" for q in ("host", "controller", "disk")
+              if isinstance(cfg.get(q), dict) and cfg[q].get("scheduler")]
+    over = provenance.get("overrides") or {}
+    said = ", ".join(queues + [f"{k}={v}" for k, v in over.items() if k not in ("run.warmup_requests",)])
+    return f"{name} ({said}, seed {provenance.get('seed')})" if said else name
 
 
 def _use_plugins(files: list[Path]) -> None:
@@ -168,7 +187,7 @@ def _use_plugins(files: list[Path]) -> None:
 
 
 @app.command()
-def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML): disk, schedulers, queues; its [workload] is not run."),
+def serve(config: Optional[Path] = typer.Argument(None, metavar="CONFIG", help="Run config (TOML): disk, schedulers, queues; its [workload] is not run."),
           disk: Optional[str] = typer.Option(None, "--disk", help="Drive to serve (built-in name, spec .toml or DiskSim file); "
                                              "without CONFIG: that drive with the default schedulers."),
           listen: str = typer.Option("tcp:127.0.0.1:10809", help="unix:PATH or tcp:127.0.0.1:PORT (loopback unless --allow-remote)."),
@@ -184,12 +203,12 @@ def serve(config: Optional[Path] = typer.Argument(None, help="Run config (TOML):
           catch_up: bool = typer.Option(True, "--catch-up/--no-catch-up", help="A request after a late reply enters the "
                                         "simulation as if that reply had been on time (docs/serve.md)."),
           seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
-          set_: list[str] = typer.Option([], "--set", help="Override any config key by its dotted path (repeatable)."),
+          set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="Override any config key by its dotted path (repeatable)."),
           out: Optional[Path] = typer.Option(None, help="At exit, write what `run --out` writes (summary.json, plots) here."),
           records: bool = typer.Option(False, "--records", help="Also write OUT/records.parquet (every request)."),
           force: bool = typer.Option(False, "--force", help="Write into an --out folder that already holds files."),
           json_out: bool = typer.Option(False, "--json", help="Print the exit summary as JSON."),
-          plugin: list[Path] = typer.Option([], "--plugin", help="A Python file defining disksched.Scheduler subclasses "
+          plugin: list[Path] = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file defining disksched.Scheduler subclasses "
                                             "the config may name (repeatable).")) -> None:
     """Serve the simulated drive as an NBD export in real time (until Ctrl-C or SIGTERM)."""
     from contextlib import nullcontext
@@ -271,21 +290,21 @@ class SweepProgress(Progress):
 
 
 @app.command()
-def sweep(config: Path = typer.Argument(..., help="Run config (TOML)."),
-          grid: list[str] = typer.Option([], "--grid", help="A grid axis: key.path=v1,v2,... (repeatable; all combinations)."),
-          zip_: list[str] = typer.Option([], "--zip", help="Keys whose values go together: key.path=v1,v2,... "
+def sweep(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (TOML)."),
+          grid: list[str] = typer.Option([], "--grid", metavar="KEY=V1,V2,..", help="A grid axis: key.path=v1,v2,... (repeatable; all combinations)."),
+          zip_: list[str] = typer.Option([], "--zip", metavar="KEY=V1,V2,..", help="Keys whose values go together: key.path=v1,v2,... "
                                          "(repeatable; all the same length; one axis beside the grid)."),
-          set_: list[str] = typer.Option([], "--set", help="Override for every run: key.path=value (repeatable)."),
+          set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="Override for every run: key.path=value (repeatable)."),
           seeds: int = typer.Option(1, "--seeds", min=1, max=10000, help="Seeds per grid point: the config's seed and the next ones."),
           out: Path = typer.Option(..., "--out", help="Sweep folder: runs/ (one file per finished run), runs.parquet/csv, "
                                    "points.parquet/csv, sweep.json. Re-running the sweep there does only the missing runs."),
           workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Local worker processes (default: every core)."),
           dask: Optional[str] = typer.Option(None, "--dask", help="Run on a Dask cluster: a scheduler address "
                                              "(tcp://host:8786), or 'local' for a LocalCluster of --workers processes."),
-          figure: list[str] = typer.Option([], "--figure", help="Figures to print per grid point (default: "
+          figure: list[str] = typer.Option([], "--figure", metavar="FIGURE", help="Figures to print per grid point (default: "
                                            "host_response_ms.mean, host_response_ms.p99, iops)."),
           force: bool = typer.Option(False, "--force", help="Use an --out folder that holds other files."),
-          plugin: list[Path] = typer.Option([], "--plugin", help="A Python file defining disksched.Scheduler / Workload "
+          plugin: list[Path] = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file defining disksched.Scheduler / Workload "
                                             "subclasses the config may name; shipped to every worker (repeatable).")) -> None:
     """Run a config at every point of a grid of overrides, for several seeds, in parallel; resumable."""
     from . import sweep_runner as sr
@@ -335,7 +354,7 @@ def sweep(config: Path = typer.Argument(..., help="Run config (TOML)."),
 
 
 @app.command("sweep-plot")
-def sweep_plot(sweep_dir: Path = typer.Argument(..., help="A sweep folder (disksched sweep --out)."),
+def sweep_plot(sweep_dir: Path = typer.Argument(..., metavar="SWEEP_DIR", help="A sweep folder (disksched sweep --out)."),
                y: str = typer.Option(..., "--y", help="Figure, e.g. host_response_ms.mean, iops."),
                x: str = typer.Option(..., "--x", help="Grid key on the x axis."),
                hue: Optional[str] = typer.Option(None, "--hue", help="Grid key whose values are the lines "
@@ -351,7 +370,7 @@ def sweep_plot(sweep_dir: Path = typer.Argument(..., help="A sweep folder (disks
 
 
 @app.command("show-run")
-def show_run(run_dir: Path = typer.Argument(..., help="A run folder (run --out), a sweep folder (sweep --out), "
+def show_run(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run folder (run --out), a sweep folder (sweep --out), "
                                             "or one result file (.json, .parquet, .csv, .png)."),
              json_out: bool = typer.Option(False, "--json", help="Print the provenance as JSON.")) -> None:
     """What produced a result: resolved config, overrides, seed, disksched version, git commit."""
@@ -405,7 +424,7 @@ def disks_list(json_out: bool = typer.Option(False, "--json", help="Print a JSON
 
 
 @disks_app.command("show")
-def disks_show(name: str = typer.Argument(..., help="Built-in disk name or spec path."),
+def disks_show(name: str = typer.Argument(..., metavar="NAME", help="Built-in disk name or spec path."),
                toml: bool = typer.Option(False, "--toml", help="Print the whole spec as TOML.")) -> None:
     """Show a disk's key figures (or its full spec with --toml)."""
     spec, facts = _core.disk_show(name)
@@ -448,7 +467,7 @@ def _dist_row(name: str, d: dict) -> list[str]:
 
 
 @trace_app.command("info")
-def trace_info(file: Path = typer.Argument(..., help="Trace file (gzip, zstd, xz are read transparently)."),
+def trace_info(file: Path = typer.Argument(..., metavar="FILE", help="Trace file (gzip, zstd, xz are read transparently)."),
                format: Optional[str] = typer.Option(None, "--format", help="Trace format (detected if absent)."),
                skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Count and skip malformed lines."),
                json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON.")) -> None:
@@ -481,7 +500,7 @@ def trace_info(file: Path = typer.Argument(..., help="Trace file (gzip, zstd, xz
 
 
 @trace_app.command("convert")
-def trace_convert(file: Path = typer.Argument(..., help="Trace file to read."),
+def trace_convert(file: Path = typer.Argument(..., metavar="FILE", help="Trace file to read."),
                   to: str = typer.Option(..., "--to", help="Output format."),
                   out: Path = typer.Option(..., "-o", "--out", help="Output file (written whole or not at all)."),
                   format: Optional[str] = typer.Option(None, "--format", help="Input format (detected if absent)."),
@@ -497,7 +516,7 @@ def trace_convert(file: Path = typer.Argument(..., help="Trace file to read."),
 
 
 @disks_app.command("import")
-def disks_import(path: Path = typer.Argument(..., help="DiskSim .parv / .diskspecs / .model file."),
+def disks_import(path: Path = typer.Argument(..., metavar="PATH", help="DiskSim .parv / .diskspecs / .model file."),
                  out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (.toml)."),
                  name: Optional[str] = typer.Option(None, help="Name for the disk (default: the file's stem)."),
                  disk: Optional[str] = typer.Option(None, "--disk", help="Which disk of a file that describes several: "
@@ -860,7 +879,7 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
 
 
 @config_app.command("check")
-def config_check(config: Path = typer.Argument(..., help="Run config (TOML).")) -> None:
+def config_check(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (TOML).")) -> None:
     """Check a run config (every check a run makes, disk and trace files included) without running it."""
     from . import config_resolve
 
@@ -869,7 +888,7 @@ def config_check(config: Path = typer.Argument(..., help="Run config (TOML).")) 
 
 
 @config_app.command("show")
-def config_show(config: Path = typer.Argument(..., help="Run config (TOML)."),
+def config_show(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (TOML)."),
                 json_out: bool = typer.Option(False, "--json", help="Print it as JSON.")) -> None:
     """Print a run config resolved: checked, with every default filled in."""
     from . import config_resolve
@@ -889,20 +908,42 @@ def config_reference() -> None:
 def main() -> None:
     # Ctrl-C ends every command with 130, whatever typer/click make of the
     # KeyboardInterrupt (older ones: "Aborted!", exit 1).
+    # SIGTERM (kill, a job scheduler, systemd) is handled as Ctrl-C: the run stops, its `--out` temporary
+    # is removed, nothing is half-written; the exit code is 128 + the signal (130, 143).
     interrupted = []
 
-    def on_sigint(signum, frame):
+    def on_signal(signum, frame):
         interrupted.append(signum)
-        signal.default_int_handler(signum, frame)
+        raise KeyboardInterrupt("SIGTERM" if signum == signal.SIGTERM else "")
 
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, on_sigint)
+        signal.signal(signal.SIGINT, on_signal)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, on_signal)
+
+    def stop(e: Optional[BaseException]) -> None:
+        said = str(e) if isinstance(e, KeyboardInterrupt) and str(e) not in ("", "SIGTERM") else ""
+        if signal.SIGTERM in interrupted or (e is not None and str(e) == "SIGTERM"):
+            sys.stderr.write("terminated (SIGTERM)\n")
+            sys.exit(128 + signal.SIGTERM)
+        sys.stderr.write(f"interrupted: {said}\n" if said else "interrupted\n")
+        sys.exit(130)
+
+    def interruption(e: Optional[BaseException]) -> Optional[BaseException]:
+        """The KeyboardInterrupt typer turned into exit code 130 (a plug-in's says where it happened)."""
+        seen = set()
+        while e is not None and id(e) not in seen:
+            if isinstance(e, KeyboardInterrupt):
+                return e
+            seen.add(id(e))
+            e = e.__cause__ or e.__context__
+        return None
+
     try:
         app()
     except SystemExit as e:
-        if interrupted:
-            sys.stderr.write("interrupted\n")
-            sys.exit(130)
+        if interrupted or e.code == 130:
+            stop(interruption(e))
         raise
     except DiskschedError as e:
         # Plain write: one line, never wrapped to the terminal width.
@@ -913,6 +954,5 @@ def main() -> None:
         where = f"{e.filename}: " if e.filename else ""
         sys.stderr.write(f"error: {where}{e.strerror or e}\n")
         sys.exit(2)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
+    except KeyboardInterrupt as e:
+        stop(e)

@@ -138,16 +138,50 @@ def write_json(path: Path, obj: Any) -> None:
     atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, indent=2) + "\n"))
 
 
+def _distribution(x: dict) -> str:
+    return (f"mean {x['mean']:.3f}  p50 {x['p50']:.3f}  p90 {x['p90']:.3f}  "
+            f"p99 {x['p99']:.3f}  p99.9 {x['p999']:.3f}  max {x['max']:.3f}")
+
+
+def class_rows(summary: dict) -> list[tuple[str, str]]:
+    """One row per class when several ran or any request had a deadline: its requests, response
+    times and missed deadlines (a stream that misses every deadline must show on screen)."""
+    classes = summary.get("classes") or {}
+    if len(classes) < 2 and not summary.get("deadline_requests"):
+        return []
+    rows = []
+    for name, c in classes.items():
+        missed = (f"; deadlines missed {c['deadline_misses']:,} of {c['deadline_requests']:,} "
+                  f"({100 * c['deadline_misses'] / c['deadline_requests']:.1f}%)" if c["deadline_requests"] else "")
+        rows.append((f"{name} ms", f"{c['requests']:,} requests: {_distribution(c['host_response_ms'])}{missed}"))
+    return rows
+
+
+def starvation_row(summary: dict) -> list[tuple[str, str]]:
+    """The longest wait, and the requests that waited more than ten times the mean (when any did)."""
+    s = summary.get("starvation")
+    if not s or not s["waited_over_10x_mean"]:
+        return []
+    mean = summary["host_response_ms"]["mean"]
+    times = f" ({s['longest_wait_ms'] / mean:,.0f}x the mean)" if mean > 0 else ""
+    return [("starvation", f"longest wait {s['longest_wait_ms']:,.3f} ms{times}; {s['waited_over_10x_mean']:,} requests "
+                           f"waited over 10x the mean ({s['threshold_ms']:.3f} ms)")]
+
+
 def summary_rows(summary: dict) -> list[tuple[str, str]]:
     """(metric, value) pairs for the terminal table."""
     h, d = summary["host_response_ms"], summary["disk_response_ms"]
+    digits = summary.get("percentile_significant_digits")
+    precision = [("", f"mean and percentiles within 0.1% ({digits}-digit histogram); max exact")] if digits else []
+    deadlines = [("deadlines", f"missed {summary['deadline_misses']:,} of {summary['deadline_requests']:,} "
+                               f"({100 * summary['deadline_misses'] / summary['deadline_requests']:.1f}%)")
+                 ] if summary.get("deadline_requests") else []
     return [
         ("requests", f"{summary['requests']:,} ({summary['reads']:,} reads, {summary['writes']:,} writes)"),
         ("throughput", f"{summary['iops']:.1f} IOPS, {summary['mb_per_s']:.2f} MB/s"),
-        ("host response ms", f"mean {h['mean']:.3f}  p50 {h['p50']:.3f}  p90 {h['p90']:.3f}  "
-                             f"p99 {h['p99']:.3f}  p99.9 {h['p999']:.3f}  max {h['max']:.3f}"),
-        ("disk response ms", f"mean {d['mean']:.3f}  p50 {d['p50']:.3f}  p90 {d['p90']:.3f}  "
-                             f"p99 {d['p99']:.3f}  p99.9 {d['p999']:.3f}  max {d['max']:.3f}"),
+        ("host response ms", _distribution(h)),
+        ("disk response ms", _distribution(d)),
+    ] + precision + class_rows(summary) + deadlines + starvation_row(summary) + [
         ("service ms", f"mean {summary['mean_service_ms']:.3f} = overhead {summary['mean_overhead_ms']:.3f}  "
                        f"destage wait {summary['mean_destage_wait_ms']:.3f}  seek {summary['mean_seek_ms']:.3f}  "
                        f"rotation {summary['mean_rotation_ms']:.3f}  transfer {summary['mean_transfer_ms']:.3f}  "

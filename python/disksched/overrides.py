@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
@@ -48,6 +49,26 @@ def parse_assignments(items: Iterable[str], flag: str = "--set") -> dict[str, An
     return out
 
 
+def _non_finite(value: Any) -> Optional[Any]:
+    """The first NaN or infinite number in `value` (nested lists and tables too), else None."""
+    value = _plain(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return value
+    items = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else ()
+    return next((bad for v in items if (bad := _non_finite(v)) is not None), None)
+
+
+def check_finite(overrides: Mapping[str, Any], flag: str) -> dict[str, Any]:
+    """`overrides` as given, refused if a value holds NaN or an infinity (`nan`, `inf`, `1e400`):
+    no config key takes one, and a resolved config is JSON, which cannot hold them."""
+    for key, value in overrides.items():
+        bad = _non_finite(value)
+        if bad is not None:
+            raise DiskschedError(f"{flag} {key}={bad}: not a finite number; expected a finite value "
+                                 f"(nan, inf and numbers beyond +-1.8e308 are no config value)")
+    return dict(overrides)
+
+
 def normalize(overrides: Overrides, flag: str = "overrides") -> dict[str, Any]:
     """Overrides as a {dotted key: value} dict (from a mapping or `key=value` strings)."""
     if overrides is None:
@@ -58,10 +79,10 @@ def normalize(overrides: Overrides, flag: str = "overrides") -> dict[str, Any]:
             if not isinstance(key, str) or not _KEY.match(key):
                 raise DiskschedError(f"{flag}: key {key!r}: expected a dotted key path such as host.queue_threshold")
             out[key] = value
-        return out
+        return check_finite(out, flag)
     if isinstance(overrides, str):
         overrides = [overrides]
-    return parse_assignments(overrides, flag)
+    return check_finite(parse_assignments(overrides, flag), flag)
 
 
 def _plain(value: Any) -> Any:
@@ -167,6 +188,11 @@ def load_dict(config: Union[str, Path, Mapping[str, Any]], text: str, origin: st
     errors are reported by the core, as for any run, with file and line)."""
     if isinstance(config, Mapping):
         return json.loads(text)
+    if origin.endswith(".json"):  # a JSON config file: the same shape as TOML
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DiskschedError(f"{origin}: line {e.lineno}: {e.msg}") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

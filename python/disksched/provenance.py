@@ -44,6 +44,16 @@ def make(config: Mapping[str, Any], overrides: Mapping[str, Any], seed: Optional
     return out
 
 
+def plugin_files(files) -> list:
+    """`run --plugin` files as a provenance records them (as a sweep does): each file's name and the
+    SHA-256 of its text, so an edited plug-in is told from the one that produced a result."""
+    import hashlib
+
+    from .plugins import read_source
+
+    return [{"file": str(f), "sha256": hashlib.sha256(read_source(f).encode()).hexdigest()} for f in files]
+
+
 def to_text(p: Mapping[str, Any]) -> str:
     return json.dumps(p, sort_keys=True, default=str)
 

@@ -7,7 +7,7 @@ thinned sample, the queue depth from per-bin sums."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -175,7 +175,7 @@ class Accumulator:
 
 def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
              progress: Optional[Callable[[int, int], Any]], parquet: bool = False,
-             runner: Optional[Callable[..., Result]] = None) -> tuple[Result, Accumulator, dict]:
+             runner: Optional[Callable[..., Result]] = None, plugin_files: Sequence[Any] = ()) -> tuple[Result, Accumulator, dict]:
     """The run of `disksched run --out` (in its own process, see `run_dir`): records streamed
     into the accumulators and, with `parquet`, into `out`/records.parquet; summary.json written.
     Returns the result (without records), the accumulators (the plots' data) and the provenance.
@@ -189,6 +189,8 @@ def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int
     res = resolve(config, overrides)
     effective = seed if seed is not None else res.config.get("seed", 0)
     p = prov.make({**res.config, "seed": effective}, res.overrides, effective)
+    if plugin_files:
+        p["plugins"] = prov.plugin_files(plugin_files)
     acc = Accumulator(out / "records.parquet" if parquet else None, p)
     try:
         result = (runner or run_sim)(config, seed=seed, records=True, overrides=overrides, progress=progress,

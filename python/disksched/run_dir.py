@@ -44,6 +44,8 @@ def _child(job: Mapping[str, Any], progress: Optional[Callable[[int, int], Any]]
                 error = json.loads(rest)
             elif word == "ok":
                 value = json.loads(rest)
+            elif word == "interrupted":
+                error = KeyboardInterrupt(json.loads(rest))
         code = child.wait()
     except BaseException:  # Ctrl-C, or an error in `progress`: the child ends before the folder is removed
         child.kill()
@@ -51,6 +53,8 @@ def _child(job: Mapping[str, Any], progress: Optional[Callable[[int, int], Any]]
         raise
     finally:
         child.stdout.close()
+    if isinstance(error, KeyboardInterrupt):
+        raise error
     if error is not None:
         raise DiskschedError(error)
     if code in (130, -signal.SIGINT):
@@ -92,8 +96,11 @@ def _main(job_text: str) -> int:
     job = json.loads(job_text)
 
     def progress(done: int, total: int) -> None:
-        sys.stdout.write(f"progress {done} {total}\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(f"progress {done} {total}\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # the parent is gone (killed): stop quietly, it removes the folder
+            os._exit(130)
 
     try:
         if job["step"] == "simulation":
@@ -104,7 +111,7 @@ def _main(job_text: str) -> int:
                 plugins.use(*plugins.load_file(f))
             config = job["config"] if job["config"] is not None else json.loads(job["config_json"])
             result, acc, p = simulate(Path(job["out"]), config, job["overrides"], job["seed"], progress,
-                                      job["parquet"])
+                                      job["parquet"], plugin_files=job["plugins"])
             with open(job["state"], "wb") as f:
                 pickle.dump((result, acc, p), f, protocol=pickle.HIGHEST_PROTOCOL)
             value = None
@@ -117,7 +124,9 @@ def _main(job_text: str) -> int:
     except DiskschedError as e:
         sys.stdout.write(f"error {json.dumps(str(e))}\n")
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        if str(e):  # where it happened (a plug-in's call), for the parent to say
+            sys.stdout.write(f"interrupted {json.dumps(str(e))}\n")
         return 130
     sys.stdout.write(f"ok {json.dumps(value)}\n")
     return 0

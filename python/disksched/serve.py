@@ -60,12 +60,13 @@ def serve(config: Any, *, listen: str, overrides: Any = None, seed: Optional[int
                "export_name": export_name, "catch_up": bool(catch_up),
                "handshake_timeout_s": float(handshake_timeout_s)}
     # SIGINT and SIGTERM end the session (not the program): the binding runs Python's handlers every 100 ms
-    # and stops on their exception; the result is returned and written like any run's. (A SIGINT the shell
-    # set to be ignored, as for `serve &`, stays ignored.)
+    # and stops on their exception; the result is returned and written like any run's. SIGINT is handled
+    # even when the shell started the server with it ignored (`serve &` in a script, as docs/serve.md
+    # promises "Ctrl-C or SIGTERM"): `kill -INT` is how a script ends a background server.
     def _stop(signum, frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    handled = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else [])
+    handled = [signal.SIGTERM, signal.SIGINT]
     old = {s: signal.signal(s, _stop) for s in handled}
     try:
         summary, counters, cols, serve_stats, stopped_by = _core.serve(

@@ -45,6 +45,7 @@ class Simulation:
             over = merge(normalize(over), {"run.records": bool(records)})
         self._res = resolve(config, over, flag="overrides" if not isinstance(overrides, (list, tuple)) else "--set")
         self._seed = seed
+        self._switches: list[dict] = []  # each switch(), for the result's provenance
         try:
             self._sim = _core.Simulation(self._res.text, self._res.origin, seed, plugins or None, workload, loads or None,
                                          classifier)
@@ -114,13 +115,19 @@ class Simulation:
     def switch(self, queue: str, scheduler: str, **settings: float) -> None:
         """Switch `queue` ("host", "controller", "disk") to `scheduler` (a built-in
         or a plug-in name) with tunables `settings`, now; queued requests move
-        across in arrival order (as a `[[reconfigure]]` entry)."""
+        across in arrival order (as a `[[reconfigure]]` entry). The result's
+        provenance lists every switch (`switches`: when, which queue, from and
+        to which scheduler, its settings); the switched-out scheduler's counters
+        are the result's `counters["scheduler_retired"]`."""
+        before = self.schedulers().get(queue)
         try:
             self._sim.switch(queue, scheduler, {k: float(v) for k, v in settings.items()})
         except PluginError:
             raise
         except DiskschedError as e:
             raise self._res.error(e) from None
+        self._switches.append({"at_ms": self.now_ms, "queue": queue, "from": before, "to": scheduler,
+                               "set": {k: float(v) for k, v in settings.items()}})
 
     # Background tasks of the run's [freeblock] section, by index: the config's in order, then added ones.
     def pause_task(self, task: int) -> None:
@@ -176,5 +183,7 @@ class Simulation:
         summary, counters, cols, series = self._sim.result()
         effective = self._seed if self._seed is not None else self._res.config.get("seed", 0)
         resolved = {**self._res.config, "seed": effective}
-        return Result(json.loads(summary), json.loads(counters), cols, series,
-                      provenance.make(resolved, self._res.overrides, effective))
+        p = provenance.make(resolved, self._res.overrides, effective)
+        if self._switches:
+            p["switches"] = list(self._switches)
+        return Result(json.loads(summary), json.loads(counters), cols, series, p)

@@ -19,6 +19,7 @@ import itertools
 import json
 import math
 import os
+import re
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -276,10 +277,41 @@ def run_specs(specs: Sequence[RunSpec], *, workers: Optional[int] = None, client
     return [_row(s, results[s.key]) for s in specs]
 
 
+_GUARD = re.compile(r"""__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__""")
+_NEEDS_GUARD = ('a script that calls disksched.sweep with a process pool must do so under `if __name__ == "__main__":` '
+                "(each worker imports the script, which would start the sweep again), or pass workers=1")
+
+
+def _unguarded_script() -> Optional[str]:
+    """The main script, if it is a Python file without an `if __name__ == "__main__":` guard (the
+    process pool's workers import it: an unguarded sweep call would run again in each of them)."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path or not str(path).endswith(".py") or getattr(main, "__spec__", None) is not None:
+        return None  # interactive, a notebook, `python -m`, the disksched command
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return None
+    return None if _GUARD.search(text) else str(path)
+
+
+def _in_worker_import() -> bool:
+    """True while a pool worker imports the main script (multiprocessing's spawn preparation)."""
+    import multiprocessing as mp
+
+    return mp.parent_process() is not None and bool(getattr(mp.current_process(), "_inheriting", False))
+
+
 def _on_pool(workers: int, todo: Sequence[RunSpec], finished: Callable[[RunSpec, dict], None]) -> None:
     """A local process pool; a pool broken by a dead worker is replaced and its unfinished runs retried."""
     import multiprocessing as mp
 
+    script = _unguarded_script()
+    if script is not None:
+        raise DiskschedError(f"{script}: {_NEEDS_GUARD}")
     attempts = {id(s): 0 for s in todo}
     pending = list(todo)
     while pending:
@@ -299,7 +331,8 @@ def _on_pool(workers: int, todo: Sequence[RunSpec], finished: Callable[[RunSpec,
             pending = broken
         for s in pending:
             if attempts[id(s)] >= MAX_ATTEMPTS:
-                raise DiskschedError(f"run {s.key} ({_describe(s)}): its worker died {attempts[id(s)]} times")
+                raise DiskschedError(f"run {s.key} ({_describe(s)}): its worker died {attempts[id(s)]} times"
+                                     + ("; " + _NEEDS_GUARD if getattr(__import__("sys").modules.get("__main__"), "__file__", None) else ""))
 
 
 # Runs per Dask task: about DASK_TASKS_PER_THREAD tasks per worker thread, at most DASK_BATCH_RUNS
@@ -392,6 +425,11 @@ def sweep(config, grid: Optional[Mapping[str, Sequence[Any]]] = None, *, zip: Op
     config may name (shipped to every worker). Returns a pandas DataFrame, one row per run."""
     import pandas as pd
 
+    if _in_worker_import():  # an unguarded script run again by a pool worker: one line, not a traceback per worker
+        import sys
+
+        sys.stderr.write(f"disksched.sweep: {_NEEDS_GUARD}\n")
+        os._exit(1)
     specs = plan(config, grid, zip=zip, seeds=seeds, overrides=overrides, plugins=plugins)
     rows = run_specs(specs, workers=workers, client=client, out=out, progress=progress)
     runs = pd.DataFrame(rows)

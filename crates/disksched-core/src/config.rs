@@ -323,8 +323,7 @@ impl SimConfig {
 
     /// Read and parse the TOML config at `path`.
     pub fn from_file(path: &Path) -> Result<SimConfig> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::File { path: path.display().to_string(), msg: e.to_string() })?;
+        let text = crate::budget::read_text_file_utf8(path, "run config")?;
         Self::from_toml(&text, &path.display().to_string())
     }
 

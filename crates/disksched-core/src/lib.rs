@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod background;
+pub mod budget;
 pub mod characterize;
 pub mod config;
 pub mod disk;

@@ -542,13 +542,14 @@ finish_sector_on_stop = {finish}
 fn a_separate_write_segment_holds_every_write_and_no_read() {
     // Two 300-block segments, no read-ahead, bus 0.05 ms a block, read hit
     // overhead 0.4: a hit on 10 blocks is done 0.4 + 10 x 0.05 = 0.9 ms
-    // after it arrives. With `Use separate write segment` (DiskSim: "a single
-    // segment is statically designated for use by all write requests") one
-    // of the two is the writes', so reads have one segment and never hit
-    // write data; writes never push read data out.
+    // after it arrives. With `Use separate write segment` and the dedicated
+    // segment (DiskSim 4.0: "a single segment is statically designated for
+    // use by all write requests") one of the two is the writes', so reads
+    // have one segment and never hit write data; writes never push read
+    // data out.
     let c = |separate: bool| format!("caching_enabled = true\ncache_segments = 2\nsegment_size_blocks = 300\n\
         bus_sector_ms = 0.05\nread_hit_overhead_after_read_ms = 0.4\nread_hit_overhead_after_write_ms = 0.4\n\
-        read_hits_on_write_data = true\nseparate_write_segment = {separate}");
+        read_hits_on_write_data = true\nseparate_write_segment = {separate}\ndedicated_write_segment = {separate}");
     let t = |ms: f64| SimTime((ms * 1e6).round() as u64);
     // Two reads, then the first again: in the other segment (a hit at 40.9),
     // or, with one segment for reads, gone (a miss).
@@ -584,5 +585,29 @@ fn a_separate_write_segment_holds_every_write_and_no_read() {
         if separate {
             assert!(close(ms(&s), 60.9), "{s:?}");
         }
+    }
+}
+
+#[test]
+fn use_separate_write_segment_alone_shares_the_segments_as_the_reference_does() {
+    // The file's flag without `dedicated_write_segment`: Western Digital's
+    // DiskSim reads it and ignores it, so a read hits a write's data (50.0 +
+    // 0.4 hit overhead + 10 x 0.05 bus = 50.9 ms) and a second write pushes
+    // the read out of the least recently used segment (a miss).
+    let c = |dedicated: bool| format!("caching_enabled = true\ncache_segments = 2\nsegment_size_blocks = 300\n\
+        bus_sector_ms = 0.05\nread_hit_overhead_after_read_ms = 0.4\nread_hit_overhead_after_write_ms = 0.4\n\
+        read_hits_on_write_data = true\nseparate_write_segment = true\ndedicated_write_segment = {dedicated}");
+    let t = |ms: f64| SimTime((ms * 1e6).round() as u64);
+    let mut d = drive(&c(false));
+    d.serve(t(0.0), 700, 10, true);
+    let s = d.serve(t(50.0), 700, 10, false);
+    assert!(s.cache_hit && close(ms(&s), 50.9), "{s:?}");
+    for dedicated in [false, true] {
+        let mut d = drive(&c(dedicated));
+        d.serve(t(0.0), 0, 10, false);
+        d.serve(t(20.0), 700, 10, true);
+        d.serve(t(40.0), 900, 10, true);
+        let s = d.serve(t(60.0), 0, 10, false);
+        assert_eq!(s.cache_hit, dedicated, "dedicated {dedicated}: {s:?}");
     }
 }

@@ -407,6 +407,7 @@ fn fuzz_run_config_loader() {
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .map(|p| std::fs::read(p).unwrap()).collect();
     seeds.sort();
+    seeds.extend(corpus_configs().into_iter().map(|(_, text)| text.into_bytes()));
     let dir = scratch_dir("config");
     let path = dir.join("fuzz.toml");
     fuzz("run config", seeds, |bytes| {
@@ -419,6 +420,43 @@ fn fuzz_run_config_loader() {
             Err(e) => one_line_err(e),
         }
     });
+}
+
+/// The corpus of run configs that found crashes (`tests/fixtures/fuzz/configs`, issue 36): (file name, text).
+fn corpus_configs() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(fixtures().join("fuzz/configs")).unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap())).collect();
+    out.sort();
+    out
+}
+
+/// Every corpus config run to its end (not only built, as the mutation
+/// target does: its crashes were in the run): Ok or a one-line error, no
+/// panic, no allocation above `MAX_ALLOC_BYTES`, within seconds. The
+/// plug-in config needs the binding; here it is an unknown plug-in.
+#[test]
+fn fuzz_corpus_runs_end_with_ok_or_one_line() {
+    let dir = scratch_dir("corpus");
+    let corpus = corpus_configs();
+    assert!(corpus.len() >= 5, "{corpus:?}");
+    for (name, text) in corpus {
+        let path = dir.join(&name);
+        let started = std::time::Instant::now();
+        LARGEST.with(|c| c.set(0));
+        let outcome = catch_unwind(AssertUnwindSafe(|| match SimConfig::from_toml(&text, path.to_str().unwrap()) {
+            Ok(cfg) => match Simulation::new(&cfg) {
+                Ok(sim) => sim.run(&mut |_, _| true).map(|_| ()).or_else(one_line_err),
+                Err(e) => one_line_err(e),
+            },
+            Err(e) => one_line_err(e),
+        }));
+        let largest = LARGEST.with(|c| c.get());
+        assert!(matches!(outcome, Ok(Ok(()))), "{name}: {outcome:?}");
+        assert!(largest <= MAX_ALLOC_BYTES, "{name}: one allocation of {largest} bytes");
+        assert!(started.elapsed().as_secs() < 30, "{name}: {:?}", started.elapsed());
+    }
 }
 
 #[test]

@@ -13,11 +13,16 @@ use std::sync::Arc;
 const MS: u64 = 1_000_000;
 
 fn model() -> Arc<DiskModel> {
-    let text = r#"
+    model_with("", "", 2000)
+}
+
+/// The hand disk with more zone keys (`zone`), controller keys (`controller`) and `blocks` LBNs.
+fn model_with(zone: &str, controller: &str, blocks: u64) -> Arc<DiskModel> {
+    let text = format!(r#"
 name = "hand"
 surfaces = 2
 cylinders = 10
-blocks = 2000
+blocks = {blocks}
 rpm = 6000.0
 [seek]
 table = [[1, 1.0], [9, 1.0]]
@@ -29,12 +34,13 @@ same_track_read_ms = 0.3
 first_cylinder = 0
 last_cylinder = 9
 sectors_per_track = 100
-track_skew_sectors = 0.0
 cylinder_skew_sectors = 0.0
+{}
 [controller]
 minimum_seek_delay_ms = 1.5
-"#;
-    Arc::new(DiskModel::new(DiskSpec::from_toml(text, "hand").unwrap()).unwrap())
+{controller}
+"#, if zone.contains("track_skew_sectors") {{ zone.to_string() }} else {{ format!("track_skew_sectors = 0.0\n{zone}") }});
+    Arc::new(DiskModel::new(DiskSpec::from_toml(&text, "hand").unwrap()).unwrap())
 }
 
 #[test]
@@ -124,4 +130,59 @@ fn the_predictor_positions_as_the_drive_does_with_its_margin_on_moves_only() {
         let moved = from != (a.cylinder, a.head);
         assert_eq!(wary.seek_ns, a.seek_ns + if moved { 40_000 } else { 0 }, "from {from:?} lbn {lbn}");
     }
+}
+
+// Mutation testing (docs/mutation-testing.md) of `media_access_sending`: a
+// bus time above zero and write thresholds above one block, the cases the
+// tests above leave at their defaults.
+
+#[test]
+fn a_write_starts_its_media_access_once_its_first_blocks_are_in() {
+    // Bus 0.25 ms a block; the first sector may be written once 10 blocks
+    // are in: data from t = 0, so at 10 x 0.25 = 2.5 ms, later than the
+    // 1.5 ms minimum seek delay. LBN 20 (sector 20) passes at 2.0 ms, too
+    // early, and next at 12.0 ms: 10.5 ms of rotation after the 1.5 ms.
+    let m = model_with("", "bus_sector_ms = 0.25", 2000);
+    let mut pieces = Vec::new();
+    let data = WriteData { data_from: 0, appends: false, first_blocks: 10 };
+    let a = m.media_access((0, 0), 0, Some(data), 20, 10, true, &mut pieces);
+    assert_eq!((a.seek_ns, a.rotation_ns, a.media_start), (3 * MS / 2, 21 * MS / 2, 12 * MS));
+    // All ten blocks were in by 2.5 ms: ten sectors of 0.1 ms, no wait.
+    assert_eq!(a.media_end, 13 * MS);
+}
+
+#[test]
+fn data_in_at_the_very_nanosecond_its_sector_arrives_is_written_on_this_pass() {
+    // As above, the first 10 blocks in at exactly 2.5 ms, when sector 25
+    // (LBN 25) passes: written at once, 2.5 .. 3.5 ms, not a revolution later.
+    let m = model_with("", "bus_sector_ms = 0.25", 2000);
+    let mut pieces = Vec::new();
+    let data = WriteData { data_from: 0, appends: false, first_blocks: 10 };
+    let a = m.media_access((0, 0), 0, Some(data), 25, 10, true, &mut pieces);
+    assert_eq!((a.media_start, a.media_end), (5 * MS / 2, 7 * MS / 2));
+}
+
+#[test]
+fn a_write_crossing_a_track_waits_for_the_next_blocks_data_not_the_last_sent() {
+    // Track 1's first LBN (100) 9 sectors on (track skew 9), and the 15 slots
+    // after it slipped: LBN 101 is physical sector 9 + 16 = 25. The write of
+    // LBNs 98..102 has two pieces: sectors 98-99 of track 0 (2 blocks), and
+    // sectors 9..25 of track 1 (2 blocks over 17 sectors).
+    let slips: Vec<String> = (101..=115).map(|s| s.to_string()).collect();
+    let m = model_with(&format!("track_skew_sectors = 9.0\nslips = [{}]", slips.join(", ")), "bus_sector_ms = 1.2", 1985);
+    let mut pieces = Vec::new();
+    m.layout.pieces(98, 4, &mut pieces);
+    assert_eq!(pieces.iter().map(|p| (p.head, p.first_sector, p.span_sectors, p.blocks)).collect::<Vec<_>>(),
+               vec![(0, 98, 2, 2), (1, 9, 17, 2)], "the layout this test assumes");
+    // Data from 7.4 ms at 1.2 ms a block: block 1 in at 8.6, 2 at 9.8, 3 at 11.0, 4 at 12.2.
+    let data = WriteData { data_from: 74 * MS / 10, appends: false, first_blocks: 1 };
+    let a = m.media_access((0, 0), 0, Some(data), 98, 4, true, &mut pieces);
+    // Ready at max(1.5 ms minimum seek delay, 8.6) = 8.6: sector 98 passes at
+    // 9.8 (block 2, the piece's last, in at 9.8 <= 9.9, when sector 99 comes).
+    assert_eq!(a.media_start, 98 * MS / 10);
+    // Piece 1 ends at 10.0; head switch 0.5 + write settle 0.2 = 10.7;
+    // sector 9 of track 1 passes at 10.9, but the piece's first block
+    // (block 3) is in only at 11.0: a revolution, 20.9 .. 20.9 + 17 x 0.1 = 22.6 ms.
+    // (Waiting only for block 2, already sent, it would write at once: 12.6 ms.)
+    assert_eq!((a.media_end, a.head), (226 * MS / 10, 1));
 }

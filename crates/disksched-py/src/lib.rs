@@ -197,6 +197,15 @@ pub(crate) fn result_tuple(py: Python<'_>, result: disksched_core::sim::RunResul
     let sched: serde_json::Map<String, serde_json::Value> =
         result.scheduler_counters.iter().map(|(level, name, v)| (format!("{level}.{name}"), (*v).into())).collect();
     counters["scheduler"] = sched.into();
+    if !result.retired_counters.is_empty() {
+        // Switched-out schedulers (`[[reconfigure]]`, `Simulation.switch`), each under "QUEUE.NAME until T ms".
+        let mut retired = serde_json::Map::new();
+        for (label, name, v) in &result.retired_counters {
+            let e = retired.entry(label.clone()).or_insert_with(|| serde_json::Value::Object(Default::default()));
+            e[*name] = (*v).into();
+        }
+        counters["scheduler_retired"] = retired.into();
+    }
     let counters = counters.to_string();
     let recs = result.records.map(|r| records_dict(py, r, warmup_requests)).transpose()?;
     let series = match result.series {

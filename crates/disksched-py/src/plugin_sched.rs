@@ -43,7 +43,11 @@ pub fn fail(failure: &Failure, e: PyErr) {
 /// with the traceback of the user's code. Ctrl-C inside user code stays Ctrl-C.
 pub fn plugin_error(py: Python<'_>, kind: &str, name: &str, method: &str, now_ns: u64, e: PyErr) -> PyErr {
     if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
-        return e;
+        // Still an interruption (exit 130), but one that says where it happened.
+        let said = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+        let said = if said.is_empty() { String::new() } else { format!(": {said}") };
+        return pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
+            "in plug-in {kind} '{name}', {method}() at t = {:.6} ms{said}", now_ns as f64 / 1e6));
     }
     match py.import("disksched.plugins").and_then(|m| m.call_method1("failure", (kind, name, method, now_ns, e.value(py), e.traceback(py)))) {
         Ok(err) => PyErr::from_value(err),
@@ -629,8 +633,17 @@ impl Scheduler for PyScheduler {
         if self.failed.get() {
             return None;
         }
-        Python::with_gil(|py| match f.bind(py).call0().and_then(|r| r.extract::<Option<u64>>()) {
-            Ok(t) => t.map(SimTime),
+        Python::with_gil(|py| match f.bind(py).call0() {
+            Ok(r) => match r.extract::<Option<u64>>() {
+                Ok(t) => t.map(SimTime),
+                Err(_) => {
+                    // NaN, a negative number, a float, a string: the contract's violation, said as such (not a bare TypeError).
+                    let shown = r.repr().map(|s| s.to_string()).unwrap_or_else(|_| "?".into());
+                    self.violation(py, "wake_at_ns", self.now_ns(), format!(
+                        "returned {shown}, expected None or a simulated time in integer ns, 0..{}", u64::MAX));
+                    None
+                }
+            },
             Err(e) => {
                 self.failed_in(py, "wake_at_ns", self.now_ns(), e);
                 None
@@ -718,6 +731,7 @@ fn build_workload(class: &PluginClass, settings: &[(String, f64)], capacity: u64
     -> Result<Box<dyn disksched_core::workload::Generator>, Error> {
     let values = sched::check_tunables("workload.set", class.tunables, settings)?;
     Python::with_gil(|py| {
+        let mut refused: Option<Error> = None;
         let made = (|| -> PyResult<Box<dyn disksched_core::workload::Generator>> {
             let kw = PyDict::new(py);
             for t in class.tunables {
@@ -731,8 +745,18 @@ fn build_workload(class: &PluginClass, settings: &[(String, f64)], capacity: u64
             kw.set_item("capacity_blocks", capacity)?;
             let helpers = py.import("disksched.plugins")?;
             let (obj, closed): (Bound<PyAny>, bool) = helpers.call_method1("instantiate_workload", (class.cls.bind(py), kw))?.extract()?;
+            // Before its per-client state is allocated: a count the memory budget refuses is the config's error, not the plug-in's failure.
+            if closed {
+                if let Ok(clients) = obj.getattr("clients").and_then(|c| c.extract::<u32>()) {
+                    crate::plugin_workload::check_clients(class.name, clients).map_err(|e| refused.insert(e).to_string())
+                        .map_err(pyo3::exceptions::PyValueError::new_err)?;
+                }
+            }
             Ok(Box::new(crate::plugin_workload::PyWorkload::new(py, class.name, obj, closed, capacity, failure.clone())?))
         })();
+        if let Some(e) = refused {
+            return Err(e);
+        }
         made.map_err(|e| {
             let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
             fail(failure, plugin_error(py, "workload", class.name, "__init__", clock.load(Ordering::Relaxed), e));

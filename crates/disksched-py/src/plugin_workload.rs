@@ -28,6 +28,14 @@ enum Mode {
     Closed { clients: u32, pending: Vec<Option<Described>> },
 }
 
+/// A closed plug-in's `clients` against the memory budget, before its per-client
+/// state is allocated: per client, its pending request here and its arrival event
+/// and start entry in the core.
+pub fn check_clients(name: &str, clients: u32) -> Result<(), Error> {
+    let per_client = (std::mem::size_of::<Option<Described>>() + 64) as u64;
+    disksched_core::budget::check_memory(&format!("workload plug-in '{name}'"), format!("clients = {clients}"), clients as u64, per_client, "clients")
+}
+
 /// A Python workload behind the core's `Generator`.
 pub struct PyWorkload {
     name: String,
@@ -58,6 +66,7 @@ impl PyWorkload {
             if clients == 0 {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!("workload plug-in '{name}': clients must be at least 1")));
             }
+            check_clients(name, clients).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
             Mode::Closed { clients, pending: (0..clients).map(|_| None).collect() }
         } else {
             Mode::Open { iter: None, pending: None }

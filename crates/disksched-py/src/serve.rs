@@ -39,15 +39,25 @@ pub fn serve<'py>(
     }
     let o: serde_json::Value = serde_json::from_str(options_json).map_err(json_err)?;
     let s = |k: &str| o.get(k).and_then(|v| v.as_str()).map(str::to_string);
-    let n = |k: &str, d: u64| o.get(k).and_then(|v| v.as_u64()).unwrap_or(d);
+    // A count option as given (before any narrowing: 99999999 KB is reported as 99999999, not as a clamped value).
+    let n = |k: &str, (lo, d, hi): (u32, u32, u32)| -> PyResult<u64> {
+        let flag = format!("--{}", k.replace('_', "-"));
+        match o.get(k) {
+            None | Some(serde_json::Value::Null) => Ok(d as u64),
+            Some(v) => match v.as_u64() {
+                Some(x) if (lo as u64..=hi as u64).contains(&x) => Ok(x),
+                _ => Err(err(disksched_core::error::config_err(format!("{flag} {v}"), format!("expected {lo}..{hi}")))),
+            },
+        }
+    };
     let listen = Listen::parse(&s("listen").unwrap_or_default(), o.get("allow_remote").and_then(|v| v.as_bool()).unwrap_or(false)).map_err(err)?;
     let opts = ServeOptions {
         listen,
         size_bytes: o.get("size_bytes").and_then(|v| v.as_u64()),
         backing: s("backing").map(Into::into),
         stats_path: s("stats").map(Into::into),
-        max_connections: n("max_connections", core_serve::MAX_CONNECTIONS.1 as u64).min(u32::MAX as u64) as u32,
-        max_request_bytes: n("max_request_kb", core_serve::MAX_REQUEST_KB.1 as u64).saturating_mul(1024).min(u32::MAX as u64) as u32,
+        max_connections: n("max_connections", core_serve::MAX_CONNECTIONS)? as u32,
+        max_request_bytes: (n("max_request_kb", core_serve::MAX_REQUEST_KB)? * 1024) as u32,
         export_name: s("export_name").unwrap_or_else(|| "disksched".into()),
         catch_up: o.get("catch_up").and_then(|v| v.as_bool()).unwrap_or(true),
         // Out of range (or negative) comes back as the core's one-line error.
@@ -102,6 +112,15 @@ pub fn serve<'py>(
     let sched: serde_json::Map<String, serde_json::Value> =
         result.scheduler_counters.iter().map(|(level, name, v)| (format!("{level}.{name}"), (*v).into())).collect();
     counters["scheduler"] = sched.into();
+    if !result.retired_counters.is_empty() {
+        // Switched-out schedulers (`[[reconfigure]]`, `Simulation.switch`), each under "QUEUE.NAME until T ms".
+        let mut retired = serde_json::Map::new();
+        for (label, name, v) in &result.retired_counters {
+            let e = retired.entry(label.clone()).or_insert_with(|| serde_json::Value::Object(Default::default()));
+            e[*name] = (*v).into();
+        }
+        counters["scheduler_retired"] = retired.into();
+    }
     let recs = result.records.map(|r| records_dict(py, r, warmup_requests)).transpose()?;
     let stopped = stopped_by.lock().unwrap().take();
     Ok((summary.to_string(), counters.to_string(), recs, report.stats.to_string(), stopped))

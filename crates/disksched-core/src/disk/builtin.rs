@@ -72,7 +72,7 @@ pub fn resolve(name_or_path: &str, base_dir: Option<&Path>) -> Result<DiskSpec> 
         });
     }
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::File { path: shown.clone(), msg: e.to_string() })?;
+    let text = crate::budget::read_text_file_utf8(&path, "disk spec")?;
     let spec = DiskSpec::from_toml(&text, &shown)?;
     // Build the model once here so a layout or seek-curve error names the file.
     crate::disk::DiskModel::new(spec.clone()).map_err(|e| Error::File { path: shown, msg: e.to_string() })?;

@@ -407,7 +407,8 @@ impl Drive {
     pub fn new(model: Arc<DiskModel>) -> Drive {
         let c = &model.spec.controller;
         let cache = match c.caching_enabled {
-            true if c.separate_write_segment => Cache::new(c.cache_segments, c.segment_size_blocks).with_write_segment(),
+            // The reference ignores `Use separate write segment` for the buffer; PDL's reading is the option.
+            true if c.separate_write_segment && c.dedicated_write_segment => Cache::new(c.cache_segments, c.segment_size_blocks).with_write_segment(),
             true => Cache::new(c.cache_segments, c.segment_size_blocks),
             false => Cache::new(0, 0),
         };

@@ -310,9 +310,18 @@ pub struct ControllerSpec {
     pub cache_write_segments: u32,
     /// DiskSim `Segment size (in blks)`.
     pub segment_size_blocks: u32,
-    /// DiskSim `Use separate write segment`: the last segment is reserved for
-    /// writes; reads never take it or hit its data (DiskSim 4.0, PDL).
+    /// DiskSim `Use separate write segment`, as the file states it. The
+    /// reference (Western Digital's DiskSim, where the catalogue files come
+    /// from) reads it and ignores it for the buffer, and so does the model
+    /// unless `dedicated_write_segment` is set; PDL's extra write disconnect
+    /// (`extra_write_disconnect`) rests on it either way.
     pub separate_write_segment: bool,
+    /// With `separate_write_segment`: reserve the buffer's last segment for
+    /// writes, as DiskSim 4.0 (PDL) does: every write goes there, reads never
+    /// take it or hit its data. false (default): reads and writes share every
+    /// segment, as the reference does (docs/disksim-parameters.md).
+    #[serde(skip_serializing_if = "is_false")]
+    pub dedicated_write_segment: bool,
     /// DiskSim `Enable caching in buffer`.
     pub caching_enabled: bool,
     /// DiskSim `Minimum read-ahead (blks)`.
@@ -445,6 +454,7 @@ impl Default for ControllerSpec {
             cache_write_segments: 0,
             segment_size_blocks: 0,
             separate_write_segment: false,
+            dedicated_write_segment: false,
             caching_enabled: false,
             read_ahead_min_blocks: 0,
             read_ahead_max_blocks: 0,

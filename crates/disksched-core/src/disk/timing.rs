@@ -170,3 +170,50 @@ impl DiskModel {
         a.sent_by.max(a.mark_at.max(disconnected_at) + ctl.reselect_ns[0] + ctl.data_phase_ns(blocks, false))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disk::DiskSpec;
+
+    /// A read that joins a running read-ahead (`joined = Some(unsent)`) on a
+    /// drive with a high water mark: the mark counts from the unsent blocks,
+    /// over the blocks still to send (hp_c2247a's 0.75). Mutation testing
+    /// (docs/mutation-testing.md) found no test with a nonzero mark here.
+    #[test]
+    fn a_joined_read_sets_its_water_mark_over_the_blocks_it_sends() {
+        // 6000 RPM, 100 sectors a track: 0.1 ms a sector, sector 30 at 3.0 ms.
+        let text = r#"
+name = "hand"
+surfaces = 2
+cylinders = 10
+blocks = 2000
+rpm = 6000.0
+[seek]
+table = [[1, 1.0], [9, 1.0]]
+head_switch_ms = 0.5
+[layout]
+[[layout.zones]]
+first_cylinder = 0
+last_cylinder = 9
+sectors_per_track = 100
+track_skew_sectors = 0.0
+cylinder_skew_sectors = 0.0
+[controller]
+read_water_mark = 0.75
+water_mark_by_request = true
+segment_size_blocks = 300
+"#;
+        let m = DiskModel::new(DiskSpec::from_toml(text, "hand").unwrap()).unwrap();
+        let mut pieces = Vec::new();
+        // 20 blocks from LBN 30, the first 8 already buffered (not sent): the
+        // mark is 8 + floor(0.75 x 12) = 17 blocks, passed 1.7 ms after 3.0.
+        let a = m.media_access_sending((0, 0), 0, None, 30, 20, false, Some(8), &mut pieces);
+        assert_eq!((a.seek_ns, a.media_start), (0, 3_000_000));
+        assert_eq!(a.mark_at, 4_700_000);
+        // A new read of the same 20 blocks: floor(0.75 x 20) = 15 blocks, at 4.5 ms
+        // (0.3 ms same-track cost first: still sector 30 at 3.0 ms).
+        let a = m.media_access_sending((0, 0), 0, None, 30, 20, false, None, &mut pieces);
+        assert_eq!(a.mark_at, 4_500_000);
+    }
+}

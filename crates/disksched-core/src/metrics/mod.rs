@@ -20,13 +20,20 @@ pub struct Distribution {
     pub p99: f64,
     /// 99.9th percentile.
     pub p999: f64,
-    /// Largest value.
+    /// Largest value, exact (the mean and percentiles come from a histogram
+    /// of `PERCENTILE_SIGNIFICANT_DIGITS` digits: within 0.1 %).
     pub max: f64,
 }
 
+/// Significant decimal digits of the response-time histograms: the mean and
+/// percentiles are within 1/1024 (0.1 %) of the exact values; values above
+/// one hour count as one hour there (the maximum is kept exactly).
+pub const PERCENTILE_SIGNIFICANT_DIGITS: u8 = 3;
+
 impl Distribution {
-    fn of(h: &Histogram<u64>) -> Distribution {
-        let ms = |v: u64| v as f64 / NS_PER_MS as f64;
+    fn of(h: &Histogram<u64>, exact_max_ns: u64) -> Distribution {
+        // A histogram percentile is its bucket's highest value: never above the exact maximum.
+        let ms = |v: u64| v.min(exact_max_ns) as f64 / NS_PER_MS as f64;
         if h.is_empty() {
             return Distribution::default();
         }
@@ -36,9 +43,46 @@ impl Distribution {
             p90: ms(h.value_at_quantile(0.9)),
             p99: ms(h.value_at_quantile(0.99)),
             p999: ms(h.value_at_quantile(0.999)),
-            max: ms(h.max()),
+            max: ms(exact_max_ns),
         }
     }
+}
+
+fn response_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600 * NS_PER_S, PERCENTILE_SIGNIFICANT_DIGITS).expect("valid histogram bounds")
+}
+
+/// One class's measured requests (`Summary::classes`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ClassSummary {
+    /// Measured requests of the class.
+    pub requests: u64,
+    /// Arrival at the host to completion.
+    pub host_response_ms: Distribution,
+    /// Requests that carried a deadline, and those that completed after it.
+    pub deadline_requests: u64,
+    /// Of those, completed after their deadline.
+    pub deadline_misses: u64,
+}
+
+/// Requests that waited far longer than the rest (`Summary::starvation`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Starvation {
+    /// The longest host response (arrival to completion), exact, ms.
+    pub longest_wait_ms: f64,
+    /// Ten times the mean host response, ms.
+    pub threshold_ms: f64,
+    /// Measured requests whose host response exceeded the threshold (from the histogram: within 0.1 % of it).
+    pub waited_over_10x_mean: u64,
+}
+
+/// Per class, accumulated as requests complete (the histogram made at the class's first request).
+#[derive(Default)]
+struct ClassAcc {
+    host_response: Option<Box<Histogram<u64>>>,
+    max_ns: u64,
+    deadline_requests: u64,
+    deadline_misses: u64,
 }
 
 /// Per-request records as columns (times in ns).
@@ -279,6 +323,11 @@ impl QueueGauge {
 pub struct Metrics {
     host_response: Histogram<u64>,
     disk_response: Histogram<u64>,
+    /// Exact largest host and disk responses, ns (the histograms round).
+    host_max_ns: u64,
+    disk_max_ns: u64,
+    /// Per class (`Class as usize`).
+    classes: [ClassAcc; 3],
     warmup: u64,
     /// Requests completed, warm-up included.
     pub completed: u64,
@@ -329,6 +378,12 @@ pub struct Summary {
     pub host_response_ms: Distribution,
     /// Issue to the disk to completion.
     pub disk_response_ms: Distribution,
+    /// Per class that had measured requests (best-effort, real-time, background).
+    pub classes: std::collections::BTreeMap<&'static str, ClassSummary>,
+    /// The longest wait and the requests that waited more than ten times the mean.
+    pub starvation: Starvation,
+    /// Significant digits of the histograms the means and percentiles come from (3: within 0.1 %).
+    pub percentile_significant_digits: u8,
     /// Mean seek (or head switch) time, ms.
     pub mean_seek_ms: f64,
     /// Mean rotational wait, ms.
@@ -378,10 +433,12 @@ pub struct Summary {
 impl Metrics {
     /// Empty metrics: the first `warmup` requests (by arrival number) are not measured; `records` keeps per-request records.
     pub fn new(warmup: u64, records: bool, sector_bytes: u32) -> Metrics {
-        let hist = || Histogram::new_with_bounds(1, 3_600 * NS_PER_S, 3).expect("valid histogram bounds");
         Metrics {
-            host_response: hist(),
-            disk_response: hist(),
+            host_response: response_histogram(),
+            disk_response: response_histogram(),
+            host_max_ns: 0,
+            disk_max_ns: 0,
+            classes: Default::default(),
             warmup,
             completed: 0,
             measured: 0,
@@ -416,17 +473,26 @@ impl Metrics {
         self.series = Some(SeriesAcc { window_ns: window_ns.max(1), clients: Default::default(), too_large: None });
     }
 
+    /// The error of a series that outgrew `MAX_SERIES_ROWS` (checked before
+    /// every event: the run stops as soon as it happens).
+    #[inline]
+    pub fn series_error(&self) -> Option<crate::error::Error> {
+        let (clients, windows, t_ns) = self.series.as_ref()?.too_large?;
+        let window_ns = self.series.as_ref()?.window_ns;
+        Some(crate::error::config_err(
+            "run.series_window_ms",
+            format!("{} ms windows would need {clients} clients x {windows} windows by t = {:.3} s, more than {MAX_SERIES_ROWS} series rows; \
+                     choose a larger window", window_ns as f64 / NS_PER_MS as f64, t_ns as f64 / 1e9),
+        ))
+    }
+
     /// The time series kept, with the host scheduler's `samples`; an error
     /// when it outgrew `MAX_SERIES_ROWS`.
     pub fn take_series(&mut self, samples: Vec<(SimTime, String, f64)>) -> crate::error::Result<Option<Series>> {
-        let Some(acc) = self.series.take() else { return Ok(None) };
-        if let Some((clients, windows, t_ns)) = acc.too_large {
-            return Err(crate::error::config_err(
-                "run.series_window_ms",
-                format!("{} ms windows would need {clients} clients x {windows} windows by t = {:.3} s, more than {MAX_SERIES_ROWS} series rows; \
-                         choose a larger window", acc.window_ns as f64 / NS_PER_MS as f64, t_ns as f64 / 1e9),
-            ));
+        if let Some(e) = self.series_error() {
+            return Err(e);
         }
+        let Some(acc) = self.series.take() else { return Ok(None) };
         let mut s = acc.finish();
         for (t, name, v) in samples {
             s.sample_ns.push(t.0);
@@ -484,8 +550,19 @@ impl Metrics {
         self.measured += 1;
         self.first_measured_arrival = Some(self.first_measured_arrival.map_or(r.arrival, |a| a.min(r.arrival)));
         self.last_done = self.last_done.max(done);
-        self.host_response.saturating_record((done.0 - r.arrival.0).max(1));
-        self.disk_response.saturating_record((done.0 - r.issued.0).max(1));
+        let host_ns = (done.0 - r.arrival.0).max(1);
+        let disk_ns = (done.0 - r.issued.0).max(1);
+        self.host_response.saturating_record(host_ns);
+        self.disk_response.saturating_record(disk_ns);
+        self.host_max_ns = self.host_max_ns.max(host_ns);
+        self.disk_max_ns = self.disk_max_ns.max(disk_ns);
+        let c = &mut self.classes[r.class as usize];
+        c.host_response.get_or_insert_with(|| Box::new(response_histogram())).saturating_record(host_ns);
+        c.max_ns = c.max_ns.max(host_ns);
+        if let Some(d) = r.deadline {
+            c.deadline_requests += 1;
+            c.deadline_misses += (done > d) as u64;
+        }
         if r.is_write { self.writes += 1 } else { self.reads += 1 }
         self.blocks += r.blocks as u64;
         self.seek_ns += r.service.seek_ns as u128;
@@ -504,6 +581,36 @@ impl Metrics {
         }
     }
 
+    /// Each class that had measured requests, by name.
+    fn class_summaries(&self) -> std::collections::BTreeMap<&'static str, ClassSummary> {
+        [Class::BestEffort, Class::RealTime, Class::Background].into_iter()
+            .filter_map(|class| {
+                let c = &self.classes[class as usize];
+                let h = c.host_response.as_ref()?;
+                Some((class.name(), ClassSummary {
+                    requests: h.len(),
+                    host_response_ms: Distribution::of(h, c.max_ns),
+                    deadline_requests: c.deadline_requests,
+                    deadline_misses: c.deadline_misses,
+                }))
+            })
+            .collect()
+    }
+
+    /// The longest wait and how many waited more than ten times the mean.
+    fn starvation(&self) -> Starvation {
+        if self.host_response.is_empty() {
+            return Starvation::default();
+        }
+        let threshold_ns = 10.0 * self.host_response.mean();
+        let over = self.host_response.iter_recorded()
+            .filter(|v| v.value_iterated_to() as f64 > threshold_ns)
+            .map(|v| v.count_at_value())
+            .sum();
+        Starvation { longest_wait_ms: self.host_max_ns as f64 / NS_PER_MS as f64, threshold_ms: threshold_ns / NS_PER_MS as f64,
+                     waited_over_10x_mean: over }
+    }
+
     /// The statistics of a run that ended at `end`.
     pub fn summary(&self, end: SimTime) -> Summary {
         let n = self.measured.max(1) as f64;
@@ -519,8 +626,11 @@ impl Metrics {
             sim_time_ms: end.as_ms_f64(),
             iops: per_s(self.measured as f64),
             mb_per_s: per_s((self.blocks * self.sector_bytes) as f64 / 1e6),
-            host_response_ms: Distribution::of(&self.host_response),
-            disk_response_ms: Distribution::of(&self.disk_response),
+            host_response_ms: Distribution::of(&self.host_response, self.host_max_ns),
+            disk_response_ms: Distribution::of(&self.disk_response, self.disk_max_ns),
+            classes: self.class_summaries(),
+            starvation: self.starvation(),
+            percentile_significant_digits: PERCENTILE_SIGNIFICANT_DIGITS,
             mean_seek_ms: mean_ms(self.seek_ns),
             mean_rotation_ms: mean_ms(self.rotation_ns),
             mean_transfer_ms: mean_ms(self.transfer_ns),

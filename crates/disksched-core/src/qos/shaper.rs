@@ -165,6 +165,11 @@ impl Shaper {
         (self.scale + self.grow_per_ns * t.0.saturating_sub(self.last_advance.0) as f64).min(1.0)
     }
 
+    /// Rates recorded at each sample time (the rows `timeline` gains per window).
+    pub fn sampled_rates(&self) -> u64 {
+        self.pipes.iter().flat_map(|p| &p.gates).filter(|g| matches!(g.kind.name, "rate_per_s" | "rate_kb_per_s")).count() as u64
+    }
+
     /// Record the shaped rates at each sample time up to `now`.
     fn sample_until(&mut self, now: SimTime) {
         let Some(every) = self.sample_every else { return };

@@ -30,9 +30,18 @@ impl Simulation {
         cfg.validate()?;
         let mut host_sched = build_queue_sched("host", &cfg.host.scheduler, &cfg.host.set)?;
         let series_window = cfg.run.series_window_ms.map(SimDuration::from_ms);
+        // Series rows that accrue every window whether or not anything completes: the shaper's sampled rates, each freeblock task's blocks.
+        let mut timed_rows = cfg.freeblock.as_ref().map_or(0, |f| f.tasks.len().max(1) as u64);
         if let Some(shaper) = &cfg.host.shaper {
-            host_sched = Box::new(crate::qos::shaper::Shaper::new(shaper, host_sched, series_window)?);
+            let s = crate::qos::shaper::Shaper::new(shaper, host_sched, series_window)?;
+            timed_rows += s.sampled_rates();
+            host_sched = Box::new(s);
         }
+        // The series' memory budget as a time: the run stops with an error before an event past it (instead of sampling gigabytes).
+        let series_end = match series_window {
+            Some(w) if timed_rows > 0 => SimTime(w.ns().saturating_mul(crate::metrics::MAX_SERIES_ROWS / timed_rows)),
+            _ => SimTime(u64::MAX),
+        };
         let n = cfg.disk.count;
         let class_expire = SimDuration::from_ms(cfg.host.class_expire_ms);
         // The level that feeds the disks limits each disk; the host above a controller, the controller's total.
@@ -76,6 +85,18 @@ impl Simulation {
             t.array_disks = n;
         }
         let generator = workload.build(array.capacity(), model.spec.sector_bytes, cfg.base_dir.as_deref())?;
+        if let (Some(w), Some(d)) = (series_window, cfg.run.duration_ms) {
+            // Known before the run: every client and timed row over every window of the run's duration.
+            let windows = (SimDuration::from_ms(d).ns() / w.ns().max(1)).saturating_add(1);
+            let rows = (generator.clients() as u64 + timed_rows).saturating_mul(windows);
+            if rows > crate::metrics::MAX_SERIES_ROWS {
+                return Err(config_err("run.series_window_ms", format!(
+                    "{} ms windows over run.duration_ms = {d} ms need {windows} windows x {} rows (clients, shaper rates, freeblock tasks), \
+                     more than {} series rows; choose a window of at least {} ms",
+                    w.as_ms_f64(), rows / windows, crate::metrics::MAX_SERIES_ROWS,
+                    (d * (rows / windows) as f64 / crate::metrics::MAX_SERIES_ROWS as f64).ceil())));
+            }
+        }
         // Every disk of an array runs the tasks over its own blocks: in firmware
         // with the drive as its model; outside with an external scheduler of its
         // own (its belief, its noise stream `seed ^ disk`, its commands).
@@ -155,6 +176,10 @@ impl Simulation {
             task_events: cfg.freeblock.as_ref().map(|f| f.schedule()).unwrap_or_default(),
             host_clock: cfg.freeblock.as_ref().filter(|f| f.external()).map(|_| (0, 0)),
             published_time: None,
+            series_end,
+            series_timed_rows: timed_rows,
+            series_window_ns: series_window.map_or(0, |w| w.ns()),
+            retired_counters: Vec::new(),
         })
     }
 }

@@ -140,6 +140,13 @@ pub struct Simulation {
     host_clock: Option<(u128, u64)>,
     /// Where the simulated time is published as it advances (`publish_time`).
     published_time: Option<Arc<AtomicU64>>,
+    /// Past this time the series' rows sampled every window (`series_timed_rows`
+    /// per window of `series_window_ns`) would outgrow `MAX_SERIES_ROWS`.
+    series_end: SimTime,
+    series_timed_rows: u64,
+    series_window_ns: u64,
+    /// Counters of the schedulers switched out so far (`RunResult::retired_counters`).
+    retired_counters: Vec<(String, &'static str, u64)>,
 }
 
 /// A classifier hook: (client, flow, request, now) -> the request's flow; it
@@ -181,6 +188,9 @@ pub struct RunResult {
     pub records: Option<Records>,
     /// Time series, if `run.series_window_ms` was set.
     pub series: Option<Series>,
+    /// Counters of schedulers switched out during the run (`[[reconfigure]]`,
+    /// `switch`): ("QUEUE.NAME until T ms", counter, value), each disk's in turn.
+    pub retired_counters: Vec<(String, &'static str, u64)>,
 }
 
 impl Simulation {
@@ -248,6 +258,7 @@ impl Simulation {
         let mut steps: u64 = 0;
         let mut watchdog = crate::watchdog::Watchdog::default();
         while let Some((now, ev)) = self.engine.step() {
+            self.check_budgets(now, &ev)?;
             self.handle(ev, now)?;
             watchdog.observe(now, self.acct.arrived + self.acct.completed, || format!("{ev:?}"))?;
             steps += 1;
@@ -278,6 +289,7 @@ impl Simulation {
     pub fn run_until(&mut self, until: SimTime) -> Result<Vec<Request>> {
         while self.engine.peek().is_some_and(|t| t <= until) {
             let (now, ev) = self.engine.step().expect("peeked");
+            self.check_budgets(now, &ev)?;
             self.handle(ev, now)?;
         }
         self.engine.advance_to(until);
@@ -417,6 +429,32 @@ impl Simulation {
         self.engine.schedule(at, ev.priority(), ev);
     }
 
+    /// Before event `ev` at `now` is handled: the clock's end and the time
+    /// series' budget (`budget`), so that no event handler loops or allocates
+    /// past them.
+    #[inline]
+    fn check_budgets(&mut self, now: SimTime, ev: &Event) -> Result<()> {
+        if now >= crate::budget::CLOCK_END {
+            return Err(crate::budget::clock_end_err(now, &format!("{ev:?}")));
+        }
+        if now > self.series_end {
+            return Err(self.series_too_long(now));
+        }
+        if let Some(e) = self.metrics.series_error() {
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn series_too_long(&self, now: SimTime) -> Error {
+        let windows = crate::metrics::MAX_SERIES_ROWS / self.series_timed_rows.max(1);
+        crate::error::config_err("run.series_window_ms", format!(
+            "{} ms windows reach the series' bound of {} rows ({} sampled every window: shaper rates, freeblock tasks) at t = {:.3} s, \
+             and the run has an event at t = {:.3} s; choose a window of at least {} ms (or end the run sooner: run.duration_ms)",
+            self.series_window_ns as f64 / 1e6, crate::metrics::MAX_SERIES_ROWS, self.series_timed_rows,
+            self.series_end.0 as f64 / 1e9, now.0 as f64 / 1e9, (now.0 as f64 / windows as f64 / 1e6).ceil()))
+    }
+
     /// Route event `ev` at `now` to the part that owns it.
     fn handle(&mut self, ev: Event, now: SimTime) -> Result<()> {
         self.publish(now);
@@ -493,6 +531,7 @@ impl Simulation {
             scheduler_counters,
             records: self.metrics.records.take(),
             series,
+            retired_counters: std::mem::take(&mut self.retired_counters),
         })
     }
 

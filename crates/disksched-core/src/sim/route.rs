@@ -282,6 +282,9 @@ impl Simulation {
                 Reconfigured::Level(l) => (self.shared.level_ctx(l, now, head, &self.heads), &mut self.levels[l]),
                 Reconfigured::Disks => (self.shared.ctx(now, self.units[d].head(now), None), &mut self.units[d].queue),
             };
+            // The switched-out scheduler's counters leave with it: kept for the result.
+            let label = format!("{}.{} until {:.3} ms", level.name, level.sched.name(), now.as_ms_f64());
+            self.retired_counters.extend(level.sched.counters().into_iter().map(|(n, v)| (label.clone(), n, v)));
             level.replace(sched, &ctx)?;
         }
         for d in 0..self.units.len() {

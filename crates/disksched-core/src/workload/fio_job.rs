@@ -137,7 +137,10 @@ impl FioJobs {
         if let (true, Some(base)) = (path.is_relative(), base_dir) {
             path = base.join(path);
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::File { path: path.display().to_string(), msg: format!("cannot read the fio job file: {e}") })?;
+        let text = crate::budget::read_text_file_utf8(&path, "fio job file").map_err(|e| match e {
+            Error::File { path, msg } if !msg.starts_with("larger") => Error::File { path, msg: format!("cannot read the fio job file: {msg}") },
+            e => e,
+        })?;
         Self::parse(&text, &path.display().to_string(), capacity, sector_bytes)
     }
 

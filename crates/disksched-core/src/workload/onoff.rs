@@ -79,9 +79,15 @@ impl OnOff {
     /// The first arrival after `t_ns` (inside the current on period or a
     /// later one). Exponential gaps are memoryless, so a gap that overruns
     /// the on period is simply drawn again from the next period's start.
+    /// The search stops at the clock's end (`budget::CLOCK_END`, where the
+    /// run stops with an error): periods of up to 1e9 ms that hold 1e-6
+    /// arrivals each would otherwise pass the u64 clock and search forever.
     fn next_after(&mut self, t_ns: f64, rng: &mut SimRng) -> SimTime {
         let mut t = t_ns;
         loop {
+            if t >= crate::budget::CLOCK_END.0 as f64 {
+                return crate::budget::CLOCK_END;
+            }
             let at = t + self.gap_ns.sample(rng);
             if at < self.on_end_ns {
                 return SimTime(at.round() as u64);

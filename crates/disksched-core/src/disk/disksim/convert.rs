@@ -238,6 +238,8 @@ fn from_disksim_disk(b: &Block, name: &str) -> Result<DiskSpec> {
         cache_write_segments: bounded_or(b, "Maximum number of write segments", 0, limits::MAX_CACHE_SEGMENTS)?,
         segment_size_blocks: bounded_or(b, "Segment size (in blks)", 0, limits::MAX_SEGMENT_BLOCKS)?,
         separate_write_segment: flag(b, "Use separate write segment")?,
+        // The reference (WD's DiskSim) shares the segments: PDL's dedicated one is the spec's option.
+        dedicated_write_segment: false,
         caching_enabled: flag(b, "Enable caching in buffer")?,
         read_ahead_min_blocks: bounded_or(b, "Minimum read-ahead (blks)", 0, limits::MAX_SEGMENT_BLOCKS)?,
         read_ahead_max_blocks: bounded_or(b, "Maximum read-ahead (blks)", 0, limits::MAX_SEGMENT_BLOCKS)?,
@@ -385,8 +387,8 @@ type Curve = Vec<(f64, f64)>;
 /// `distance, read_ms[, stdev_ms[, write_ms]]` lines.
 pub fn read_seek_file(path: &Path, from: &Loc) -> Result<(Curve, Option<Curve>)> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| from.err(format!("seek curve {shown}: {e}")))?;
+    let text = crate::budget::read_text_file_utf8(path, "seek curve file")
+        .map_err(|e| from.err(format!("seek curve {e}")))?;
     let err = |line: usize, msg: String| Error::Parse { path: shown.clone(), line, msg };
     let (mut read, mut write) = (Vec::new(), Vec::new());
     let mut stated: Option<(usize, usize)> = None;

@@ -170,7 +170,7 @@ const MAX_NEST: usize = 64;
 
 fn read(path: &Path) -> Result<String> {
     let file_err = |msg: String| Error::File { path: path.display().to_string(), msg };
-    let bytes = std::fs::read(path).map_err(|e| file_err(e.to_string()))?;
+    let bytes = crate::budget::read_text_file(path, "DiskSim parameter file")?;
     String::from_utf8(bytes).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
