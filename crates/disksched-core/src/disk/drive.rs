@@ -11,7 +11,7 @@
 //! head reaches it waits a revolution.
 
 use crate::disk::cache::Cache;
-use crate::disk::layout::TrackPiece;
+use crate::disk::layout::{MappedPieces, TrackPiece};
 use crate::disk::mechanics::{sector_phase, REV};
 use crate::disk::spec::ReadAheadWhen;
 use crate::disk::timing::{Access, MediaAccess};
@@ -287,7 +287,7 @@ impl DiskModel {
     /// positioning from the end of the command overhead (after a destage in
     /// progress that it does not continue), the heads free at the destage's end.
     pub fn serve(&self, state: &mut DriveState, now: SimTime, lbn: u64, blocks: u32, is_write: bool,
-                 pieces: &mut Vec<TrackPiece>) -> Service {
+                 pieces: &mut MappedPieces) -> Service {
         let ctl = &self.controller;
         let from = (state.head.cylinder, state.head.head);
         let busy = state.head.time.0;
@@ -298,14 +298,14 @@ impl DiskModel {
             let appends = destaging && continues && self.spec.controller.combine_seq_writes;
             let plan = ctl.write_plan(now.0, state.last_was_write, continues, blocks, (destaging && !appends).then_some(busy), appends);
             let start = plan.mech_from.max(busy);
-            let a = self.media_access(from, start, Some(plan.data), lbn, blocks, true, pieces);
+            let a = self.media_access_mapped(from, start, Some(plan.data), lbn, blocks, true, pieces);
             let done = plan.done(a.media_end);
             *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), next_lbn: Some(end), ..Default::default() }, last_was_write: true };
             return write_service(&plan, now.0, start, &a, done, ctl.fast_write);
         }
         let overhead_ns = ctl.overhead_ns[0][state.last_was_write as usize];
         let start = (now.0 + overhead_ns).max(busy);
-        let a = self.media_access(from, start, None, lbn, blocks, false, pieces);
+        let a = self.media_access_mapped(from, start, None, lbn, blocks, false, pieces);
         let done = self.read_bus_done(&a, blocks, now.0 + overhead_ns + ctl.read_disconnect_ns[state.last_was_write as usize]);
         let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(end), ..Default::default() };
         *state = DriveState { head, last_was_write: false };
@@ -391,7 +391,8 @@ pub struct Drive {
     pub last_source: HeadState,
     cache: Cache,
     readahead: Option<ReadAhead>,
-    pieces: Vec<TrackPiece>,
+    /// The last range the drive mapped (its exact belief reuses it: `pieces_mut`).
+    pieces: MappedPieces,
     /// The last write-back write's destage (in progress while `media_end` is ahead).
     destage: Option<Destage>,
     /// End of the last read served (the stream test of read-ahead mode 4).
@@ -411,7 +412,7 @@ impl Drive {
             true => Cache::new(c.cache_segments, c.segment_size_blocks),
             false => Cache::new(0, 0),
         };
-        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), destage: None, last_read_end: None, last_read_track: None, noise: None }
+        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: MappedPieces::default(), destage: None, last_read_end: None, last_read_track: None, noise: None }
     }
 
     /// The drive varies from its spec as `noise` says (`[disk.noise]`), from `seed`'s random stream.
@@ -430,6 +431,12 @@ impl Drive {
         let ((from_cyl, head), free) = self.settle_readahead(now.0);
         let seek_ns = self.model.position_ns((from_cyl, head), (cylinder, head), Access::Onward { write: false }, 0);
         self.state.head = HeadState { cylinder, head, time: SimTime(free + seek_ns), ..self.state.head };
+    }
+
+    /// The drive's mapping of the last range it accessed: a belief that
+    /// times the same request next maps it through this, once.
+    pub(crate) fn pieces_mut(&mut self) -> &mut MappedPieces {
+        &mut self.pieces
     }
 
     /// The buffer's segments (what a cache-aware scheduler in the firmware sees).
@@ -518,7 +525,7 @@ impl Drive {
         }
         let start = (now.0 + miss_ns).max(mech_free);
         let first = lbn + cached as u64;
-        let a = model.media_access(from, start, None, first, blocks - cached, false, &mut self.pieces);
+        let a = model.media_access_mapped(from, start, None, first, blocks - cached, false, &mut self.pieces);
         // A partial hit stays connected and sends each further block as it is
         // read (no disconnect, so no water mark and no reselect); a miss
         // reconnects once the water mark's share is in.
@@ -618,7 +625,7 @@ impl Drive {
         let busy_until = destaging.filter(|_| appends.is_none()).map(|d| d.media_end);
         let plan = ctl.write_plan(now, self.state.last_was_write, continues, blocks, busy_until, appends.is_some());
         let start = plan.mech_from.max(mech_free);
-        let a = model.media_access(from, start, Some(plan.data), lbn, blocks, true, &mut self.pieces);
+        let a = model.media_access_mapped(from, start, Some(plan.data), lbn, blocks, true, &mut self.pieces);
         let done = plan.done(a.media_end);
         let segment = match appends {
             Some(d) => {

@@ -94,6 +94,16 @@ pub struct Layout {
     /// A table-driven layout (DiskSim 4's g4) instead of the zones; the zone
     /// code paths below are untouched when it is None.
     table: Option<Box<TrackTable>>,
+    /// Unique per `Layout::new` (a clone keeps it: same content): what a
+    /// `MappedPieces` checks that its pieces came from this layout.
+    id: u64,
+}
+
+/// Ids of layouts built so far (`Layout::id`).
+static LAYOUTS_BUILT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_layout_id() -> u64 {
+    LAYOUTS_BUILT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Layout {
@@ -107,7 +117,7 @@ impl Layout {
                     "the layout maps {} blocks, fewer than the {} stated", t.mapped, spec.blocks)));
             }
             return Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones: Vec::new(),
-                zone_end_lbns: Vec::new(), zone_last_cyls: Vec::new(), capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)) });
+                zone_end_lbns: Vec::new(), zone_last_cyls: Vec::new(), capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)), id: next_layout_id() });
         }
         let surfaces = spec.surfaces as u64;
         let mut zones = Vec::with_capacity(spec.layout.zones.len());
@@ -217,7 +227,7 @@ impl Layout {
         let zone_end_lbns = zones.iter().map(|z| z.first_lbn + z.blocks).collect();
         let zone_last_cyls = zones.iter().map(|z| z.last_cyl).collect();
         Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, zone_end_lbns, zone_last_cyls,
-                    capacity: spec.blocks, mapped: next_lbn, table: None })
+                    capacity: spec.blocks, mapped: next_lbn, table: None, id: next_layout_id() })
     }
 
     /// LBNs the drive exposes.
@@ -410,6 +420,18 @@ impl Layout {
         }
     }
 
+    /// `pieces(lbn, blocks)`, mapped again only if `memo` holds another
+    /// range or another layout's pieces.
+    #[inline]
+    pub fn pieces_memo<'m>(&self, lbn: u64, blocks: u32, memo: &'m mut MappedPieces) -> &'m [TrackPiece] {
+        let key = (self.id, lbn, blocks);
+        if memo.key != Some(key) {
+            self.pieces(lbn, blocks, &mut memo.pieces);
+            memo.key = Some(key);
+        }
+        &memo.pieces
+    }
+
     /// The first of `pieces(lbn, blocks)` (`blocks` > 0): a walk that needs
     /// one track at a time (the read-ahead) lays out no more than that.
     pub fn first_piece(&self, lbn: u64, blocks: u32) -> TrackPiece {
@@ -455,6 +477,23 @@ impl Layout {
 /// same integer, so both paths agree.
 fn whole_sectors(v: [f64; 3]) -> Option<[u64; 3]> {
     v.iter().all(|x| x.fract() == 0.0 && (0.0..=(1u64 << 20) as f64).contains(x)).then(|| v.map(|x| x as u64))
+}
+
+/// The track pieces of the last range mapped through it (`Layout::pieces_memo`):
+/// the drive and the host's exact belief serve the same request one after the
+/// other, and share one of these so the request is mapped once.
+#[derive(Clone, Debug, Default)]
+pub struct MappedPieces {
+    /// (layout id, first LBN, blocks) of `pieces`.
+    key: Option<(u64, u64, u32)>,
+    pieces: Vec<TrackPiece>,
+}
+
+impl std::ops::Deref for MappedPieces {
+    type Target = [TrackPiece];
+    fn deref(&self) -> &[TrackPiece] {
+        &self.pieces
+    }
 }
 
 /// The LBNs of one physical track, for planners that work track by track.
