@@ -534,11 +534,13 @@ impl Drive {
         // The segment: this request, plus the sectors that passed while waiting for it.
         let mut lo = lbn;
         if spec.read_any_free_blocks && cached == 0 {
-            if let Some(span) = model.layout.track_span(self.pieces[0].cylinder, self.pieces[0].head) {
+            // (Only the track's first LBN: `track_lbns`, not `track_span`, which lists the slips.)
+            let (track_first_lbn, track_blocks) = model.layout.track_lbns(self.pieces[0].cylinder, self.pieces[0].head);
+            if track_blocks > 0 {
                 let spt = self.pieces[0].sectors_per_track;
                 let passed = (a.rotation_ns as u128 * spt as u128 * model.mech.rpm_milli as u128 / REV as u128) as u64;
                 let room = self.cache.segment_blocks.saturating_sub(blocks as u64);
-                lo = lbn - passed.min(lbn - span.first_lbn).min(room);
+                lo = lbn - passed.min(lbn - track_first_lbn).min(room);
             }
         }
         let segment = self.cache.allocate(lo, end, false);
