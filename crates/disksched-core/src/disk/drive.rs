@@ -533,9 +533,12 @@ impl Drive {
         let done = if cached > 0 { a.sent_by } else { model.read_bus_done(&a, blocks, disconnected_at) }.max(now.0 + overhead_ns + bus_total);
         // The segment: this request, plus the sectors that passed while waiting for it.
         let mut lo = lbn;
+        // The LBNs of the request's first track, once looked up (the read-ahead's track is often the same).
+        let mut own_track = None;
         if spec.read_any_free_blocks && cached == 0 {
             // (Only the track's first LBN: `track_lbns`, not `track_span`, which lists the slips.)
             let (track_first_lbn, track_blocks) = model.layout.track_lbns(self.pieces[0].cylinder, self.pieces[0].head);
+            own_track = Some((track_first_lbn, track_blocks));
             if track_blocks > 0 {
                 let spt = self.pieces[0].sectors_per_track;
                 let passed = (a.rotation_ns as u128 * spt as u128 * model.mech.rpm_milli as u128 / REV as u128) as u64;
@@ -548,7 +551,7 @@ impl Drive {
         // A second read on a track may trigger a read-ahead that does not yield (off unless the spec sets it).
         let track = (self.pieces[0].cylinder, self.pieces[0].head);
         let same_track = spec.same_track_read_ahead_blocks > 0 && self.last_read_track.replace(track) == Some(track);
-        let max_ra = if same_track || self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo) } else { 0 };
+        let max_ra = if same_track || self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo, own_track) } else { 0 };
         let min_ra = if same_track { spec.same_track_read_ahead_blocks.max(spec.read_ahead_min_blocks) } else { spec.read_ahead_min_blocks };
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
@@ -681,13 +684,17 @@ impl Drive {
     /// request's start (its data kept) or end (`read_ahead_over_requested`).
     /// The segment's window slides, so a request as large as the segment
     /// still reads ahead, up to a segment beyond its end; then at least the minimum.
-    fn readahead_blocks(&self, lbn: u64, end: u64, seg_lo: u64) -> u32 {
+    /// `known`: the LBNs of a track the request touched, if looked up already.
+    fn readahead_blocks(&self, lbn: u64, end: u64, seg_lo: u64, known: Option<(u64, u64)>) -> u32 {
         let (layout, spec) = (&self.model.layout, &self.model.spec.controller);
         let cap = layout.capacity();
         if end >= cap {
             return 0;
         }
-        let track = |lbn: u64| layout.track_lbns_of(lbn);
+        let track = |lbn: u64| match known {
+            Some(k) => layout.track_lbns_of_near(lbn, k),
+            None => layout.track_lbns_of(lbn),
+        };
         let track_end = |(first, n): (u64, u64), lbn: u64| (first + n).max(lbn + 1);
         let (max, seg) = (spec.read_ahead_max_blocks as u64, self.cache.segment_blocks);
         let min = (spec.read_ahead_min_blocks as u64).min(max.max(seg));
@@ -752,7 +759,7 @@ impl Drive {
             if n == blocks as u64 {
                 self.cache.touch(i);
                 let seg_lo = self.cache.segments[i].map_or(lbn, |s| s.lo);
-                let want = end + self.readahead_blocks(lbn, end, seg_lo) as u64;
+                let want = end + self.readahead_blocks(lbn, end, seg_lo, None) as u64;
                 if spec.continuous_read > 0 {
                     match self.readahead {
                         // A hit extends a read-ahead still running on its segment.
@@ -814,7 +821,7 @@ impl Drive {
         // before the media reaches them is rare with one command at a time).
         self.cache.extend(ra.segment, end);
         self.cache.touch(ra.segment);
-        let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo));
+        let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo), None);
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0, next: None,

@@ -542,6 +542,18 @@ impl Layout {
         self.zone_track(z, j).map_or((0, 0), |(_, _, first_lbn, blocks, _)| (first_lbn, blocks))
     }
 
+    /// `track_lbns_of(lbn)`, given `known`, the `track_lbns` of a track that
+    /// may hold it (a read's own track, for its read-ahead): in a zone with no
+    /// remapped defects an LBN inside a track's LBNs is stored on that track,
+    /// so the answer is `known` without mapping `lbn` again.
+    pub fn track_lbns_of_near(&self, lbn: u64, known: (u64, u64)) -> (u64, u64) {
+        let (first, n) = known;
+        if self.table.is_none() && first <= lbn && lbn < first + n && self.zone_of_lbn(lbn).defects.is_empty() {
+            return known;
+        }
+        self.track_lbns_of(lbn)
+    }
+
     /// Zone, zone-relative track index, first LBN, LBN count and the track's
     /// first LBN position of track (`cylinder`, `head`).
     fn track_at(&self, cylinder: u32, head: u32) -> Option<(&Zone, u64, u64, u64, u64)> {
