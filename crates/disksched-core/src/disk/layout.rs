@@ -373,6 +373,19 @@ impl Layout {
         self.pbn_of_slot(z, Self::remapped(z, Self::slot_of(z, lbn - z.first_lbn + z.empty)))
     }
 
+    /// `lbn_to_pbn(lbn)` and the sectors per track of its track (what
+    /// `sectors_per_track` says of it): a zoned layout keeps a remapped LBN in
+    /// its own zone, so the zone found for the LBN gives both.
+    pub fn lbn_to_pbn_spt(&self, lbn: u64) -> (Pbn, u32) {
+        debug_assert!(lbn < self.capacity);
+        if let Some(t) = &self.table {
+            let p = t.lbn_to_pbn(lbn);
+            return (p, t.sectors_per_track(p.cylinder, p.head));
+        }
+        let z = self.zone_of_lbn(lbn);
+        (self.pbn_of_slot(z, Self::remapped(z, Self::slot_of(z, lbn - z.first_lbn + z.empty))), z.spt)
+    }
+
     /// LBN stored at a physical sector, or None for spare, slipped or unmapped sectors.
     pub fn pbn_to_lbn(&self, p: Pbn) -> Option<u64> {
         if let Some(t) = &self.table {
