@@ -52,13 +52,13 @@ def toml(config: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def instructions(config: dict, requests: int, tmp: Path) -> int:
+def instructions(config: dict, requests: int, tmp: Path, binary: Path = QUICK) -> int:
     """Total instructions (callgrind's Ir) of one run of `config` with `requests` requests."""
     cfg = {**config, "run": {**config.get("run", {}), "requests": requests}}
     path = tmp / f"bench_{requests}.toml"
     path.write_text(toml(cfg))
     out = tmp / f"callgrind_{requests}.out"
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(QUICK), str(path)],
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(binary), str(path)],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for line in out.read_text().splitlines():
         if line.startswith(("summary:", "totals:")):
@@ -71,9 +71,10 @@ def main() -> None:
     ap.add_argument("workloads", nargs="*", help="workload:scheduler pairs of `disksched bench` (default: open:fcfs open:sptf)")
     ap.add_argument("--all", action="store_true", help="the six workloads of issue 35")
     ap.add_argument("--no-build", action="store_true", help="use target/release/examples/quick as it is")
+    ap.add_argument("--binary", type=Path, help="another build of the quick example (an older commit's, to compare); implies --no-build")
     args = ap.parse_args()
     wanted = ALL if args.all else (args.workloads or DEFAULT)
-    if not args.no_build:
+    if not (args.no_build or args.binary):
         subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "quick", "-p", "disksched-core"],
                        check=True, cwd=ROOT)
     configs = {f"{w}:{s}": c for w, s, c in bench_configs(SHORT)}
@@ -83,8 +84,8 @@ def main() -> None:
     print(f"{'workload':>16}  instructions/request  (callgrind: ({LONG:,} - {SHORT:,} requests) / {LONG - SHORT:,})")
     with tempfile.TemporaryDirectory() as d:
         for w in wanted:
-            short = instructions(configs[w], SHORT, Path(d))
-            long = instructions(configs[w], LONG, Path(d))
+            short = instructions(configs[w], SHORT, Path(d), args.binary or QUICK)
+            long = instructions(configs[w], LONG, Path(d), args.binary or QUICK)
             print(f"{w:>16}  {(long - short) / (LONG - SHORT):,.0f}", flush=True)
 
 
