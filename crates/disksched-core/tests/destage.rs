@@ -303,7 +303,7 @@ fn the_exact_belief_follows_a_write_back_drive() {
     let mut d = drive(&WRITE_BACK.replace("read_hits_on_write_data = true", "read_hits_on_write_data = false"));
     let model = d.model.clone();
     let pred = Predictor::exact(model.clone());
-    let (mut belief, mut pieces, mut rng) = (DriveState::default(), Vec::new(), StdRng::seed_from_u64(3));
+    let (mut belief, mut pieces, mut rng) = (DriveState::default(), disksched_core::disk::MappedPieces::default(), StdRng::seed_from_u64(3));
     let (mut t, mut during, mut predicted) = (0u64, 0, 0);
     for _ in 0..3000 {
         let (lbn, blocks, is_write) = (rng.gen_range(0..1900u64), rng.gen_range(1..40u32), rng.gen_bool(0.5));

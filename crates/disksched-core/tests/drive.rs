@@ -144,7 +144,7 @@ fn the_exact_predictor_times_the_first_sector_as_the_drive_does() {
         let head = HeadState { time: SimTime(t), last_was_write: state.last_was_write, ..state.head };
         let want = t + pred.positioning_at(&head, &pred.target(lbn), is_write, blocks).total_ns();
         checked[(state.head.next_lbn == Some(lbn)) as usize] += 1;
-        let s = model.serve(&mut state, SimTime(t), lbn, blocks, is_write, &mut pieces);
+        let s = model.serve(&mut state, SimTime(t), lbn, blocks, is_write, &mut disksched_core::disk::MappedPieces::default());
         // A write that outruns its data writes what it has and loses a
         // revolution; the predictor waits for the pass that does not (the
         // same end), to within the ns rounding of a revolution.

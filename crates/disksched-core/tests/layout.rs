@@ -113,6 +113,10 @@ fn first_piece_and_track_of_lbn_agree_with_the_full_layout_on_every_drive() {
             let (first, n) = l.track_lbns_of(lbn);
             assert_eq!((first, n), l.track_lbns(p.cylinder, p.head), "{name}: lbn {lbn}");
             assert!(first <= lbn && lbn < first + n, "{name}: lbn {lbn} outside its track [{first}, +{n})");
+            // The hot path's shortcuts give what the full mapping gives.
+            assert_eq!(l.lbn_to_pbn_spt(lbn), (p, l.sectors_per_track(p.cylinder, p.head)), "{name}: lbn {lbn}");
+            let near = l.track_lbns_of(lbn.saturating_sub((x >> 7) % 600));
+            assert_eq!(l.track_lbns_of_near(lbn, near), (first, n), "{name}: lbn {lbn} near {near:?}");
         }
     }
 }

@@ -11,7 +11,7 @@
 //! head reaches it waits a revolution.
 
 use crate::disk::cache::Cache;
-use crate::disk::layout::TrackPiece;
+use crate::disk::layout::{MappedPieces, TrackPiece};
 use crate::disk::mechanics::{sector_phase, REV};
 use crate::disk::spec::ReadAheadWhen;
 use crate::disk::timing::{Access, MediaAccess};
@@ -287,7 +287,7 @@ impl DiskModel {
     /// positioning from the end of the command overhead (after a destage in
     /// progress that it does not continue), the heads free at the destage's end.
     pub fn serve(&self, state: &mut DriveState, now: SimTime, lbn: u64, blocks: u32, is_write: bool,
-                 pieces: &mut Vec<TrackPiece>) -> Service {
+                 pieces: &mut MappedPieces) -> Service {
         let ctl = &self.controller;
         let from = (state.head.cylinder, state.head.head);
         let busy = state.head.time.0;
@@ -298,14 +298,14 @@ impl DiskModel {
             let appends = destaging && continues && self.spec.controller.combine_seq_writes;
             let plan = ctl.write_plan(now.0, state.last_was_write, continues, blocks, (destaging && !appends).then_some(busy), appends);
             let start = plan.mech_from.max(busy);
-            let a = self.media_access(from, start, Some(plan.data), lbn, blocks, true, pieces);
+            let a = self.media_access_mapped(from, start, Some(plan.data), lbn, blocks, true, pieces);
             let done = plan.done(a.media_end);
             *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), next_lbn: Some(end), ..Default::default() }, last_was_write: true };
             return write_service(&plan, now.0, start, &a, done, ctl.fast_write);
         }
         let overhead_ns = ctl.overhead_ns[0][state.last_was_write as usize];
         let start = (now.0 + overhead_ns).max(busy);
-        let a = self.media_access(from, start, None, lbn, blocks, false, pieces);
+        let a = self.media_access_mapped(from, start, None, lbn, blocks, false, pieces);
         let done = self.read_bus_done(&a, blocks, now.0 + overhead_ns + ctl.read_disconnect_ns[state.last_was_write as usize]);
         let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(end), ..Default::default() };
         *state = DriveState { head, last_was_write: false };
@@ -391,7 +391,8 @@ pub struct Drive {
     pub last_source: HeadState,
     cache: Cache,
     readahead: Option<ReadAhead>,
-    pieces: Vec<TrackPiece>,
+    /// The last range the drive mapped (its exact belief reuses it: `pieces_mut`).
+    pieces: MappedPieces,
     /// The last write-back write's destage (in progress while `media_end` is ahead).
     destage: Option<Destage>,
     /// End of the last read served (the stream test of read-ahead mode 4).
@@ -412,7 +413,7 @@ impl Drive {
             true => Cache::new(c.cache_segments, c.segment_size_blocks),
             false => Cache::new(0, 0),
         };
-        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: Vec::with_capacity(4), destage: None, last_read_end: None, last_read_track: None, noise: None }
+        Drive { model, state: DriveState::default(), last_source: HeadState::default(), cache, readahead: None, pieces: MappedPieces::default(), destage: None, last_read_end: None, last_read_track: None, noise: None }
     }
 
     /// The drive varies from its spec as `noise` says (`[disk.noise]`), from `seed`'s random stream.
@@ -431,6 +432,12 @@ impl Drive {
         let ((from_cyl, head), free) = self.settle_readahead(now.0);
         let seek_ns = self.model.position_ns((from_cyl, head), (cylinder, head), Access::Onward { write: false }, 0);
         self.state.head = HeadState { cylinder, head, time: SimTime(free + seek_ns), ..self.state.head };
+    }
+
+    /// The drive's mapping of the last range it accessed: a belief that
+    /// times the same request next maps it through this, once.
+    pub(crate) fn pieces_mut(&mut self) -> &mut MappedPieces {
+        &mut self.pieces
     }
 
     /// The buffer's segments (what a cache-aware scheduler in the firmware sees).
@@ -519,7 +526,7 @@ impl Drive {
         }
         let start = (now.0 + miss_ns).max(mech_free);
         let first = lbn + cached as u64;
-        let a = model.media_access(from, start, None, first, blocks - cached, false, &mut self.pieces);
+        let a = model.media_access_mapped(from, start, None, first, blocks - cached, false, &mut self.pieces);
         // A partial hit stays connected and sends each further block as it is
         // read (no disconnect, so no water mark and no reselect); a miss
         // reconnects once the water mark's share is in.
@@ -527,12 +534,17 @@ impl Drive {
         let done = if cached > 0 { a.sent_by } else { model.read_bus_done(&a, blocks, disconnected_at) }.max(now.0 + overhead_ns + bus_total);
         // The segment: this request, plus the sectors that passed while waiting for it.
         let mut lo = lbn;
+        // The LBNs of the request's first track, once looked up (the read-ahead's track is often the same).
+        let mut own_track = None;
         if spec.read_any_free_blocks && cached == 0 {
-            if let Some(span) = model.layout.track_span(self.pieces[0].cylinder, self.pieces[0].head) {
+            // (Only the track's first LBN: `track_lbns`, not `track_span`, which lists the slips.)
+            let (track_first_lbn, track_blocks) = model.layout.track_lbns(self.pieces[0].cylinder, self.pieces[0].head);
+            own_track = Some((track_first_lbn, track_blocks));
+            if track_blocks > 0 {
                 let spt = self.pieces[0].sectors_per_track;
                 let passed = (a.rotation_ns as u128 * spt as u128 * model.mech.rpm_milli as u128 / REV as u128) as u64;
                 let room = self.cache.segment_blocks.saturating_sub(blocks as u64);
-                lo = lbn - passed.min(lbn - span.first_lbn).min(room);
+                lo = lbn - passed.min(lbn - track_first_lbn).min(room);
             }
         }
         let segment = self.cache.allocate(lo, end, false);
@@ -540,7 +552,7 @@ impl Drive {
         // A second read on a track may trigger a read-ahead that does not yield (off unless the spec sets it).
         let track = (self.pieces[0].cylinder, self.pieces[0].head);
         let same_track = spec.same_track_read_ahead_blocks > 0 && self.last_read_track.replace(track) == Some(track);
-        let max_ra = if same_track || self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo) } else { 0 };
+        let max_ra = if same_track || self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo, own_track) } else { 0 };
         let min_ra = if same_track { spec.same_track_read_ahead_blocks.max(spec.read_ahead_min_blocks) } else { spec.read_ahead_min_blocks };
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
@@ -632,7 +644,7 @@ impl Drive {
         let busy_until = destaging.filter(|_| appends.is_none()).map(|d| d.media_end).or(room_at);
         let plan = ctl.write_plan(now, self.state.last_was_write, continues, blocks, busy_until, appends.is_some());
         let start = plan.mech_from.max(mech_free);
-        let a = model.media_access(from, start, Some(plan.data), lbn, blocks, true, &mut self.pieces);
+        let a = model.media_access_mapped(from, start, Some(plan.data), lbn, blocks, true, &mut self.pieces);
         let done = plan.done(a.media_end);
         let segment = match appends {
             Some(d) => {
@@ -686,13 +698,17 @@ impl Drive {
     /// request's start (its data kept) or end (`read_ahead_over_requested`).
     /// The segment's window slides, so a request as large as the segment
     /// still reads ahead, up to a segment beyond its end; then at least the minimum.
-    fn readahead_blocks(&self, lbn: u64, end: u64, seg_lo: u64) -> u32 {
+    /// `known`: the LBNs of a track the request touched, if looked up already.
+    fn readahead_blocks(&self, lbn: u64, end: u64, seg_lo: u64, known: Option<(u64, u64)>) -> u32 {
         let (layout, spec) = (&self.model.layout, &self.model.spec.controller);
         let cap = layout.capacity();
         if end >= cap {
             return 0;
         }
-        let track = |lbn: u64| layout.track_lbns_of(lbn);
+        let track = |lbn: u64| match known {
+            Some(k) => layout.track_lbns_of_near(lbn, k),
+            None => layout.track_lbns_of(lbn),
+        };
         let track_end = |(first, n): (u64, u64), lbn: u64| (first + n).max(lbn + 1);
         let (max, seg) = (spec.read_ahead_max_blocks as u64, self.cache.segment_blocks);
         let min = (spec.read_ahead_min_blocks as u64).min(max.max(seg));
@@ -757,7 +773,7 @@ impl Drive {
             if n == blocks as u64 {
                 self.cache.touch(i);
                 let seg_lo = self.cache.segments[i].map_or(lbn, |s| s.lo);
-                let want = end + self.readahead_blocks(lbn, end, seg_lo) as u64;
+                let want = end + self.readahead_blocks(lbn, end, seg_lo, None) as u64;
                 if spec.continuous_read > 0 {
                     match self.readahead {
                         // A hit extends a read-ahead still running on its segment.
@@ -819,7 +835,7 @@ impl Drive {
         // before the media reaches them is rare with one command at a time).
         self.cache.extend(ra.segment, end);
         self.cache.touch(ra.segment);
-        let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo));
+        let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo), None);
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0, next: None,

@@ -94,6 +94,16 @@ pub struct Layout {
     /// A table-driven layout (DiskSim 4's g4) instead of the zones; the zone
     /// code paths below are untouched when it is None.
     table: Option<Box<TrackTable>>,
+    /// Unique per `Layout::new` (a clone keeps it: same content): what a
+    /// `MappedPieces` checks that its pieces came from this layout.
+    id: u64,
+}
+
+/// Ids of layouts built so far (`Layout::id`).
+static LAYOUTS_BUILT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_layout_id() -> u64 {
+    LAYOUTS_BUILT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Layout {
@@ -107,7 +117,7 @@ impl Layout {
                     "the layout maps {} blocks, fewer than the {} stated", t.mapped, spec.blocks)));
             }
             return Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones: Vec::new(),
-                zone_end_lbns: Vec::new(), zone_last_cyls: Vec::new(), capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)) });
+                zone_end_lbns: Vec::new(), zone_last_cyls: Vec::new(), capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)), id: next_layout_id() });
         }
         let surfaces = spec.surfaces as u64;
         let mut zones = Vec::with_capacity(spec.layout.zones.len());
@@ -217,7 +227,7 @@ impl Layout {
         let zone_end_lbns = zones.iter().map(|z| z.first_lbn + z.blocks).collect();
         let zone_last_cyls = zones.iter().map(|z| z.last_cyl).collect();
         Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, zone_end_lbns, zone_last_cyls,
-                    capacity: spec.blocks, mapped: next_lbn, table: None })
+                    capacity: spec.blocks, mapped: next_lbn, table: None, id: next_layout_id() })
     }
 
     /// LBNs the drive exposes.
@@ -363,6 +373,19 @@ impl Layout {
         self.pbn_of_slot(z, Self::remapped(z, Self::slot_of(z, lbn - z.first_lbn + z.empty)))
     }
 
+    /// `lbn_to_pbn(lbn)` and the sectors per track of its track (what
+    /// `sectors_per_track` says of it): a zoned layout keeps a remapped LBN in
+    /// its own zone, so the zone found for the LBN gives both.
+    pub fn lbn_to_pbn_spt(&self, lbn: u64) -> (Pbn, u32) {
+        debug_assert!(lbn < self.capacity);
+        if let Some(t) = &self.table {
+            let p = t.lbn_to_pbn(lbn);
+            return (p, t.sectors_per_track(p.cylinder, p.head));
+        }
+        let z = self.zone_of_lbn(lbn);
+        (self.pbn_of_slot(z, Self::remapped(z, Self::slot_of(z, lbn - z.first_lbn + z.empty))), z.spt)
+    }
+
     /// LBN stored at a physical sector, or None for spare, slipped or unmapped sectors.
     pub fn pbn_to_lbn(&self, p: Pbn) -> Option<u64> {
         if let Some(t) = &self.table {
@@ -408,6 +431,18 @@ impl Layout {
             lbn += p.blocks as u64;
             left -= p.blocks as u64;
         }
+    }
+
+    /// `pieces(lbn, blocks)`, mapped again only if `memo` holds another
+    /// range or another layout's pieces.
+    #[inline]
+    pub fn pieces_memo<'m>(&self, lbn: u64, blocks: u32, memo: &'m mut MappedPieces) -> &'m [TrackPiece] {
+        let key = (self.id, lbn, blocks);
+        if memo.key != Some(key) {
+            self.pieces(lbn, blocks, &mut memo.pieces);
+            memo.key = Some(key);
+        }
+        &memo.pieces
     }
 
     /// The first of `pieces(lbn, blocks)` (`blocks` > 0): a walk that needs
@@ -457,6 +492,23 @@ fn whole_sectors(v: [f64; 3]) -> Option<[u64; 3]> {
     v.iter().all(|x| x.fract() == 0.0 && (0.0..=(1u64 << 20) as f64).contains(x)).then(|| v.map(|x| x as u64))
 }
 
+/// The track pieces of the last range mapped through it (`Layout::pieces_memo`):
+/// the drive and the host's exact belief serve the same request one after the
+/// other, and share one of these so the request is mapped once.
+#[derive(Clone, Debug, Default)]
+pub struct MappedPieces {
+    /// (layout id, first LBN, blocks) of `pieces`.
+    key: Option<(u64, u64, u32)>,
+    pieces: Vec<TrackPiece>,
+}
+
+impl std::ops::Deref for MappedPieces {
+    type Target = [TrackPiece];
+    fn deref(&self) -> &[TrackPiece] {
+        &self.pieces
+    }
+}
+
 /// The LBNs of one physical track, for planners that work track by track.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrackSpan {
@@ -501,6 +553,18 @@ impl Layout {
         // The track of the slot the LBN is stored in (a spare's, for a remapped defect).
         let j = Self::remapped(z, Self::slot_of(z, lbn - z.first_lbn + z.empty)) / z.spt as u64;
         self.zone_track(z, j).map_or((0, 0), |(_, _, first_lbn, blocks, _)| (first_lbn, blocks))
+    }
+
+    /// `track_lbns_of(lbn)`, given `known`, the `track_lbns` of a track that
+    /// may hold it (a read's own track, for its read-ahead): in a zone with no
+    /// remapped defects an LBN inside a track's LBNs is stored on that track,
+    /// so the answer is `known` without mapping `lbn` again.
+    pub fn track_lbns_of_near(&self, lbn: u64, known: (u64, u64)) -> (u64, u64) {
+        let (first, n) = known;
+        if self.table.is_none() && first <= lbn && lbn < first + n && self.zone_of_lbn(lbn).defects.is_empty() {
+            return known;
+        }
+        self.track_lbns_of(lbn)
     }
 
     /// Zone, zone-relative track index, first LBN, LBN count and the track's

@@ -18,7 +18,7 @@ mod tracktable;
 use crate::error::Result;
 use crate::time::SimTime;
 pub use drive::{ControllerTiming, Drive, DriveState, Service, WriteData};
-pub use layout::{Layout, Pbn, TrackPiece, TrackSpan};
+pub use layout::{Layout, MappedPieces, Pbn, TrackPiece, TrackSpan};
 pub use mechanics::Mechanics;
 pub use predictor::{Positioning, Predictor, Target};
 pub use spec::DiskSpec;

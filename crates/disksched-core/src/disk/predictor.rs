@@ -88,8 +88,7 @@ impl Predictor {
 
     /// Where `lbn`'s sector is, as a positioning target.
     pub fn target(&self, lbn: u64) -> Target {
-        let p = self.model.layout.lbn_to_pbn(lbn);
-        let spt = self.model.layout.sectors_per_track(p.cylinder, p.head);
+        let (p, spt) = self.model.layout.lbn_to_pbn_spt(lbn);
         Target { cylinder: p.cylinder, head: p.head, phase: sector_phase(p.sector, spt), spt, lbn }
     }
 

@@ -7,7 +7,7 @@
 //! freeblock host's model and the freeblock planner all ask here, so a
 //! change to the mechanism changes them all alike.
 
-use crate::disk::layout::TrackPiece;
+use crate::disk::layout::{MappedPieces, TrackPiece};
 use crate::disk::mechanics::sector_phase;
 use crate::disk::{DiskModel, WriteData};
 
@@ -84,7 +84,15 @@ impl DiskModel {
     #[allow(clippy::too_many_arguments)]
     pub fn media_access(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
                         is_write: bool, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
-        self.media_access_sending(from, t, write, lbn, blocks, is_write, None, pieces)
+        self.layout.pieces(lbn, blocks, pieces);
+        self.time_pieces(from, t, write, blocks, is_write, None, pieces)
+    }
+
+    /// `media_access`, the range's pieces mapped through `memo` (once for the drive and its exact belief).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn media_access_mapped(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
+                                      is_write: bool, memo: &mut MappedPieces) -> MediaAccess {
+        self.media_access_sending(from, t, write, lbn, blocks, is_write, None, memo)
     }
 
     /// `media_access`, or with `joined = Some(unsent)` the continuation of a
@@ -92,9 +100,16 @@ impl DiskModel {
     /// `unsent` blocks are read but not sent to the host.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn media_access_sending(&self, from: (u32, u32), t: u64, write: Option<WriteData>, lbn: u64, blocks: u32,
-                                       is_write: bool, joined: Option<u64>, pieces: &mut Vec<TrackPiece>) -> MediaAccess {
+                                       is_write: bool, joined: Option<u64>, memo: &mut MappedPieces) -> MediaAccess {
+        let pieces = self.layout.pieces_memo(lbn, blocks, memo);
+        self.time_pieces(from, t, write, blocks, is_write, joined, pieces)
+    }
+
+    /// `media_access_sending` of the `blocks` LBNs laid out as `pieces`.
+    #[allow(clippy::too_many_arguments)]
+    fn time_pieces(&self, from: (u32, u32), t: u64, write: Option<WriteData>, blocks: u32,
+                   is_write: bool, joined: Option<u64>, pieces: &[TrackPiece]) -> MediaAccess {
         let m = &self.mech;
-        self.layout.pieces(lbn, blocks, pieces);
         let first = pieces[0];
         let unsent = joined.unwrap_or(0);
         let access = match (is_write, write, joined) {

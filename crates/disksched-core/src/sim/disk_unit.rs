@@ -6,7 +6,7 @@
 use super::queue_level::QueueLevel;
 use super::Shared;
 use crate::background::freeblock::Freeblock;
-use crate::disk::{Access, Drive, DriveState, HeadState, Service, TrackPiece};
+use crate::disk::{Access, Drive, DriveState, HeadState, Service};
 use crate::error::{Error, Result};
 use crate::host::ReqId;
 use crate::time::SimTime;
@@ -28,7 +28,6 @@ pub(crate) struct DiskUnit {
     in_service: Option<ReqId>,
     /// The host's belief of the drive's state after the last command it knows of.
     pub(crate) belief: DriveState,
-    belief_pieces: Vec<TrackPiece>,
     pub(crate) freeblock: Box<dyn Freeblock>,
     /// With `[disk.noise]`: the host's belief's prediction of each command against the drive's service.
     pub(crate) prediction: Option<crate::disk::noisy::PredictionErrors>,
@@ -44,7 +43,7 @@ pub(crate) fn head_at(state: &DriveState, now: SimTime) -> HeadState {
 
 impl DiskUnit {
     pub(crate) fn new(drive: Drive, queue: QueueLevel, freeblock: Box<dyn Freeblock>) -> DiskUnit {
-        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), belief_pieces: Vec::new(), freeblock, prediction: None, clock: None }
+        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), freeblock, prediction: None, clock: None }
     }
 
     /// Requests sent to this disk and not yet done (queued or in service).
@@ -119,9 +118,10 @@ impl DiskUnit {
         match believed {
             Some(head) => self.belief = DriveState { head, last_was_write: r.is_write },
             None => {
-                // The host's belief follows its own model of the drive.
+                // The host's belief follows its own model of the drive (an
+                // exact one reuses the drive's mapping of the request).
                 self.belief.head.time = self.belief.head.time.max(now);
-                let predicted = shared.predictor.model.serve(&mut self.belief, now, r.lbn, r.blocks, r.is_write, &mut self.belief_pieces);
+                let predicted = shared.predictor.model.serve(&mut self.belief, now, r.lbn, r.blocks, r.is_write, self.drive.pieces_mut());
                 if let Some(p) = &mut self.prediction {
                     p.add(&predicted, &service);
                 }

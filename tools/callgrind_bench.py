@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Instructions per request in the run loop, the load-independent speed measure (issue 35).
+
+For each `disksched bench` workload asked for, runs the bench config twice under
+callgrind, with 10,000 and with 60,000 requests, through the core's `quick`
+example (release profile, no Python), and prints
+
+    (instructions of the 60,000-request run - those of the 10,000-request run) / 50,000
+
+Start-up, config parsing and the summary cancel out in the difference; what is
+left is the cost of one request in the run loop. Instruction counts do not
+depend on the machine's load, so every change to the hot path can report them.
+
+    .venv/bin/python tools/callgrind_bench.py              # open FCFS and open SPTF
+    .venv/bin/python tools/callgrind_bench.py --all        # the six bench workloads
+    .venv/bin/python tools/callgrind_bench.py open:clook   # one workload:scheduler
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+from disksched.bench import bench_configs  # noqa: E402  (the same configs `disksched bench` runs)
+
+SHORT, LONG = 10_000, 60_000
+DEFAULT = ["open:fcfs", "open:sptf"]
+# The six workloads issue 35 compares with DiskSim.
+ALL = ["open:fcfs", "open:clook", "open:sstf", "open:sptf", "closed32:sptf", "closed128:sptf"]
+QUICK = ROOT / "target" / "release" / "examples" / "quick"
+
+
+def toml(config: dict) -> str:
+    """The bench config (scalars, one level of tables) as TOML."""
+    def value(v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return '"' + v + '"'
+        return repr(v)
+    lines = [f"{k} = {value(v)}" for k, v in config.items() if not isinstance(v, dict)]
+    for k, v in config.items():
+        if isinstance(v, dict):
+            lines += [f"\n[{k}]"] + [f"{kk} = {value(vv)}" for kk, vv in v.items()]
+    return "\n".join(lines) + "\n"
+
+
+def instructions(config: dict, requests: int, tmp: Path, binary: Path = QUICK) -> int:
+    """Total instructions (callgrind's Ir) of one run of `config` with `requests` requests."""
+    cfg = {**config, "run": {**config.get("run", {}), "requests": requests}}
+    path = tmp / f"bench_{requests}.toml"
+    path.write_text(toml(cfg))
+    out = tmp / f"callgrind_{requests}.out"
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(binary), str(path)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for line in out.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise RuntimeError(f"no instruction total in {out}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("workloads", nargs="*", help="workload:scheduler pairs of `disksched bench` (default: open:fcfs open:sptf)")
+    ap.add_argument("--all", action="store_true", help="the six workloads of issue 35")
+    ap.add_argument("--no-build", action="store_true", help="use target/release/examples/quick as it is")
+    ap.add_argument("--binary", type=Path, help="another build of the quick example (an older commit's, to compare); implies --no-build")
+    args = ap.parse_args()
+    wanted = ALL if args.all else (args.workloads or DEFAULT)
+    if not (args.no_build or args.binary):
+        subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "quick", "-p", "disksched-core"],
+                       check=True, cwd=ROOT)
+    configs = {f"{w}:{s}": c for w, s, c in bench_configs(SHORT)}
+    unknown = [w for w in wanted if w not in configs]
+    if unknown:
+        sys.exit(f"unknown workload {', '.join(unknown)}; expected one of {', '.join(configs)}")
+    print(f"{'workload':>16}  instructions/request  (callgrind: ({LONG:,} - {SHORT:,} requests) / {LONG - SHORT:,})")
+    with tempfile.TemporaryDirectory() as d:
+        for w in wanted:
+            short = instructions(configs[w], SHORT, Path(d), args.binary or QUICK)
+            long = instructions(configs[w], LONG, Path(d), args.binary or QUICK)
+            print(f"{w:>16}  {(long - short) / (LONG - SHORT):,.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    main()
