@@ -39,7 +39,7 @@ cylinder_skew_sectors = 0.0
 [controller]
 minimum_seek_delay_ms = 1.5
 {controller}
-"#, if zone.contains("track_skew_sectors") {{ zone.to_string() }} else {{ format!("track_skew_sectors = 0.0\n{zone}") }});
+"#, if zone.contains("track_skew_sectors") { zone.to_string() } else { format!("track_skew_sectors = 0.0\n{zone}") });
     Arc::new(DiskModel::new(DiskSpec::from_toml(&text, "hand").unwrap()).unwrap())
 }
 

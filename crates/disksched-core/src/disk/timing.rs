@@ -220,7 +220,7 @@ water_mark_by_request = true
 segment_size_blocks = 300
 "#;
         let m = DiskModel::new(DiskSpec::from_toml(text, "hand").unwrap()).unwrap();
-        let mut pieces = Vec::new();
+        let mut pieces = MappedPieces::default();
         // 20 blocks from LBN 30, the first 8 already buffered (not sent): the
         // mark is 8 + floor(0.75 x 12) = 17 blocks, passed 1.7 ms after 3.0.
         let a = m.media_access_sending((0, 0), 0, None, 30, 20, false, Some(8), &mut pieces);
