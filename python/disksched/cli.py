@@ -687,7 +687,8 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
     from . import reproductions as rep
     from .output import output_dir, write_json
     from .provenance import source_commit
-    from .reproductions.framework import BASELINE, ClaimsError, compare, load_baseline, markdown, text_report
+    from .reproductions.framework import (BASELINE, ClaimsError, SeedError, compare, load_baseline, markdown,
+                                          text_report)
 
     names = rep.NAMES if name == "all" else [name]
     if name != "all" and name not in rep.NAMES:
@@ -739,7 +740,7 @@ def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb20
                            + (f" --workers {workers}" if workers > 1 else "") + f" --out {out}")
                     if commit:
                         cmd += f"` at commit `{commit}"
-            except ClaimsError as e:
+            except (ClaimsError, SeedError) as e:
                 raise DiskschedError(str(e)) from None
             print(text_report(r) + "\n", flush=True)
             shown = cmd + (f"` and judged again by `disksched reproduce {nm} --rejudge --out {out}" if rejudge else "")

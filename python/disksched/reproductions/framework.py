@@ -286,7 +286,20 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+class SeedError(RuntimeError):
+    """A seed's failure in a worker process, as a message (the core's exception class does not cross processes)."""
+
+
 def _measure_seed(args: tuple) -> tuple[dict, dict, dict]:
+    try:
+        return _measure_seed_here(args)
+    except Exception as e:
+        if multiprocessing.parent_process() is None:
+            raise
+        raise SeedError(f"{args[0]} seed {args[1]}: {e}") from None
+
+
+def _measure_seed_here(args: tuple) -> tuple[dict, dict, dict]:
     """One seed of a paper, as the paper describes it and then under each ablation (name -> rules); runs an
     ablation leaves unchanged are shared, not run again. Log lines go to stderr."""
     name, seed, quick, out, ablations = args
