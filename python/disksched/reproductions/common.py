@@ -126,15 +126,13 @@ def apply_ablation(cfg: dict, rules: dict) -> dict:
 def run(cfg: dict, *args, **kwargs):
     """`disksched.run` for the reproductions: with the active ablation applied to `cfg`. While an experiment is
     measured with its ablations (`ablating`), a run whose config an ablation leaves unchanged is not run again."""
-    from .. import run as run_sim
-
     if _ABLATION is not None:
         cfg = apply_ablation(cfg, _ABLATION)
     if _RUNS is None:
-        return run_sim(cfg, *args, **kwargs)
+        return run_unablated(cfg, *args, **kwargs)
     key = json.dumps([cfg, args, kwargs], sort_keys=True, default=str)
     if key not in _RUNS:
-        _RUNS[key] = run_sim(cfg, *args, **kwargs)
+        _RUNS[key] = run_unablated(cfg, *args, **kwargs)
     return _RUNS[key]
 
 
