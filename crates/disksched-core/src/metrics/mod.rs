@@ -321,7 +321,7 @@ impl QueueGauge {
 
 /// Accumulates a run's statistics as requests complete.
 pub struct Metrics {
-    host_response: Histogram<u64>,
+    /// (The host response's histogram is the sum of the classes': `host_response`.)
     disk_response: Histogram<u64>,
     /// Exact largest host and disk responses, ns (the histograms round).
     host_max_ns: u64,
@@ -434,7 +434,6 @@ impl Metrics {
     /// Empty metrics: the first `warmup` requests (by arrival number) are not measured; `records` keeps per-request records.
     pub fn new(warmup: u64, records: bool, sector_bytes: u32) -> Metrics {
         Metrics {
-            host_response: response_histogram(),
             disk_response: response_histogram(),
             host_max_ns: 0,
             disk_max_ns: 0,
@@ -552,7 +551,6 @@ impl Metrics {
         self.last_done = self.last_done.max(done);
         let host_ns = (done.0 - r.arrival.0).max(1);
         let disk_ns = (done.0 - r.issued.0).max(1);
-        self.host_response.saturating_record(host_ns);
         self.disk_response.saturating_record(disk_ns);
         self.host_max_ns = self.host_max_ns.max(host_ns);
         self.disk_max_ns = self.disk_max_ns.max(disk_ns);
@@ -597,13 +595,28 @@ impl Metrics {
             .collect()
     }
 
+    /// Every measured request's host response: the classes' histograms
+    /// summed (each request is recorded once, in its class's; most runs
+    /// have one class, whose histogram is borrowed).
+    fn host_response(&self) -> std::borrow::Cow<'_, Histogram<u64>> {
+        let mut recorded = self.classes.iter().filter_map(|c| c.host_response.as_deref());
+        let Some(first) = recorded.next() else {
+            return std::borrow::Cow::Owned(response_histogram());
+        };
+        let mut sum = std::borrow::Cow::Borrowed(first);
+        for h in recorded {
+            sum.to_mut().add(h).expect("histograms of the same bounds");
+        }
+        sum
+    }
+
     /// The longest wait and how many waited more than ten times the mean.
-    fn starvation(&self) -> Starvation {
-        if self.host_response.is_empty() {
+    fn starvation(&self, host_response: &Histogram<u64>) -> Starvation {
+        if host_response.is_empty() {
             return Starvation::default();
         }
-        let threshold_ns = 10.0 * self.host_response.mean();
-        let over = self.host_response.iter_recorded()
+        let threshold_ns = 10.0 * host_response.mean();
+        let over = host_response.iter_recorded()
             .filter(|v| v.value_iterated_to() as f64 > threshold_ns)
             .map(|v| v.count_at_value())
             .sum();
@@ -619,6 +632,7 @@ impl Metrics {
         let span_ns = self.last_done.0.saturating_sub(self.first_measured_arrival.map_or(0, |t| t.0));
         let span_s = span_ns as f64 / NS_PER_S as f64;
         let per_s = |x: f64| if span_s > 0.0 { x / span_s } else { 0.0 };
+        let host_response = self.host_response();
         Summary {
             requests: self.measured,
             reads: self.reads,
@@ -626,10 +640,10 @@ impl Metrics {
             sim_time_ms: end.as_ms_f64(),
             iops: per_s(self.measured as f64),
             mb_per_s: per_s((self.blocks * self.sector_bytes) as f64 / 1e6),
-            host_response_ms: Distribution::of(&self.host_response, self.host_max_ns),
+            host_response_ms: Distribution::of(&host_response, self.host_max_ns),
             disk_response_ms: Distribution::of(&self.disk_response, self.disk_max_ns),
             classes: self.class_summaries(),
-            starvation: self.starvation(),
+            starvation: self.starvation(&host_response),
             percentile_significant_digits: PERCENTILE_SIGNIFICANT_DIGITS,
             mean_seek_ms: mean_ms(self.seek_ns),
             mean_rotation_ms: mean_ms(self.rotation_ns),
