@@ -18,6 +18,7 @@ pub mod error;
 pub mod host;
 pub mod metrics;
 pub mod qos;
+pub mod reference;
 pub mod sched;
 pub mod schema;
 pub mod serve;
@@ -27,6 +28,7 @@ pub mod validate;
 pub mod watchdog;
 pub mod trace;
 pub mod workload;
+pub mod rng;
 
 pub use config::SimConfig;
 pub use error::{Error, Result};

@@ -5,7 +5,8 @@
 //! checked by feeding the loader a value just outside them.
 mod common;
 
-use disksched_core::schema::{self, Param, Ty};
+use disksched_core::reference;
+use disksched_core::schema::{Param, Ty};
 use disksched_core::{SimConfig, Simulation};
 use std::collections::BTreeSet;
 
@@ -25,8 +26,8 @@ fn accepted_keys(toml: &str) -> BTreeSet<String> {
     rest.split('`').skip(1).step_by(2).map(str::to_string).collect()
 }
 
-fn section(path: &str) -> schema::Section {
-    schema::sections().into_iter().find(|s| s.path == path).unwrap_or_else(|| panic!("no section {path}"))
+fn section(path: &str) -> reference::Section {
+    reference::sections().into_iter().find(|s| s.path == path).unwrap_or_else(|| panic!("no section {path}"))
 }
 
 fn declared(path: &str) -> BTreeSet<String> {
@@ -60,7 +61,7 @@ fn probes() -> Vec<(String, String)> {
         "schedule" => "rates = [[0, 1]]",
         _ => "",
     };
-    for s in schema::sections() {
+    for s in reference::sections() {
         if let Some(kind) = s.path.strip_prefix("workload kind=") {
             v.push((s.path.clone(), format!("{DISK}[workload]\nkind = \"{kind}\"\n{}\nzz_unknown = 1\n", required(kind))));
         }
@@ -125,7 +126,7 @@ fn scheduler_and_shaper_tunables_are_listed_from_their_declarations() {
 
 #[test]
 fn every_declared_default_lies_within_its_bounds() {
-    for s in schema::sections() {
+    for s in reference::sections() {
         for p in &s.params {
             if p.is_numeric() && !p.default.is_nan() {
                 assert!(p.allows(p.default), "[{}] {} default {} outside {}", s.path, p.name, p.default, p.bounds_text());
@@ -141,7 +142,7 @@ fn every_declared_default_lies_within_its_bounds() {
 fn the_committed_docs_config_md_is_up_to_date() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/config.md");
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(committed == schema::reference_markdown(),
+    assert!(committed == reference::reference_markdown(),
         "docs/config.md is stale: run `make config-reference` (or `disksched config reference > docs/config.md`)");
 }
 

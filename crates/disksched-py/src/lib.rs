@@ -268,7 +268,7 @@ fn config_resolve<'py>(py: Python<'py>, config_toml: &str, origin: &str, check: 
 /// The run-config reference (Markdown: every key, type, unit, default, bounds), from the declared schema.
 #[pyfunction]
 fn config_reference() -> String {
-    disksched_core::schema::reference_markdown()
+    disksched_core::reference::reference_markdown()
 }
 
 /// Names of the built-in disks.

@@ -17,7 +17,7 @@
 use crate::disk::{Drive, Service};
 use crate::error::Result;
 use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
-use crate::workload::SimRng;
+use crate::rng::SimRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, StandardNormal};
 use serde::{Deserialize, Serialize};

@@ -29,11 +29,9 @@ use crate::host::Class;
 use crate::time::{SimDuration, SimTime};
 use rand::Rng;
 use rand_distr::{Distribution, Exp};
-use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
-/// The random number generator every workload draws from (PCG, seeded by the run's seed).
-pub type SimRng = Pcg64Mcg;
+pub use crate::rng::SimRng;
 
 /// One request as a workload describes it.
 #[derive(Clone, Debug, PartialEq)]
