@@ -115,6 +115,47 @@ def test_rotation_and_geometry_with_jitter():
     assert good >= 0.99, good
 
 
+@pytest.mark.parametrize("device, depth, reorders", [
+    ("sim:hp_c2247a?queue=12&order=sptf", 12, True),
+    ("sim:hp_c2247a?queue=5&order=sstf&jitter_us=20", 5, True),
+    ("sim:hp_c2247a?queue=12", None, False),            # holds 12, serves them in arrival order
+    ("sim:hp_c2247a?queue=1&order=sptf", None, False),  # reorders nothing it never holds
+])
+def test_drive_queue_roundtrip(tmp_path, device, depth, reorders):
+    """The drive's queue, extracted whole, against how the simulated drive was
+    set up (its command-queue depth and scheduler): the depth in the spec and
+    whether it reorders; a drive in arrival order leaves the default depth."""
+    from disksched.extract.spec import to_toml
+
+    dev, x = _extract(device)
+    rows = {r[0]: r[1] for r in x.parameters}
+    assert rows["queue_reorders"] is reorders, x.parameters
+    assert x.spec["controller"]["queue_depth"] == (depth if reorders else 1024)
+    # the spec loads and runs with the host keeping that many commands at the drive
+    import disksched
+
+    p = tmp_path / "q.toml"
+    p.write_text(to_toml(x.spec))
+    res = disksched.run({"disk": {"model": str(p), "scheduler": "sptf"}, "host": {"queue_threshold": depth or 4},
+                         "workload": {"kind": "closed", "clients": 8, "size_kb": 4}, "run": {"requests": 200}})
+    assert res.summary["requests"] > 0
+
+
+def test_read_batch_is_all_outstanding_only_where_it_can_be():
+    """A batch on a one-at-a-time device runs in order (each completion after
+    the one before); on a queued sim drive that reorders, a near block sent
+    last completes before the far ones sent before it."""
+    from disksched.extract_devices import open_device
+
+    dev = open_device("sim:dec_rz26?queue=8&order=sptf")
+    far = [dev.blocks - 1000 - 5000 * i for i in range(5)]
+    done = dev.read_batch([(1000, 1)] + [(b, 1) for b in far] + [(1010, 1)])
+    assert done[-1] < min(done[1:-1]) and dev.commands == 7
+    seq = open_device("sim:dec_rz26?queue=8")
+    done = seq.read_batch([(1000, 1)] + [(b, 1) for b in far] + [(1010, 1)])
+    assert done == sorted(done) and done[0] < done[-1]
+
+
 def test_device_refuses_writes_outside_the_range():
     from disksched.extract.device import DeviceError
     from disksched.extract_devices import open_device
@@ -151,6 +192,9 @@ def test_odirect_file_plumbing(tmp_path):
         dev.write(0)
     dev.allow_writes(1024, 2048)
     dev.write(1024, 4)
+    assert not dev.queued  # one command at a time: a batch runs in order
+    done = dev.read_batch([(0, 8), (1000, 8), (8, 8)])
+    assert done == sorted(done) and dev.commands == 6  # 2 reads, 1 allowed write, 3 in the batch
     with pytest.raises(DeviceError, match="outside the device"):
         dev.read(2047, 2)
     dev.close()
@@ -162,6 +206,8 @@ def test_odirect_file_plumbing(tmp_path):
     (["floppy://a", "-o", "X"], "unknown device"),
     (["sim:dec_rz26?jitter=3", "-o", "X"], "unknown option 'jitter'"),
     (["sim:dec_rz26?jitter_us=abc", "-o", "X"], "not a number"),
+    (["sim:dec_rz26?queue=0", "-o", "X"], "queue = 0 is not a whole number"),
+    (["sim:dec_rz26?order=nosuch", "-o", "X"], "unknown scheduler 'nosuch'"),
     (["sim:dec_rz26", "-o", "X", "--allow-writes", "5-2"], "5 is after 2"),
     (["sim:dec_rz26", "-o", "X", "--allow-writes", "0-99999999"], "past the device's last block"),
     (["sim:dec_rz26", "-o", "X", "--allow-writes", "lots"], "expected LO-HI"),
@@ -221,7 +267,7 @@ def test_nbd_serve_extraction_completes(tmp_path):
         assert r.returncode == 0, r.stderr
         x = json.loads((rep / "extraction.json").read_text())
         names = {p["name"]: p for p in x["parameters"]}
-        assert "rpm" in names and "read_ahead" in names
+        assert "rpm" in names and "read_ahead" in names and "queue_reorders" in names
         import disksched
 
         assert disksched.run({"disk": {"model": str(out)}, "workload": {"kind": "closed", "clients": 1},

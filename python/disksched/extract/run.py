@@ -12,8 +12,9 @@ import numpy as np
 
 from . import cache as cache_tests
 from .device import Device, DeviceError
-from .layout import Geometry, extract_layout, walk, zones_of_walk
+from .layout import Geometry, Track, extract_layout, walk, zones_of_walk
 from .mechanics import seek_curve, seek_distances
+from .queue import drive_queue
 from .spec import layout_section
 from .timing import Clock, hit_time, rotation_period
 
@@ -150,7 +151,9 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
             rows.append(("write_hit_overhead_ms", wb["write_overhead_ns"] / 1e6, "ms", 0.8, "intercept of write response vs size"))
     else:
         notes.append("writes not allowed: write-back, write overheads and settle not measured (spec: write-through, read values)")
-    rows.append(("queue", "not measured", "", 0.0, "the device interface sends one command at a time"))
+    q = drive_queue(dev, rng, g.tracks)
+    rows += _queue_rows(q)
+    notes += _queue_notes(q)
     # spec
     C_sectors = lambda n: 1.0 + (bus / (clock.period_ns / n))
     layout, lnotes = layout_section(g, C_sectors)
@@ -163,7 +166,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "read_hit_overhead_after_write_ms": round(hl["hit_overhead_ns"] / 1e6, 6),
         "write_hit_overhead_after_read_ms": 0.0, "write_hit_overhead_after_write_ms": 0.0,
         "bus_sector_ms": round(bus / 1e6, 6),
-        "queue_depth": 1024, "max_queue_length": 1,
+        "queue_depth": _queue_depth(q), "max_queue_length": 1,
         "cache_segments": int(seg["segments"]), "cache_write_segments": 1 if seg["segments"] else 0,
         "segment_size_blocks": int(max(ra["blocks"] + 2 + ra.get("blocks_from_mid_track", 0) * 0, tl, 64)),
         "caching_enabled": seg["segments"] > 0,
@@ -205,6 +208,34 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         ph["lbn"].append(t.first)
         ph["phase"].append(((t.level + t.first) % t.spt) / t.spt)
     return Extraction(spec, rows, g, clock, sc, emitted, ph, dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
+
+
+def _queue_depth(q: dict) -> int:
+    """The spec's queue depth: the measured one, else the simulator's default
+    (a drive that keeps arrival order, or holds more than the test sends,
+    shows no limit by timing)."""
+    return int(q["depth"]) if q["depth"] and not q["at_least"] else 1024
+
+
+def _queue_rows(q: dict) -> list:
+    if not q["queued"]:
+        return [("queue_depth", "not measured", "", 0.0, "the device sends one command at a time")]
+    how = "batches of reads: a near block sent last overtakes far ones only if the drive holds it and reorders"
+    depth = ("not observable (arrival order)" if not q["reorders"] else
+             f"at least {q['depth']}" if q["at_least"] else q["depth"])
+    return [("queue_reorders", q["reorders"], "", q["confidence"], how),
+            ("queue_depth", depth, "commands", q["confidence"] if q["reorders"] else 0.0, how)]
+
+
+def _queue_notes(q: dict) -> list:
+    if not q["queued"]:
+        return ["the device sends one command at a time: the drive's queue is not measured (spec: depth 1024, the default)"]
+    if not q["reorders"]:
+        return ["the drive serves commands sent together in arrival order (or holds at most two): run it with "
+                "[disk] scheduler = \"fcfs\"; its depth is not observable by timing"]
+    return [f"the drive reorders the commands it holds ({'at least ' if q['at_least'] else ''}{q['depth']}): the spec "
+            "format has no field for the drive's own scheduler; run it with a positional [disk] scheduler "
+            "(sstf or sptf: not told apart)"]
 
 
 def _fit_conf(resid_ns: float, scale_ns: float) -> float:
@@ -270,9 +301,12 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"] * conf, "LRU: blocks read in between until a re-read misses"))
     ra = cache_tests.read_ahead(dev, clock, rng, hit, max_blocks=1024)
     rows.append(("read_ahead", ra["when"], "", ra["confidence"] * conf, f"reach {ra['blocks']} blocks"))
-    for what in ("surfaces", "zones", "track and cylinder skew", "slips", "head switch", "read miss overhead", "queue"):
-        rows.append((what, "not measured", "", 0.0, "needs rotational positions" if what != "queue" else
-                     "the device interface sends one command at a time"))
+    for what in ("surfaces", "zones", "track and cylinder skew", "slips", "head switch", "read miss overhead"):
+        rows.append((what, "not measured", "", 0.0, "needs rotational positions"))
+    # the queue test needs only the order of completions: nominal tracks of the measured length
+    q = drive_queue(dev, rng, [Track(k * spt, spt, spt, 0.0) for k in range(0, cyl - 1, max(cyl // 1000, 1))])
+    rows += _queue_rows(q)
+    notes += _queue_notes(q)
     spec = {
         "name": name or "extracted", "description": f"extracted by timing (coarse) from {dev.label}",
         "source": "disksched extract (coarse timing)", "surfaces": 1, "cylinders": int(cyl), "blocks": int(dev.blocks),
@@ -285,15 +319,13 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
                  "head_switch_ms": 0.0, "write_settle_ms": 0.0},
         "controller": {"bus_sector_ms": round(bus / 1e6, 6), "read_hit_overhead_after_read_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
                        "read_hit_overhead_after_write_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
-                       "queue_depth": 1024, "max_queue_length": 1, "cache_segments": int(seg["segments"]),
+                       "queue_depth": _queue_depth(q), "max_queue_length": 1, "cache_segments": int(seg["segments"]),
                        "cache_write_segments": 1 if seg["segments"] else 0,
                        "segment_size_blocks": int(max(ra["blocks"] + 2, spt, 64)), "caching_enabled": seg["segments"] > 0,
                        "read_ahead_max_blocks": int(ra["blocks"]), "continuous_read": 3 if ra["when"] != "none" else 0,
                        "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
                        "immediate_buffer_read": True, "read_hits_on_write_data": True},
     }
-    from .layout import Geometry, Track
-
     g = Geometry([Track(0, dev.blocks, spt, 0.0)], [0], 1, [], {"coarse": True})
     return Extraction(spec, rows, g, clock, [(d, m, 0.0) for d, m in table], table, {"lbn": [], "phase": []},
                       dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
