@@ -52,6 +52,10 @@ def one(out: Path, disk: str, label: str, jitter: float) -> dict:
     return row
 
 
+def _us(o: dict, key: str) -> str:
+    return f"{o[key]:.0f}" if key in o else "?"  # rows written before the column existed
+
+
 def table(path: Path) -> str:
     """The round-trip table (Markdown) from roundtrip.jsonl: the last row of each (drive, jitter)."""
     rows = {}
@@ -59,7 +63,7 @@ def table(path: Path) -> str:
         r = json.loads(line)
         rows[(r["drive"], r["jitter_us"])] = r
     out = ["| drive | jitter us | LBNs on true track | within 1 sector | seek err max / median (within 5%) "
-           "| hit / bus / miss overhead err us | read-ahead | write-back | segments model (true) "
+           "| hit / bus / miss / miss after write / write-through write overhead err us | read-ahead | write-back | segments model (true) "
            "| demerit random / seq ms | throughput diff random / seq | device min | wall s |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (d, j), r in rows.items():
@@ -71,6 +75,7 @@ def table(path: Path) -> str:
             f"| {d} | {j:g} | {100 * r['layout_match']:.3f}% | {100 * r['angle']['within_one_sector']:.1f}% "
             f"| {100 * sk['max_rel']:.1f}% / {100 * sk['median_rel']:.1f}% ({100 * sk['within_5pct']:.0f}% of {sk['distances']}) "
             f"| {o['read_hit_overhead_after_read_err_us']:.0f} / {o['bus_sector_err_us']:.0f} / {o['read_overhead_after_read_err_us']:.0f} "
+            f"/ {_us(o, 'read_overhead_after_write_err_us')} / {_us(o, 'write_overhead_after_write_err_us') if not p['write_back_true'] else '-'} "
             f"| {p['read_ahead_model']} {'ok' if p['read_ahead_ok'] else '(true: ' + p['read_ahead_true'] + ')'} "
             f"| {p['write_back_model']} {'ok' if p['write_back_ok'] else '(true: ' + str(p['write_back_true']) + ')'} "
             f"| {p['segments_model']} ({p['segments_true']}) "
