@@ -3,9 +3,13 @@ datasheet disk, extracted through `sim:` without and with host jitter, each
 model compared with its truth (disksched.extract_roundtrip).
 
     .venv/bin/python docs/extract_figures.py OUT_DIR [DRIVE ...] [--jitter 0,20]
+    .venv/bin/python docs/extract_figures.py --table OUT_DIR/roundtrip.jsonl
+    .venv/bin/python docs/extract_figures.py --queue
 
 Appends one JSON line per (drive, jitter) to OUT_DIR/roundtrip.jsonl (a run
 that stops keeps the rows it finished) and writes each extracted spec there.
+`--queue` extracts a few sim drives set up with a command-queue depth and
+scheduler and prints what was found against that setup.
 """
 
 from __future__ import annotations
@@ -85,9 +89,30 @@ def table(path: Path) -> str:
     return "\n".join(out) + "\n"
 
 
+QUEUES = [("hp_c2247a", 1, "fcfs", 0), ("hp_c2247a", 16, "fcfs", 0), ("hp_c2247a", 16, "sptf", 0), ("hp_c2247a", 4, "sstf", 0),
+          ("hp_c2247a", 32, "cscan", 0), ("hp_c2247a", 1024, "sptf", 0), ("dec_rz26", 9, "sptf", 20), ("cheetah9lp", 64, "sptf", 20)]
+
+
+def queue_table() -> str:
+    """The drive's queue: extractions of sim drives set up with a command-queue
+    depth and scheduler (the truth), against what the extractor found."""
+    out = ["| drive | jitter us | true depth | true scheduler | reorders found | depth found | spec queue_depth | device min |",
+           "|---|---|---|---|---|---|---|---|"]
+    for disk, depth, order, jitter in QUEUES:
+        dev = open_device(f"sim:{disk}?queue={depth}&order={order}" + (f"&jitter_us={jitter}" if jitter else ""), seed=1)
+        x = extract(dev)
+        rows = {r[0]: r[1] for r in x.parameters}
+        out.append(f"| {disk} | {jitter} | {depth} | {order} | {rows['queue_reorders']} | {rows['queue_depth']} "
+                   f"| {x.spec['controller']['queue_depth']} | {x.device_s / 60:.1f} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str]) -> None:
     if argv and argv[0] == "--table":
         print(table(Path(argv[1])), end="")
+        return
+    if argv and argv[0] == "--queue":
+        print(queue_table(), end="")
         return
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
