@@ -120,6 +120,23 @@ def test_read_miss_overhead_after_write(disk):
         assert o["read_overhead_after_read_err_us"] <= 50, o
 
 
+def test_spares_per_range_roundtrip(tmp_path):
+    """Cheetah 4LP keeps its spare sectors at the end of every range of 12
+    cylinders: the spec writer lists a short track's unused last sectors as
+    slips, so blocks after them keep their true angle (13.5% within one
+    sector when they were not) and the model meets the issue's demerit."""
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.spec import to_toml
+
+    dev, x = _extract("sim:cheetah4lp")
+    p = tmp_path / "c4.toml"
+    p.write_text(to_toml(x.spec))
+    assert rt.angle_match("cheetah4lp", str(p), 800)["within_one_sector"] >= 0.85
+    d = rt.demerit("cheetah4lp", str(p), requests=1500)
+    for w in ("random", "sequential"):
+        assert d[w]["demerit_ms"] <= 0.1 and d[w]["throughput_rel"] <= 0.03, (w, d[w])
+
+
 def test_rotation_and_geometry_with_jitter():
     """With 20 us of host jitter the rotation period and the sectors per track
     still come out exactly; the geometry of DEC RZ26's first 200,000 blocks is
