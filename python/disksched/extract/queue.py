@@ -12,7 +12,8 @@ the drive holds the next depth - 1 commands (the host sends the next one
 only once it learns of that completion), so the bait overtakes every filler
 while n <= depth - 2: the largest such n gives the depth. (A drive that
 chose among fillers first could still take the bait before some of them
-later: hence every filler, not the first.) A drive that keeps arrival order shows no depth by timing.
+later: hence every filler, not the first.) A drive that keeps arrival
+order shows no depth by timing.
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ def _overtakes(dev: Device, rng: random.Random, tracks: list, n: int, trials: in
 
 
 def drive_queue(dev: Device, rng: random.Random, tracks: list, cap: int = 256, trials: int = 3) -> dict:
-    """{"queued": the device could send several commands at once, "reorders",
+    """{"queued": the device could send several commands at once, "reorders" (None: not measured),
     "depth" (commands the drive holds; None when not observable), "at_least"
     (True when the depth is `cap` or more), "confidence"}."""
     tracks = [t for t in tracks if t.count >= 16]
-    if not dev.queued or not tracks:  # (no track of 16 blocks: nowhere to put a bait)
-        return {"queued": False, "reorders": None, "depth": None, "at_least": False, "confidence": 0.0}
+    if not dev.queued or not tracks:  # one command at a time, or no track of 16 blocks to put a bait on
+        return {"queued": dev.queued, "reorders": None, "depth": None, "at_least": False, "confidence": 0.0}
     if not _overtakes(dev, rng, tracks, 1, trials):
         return {"queued": True, "reorders": False, "depth": None, "at_least": False, "confidence": 0.8}
     # the largest n whose bait still overtakes: doubling, then bisection

@@ -263,9 +263,13 @@ def _queue_depth(q: dict) -> int:
     return int(q["depth"]) if q["depth"] and not q["at_least"] else 1024
 
 
+def _not_measured(q: dict) -> str:
+    return "the device sends one command at a time" if not q["queued"] else "no track of 16 blocks to put the near read on"
+
+
 def _queue_rows(q: dict) -> list:
-    if not q["queued"]:
-        return [("queue_depth", "not measured", "", 0.0, "the device sends one command at a time")]
+    if q["reorders"] is None:
+        return [("queue_depth", "not measured", "", 0.0, _not_measured(q))]
     how = "batches of reads: a near block sent last overtakes far ones only if the drive holds it and reorders"
     depth = ("not observable (arrival order)" if not q["reorders"] else
              f"at least {q['depth']}" if q["at_least"] else q["depth"])
@@ -274,8 +278,8 @@ def _queue_rows(q: dict) -> list:
 
 
 def _queue_notes(q: dict) -> list:
-    if not q["queued"]:
-        return ["the device sends one command at a time: the drive's queue is not measured (spec: depth 1024, the default)"]
+    if q["reorders"] is None:
+        return [f"{_not_measured(q)}: the drive's queue is not measured (spec: depth 1024, the default)"]
     if not q["reorders"]:
         return ["the drive serves commands sent together in arrival order (or holds at most two): run it with "
                 "[disk] scheduler = \"fcfs\"; its depth is not observable by timing"]
