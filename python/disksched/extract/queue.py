@@ -2,8 +2,9 @@
 out of order, and how many does it hold?
 
 One batch sent together, in this order: a read at the first block x of a
-track ("busy"), n reads of far-away blocks ("fillers"), then a read an
-eighth of a turn after x on the same track ("bait"). A drive that serves its
+track ("busy"), n reads of far-away blocks ("fillers"), then a read a
+quarter of a turn after x on the same track ("bait": past any command
+overhead, so it costs at most a quarter turn). A drive that serves its
 commands in arrival order completes the bait last. A drive that reorders
 (SPTF, SSTF, any positional scheduler) serves the bait before every filler
 whenever it holds the bait when it chooses the command after busy: a
@@ -29,7 +30,7 @@ def _overtakes(dev: Device, rng: random.Random, tracks: list, n: int, trials: in
     for _ in range(trials):
         t = tracks[rng.randrange(len(tracks))]
         x = t.first
-        bait = x + max(t.count // 8, 2)
+        bait = x + max(t.count // 4, 2)
         # fillers a quarter of the disk or more away from x: a long seek each, never cheaper than the bait
         far = [b for b in (rng.randrange(dev.blocks - 1) for _ in range(8 * n)) if abs(b - x) > dev.blocks // 4][:n]
         while len(far) < n:
