@@ -164,6 +164,7 @@ def test_rotation_and_geometry_with_jitter():
 @pytest.mark.parametrize("device, depth, reorders", [
     ("sim:hp_c2247a?queue=12&order=sptf", 12, True),
     ("sim:hp_c2247a?queue=5&order=sstf&jitter_us=20", 5, True),
+    ("sim:hp_c2247a?queue=1024&order=sptf", 1024, True),  # deeper than the test goes: "at least"
     ("sim:hp_c2247a?queue=12", None, False),            # holds 12, serves them in arrival order
     ("sim:hp_c2247a?queue=1&order=sptf", None, False),  # reorders nothing it never holds
 ])
@@ -177,6 +178,8 @@ def test_drive_queue_roundtrip(tmp_path, device, depth, reorders):
     rows = {r[0]: r[1] for r in x.parameters}
     assert rows["queue_reorders"] is reorders, x.parameters
     assert x.spec["controller"]["queue_depth"] == (depth if reorders else 1024)
+    if depth == 1024:
+        assert rows["queue_depth"] == "at least 258"
     # the spec loads and runs with the host keeping that many commands at the drive
     import disksched
 
