@@ -66,6 +66,8 @@ class Device(ABC):
         """Submit the reads `cmds` [(lbn, blocks), ...] together, now, in that
         order; the clock time each one's completion was learned, in the
         order given."""
+        if not cmds:
+            return []
         for lbn, blocks in cmds:
             self._check(lbn, blocks)
         t0 = self.now_ns()
