@@ -3,9 +3,13 @@ datasheet disk, extracted through `sim:` without and with host jitter, each
 model compared with its truth (disksched.extract_roundtrip).
 
     .venv/bin/python docs/extract_figures.py OUT_DIR [DRIVE ...] [--jitter 0,20]
+    .venv/bin/python docs/extract_figures.py --table OUT_DIR/roundtrip.jsonl
+    .venv/bin/python docs/extract_figures.py --queue
 
 Appends one JSON line per (drive, jitter) to OUT_DIR/roundtrip.jsonl (a run
 that stops keeps the rows it finished) and writes each extracted spec there.
+`--queue` extracts a few sim drives set up with a command-queue depth and
+scheduler and prints what was found against that setup.
 """
 
 from __future__ import annotations
@@ -52,6 +56,10 @@ def one(out: Path, disk: str, label: str, jitter: float) -> dict:
     return row
 
 
+def _us(o: dict, key: str) -> str:
+    return f"{o[key]:.0f}" if key in o else "?"  # rows written before the column existed
+
+
 def table(path: Path) -> str:
     """The round-trip table (Markdown) from roundtrip.jsonl: the last row of each (drive, jitter)."""
     rows = {}
@@ -59,7 +67,7 @@ def table(path: Path) -> str:
         r = json.loads(line)
         rows[(r["drive"], r["jitter_us"])] = r
     out = ["| drive | jitter us | LBNs on true track | within 1 sector | seek err max / median (within 5%) "
-           "| hit / bus / miss overhead err us | read-ahead | write-back | segments model (true) "
+           "| hit / bus / miss / miss after write / write-through write overhead err us | read-ahead | write-back | segments model (true) "
            "| demerit random / seq ms | throughput diff random / seq | device min | wall s |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (d, j), r in rows.items():
@@ -71,6 +79,7 @@ def table(path: Path) -> str:
             f"| {d} | {j:g} | {100 * r['layout_match']:.3f}% | {100 * r['angle']['within_one_sector']:.1f}% "
             f"| {100 * sk['max_rel']:.1f}% / {100 * sk['median_rel']:.1f}% ({100 * sk['within_5pct']:.0f}% of {sk['distances']}) "
             f"| {o['read_hit_overhead_after_read_err_us']:.0f} / {o['bus_sector_err_us']:.0f} / {o['read_overhead_after_read_err_us']:.0f} "
+            f"/ {_us(o, 'read_overhead_after_write_err_us')} / {_us(o, 'write_overhead_after_write_err_us') if not p['write_back_true'] else '-'} "
             f"| {p['read_ahead_model']} {'ok' if p['read_ahead_ok'] else '(true: ' + p['read_ahead_true'] + ')'} "
             f"| {p['write_back_model']} {'ok' if p['write_back_ok'] else '(true: ' + str(p['write_back_true']) + ')'} "
             f"| {p['segments_model']} ({p['segments_true']}) "
@@ -80,9 +89,30 @@ def table(path: Path) -> str:
     return "\n".join(out) + "\n"
 
 
+QUEUES = [("hp_c2247a", 1, "fcfs", 0), ("hp_c2247a", 16, "fcfs", 0), ("hp_c2247a", 16, "sptf", 0), ("hp_c2247a", 4, "sstf", 0),
+          ("hp_c2247a", 32, "cscan", 0), ("hp_c2247a", 1024, "sptf", 0), ("dec_rz26", 9, "sptf", 20), ("cheetah9lp", 64, "sptf", 20)]
+
+
+def queue_table() -> str:
+    """The drive's queue: extractions of sim drives set up with a command-queue
+    depth and scheduler (the truth), against what the extractor found."""
+    out = ["| drive | jitter us | true depth | true scheduler | reorders found | depth found | spec queue_depth | device min |",
+           "|---|---|---|---|---|---|---|---|"]
+    for disk, depth, order, jitter in QUEUES:
+        dev = open_device(f"sim:{disk}?queue={depth}&order={order}" + (f"&jitter_us={jitter}" if jitter else ""), seed=1)
+        x = extract(dev)
+        rows = {r[0]: r[1] for r in x.parameters}
+        out.append(f"| {disk} | {jitter} | {depth} | {order} | {rows['queue_reorders']} | {rows['queue_depth']} "
+                   f"| {x.spec['controller']['queue_depth']} | {x.device_s / 60:.1f} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str]) -> None:
     if argv and argv[0] == "--table":
         print(table(Path(argv[1])), end="")
+        return
+    if argv and argv[0] == "--queue":
+        print(queue_table(), end="")
         return
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)

@@ -611,7 +611,7 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
 
 @app.command()
 def extract(device: str = typer.Argument(..., help="A block device or file (O_DIRECT), nbd://HOST:PORT, "
-                                                   "nbd+unix:///?socket=PATH, or sim:NAME / sim:SPEC.toml[?jitter_us=N]."),
+                                                   "nbd+unix:///?socket=PATH, or sim:NAME / sim:SPEC.toml[?jitter_us=N&queue=N&order=SCHED]."),
             out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (TOML)."),
             report: Optional[Path] = typer.Option(None, "--report", help="Folder for the parameter table and plots."),
             allow_writes: Optional[str] = typer.Option(None, "--allow-writes",

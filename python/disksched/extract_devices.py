@@ -25,18 +25,22 @@ class SimDevice(Device):
     """A simulated drive in virtual time (the step API): exact, or with host
     timing noise `jitter_us` (each completion is learned late by a random
     delay: 95% exponential with mean `jitter_us`, 5% a tail with mean
-    10 x `jitter_us`, as a real host's interrupt and scheduling latency)."""
+    10 x `jitter_us`, as a real host's interrupt and scheduling latency).
+    `queue` commands at most are at the drive at once (the host holds the
+    rest, in order), and the drive serves those it holds in the order of its
+    command-queue scheduler `order` (fcfs, sptf, ...): the drive's queue."""
 
     virtual = True
+    queued = True
 
-    def __init__(self, disk: str, jitter_us: float = 0.0, seed: int = 1):
+    def __init__(self, disk: str, jitter_us: float = 0.0, seed: int = 1, queue: int = 1, order: str = "fcfs"):
         super().__init__()
         import json
 
         from . import DiskschedError, _core
         from .simulation import Simulation
 
-        cfg = {"disk": {"model": disk}, "host": {"scheduler": "fcfs", "queue_threshold": 1},
+        cfg = {"disk": {"model": disk, "scheduler": order}, "host": {"scheduler": "fcfs", "queue_threshold": int(queue)},
                "workload": {"kind": "dd", "request_kb": 4}, "run": {"requests": 1, "warmup_requests": 0}}
         try:
             self._sim = Simulation(cfg, workload=False, seed=seed)
@@ -48,7 +52,9 @@ class SimDevice(Device):
         self.jitter_ns = float(jitter_us) * 1000.0
         self._rng = random.Random(seed * 7919 + 17)
         self._now = 0
-        self.label = f"sim:{disk}" + (f"?jitter_us={jitter_us:g}" if jitter_us else "")
+        opts = [f"jitter_us={jitter_us:g}"] * bool(jitter_us) + [f"queue={queue}"] * (queue != 1) + [f"order={order}"] * (order != "fcfs")
+        self.label = f"sim:{disk}" + ("?" + "&".join(opts) if opts else "")
+        self._submitted = 0
 
     def now_ns(self) -> int:
         return self._now
@@ -60,19 +66,33 @@ class SimDevice(Device):
         return int(self._rng.expovariate(1.0 / mean))
 
     def _io(self, lbn: int, blocks: int, write: bool) -> int:
+        return self._run([(lbn, blocks, write)])[0]
+
+    def _io_batch(self, cmds: list) -> list:
+        return self._run([(lbn, blocks, False) for lbn, blocks in cmds])
+
+    def _run(self, cmds: list) -> list:
+        """Submit `cmds` now, step until every one has completed; each one's
+        completion as the host learns it (its own noise: completions learned
+        in the order they happened, none before the one before it)."""
         sim = self._sim
         if sim.now_ns < self._now:
             sim.run(until_ms=self._now / 1e6)
-        sim.submit(lbn, blocks, write=write)
-        while True:
+        first = self._submitted
+        for lbn, blocks, write in cmds:
+            sim.submit(lbn, blocks, write=write)
+        self._submitted += len(cmds)
+        out: list = [None] * len(cmds)
+        left = len(cmds)
+        while left:
             t = sim.step()
-            done = sim.completions()
-            if done:
-                break
-            if t is None:
-                raise DeviceError(f"{self.label}: the request at {lbn} never completed")
-        self._now = max(self._now, done[-1]["done_ns"] + self._noise())
-        return self._now
+            for c in sorted(sim.completions(), key=lambda c: c["done_ns"]):
+                self._now = max(self._now, c["done_ns"] + self._noise())
+                out[c["seq"] - first] = self._now
+                left -= 1
+            if left and t is None:
+                raise DeviceError(f"{self.label}: the request at {cmds[0][0]} never completed")
+        return out
 
     def idle_until(self, t_ns: int) -> None:
         self._now = max(self._now, int(t_ns))
@@ -102,7 +122,9 @@ def _mounted(path: str) -> Optional[str]:
 class FileDevice(Device):
     """A block device or a file, opened with O_DIRECT (Linux), timed with the
     host's monotonic clock. Reads by default; writes only inside the range
-    `allow_writes` names, and never on a mounted device."""
+    `allow_writes` names, and never on a mounted device. One command at a
+    time (`queued` is False): a batch of reads runs one after another, so
+    the drive's queue is not measured through it."""
 
     def __init__(self, path: str, block_bytes: int = 512, want_writes: bool = False):
         super().__init__()
@@ -169,8 +191,11 @@ class FileDevice(Device):
 
 class NbdDevice(Device):
     """An NBD export (fixed-newstyle handshake, NBD_OPT_GO), e.g. `disksched
-    serve`: nbd+unix:///?socket=PATH or nbd://HOST:PORT[/EXPORT]."""
+    serve`: nbd+unix:///?socket=PATH or nbd://HOST:PORT[/EXPORT]. Reads of a
+    batch are all sent before the first reply is read (the server may
+    complete them in any order)."""
 
+    queued = True
     MAGIC = 0x4E42444D41474943
     IHAVEOPT = 0x49484156454F5054
     REPLY = 0x3E889045565A9
@@ -252,6 +277,32 @@ class NbdDevice(Device):
             self._recv(n)
         return t
 
+    def _io_batch(self, cmds: list) -> list:
+        """Every read's request sent before any reply is read (NBD replies
+        carry the request's handle, in whatever order the server completes
+        them); each reply's arrival time."""
+        first = self._handle + 1
+        reqs = b""
+        for lbn, blocks in cmds:
+            self._handle += 1
+            reqs += struct.pack(">IHHQQI", 0x25609513, 0, 0, self._handle, lbn * self.block_bytes, blocks * self.block_bytes)
+        try:
+            self.sock.sendall(reqs)
+        except OSError as e:
+            raise DeviceError(f"{self.label}: {e.strerror or e}") from None
+        out: list = [None] * len(cmds)
+        for _ in cmds:
+            magic, err, handle = struct.unpack(">IIQ", self._recv(16))
+            t = time.monotonic_ns()
+            i = handle - first
+            if magic != 0x67446698 or not 0 <= i < len(cmds) or out[i] is not None:
+                raise DeviceError(f"{self.label}: bad reply from the server")
+            if err:
+                raise DeviceError(f"{self.label}: read at block {cmds[i][0]}: error {err}")
+            self._recv(cmds[i][1] * self.block_bytes)
+            out[i] = t
+        return out
+
     def idle_until(self, t_ns: int) -> None:
         d = t_ns - time.monotonic_ns()
         if d > 0:
@@ -272,17 +323,26 @@ def open_device(text: str, *, want_writes: bool = False, seed: int = 1) -> Devic
         name, _, query = rest.partition("?")
         if not name:
             raise DeviceError(f"{text}: expected sim:NAME or sim:SPEC.toml")
-        jitter = 0.0
+        jitter, queue, order = 0.0, 1, "fcfs"
         for k, v in parse_qs(query, keep_blank_values=True).items():
-            if k != "jitter_us":
-                raise DeviceError(f"{text}: unknown option '{k}' (sim: takes jitter_us)")
+            if k == "order":
+                order = v[-1]
+                continue
+            if k not in ("jitter_us", "queue"):
+                raise DeviceError(f"{text}: unknown option '{k}' (sim: takes jitter_us, queue, order)")
             try:
-                jitter = float(v[-1])
+                x = float(v[-1])
             except ValueError:
-                raise DeviceError(f"{text}: jitter_us = {v[-1]!r} is not a number") from None
-            if not 0 <= jitter <= 10000:
-                raise DeviceError(f"{text}: jitter_us = {jitter:g} outside [0, 10000]")
-        return SimDevice(name, jitter, seed)
+                raise DeviceError(f"{text}: {k} = {v[-1]!r} is not a number") from None
+            if k == "jitter_us":
+                if not 0 <= x <= 10000:
+                    raise DeviceError(f"{text}: jitter_us = {x:g} outside [0, 10000]")
+                jitter = x
+            else:
+                if x != int(x) or not 1 <= x <= 1024:
+                    raise DeviceError(f"{text}: queue = {v[-1]} is not a whole number of commands in [1, 1024]")
+                queue = int(x)
+        return SimDevice(name, jitter, seed, queue, order)
     if text.startswith("nbd://") or text.startswith("nbd+unix://"):
         return NbdDevice(text)
     if "://" in text or (":" in text and not Path(text).exists() and not text.startswith("/")):

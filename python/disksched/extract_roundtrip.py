@@ -140,7 +140,8 @@ def seek_errors(true_disk: str, spec_path: str) -> dict:
 def overhead_errors(true_disk: str, spec_path: str) -> dict:
     ts, es = _truth_spec(true_disk)["controller"], _spec_dict(spec_path)["controller"]
     out = {k: abs(es.get(k, 0.0) - ts.get(k, 0.0)) * 1000 for k in
-           ("read_hit_overhead_after_read_ms", "bus_sector_ms", "read_overhead_after_read_ms")}
+           ("read_hit_overhead_after_read_ms", "bus_sector_ms", "read_overhead_after_read_ms", "read_overhead_after_write_ms",
+            "write_overhead_after_write_ms")}
     return {k.replace("_ms", "_err_us"): v for k, v in out.items()}
 
 

@@ -1,9 +1,12 @@
 """The device interface: all the extractor ever sees of a drive.
 
-A device executes one command at a time: `read(lbn, blocks)` or
-`write(lbn, blocks)` is submitted at the device clock's "now" and returns the
-clock time at which the host learned it completed. `idle_until(t)` lets time
-pass with nothing outstanding. `busy_ns` counts the device time used (what
+`read(lbn, blocks)` or `write(lbn, blocks)` is submitted at the device
+clock's "now" and returns the clock time at which the host learned it
+completed. `read_batch([(lbn, blocks), ...])` submits several reads at once
+(in that order) and returns each one's completion time; a device that can
+have only one command outstanding (`queued = False`) runs them one after
+another, and says so. `idle_until(t)` lets time pass with nothing
+outstanding. `busy_ns` counts the device time used (what
 DIXtrac's "minutes" measure). Nothing else crosses this boundary: no geometry,
 no drive model, no simulator handle. Implementations live outside this
 package (`disksched.extract_devices`), so this package cannot reach the truth.
@@ -28,6 +31,8 @@ class Device(ABC):
     label: str = ""
     #: True when the device's clock is virtual and exact enough for angles
     virtual: bool = False
+    #: True when `read_batch` really has all its commands outstanding at once
+    queued: bool = False
 
     def __init__(self) -> None:
         self.busy_ns = 0
@@ -57,6 +62,27 @@ class Device(ABC):
     def read(self, lbn: int, blocks: int = 1) -> int:
         return self._timed(lbn, blocks, False)
 
+    def read_batch(self, cmds: list) -> list:
+        """Submit the reads `cmds` [(lbn, blocks), ...] together, now, in that
+        order; the clock time each one's completion was learned, in the
+        order given."""
+        if not cmds:
+            return []
+        for lbn, blocks in cmds:
+            self._check(lbn, blocks)
+        t0 = self.now_ns()
+        if self.queued:
+            done = self._io_batch(list(cmds))
+        else:
+            done = [self._io(lbn, blocks, False) for lbn, blocks in cmds]
+        self.busy_ns += max(done) - t0
+        self.commands += len(cmds)
+        return done
+
+    def _io_batch(self, cmds: list) -> list:
+        """All of `cmds` outstanding at once (devices with `queued`)."""
+        raise NotImplementedError
+
     def write(self, lbn: int, blocks: int = 1) -> int:
         w = self._write_range
         if w is None or lbn < w[0] or lbn + blocks > w[1]:
@@ -64,9 +90,12 @@ class Device(ABC):
                               f"outside --allow-writes {'(none given)' if w is None else f'{w[0]}-{w[1] - 1}'}")
         return self._timed(lbn, blocks, True)
 
-    def _timed(self, lbn: int, blocks: int, write: bool) -> int:
+    def _check(self, lbn: int, blocks: int) -> None:
         if lbn < 0 or blocks < 1 or lbn + blocks > self.blocks:
             raise DeviceError(f"blocks {lbn}-{lbn + blocks - 1} outside the device (0-{self.blocks - 1})")
+
+    def _timed(self, lbn: int, blocks: int, write: bool) -> int:
+        self._check(lbn, blocks)
         t0 = self.now_ns()
         t1 = self._io(lbn, blocks, write)
         self.busy_ns += t1 - t0

@@ -169,3 +169,48 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
         tasks.append((tr[1:], tr[:-1]))
     hs = positioning(dev, geo, clock, rng, tasks, write=write, fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)) if tasks else []
     return out, hs
+
+
+def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
+                     write: bool = False, switch: bool = False, steps: int = 12) -> Optional[float]:
+    """Minimal lead (ns) of a command to the track the head is already on
+    (overhead + one sector + completion, no positioning: DIXtrac's MTBRC idea
+    without its cache-disabling mode page), or with `switch` to the previous
+    track of its cylinder (+ a head switch). A write to a track inside
+    the writable range [lo, hi) puts the head there (no read-ahead follows a
+    write, so the track's other blocks are not in the buffer); after three
+    idle turns (any buffered write has reached the media) a read (or a
+    `write`) is sent to the block that passes the head `g` later. Each probe
+    on another track; a probe that hit the buffer (responded before its
+    block passed) is not counted. None when the range holds no whole track
+    (with `switch`: no two of one cylinder)."""
+    geo = Geo(g)
+    whole = {i for i, t in enumerate(g.tracks) if t.count >= 16 and lo <= t.first and t.first + t.count <= hi}
+    starts = set(g.cylinders)
+    inside = [(i, i - switch) for i in sorted(whole) if not switch or (i - 1 in whole and i not in starts)]
+    if not inside:
+        return None
+    T = clock.period_ns
+    lo_g, hi_g = 0.0, 1.5 * T
+    for _ in range(steps):
+        gap = (lo_g + hi_g) / 2
+        k, kd = inside[rng.randrange(len(inside))]
+        t = g.tracks[k]
+        w = t.first + rng.randrange(t.count)
+        dev.write(w)
+        dev.idle(int(3 * T))
+        t0 = dev.now_ns()
+        y = geo.lbn_at(kd, clock.phase(t0 + gap) * g.tracks[kd].spt)
+        if y == w:  # the block just written is in the buffer: take the next one (a sector later)
+            y = w + 1 if w + 1 < t.first + t.count else t.first
+            gap += T / t.spt
+        got = (dev.write(y) if write else dev.read(y)) - t0
+        if got < gap - T / t.spt - 2 * clock.noise_ns - 1000:
+            continue  # a buffer hit: says nothing of the miss path
+        if got < gap + T / 2:
+            hi_g = min(hi_g, got)
+        else:
+            lo_g = max(lo_g, got - round((got - gap) / T) * T)
+        if hi_g - lo_g < 1000:
+            break
+    return hi_g

@@ -57,8 +57,9 @@ def to_toml(spec: dict, header: str = "") -> str:
 def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
     """[layout]: one zone per run of cylinders of one sectors-per-track and
     skews, spares at each zone's end (DiskSim's sectors-per-zone), every
-    track slot the heads pass without a block (slipped or empty tracks) and
-    every slipped sector listed as slips. Returns (layout dict, notes).
+    track slot the heads pass without a block (slipped or empty tracks),
+    every slipped sector and the unused last sectors of every short track
+    listed as slips. Returns (layout dict, notes).
     `shift_sectors_of_spt(spt)`: sectors from a completion's phase back to
     its sector's start."""
     tracks, S = g.tracks, g.surfaces
@@ -92,6 +93,11 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
             last_slot = max(last_slot, j)
             for k, off in enumerate(sorted(t.slips)):
                 slips.append(j * n + off + k)
+            # a track short of its sectors (spares at the end of a cylinder or of a range of cylinders, the
+            # sparing of Cheetah 4LP, Barracuda, ST41601N): its last sectors hold no block, so the next track's
+            # first block starts on that track's first sector, where the walk saw it
+            if t is not tracks[t1 - 1]:
+                slips.extend(range(j * n + t.count + len(t.slips), (j + 1) * n))
         for j in range(last_slot):
             if j not in used:
                 slips.extend(range(j * n, (j + 1) * n))
