@@ -47,6 +47,13 @@ pub(crate) fn scan_outward(by_cyl: &ByCylinder, ctx: &SchedCtx,
 
 /// Key of the request with the least positioning time (ties: the older).
 pub(crate) fn best(by_cyl: &ByCylinder, ctx: &SchedCtx) -> Option<(CylKey, u64)> {
+    if by_cyl.len() == 1 {
+        // The only request (a shallow queue's usual case): no walk to set up.
+        let (&key, &id) = by_cyl.first_key_value()?;
+        let (r, head) = (ctx.reqs.get(id), ctx.head_of(key.0));
+        let p = ctx.predictor.positioning(head, ctx.predictor.phase_at(head.time), &r.target, r.is_write, r.blocks);
+        return Some((key, p.total_ns()));
+    }
     let mut best: Option<(u64, u64, CylKey)> = None;
     scan_outward(by_cyl, ctx, |key, r, p| {
         let cost = p.total_ns();
