@@ -115,6 +115,12 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
         seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
         out: Optional[Path] = typer.Option(None, help="Directory for summary.json and the plots (see README)."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        output_format: str = typer.Option("normal", "--output-format", metavar="FORMAT",
+                                          help="normal (the table) or json: fio's JSON shape (jobs[0].read/.write: io_bytes, "
+                                               "bw KiB/s, iops, lat_ns/clat_ns/slat_ns with exact percentiles) for scripts."),
+        percentile_list: Optional[str] = typer.Option(None, "--percentile-list", metavar="P1:P2:..",
+                                                      help="Percentiles of --output-format json, as fio's --percentile_list "
+                                                           "(default fio's: 1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99)."),
         set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="Override any config key by its dotted path: "
                                        "host.scheduler=rr, host.set.wait_ms=5, disk.model=cheetah9lp (repeatable)."),
         records: bool = typer.Option(False, "--records", help="Write every request to OUT/records.parquet, "
@@ -127,6 +133,7 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
     from contextlib import nullcontext
 
     from . import check_seed, resolve
+    from .fio_output import FORMATS, Latencies, parse_percentile_list, report
     from .output import output_dir, summary_rows
     from .overrides import parse_assignments
 
@@ -136,27 +143,45 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
     overrides = parse_assignments(set_, "--set")
     if records and out is None:
         raise DiskschedError("--records needs --out DIR (records.parquet is written there)")
+    if output_format not in FORMATS:
+        raise DiskschedError(f"--output-format {output_format!r}: expected one of {', '.join(FORMATS)}")
+    fio = output_format == "json"
+    if fio and json_out:
+        raise DiskschedError("--json and --output-format json: choose one")
+    if percentile_list is not None and not fio:
+        raise DiskschedError("--percentile-list applies to --output-format json")
+    percentiles = parse_percentile_list(percentile_list) if fio else None
     resolve(config, overrides)
     progress = Progress(f"running {config.name}")
+    fio_report = None
     with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
         if tmp is not None:
             from .run_dir import run_to_dir
 
             try:
-                result, written = run_to_dir(tmp, config, overrides, seed, progress, config.name, log_x=log_x,
-                                             parquet=records, plugins=plugin)
+                result, written, fio_report = run_to_dir(tmp, config, overrides, seed, progress, config.name,
+                                                         log_x=log_x, parquet=records, plugins=plugin,
+                                                         fio_percentiles=percentiles)
             finally:
                 progress.close()
         else:
+            lat = Latencies() if fio else None
             try:
-                result = run_sim(config, seed=seed, overrides=list(set_), progress=progress)
+                result = run_sim(config, seed=seed, overrides=list(set_), progress=progress, records=fio or None,
+                                 record_sink=None if lat is None else lat.add)
+                if lat is not None and result.columns is not None:
+                    lat.add(result.columns)
             finally:
                 progress.close()
             if plugin:
                 from .provenance import plugin_files
 
                 result.provenance["plugins"] = plugin_files(plugin)
-    if json_out:
+            if lat is not None:
+                fio_report = report(lat, percentiles, config.name, result.provenance, result.counters)
+    if fio_report is not None:
+        print(json.dumps(fio_report, indent=2))
+    elif json_out:
         # The summary's figures at the top level (as before), with what summary.json has beside them.
         print(json.dumps({**result.summary, "counters": result.counters, "provenance": result.provenance}, indent=2))
     else:

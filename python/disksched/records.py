@@ -175,11 +175,13 @@ class Accumulator:
 
 def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
              progress: Optional[Callable[[int, int], Any]], parquet: bool = False,
-             runner: Optional[Callable[..., Result]] = None, plugin_files: Sequence[Any] = ()) -> tuple[Result, Accumulator, dict]:
+             runner: Optional[Callable[..., Result]] = None, plugin_files: Sequence[Any] = (),
+             also: Optional[Callable[[Mapping[str, np.ndarray]], Any]] = None) -> tuple[Result, Accumulator, dict]:
     """The run of `disksched run --out` (in its own process, see `run_dir`): records streamed
     into the accumulators and, with `parquet`, into `out`/records.parquet; summary.json written.
     Returns the result (without records), the accumulators (the plots' data) and the provenance.
-    `runner` replaces `disksched.run` (same arguments): `disksched serve` writes its session this way."""
+    `runner` replaces `disksched.run` (same arguments): `disksched serve` writes its session this way.
+    `also` is handed every chunk too (`run --output-format json`'s latencies)."""
     from . import provenance as prov
     from . import resolve
     from .output import write_json
@@ -192,11 +194,17 @@ def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int
     if plugin_files:
         p["plugins"] = prov.plugin_files(plugin_files)
     acc = Accumulator(out / "records.parquet" if parquet else None, p)
+
+    def sink(cols: Mapping[str, np.ndarray]) -> None:
+        acc.add(cols)
+        if also is not None:
+            also(cols)
+
     try:
         result = (runner or run_sim)(config, seed=seed, records=True, overrides=overrides, progress=progress,
-                         record_sink=acc.add, record_chunk_rows=CHUNK_ROWS)
+                         record_sink=sink, record_chunk_rows=CHUNK_ROWS)
         if result.columns is not None:
-            acc.add(result.columns)
+            sink(result.columns)
             result.columns = None
     finally:
         acc.close()
