@@ -33,6 +33,13 @@ try:  # typer >= 0.2x shows every option's type: a flag takes no value, so show 
     TyperOption.display_type_rich = lambda self, ctx: None if self.is_flag else _display_type(self, ctx)
 except (ImportError, AttributeError):  # older typer: click's own help, which already shows flags bare
     pass
+try:  # typer >= 0.2x writes a required argument "{CONFIG}" in the usage line; click and man pages write CONFIG.
+    from typer.core import TyperArgument
+
+    _usage_name = TyperArgument._usage_display_name
+    TyperArgument._usage_display_name = lambda self: re.sub(r"^\{(.*)\}", r"\1", _usage_name(self))
+except (ImportError, AttributeError):  # older typer: click's usage line
+    pass
 config_app = typer.Typer(no_args_is_help=True, help="Run configs: check one, show it resolved.")
 app.add_typer(config_app, name="config")
 # No markup: paths and names are printed as they are ("[brackets]" included).
@@ -384,13 +391,16 @@ def sweep_plot(sweep_dir: Path = typer.Argument(..., metavar="SWEEP_DIR", help="
                x: str = typer.Option(..., "--x", help="Grid key on the x axis."),
                hue: Optional[str] = typer.Option(None, "--hue", help="Grid key whose values are the lines "
                                                  "(default: every other grid key)."),
-               path: Optional[Path] = typer.Option(None, "-o", "--output", help="PNG to write (default DIR/Y_vs_X.png).")) -> None:
+               path: Optional[Path] = typer.Option(None, "-o", "--output", help="PNG to write (default DIR/Y_vs_X.png)."),
+               log_x: Optional[bool] = typer.Option(None, "--log-x/--linear-x", help="x axis log or linear "
+                                                    "(default: log when the values span more than two decades)."),
+               log_y: Optional[bool] = typer.Option(None, "--log-y/--linear-y", help="y axis likewise.")) -> None:
     """Plot a sweep's figure against a grid key: mean over seeds with its 95% confidence band."""
     from . import sweep_runner as sr
 
     if not (sweep_dir / "points.parquet").exists():
         raise DiskschedError(f"{sweep_dir}: no points.parquet (not a finished sweep folder)")
-    written = sr.plot(sweep_dir, y, x, hue, path)
+    written = sr.plot(sweep_dir, y, x, hue, path, log_x=log_x, log_y=log_y)
     console.print(f"wrote {written}", highlight=False)
 
 
@@ -635,7 +645,7 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
 
 
 @app.command()
-def extract(device: str = typer.Argument(..., help="A block device or file (O_DIRECT), nbd://HOST:PORT, "
+def extract(device: str = typer.Argument(..., metavar="DEVICE", help="A block device or file (O_DIRECT), nbd://HOST:PORT, "
                                                    "nbd+unix:///?socket=PATH, or sim:NAME / sim:SPEC.toml[?jitter_us=N]."),
             out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (TOML)."),
             report: Optional[Path] = typer.Option(None, "--report", help="Folder for the parameter table and plots."),
@@ -687,7 +697,7 @@ def characterize(disk: str = typer.Option(..., help="Built-in disk name, spec .t
 
 
 @app.command()
-def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb2002, rizzo2009, wu2004, or all."),
+def reproduce(name: str = typer.Argument(..., metavar="NAME", help="riska2004, anand2008, lumb2002, rizzo2009, wu2004, or all."),
               out: Path = typer.Option(Path("out/reproduce"), help="Directory for NAME.md, NAME.json and plots."),
               quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs, one seed."),
               check: bool = typer.Option(False, "--check", help="Exit 1 if a claim that held in the committed baseline "
@@ -865,17 +875,26 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
     """Simulation speed (requests per wall-clock second) and peak memory."""
     from .bench import dispatch_rates, hpl_replay, parse_rates, range_dispatch_rates, run_all, sweep_rates
 
+    # Progress on stderr in both modes (a --json run takes minutes; stdout stays the JSON alone).
     def show(r: dict) -> None:
-        if not json_out:
-            err_console.print(f"  {r['workload']:>9} {r['scheduler']:>5}: {r['requests_per_s']:,.0f} req/s, "
-                              f"peak RSS {r['peak_rss_mb']:.1f} MB", highlight=False)
+        err_console.print(f"  {r['workload']:>9} {r['scheduler']:>5}: {r['requests_per_s']:,.0f} req/s, "
+                          f"peak RSS {r['peak_rss_mb']:.1f} MB", highlight=False)
 
+    def step(what: str) -> None:
+        err_console.print(f"  {what} ...", highlight=False)
+
+    step(f"simulation runs of {requests:,} requests")
     results = run_all(requests, show)
+    step("dispatch decisions per second")
     rates = dispatch_rates(max(requests // 10, 1000)) + range_dispatch_rates(max(requests // 100, 1000))
+    step("trace parsing")
     parsing = parse_rates(requests)
     from . import data
 
+    step("HPL trace replay (ajw.1week)")
     results.append(hpl_replay(str(data.trace_path("ajw.1week"))))
+    if sweep_runs:
+        step(f"sweep of {sweep_runs} runs")
     sweeps = sweep_rates(sweep_runs) if sweep_runs else []
     if json_out:
         print(json.dumps(results + [{"workload": "dispatch", **r} for r in rates]

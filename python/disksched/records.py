@@ -217,7 +217,7 @@ def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name
     """The plots and series of `disksched run --out` from what `simulate` left; the names written."""
     from . import provenance as prov
     from .output import atomic_write
-    from .plots import lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
+    from .plots import CLASS_COLORS, lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
 
     out = Path(out)
     written = ["summary.json"] + (["records.parquet"] if parquet else [])
@@ -228,9 +228,10 @@ def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name
         written.append("response_cdf.png")
         present = {c: h for c, h in acc.by_class.items() if h.counts.sum()}
         if len(present) > 1:
-            response_cdf_hist(out / "response_cdf_by_class.png",
-                              {f"{CLASS_NAMES[c]} ({int(h.counts.sum()):,})": h for c, h in present.items()},
-                              f"{name}: host response time by class{note}", log_x=log_x)
+            labels = {c: f"{CLASS_NAMES[c]} ({int(h.counts.sum()):,})" for c, h in present.items()}
+            response_cdf_hist(out / "response_cdf_by_class.png", {labels[c]: h for c, h in present.items()},
+                              f"{name}: host response time by class{note}", log_x=log_x,
+                              colors={labels[c]: CLASS_COLORS[CLASS_NAMES[c]] for c in present})
             written.append("response_cdf_by_class.png")
         if acc.rows:
             sc = acc.scatter
