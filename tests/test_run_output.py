@@ -116,3 +116,21 @@ def test_switch_is_in_the_provenance_and_the_switched_out_counters_are_kept():
     assert list(retired) == ["host.rr until 2000.000 ms"], retired
     # rr's own counters (queues it created, anticipation) up to the switch; the run's counters hold fcfs's only.
     assert retired["host.rr until 2000.000 ms"], retired
+
+
+def test_every_plot_title_names_the_schedulers_and_overrides(tmp_path, monkeypatch):
+    from disksched import plots, records
+
+    titles = []
+    for f in ("response_cdf_hist", "lbn_time", "queue_depth_curves", "throughput"):
+        # Each plot's title is its first text argument after the path.
+        monkeypatch.setattr(plots, f, lambda path, *a, **k: titles.append((path.name, next(x for x in a if isinstance(x, str)))))
+    over = {"host.scheduler": "sptf_sw", "host.set.window_pct": 30, "run.requests": 500, "run.series_window_ms": 1000}
+    result, acc, p = records.simulate(tmp_path, ROOT / "examples/oltp.toml", over, None, None)
+    records.draw(tmp_path, result, acc, p, "oltp.toml")
+    names = [n for n, _ in titles]
+    assert names == ["response_cdf.png", "lbn_time.png", "queue_depth.png", "throughput.png"], names
+    for name, title in titles:
+        flat = " ".join(title.split())
+        assert flat.startswith("oltp.toml (host sptf_sw, disk fcfs,") and "host.set.window_pct=30" in flat \
+            and "seed 1)" in flat, (name, title)

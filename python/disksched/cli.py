@@ -141,7 +141,7 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
 
     from . import check_seed, resolve
     from .fio_output import FORMATS, Latencies, parse_percentile_list, report
-    from .output import output_dir, summary_rows
+    from .output import output_dir, run_title, summary_rows
     from .overrides import parse_assignments
 
     _use_plugins(plugin)
@@ -196,18 +196,6 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
                              [list(r) for r in summary_rows(result.summary)]))
         if out is not None:
             console.print(f"wrote {out}/: {', '.join(written)}", highlight=False)
-
-
-def run_title(name: str, provenance: Optional[dict]) -> str:
-    """A run's table title: the config, the schedulers of its queues and its overrides."""
-    if not provenance:
-        return name
-    cfg = provenance.get("config") or {}
-    queues = [f"{q} {cfg[q]['scheduler']}" for q in ("host", "controller", "disk")
-              if isinstance(cfg.get(q), dict) and cfg[q].get("scheduler")]
-    over = provenance.get("overrides") or {}
-    said = ", ".join(queues + [f"{k}={v}" for k, v in over.items() if k not in ("run.warmup_requests",)])
-    return f"{name} ({said}, seed {provenance.get('seed')})" if said else name
 
 
 def _use_plugins(files: list[Path]) -> None:

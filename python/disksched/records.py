@@ -219,7 +219,13 @@ def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name
     from .output import atomic_write
     from .plots import CLASS_COLORS, lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
 
+    import textwrap
+
+    from .output import run_title
+
     out = Path(out)
+    # Every title names the schedulers and overrides (wrapped: the plots are 7-8 inches wide).
+    name = textwrap.fill(run_title(name, p), 70)
     written = ["summary.json"] + (["records.parquet"] if parquet else [])
     note = " (warm-up left out)" if acc.warmup_rows else ""
     with png_provenance(p):
