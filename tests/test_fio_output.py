@@ -4,6 +4,7 @@ the code that wrote the report."""
 
 import json
 import math
+import tomllib
 
 import numpy as np
 import pandas as pd
@@ -100,3 +101,20 @@ def test_bad_options_are_one_line(args, said):
     p = cli("run", "examples/oltp.toml", "--set", "run.requests=100", *args)
     assert p.returncode != 0 and said in p.stderr, p.stderr
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_a_spec_named_relative_to_the_config_folder(tmp_path):
+    # disk.model = "desk.toml" is found beside the config (as the core finds it), whatever the current folder.
+    p = cli("disks", "datasheet", "--name", "desk", "--capacity-gb", "250", "--rpm", "7200", "--outer-mb-s", "88",
+            "--inner-mb-s", "45", "--track-to-track-ms", "0.8", "--average-seek-ms", "8.5", "--full-stroke-ms", "17",
+            "-o", tmp_path / "desk.toml")
+    assert p.returncode == 0, p.stderr
+    block = tomllib.loads((tmp_path / "desk.toml").read_text()).get("sector_bytes", 512)
+    (tmp_path / "c.toml").write_text('seed = 1\n[disk]\nmodel = "desk.toml"\n[workload]\nkind = "oltp"\n'
+                                     '[run]\nrequests = 300\n')
+    p = cli("run", tmp_path / "c.toml", "--output-format", "json", "--out", tmp_path / "o", "--records")
+    assert p.returncode == 0, p.stderr
+    job = json.loads(p.stdout)["jobs"][0]
+    rec = pd.read_parquet(tmp_path / "o" / "records.parquet")
+    for name, rows in (("read", rec[~rec.is_write]), ("write", rec[rec.is_write])):
+        assert job[name]["io_bytes"] == int(rows.blocks.astype(np.int64).sum()) * block

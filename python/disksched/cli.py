@@ -140,7 +140,7 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
     from contextlib import nullcontext
 
     from . import check_seed, resolve
-    from .fio_output import FORMATS, Latencies, parse_percentile_list, report
+    from .fio_output import FORMATS, Latencies, parse_percentile_list, report, sector_bytes
     from .output import output_dir, run_title, summary_rows
     from .overrides import parse_assignments
 
@@ -158,7 +158,8 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
     if percentile_list is not None and not fio:
         raise DiskschedError("--percentile-list applies to --output-format json")
     percentiles = parse_percentile_list(percentile_list) if fio else None
-    resolve(config, overrides)
+    res = resolve(config, overrides)
+    block_bytes = sector_bytes(res) if fio else None
     progress = Progress(f"running {config.name}")
     fio_report = None
     with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
@@ -168,7 +169,7 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
             try:
                 result, written, fio_report = run_to_dir(tmp, config, overrides, seed, progress, config.name,
                                                          log_x=log_x, parquet=records, plugins=plugin,
-                                                         fio_percentiles=percentiles)
+                                                         fio=None if not fio else (percentiles, block_bytes))
             finally:
                 progress.close()
         else:
@@ -185,7 +186,7 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
 
                 result.provenance["plugins"] = plugin_files(plugin)
             if lat is not None:
-                fio_report = report(lat, percentiles, config.name, result.provenance, result.counters)
+                fio_report = report(lat, percentiles, config.name, block_bytes, result.provenance, result.counters)
     if fio_report is not None:
         print(json.dumps(fio_report, indent=2))
     elif json_out:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
@@ -106,28 +107,31 @@ def _key(p: float) -> str:
     return f"{p:.6f}"
 
 
-def report(lat: Latencies, percentiles: Sequence[float], jobname: str, provenance: Mapping[str, Any],
-           counters: Mapping[str, Any]) -> dict:
+def report(lat: Latencies, percentiles: Sequence[float], jobname: str, block_bytes: int,
+           provenance: Mapping[str, Any], counters: Mapping[str, Any]) -> dict:
     """The whole document: fio's top-level keys, one job, and disksched's provenance and counters beside."""
-    block = sector_bytes(provenance.get("config") or {})
     return {
         "disksched version": provenance.get("version"),
         "global options": {"percentile_list": ":".join(f"{p:g}" for p in percentiles)},
         "jobs": [{"jobname": jobname, "groupid": 0, "error": 0,
                   "job_runtime": round(lat.runtime_ns() / 1e6),
-                  "read": lat.direction("read", percentiles, block),
-                  "write": lat.direction("write", percentiles, block)}],
+                  "read": lat.direction("read", percentiles, block_bytes),
+                  "write": lat.direction("write", percentiles, block_bytes)}],
         "disksched": {"latency": "lat_ns: arrival to completion; slat_ns: arrival to issue to the drive; "
                                  "clat_ns: issue to completion. Percentiles: nearest rank over every measured request",
                       "counters": counters, "provenance": provenance},
     }
 
 
-def sector_bytes(resolved_config: Mapping[str, Any]) -> int:
-    """The block size of the config's drive (every disk of an array is the same model)."""
-    from . import _core
+def sector_bytes(res) -> int:
+    """The block size of a resolved config's drive (`disksched.resolve`; every disk of an array is the same
+    model): a built-in name as it is, a relative spec path from the config's folder, as the core finds it."""
+    from . import _core, disks
 
-    model = (resolved_config.get("disk") or {}).get("model")
-    if not isinstance(model, str):
-        raise DiskschedError("--output-format json: the config names no disk.model")
+    model = str(res.config["disk"]["model"])
+    if model.lower() not in {d.lower() for d in disks()}:
+        path, hash_, disk = model.partition("#")
+        if not Path(path).is_absolute():
+            path = str(Path(res.origin).parent / path)
+        model = path + hash_ + disk
     return int(json.loads(_core.disk_characteristics(model))["sector_bytes"])
