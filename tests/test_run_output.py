@@ -134,3 +134,21 @@ def test_every_plot_title_names_the_schedulers_and_overrides(tmp_path, monkeypat
         flat = " ".join(title.split())
         assert flat.startswith("oltp.toml (host sptf_sw, disk fcfs,") and "host.set.window_pct=30" in flat \
             and "seed 1)" in flat, (name, title)
+
+
+def test_a_plugins_own_counters_reach_every_output(tmp_path):
+    # The worked example's counter (requests the cap sent first), as the Python API reports it.
+    from disksched.plugins import load_file
+
+    f = ROOT / "examples/plugins/capped_sptf.py"
+    over = {"host.scheduler": "capped_sptf", "host.set.max_wait_ms": 50, "run.requests": 1500}
+    want = disksched.run(ROOT / "examples/oltp.toml", schedulers=load_file(f)[0], overrides=over).counters["scheduler"]
+    assert list(want) == ["host.capped"] and want["host.capped"] > 0
+    args = ["run", "examples/oltp.toml", "--plugin", f] + [a for k, v in over.items() for a in ("--set", f"{k}={v}")]
+    p = cli(*args, "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["counters"]["scheduler"] == want
+    p = cli(*args, "--output-format", "json", "--out", tmp_path / "o")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["disksched"]["counters"]["scheduler"] == want
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["counters"]["scheduler"] == want
