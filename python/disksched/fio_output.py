@@ -16,9 +16,10 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-import numpy as np
-
 from ._core import DiskschedError
+
+# numpy is imported where the figures are computed: `run` imports this module to check its options,
+# and its process otherwise holds no numpy (run_dir.py; tests/test_records.py measures its memory).
 
 # fio's default `--percentile_list`.
 DEFAULT_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
@@ -50,11 +51,13 @@ class Latencies:
     fed chunk by chunk from a run's record sink (16 bytes per request kept for the percentiles)."""
 
     def __init__(self) -> None:
-        self.chunks: dict[str, list[tuple[np.ndarray, ...]]] = {"read": [], "write": []}
+        self.chunks: dict[str, list[tuple]] = {"read": [], "write": []}
         self.first_arrival_ns: Optional[int] = None
         self.last_done_ns = 0
 
     def add(self, cols: Mapping[str, Any]) -> None:
+        import numpy as np
+
         measured = ~np.asarray(cols["warmup"], bool)
         if not measured.any():
             return
@@ -76,6 +79,8 @@ class Latencies:
         return 0 if self.first_arrival_ns is None else self.last_done_ns - self.first_arrival_ns
 
     def direction(self, name: str, percentiles: Sequence[float], sector_bytes: int) -> dict:
+        import numpy as np
+
         parts = self.chunks[name]
         blocks, lat, slat, clat = (np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64)
                                    for i in range(4))
@@ -88,9 +93,11 @@ class Latencies:
                 "lat_ns": stats(lat, percentiles)}
 
 
-def stats(ns: np.ndarray, percentiles: Sequence[float] = ()) -> dict:
-    """fio's latency block: min, max, mean, stddev (population, as fio's), N and, with `percentiles`,
-    the nearest-rank percentile map."""
+def stats(ns, percentiles: Sequence[float] = ()) -> dict:
+    """fio's latency block of `ns` (a numpy array): min, max, mean, stddev (population, as fio's), N and,
+    with `percentiles`, the nearest-rank percentile map."""
+    import numpy as np
+
     n = len(ns)
     if not n:
         out = {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}

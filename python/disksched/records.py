@@ -215,13 +215,11 @@ def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int
 def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name: str, log_x: bool = False,
          parquet: bool = False) -> list[str]:
     """The plots and series of `disksched run --out` from what `simulate` left; the names written."""
-    from . import provenance as prov
-    from .output import atomic_write
-    from .plots import CLASS_COLORS, lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
-
     import textwrap
 
-    from .output import run_title
+    from . import provenance as prov
+    from .output import atomic_write, run_title
+    from .plots import CLASS_COLORS, lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
 
     out = Path(out)
     # Every title names the schedulers and overrides (wrapped: the plots are 7-8 inches wide).
