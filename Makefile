@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name '*.pyi') Cargo.toml pyproject.toml
 
-.PHONY: demo test build bench cargo-test pytest repro-check clean config-reference readme-scores nbd-clients
+.PHONY: demo test build bench cargo-test pytest repro-check clean config-reference readme-scores nbd-clients notebooks api-docs
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,15 @@ config-reference: $(STAMP)
 # README's table of reproduction scores, from docs/reproductions/*.json (a test fails when it is stale).
 readme-scores: $(STAMP)
 	$(PY) -m disksched.reproductions.scores README.md docs/reproductions
+
+# examples/*.ipynb executed again, outputs stored (tests/test_notebook.py executes them in `make test`).
+notebooks: $(STAMP)
+	$(PY) tools/execute_notebook.py --write examples/*.ipynb
+
+# The Python API reference from the docstrings (pdoc): docs/api/index.html (tests/test_api_docs.py builds it too).
+API_MODULES := disksched disksched.plugins
+api-docs: $(STAMP)
+	$(PY) -m pdoc $(API_MODULES) -o docs/api
 
 clean:
 	rm -rf $(VENV) target out

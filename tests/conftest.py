@@ -16,6 +16,15 @@ def cli(*args, cwd=None):
                           env={**os.environ, "COLUMNS": "200"})
 
 
+def pixels_of(png, hex_colour: str) -> int:
+    """Pixels of a PNG of exactly this colour (a line's core; anti-aliased edges are blends)."""
+    import matplotlib.image
+
+    rgb = (matplotlib.image.imread(png)[..., :3] * 255).round().astype(int)
+    want = [int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]
+    return int((rgb == want).all(axis=-1).sum())
+
+
 @pytest.fixture
 def small_oltp():
     return {

@@ -8,7 +8,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from conftest import cli
+from conftest import cli, pixels_of
 
 DATASHEET = ["--name", "desk", "--capacity-gb", "250", "--rpm", "7200", "--outer-mb-s", "88", "--inner-mb-s", "45",
              "--track-to-track-ms", "0.8", "--average-seek-ms", "8.5", "--full-stroke-ms", "17", "--cache-kb", "8192"]
@@ -97,6 +97,10 @@ def test_json_and_plots_are_written(desk):
         data = (out / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, name
     assert sorted(f.name for f in out.iterdir()) == sorted(PLOTS + ["characterize.json"])
+    # The outer-zone media rate (grey, dotted) is above every measured curve: the y axis reaches it
+    # (it was drawn off the scale, only its legend entry showing: ~20 grey pixels).
+    assert res["zones"][0]["media_rate_mb_s"] > max(r["sequential_read"]["mb_per_s"] for r in res["sizes"])
+    assert pixels_of(out / "characterize_throughput.png", "#808080") > 150
 
 
 def test_table_fits_80_columns(tmp_path):

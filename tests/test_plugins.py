@@ -125,6 +125,21 @@ def test_tunables_are_checked_like_the_builtins_and_reach_the_instance():
         disksched.run(_cfg(), overrides={"host.scheduler": "lifo", "host.set.depth": 1}, schedulers=[Lifo])
 
 
+def test_an_arrays_disks_counters_add_up_live_and_switched_out():
+    # Each disk of an array has its own scheduler under the one queue name "disk": the counters were
+    # one disk's (the others' overwritten), e.g. 259 of 500 dispatches over two disks.
+    cfg = _cfg(host__queue_threshold=16, disk__count=2, disk__scheduler="lifo")
+    r = disksched.run({**cfg, "reconfigure": [{"at_ms": 5000, "queue": "disk", "scheduler": "lifo"}]}, schedulers=[Lifo])
+    recs = r.records()
+    switch_ns = 5000 * 1_000_000
+    before = int((recs.started_ns < switch_ns).sum())  # dispatched from the drive queue before the switch
+    (label, retired), = r.counters["scheduler_retired"].items()
+    assert label.startswith("disk.lifo until 5000")
+    assert retired["dispatched"] == before and 0 < before < len(recs)
+    assert r.counters["scheduler"]["disk.dispatched"] == len(recs) - before == r.counters["drive_dispatched"] - before
+    assert set(recs.disk) == {0, 1}
+
+
 def test_a_lifo_really_reorders():
     fcfs = _records(_cfg(host__queue_threshold=1), overrides={"host.scheduler": "fcfs"})
     lifo = _records(_cfg(host__queue_threshold=1), overrides={"host.scheduler": "lifo"}, schedulers=[Lifo])

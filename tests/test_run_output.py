@@ -116,3 +116,39 @@ def test_switch_is_in_the_provenance_and_the_switched_out_counters_are_kept():
     assert list(retired) == ["host.rr until 2000.000 ms"], retired
     # rr's own counters (queues it created, anticipation) up to the switch; the run's counters hold fcfs's only.
     assert retired["host.rr until 2000.000 ms"], retired
+
+
+def test_every_plot_title_names_the_schedulers_and_overrides(tmp_path, monkeypatch):
+    from disksched import plots, records
+
+    titles = []
+    for f in ("response_cdf_hist", "lbn_time", "queue_depth_curves", "throughput"):
+        # Each plot's title is its first text argument after the path.
+        monkeypatch.setattr(plots, f, lambda path, *a, **k: titles.append((path.name, next(x for x in a if isinstance(x, str)))))
+    over = {"host.scheduler": "sptf_sw", "host.set.window_pct": 30, "run.requests": 500, "run.series_window_ms": 1000}
+    result, acc, p = records.simulate(tmp_path, ROOT / "examples/oltp.toml", over, None, None)
+    records.draw(tmp_path, result, acc, p, "oltp.toml")
+    names = [n for n, _ in titles]
+    assert names == ["response_cdf.png", "lbn_time.png", "queue_depth.png", "throughput.png"], names
+    for name, title in titles:
+        flat = " ".join(title.split())
+        assert flat.startswith("oltp.toml (host sptf_sw, disk fcfs,") and "host.set.window_pct=30" in flat \
+            and "seed 1)" in flat, (name, title)
+
+
+def test_a_plugins_own_counters_reach_every_output(tmp_path):
+    # The worked example's counter (requests the cap sent first), as the Python API reports it.
+    from disksched.plugins import load_file
+
+    f = ROOT / "examples/plugins/capped_sptf.py"
+    over = {"host.scheduler": "capped_sptf", "host.set.max_wait_ms": 50, "run.requests": 1500}
+    want = disksched.run(ROOT / "examples/oltp.toml", schedulers=load_file(f)[0], overrides=over).counters["scheduler"]
+    assert list(want) == ["host.capped"] and want["host.capped"] > 0
+    args = ["run", "examples/oltp.toml", "--plugin", f] + [a for k, v in over.items() for a in ("--set", f"{k}={v}")]
+    p = cli(*args, "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["counters"]["scheduler"] == want
+    p = cli(*args, "--output-format", "json", "--out", tmp_path / "o")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["disksched"]["counters"]["scheduler"] == want
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["counters"]["scheduler"] == want

@@ -275,19 +275,24 @@ def plots(out: Path, res: dict) -> list[Path]:
         ax.set_xlabel("request size (KB)")
         ax.set_ylabel(ylabel)
         ax.set_title(f"{name}: {what} vs request size, 1 outstanding")
-        ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         return fig, ax
 
+    def finish(ax) -> None:
+        """The y axis from 0 to above every line drawn (set last: limits set earlier would leave a later
+        line off the scale with its legend entry still shown), and the legend."""
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=8)
+
     fig, ax = size_plot("service_ms", "mean service time (ms)", "service time")
-    ax.legend(fontsize=8)
+    finish(ax)
     save(fig, "characterize_service_time.png")
 
     fig, ax = size_plot("mb_per_s", "throughput (MB/s)", "throughput")
     ax.plot(kb, [r["dd_read"]["mb_per_s"] for r in sizes], marker="s", ls="--", label="dd read (synchronous)")
     if res["zones"]:
         ax.axhline(res["zones"][0]["media_rate_mb_s"], color="grey", ls=":", label="outer-zone media rate")
-    ax.legend(fontsize=8)
+    finish(ax)
     save(fig, "characterize_throughput.png")
 
     fig, ax = plt.subplots(figsize=(7, 4.5))

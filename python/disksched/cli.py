@@ -33,6 +33,13 @@ try:  # typer >= 0.2x shows every option's type: a flag takes no value, so show 
     TyperOption.display_type_rich = lambda self, ctx: None if self.is_flag else _display_type(self, ctx)
 except (ImportError, AttributeError):  # older typer: click's own help, which already shows flags bare
     pass
+try:  # typer >= 0.2x writes a required argument "{CONFIG}" in the usage line; click and man pages write CONFIG.
+    from typer.core import TyperArgument
+
+    _usage_name = TyperArgument._usage_display_name
+    TyperArgument._usage_display_name = lambda self: re.sub(r"^\{(.*)\}", r"\1", _usage_name(self))
+except (ImportError, AttributeError):  # older typer: click's usage line
+    pass
 config_app = typer.Typer(no_args_is_help=True, help="Run configs: check one, show it resolved.")
 app.add_typer(config_app, name="config")
 # No markup: paths and names are printed as they are ("[brackets]" included).
@@ -115,6 +122,12 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
         seed: Optional[int] = typer.Option(None, help="Override the config's seed."),
         out: Optional[Path] = typer.Option(None, help="Directory for summary.json and the plots (see README)."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        output_format: str = typer.Option("normal", "--output-format", metavar="FORMAT",
+                                          help="normal (the table) or json: fio's JSON shape (jobs[0].read/.write: io_bytes, "
+                                               "bw KiB/s, iops, lat_ns/clat_ns/slat_ns with exact percentiles) for scripts."),
+        percentile_list: Optional[str] = typer.Option(None, "--percentile-list", metavar="P1:P2:..",
+                                                      help="Percentiles of --output-format json, as fio's --percentile_list "
+                                                           "(default fio's: 1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99)."),
         set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="Override any config key by its dotted path: "
                                        "host.scheduler=rr, host.set.wait_ms=5, disk.model=cheetah9lp (repeatable)."),
         records: bool = typer.Option(False, "--records", help="Write every request to OUT/records.parquet, "
@@ -127,7 +140,8 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
     from contextlib import nullcontext
 
     from . import check_seed, resolve
-    from .output import output_dir, summary_rows
+    from .fio_output import FORMATS, Latencies, parse_percentile_list, report, sector_bytes
+    from .output import output_dir, run_title, summary_rows
     from .overrides import parse_assignments
 
     _use_plugins(plugin)
@@ -136,27 +150,46 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
     overrides = parse_assignments(set_, "--set")
     if records and out is None:
         raise DiskschedError("--records needs --out DIR (records.parquet is written there)")
-    resolve(config, overrides)
+    if output_format not in FORMATS:
+        raise DiskschedError(f"--output-format {output_format!r}: expected one of {', '.join(FORMATS)}")
+    fio = output_format == "json"
+    if fio and json_out:
+        raise DiskschedError("--json and --output-format json: choose one")
+    if percentile_list is not None and not fio:
+        raise DiskschedError("--percentile-list applies to --output-format json")
+    percentiles = parse_percentile_list(percentile_list) if fio else None
+    res = resolve(config, overrides)
+    block_bytes = sector_bytes(res) if fio else None
     progress = Progress(f"running {config.name}")
+    fio_report = None
     with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
         if tmp is not None:
             from .run_dir import run_to_dir
 
             try:
-                result, written = run_to_dir(tmp, config, overrides, seed, progress, config.name, log_x=log_x,
-                                             parquet=records, plugins=plugin)
+                result, written, fio_report = run_to_dir(tmp, config, overrides, seed, progress, config.name,
+                                                         log_x=log_x, parquet=records, plugins=plugin,
+                                                         fio=None if not fio else (percentiles, block_bytes))
             finally:
                 progress.close()
         else:
+            lat = Latencies() if fio else None
             try:
-                result = run_sim(config, seed=seed, overrides=list(set_), progress=progress)
+                result = run_sim(config, seed=seed, overrides=list(set_), progress=progress, records=fio or None,
+                                 record_sink=None if lat is None else lat.add)
+                if lat is not None and result.columns is not None:
+                    lat.add(result.columns)
             finally:
                 progress.close()
             if plugin:
                 from .provenance import plugin_files
 
                 result.provenance["plugins"] = plugin_files(plugin)
-    if json_out:
+            if lat is not None:
+                fio_report = report(lat, percentiles, config.name, block_bytes, result.provenance, result.counters)
+    if fio_report is not None:
+        print(json.dumps(fio_report, indent=2))
+    elif json_out:
         # The summary's figures at the top level (as before), with what summary.json has beside them.
         print(json.dumps({**result.summary, "counters": result.counters, "provenance": result.provenance}, indent=2))
     else:
@@ -164,18 +197,6 @@ def run(config: Path = typer.Argument(..., metavar="CONFIG", help="Run config (T
                              [list(r) for r in summary_rows(result.summary)]))
         if out is not None:
             console.print(f"wrote {out}/: {', '.join(written)}", highlight=False)
-
-
-def run_title(name: str, provenance: Optional[dict]) -> str:
-    """A run's table title: the config, the schedulers of its queues and its overrides."""
-    if not provenance:
-        return name
-    cfg = provenance.get("config") or {}
-    queues = [f"{q} {cfg[q]['scheduler']}" for q in ("host", "controller", "disk")
-              if isinstance(cfg.get(q), dict) and cfg[q].get("scheduler")]
-    over = provenance.get("overrides") or {}
-    said = ", ".join(queues + [f"{k}={v}" for k, v in over.items() if k not in ("run.warmup_requests",)])
-    return f"{name} ({said}, seed {provenance.get('seed')})" if said else name
 
 
 def _use_plugins(files: list[Path]) -> None:
@@ -359,13 +380,16 @@ def sweep_plot(sweep_dir: Path = typer.Argument(..., metavar="SWEEP_DIR", help="
                x: str = typer.Option(..., "--x", help="Grid key on the x axis."),
                hue: Optional[str] = typer.Option(None, "--hue", help="Grid key whose values are the lines "
                                                  "(default: every other grid key)."),
-               path: Optional[Path] = typer.Option(None, "-o", "--output", help="PNG to write (default DIR/Y_vs_X.png).")) -> None:
+               path: Optional[Path] = typer.Option(None, "-o", "--output", help="PNG to write (default DIR/Y_vs_X.png)."),
+               log_x: Optional[bool] = typer.Option(None, "--log-x/--linear-x", help="x axis log or linear "
+                                                    "(default: log when the values span more than two decades)."),
+               log_y: Optional[bool] = typer.Option(None, "--log-y/--linear-y", help="y axis likewise.")) -> None:
     """Plot a sweep's figure against a grid key: mean over seeds with its 95% confidence band."""
     from . import sweep_runner as sr
 
     if not (sweep_dir / "points.parquet").exists():
         raise DiskschedError(f"{sweep_dir}: no points.parquet (not a finished sweep folder)")
-    written = sr.plot(sweep_dir, y, x, hue, path)
+    written = sr.plot(sweep_dir, y, x, hue, path, log_x=log_x, log_y=log_y)
     console.print(f"wrote {written}", highlight=False)
 
 
@@ -610,7 +634,7 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
 
 
 @app.command()
-def extract(device: str = typer.Argument(..., help="A block device or file (O_DIRECT), nbd://HOST:PORT, "
+def extract(device: str = typer.Argument(..., metavar="DEVICE", help="A block device or file (O_DIRECT), nbd://HOST:PORT, "
                                                    "nbd+unix:///?socket=PATH, or sim:NAME / sim:SPEC.toml[?jitter_us=N&queue=N&order=SCHED]."),
             out: Path = typer.Option(..., "-o", "--out", help="Spec file to write (TOML)."),
             report: Optional[Path] = typer.Option(None, "--report", help="Folder for the parameter table and plots."),
@@ -662,7 +686,7 @@ def characterize(disk: str = typer.Option(..., help="Built-in disk name, spec .t
 
 
 @app.command()
-def reproduce(name: str = typer.Argument(..., help="riska2004, anand2008, lumb2002, rizzo2009, wu2004, or all."),
+def reproduce(name: str = typer.Argument(..., metavar="NAME", help="riska2004, anand2008, lumb2002, rizzo2009, wu2004, or all."),
               out: Path = typer.Option(Path("out/reproduce"), help="Directory for NAME.md, NAME.json and plots."),
               quick: bool = typer.Option(False, "--quick", help="Fewer requests, shorter runs, one seed."),
               check: bool = typer.Option(False, "--check", help="Exit 1 if a claim that held in the committed baseline "
@@ -840,17 +864,26 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
     """Simulation speed (requests per wall-clock second) and peak memory."""
     from .bench import dispatch_rates, hpl_replay, parse_rates, range_dispatch_rates, run_all, sweep_rates
 
+    # Progress on stderr in both modes (a --json run takes minutes; stdout stays the JSON alone).
     def show(r: dict) -> None:
-        if not json_out:
-            err_console.print(f"  {r['workload']:>9} {r['scheduler']:>5}: {r['requests_per_s']:,.0f} req/s, "
-                              f"peak RSS {r['peak_rss_mb']:.1f} MB", highlight=False)
+        err_console.print(f"  {r['workload']:>9} {r['scheduler']:>5}: {r['requests_per_s']:,.0f} req/s, "
+                          f"peak RSS {r['peak_rss_mb']:.1f} MB", highlight=False)
 
+    def step(what: str) -> None:
+        err_console.print(f"  {what} ...", highlight=False)
+
+    step(f"simulation runs of {requests:,} requests")
     results = run_all(requests, show)
+    step("dispatch decisions per second")
     rates = dispatch_rates(max(requests // 10, 1000)) + range_dispatch_rates(max(requests // 100, 1000))
+    step("trace parsing")
     parsing = parse_rates(requests)
     from . import data
 
+    step("HPL trace replay (ajw.1week)")
     results.append(hpl_replay(str(data.trace_path("ajw.1week"))))
+    if sweep_runs:
+        step(f"sweep of {sweep_runs} runs")
     sweeps = sweep_rates(sweep_runs) if sweep_runs else []
     if json_out:
         print(json.dumps(results + [{"workload": "dispatch", **r} for r in rates]

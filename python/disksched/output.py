@@ -138,6 +138,18 @@ def write_json(path: Path, obj: Any) -> None:
     atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, indent=2) + "\n"))
 
 
+def run_title(name: str, provenance: dict | None) -> str:
+    """A run's title (its table's and plots'): the config, the schedulers of its queues and its overrides."""
+    if not provenance:
+        return name
+    cfg = provenance.get("config") or {}
+    queues = [f"{q} {cfg[q]['scheduler']}" for q in ("host", "controller", "disk")
+              if isinstance(cfg.get(q), dict) and cfg[q].get("scheduler")]
+    over = provenance.get("overrides") or {}
+    said = ", ".join(queues + [f"{k}={v}" for k, v in over.items() if k not in ("run.warmup_requests",)])
+    return f"{name} ({said}, seed {provenance.get('seed')})" if said else name
+
+
 def _distribution(x: dict) -> str:
     return (f"mean {x['mean']:.3f}  p50 {x['p50']:.3f}  p90 {x['p90']:.3f}  "
             f"p99 {x['p99']:.3f}  p99.9 {x['p999']:.3f}  max {x['max']:.3f}")

@@ -8,6 +8,7 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ._core import DiskschedError
 from .output import atomic_write
 
 
@@ -22,6 +23,8 @@ def _plt():
 
 # The request classes of `Result.records()`'s `class` column (the core's Class enum order).
 CLASS_NAMES = {0: "best-effort", 1: "real-time", 2: "background"}
+# One colour per class in every plot that draws classes (response_cdf_by_class.png, throughput.png, ...).
+CLASS_COLORS = {"best-effort": "tab:blue", "real-time": "tab:red", "background": "tab:green"}
 
 
 # PNG text chunks written into every plot saved here (the provenance of a run's or sweep's plots).
@@ -57,12 +60,12 @@ def response_cdf(path: Path, series: Mapping[str, Sequence[float]], title: str,
                  xlabel: str = "response time (ms)", log_x: bool = False, tail: float = 99.9) -> None:
     """Empirical CDFs of response times (ms), one line per series, drawn to the
     `tail` percentile (a single worst request would squeeze every curve into
-    the left edge) with each series' maximum noted; `log_x` for a log time axis."""
+    the left edge) with each series' maximum noted; `log_x` for a log time axis.
+    Series with identical values are drawn once, their labels joined."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     right, left = 0.0, np.inf
-    for label, values in series.items():
-        v = np.sort(np.asarray(values, dtype=float))
+    for label, v in _merge_identical(series):
         if not len(v):
             continue
         top = f"{v[-1]:,.1f}" if v[-1] >= 100 else f"{v[-1]:.4g}"
@@ -72,6 +75,19 @@ def response_cdf(path: Path, series: Mapping[str, Sequence[float]], title: str,
         if len(positive):
             left = min(left, float(positive[0]))
     _finish_cdf(fig, ax, path, plt, xlabel, title, tail, log_x, left, right)
+
+
+def _merge_identical(series: Mapping[str, Sequence[float]]) -> list[tuple[str, np.ndarray]]:
+    """(label, sorted values) per distinct series; coinciding ones as one entry "a, b (identical)"."""
+    groups: list[tuple[list[str], np.ndarray]] = []
+    for label, values in series.items():
+        v = np.sort(np.asarray(values, dtype=float))
+        same = next((g for g in groups if np.array_equal(g[1], v)), None)
+        if same is not None:
+            same[0].append(label)
+        else:
+            groups.append(([label], v))
+    return [(", ".join(ls) + (" (identical)" if len(ls) > 1 else ""), v) for ls, v in groups]
 
 
 def _finish_cdf(fig, ax, path: Path, plt, xlabel: str, title: str, tail: float, log_x: bool,
@@ -142,7 +158,7 @@ def throughput(path: Path, series, rates, title: str, labels: Mapping[int, str] 
             rows = cls == name
             times, sums = _sum_by(t[rows], mb[rows])
             n = len(np.unique(client[rows]))
-            ax.plot(times + half, sums, label=f"{name} ({n} client{'s' if n > 1 else ''})")
+            ax.plot(times + half, sums, label=f"{name} ({n} client{'s' if n > 1 else ''})", color=CLASS_COLORS.get(name))
     else:
         for c in np.unique(client):
             rows = client == c
@@ -206,9 +222,10 @@ def lbn_time(path: Path, t_s, lbn, is_write, title: str, counts: Optional[tuple[
 
 
 def response_cdf_hist(path: Path, hists: Mapping[str, Any], title: str, xlabel: str = "response time (ms)",
-                      log_x: bool = False, tail: float = 99.9) -> None:
+                      log_x: bool = False, tail: float = 99.9, colors: Mapping[str, str] | None = None) -> None:
     """`response_cdf` drawn from histograms (`records.Histogram`: counts in
-    0.23 %-wide bins and the exact maximum) instead of values held in memory."""
+    0.23 %-wide bins and the exact maximum) instead of values held in memory;
+    `colors`: a line colour by label (the classes' `CLASS_COLORS`)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     right, left = 0.0, np.inf
@@ -219,7 +236,7 @@ def response_cdf_hist(path: Path, hists: Mapping[str, Any], title: str, xlabel: 
         top_ms = h.max_ns / 1e6
         top = f"{top_ms:,.1f}" if top_ms >= 100 else f"{top_ms:.4g}"
         ax.plot(np.concatenate([[x[0]], x]), np.concatenate([[0.0], f]), label=f"{label}: max {top} ms", lw=1.4,
-                drawstyle="steps-post")
+                drawstyle="steps-post", color=(colors or {}).get(label))
         right = max(right, float(x[np.searchsorted(f, tail / 100)]) if f[-1] >= tail / 100 else float(x[-1]))
         left = min(left, float(x[0]))
     _finish_cdf(fig, ax, path, plt, xlabel, title, tail, log_x, left, right)
@@ -247,10 +264,22 @@ def queue_depth_curves(path: Path, curves: Mapping[str, Optional[tuple]], title:
     _save(fig, path, plt, dpi=110)
 
 
-def figure_vs_key(path: Path, table, x: str, y: str, lines: Sequence[str], title: str) -> None:
+def wants_log(values, asked: Optional[bool], flag: str) -> bool:
+    """A log axis for `values`: as `asked`, or (None) when they are positive and span more than two decades."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    positive = len(v) > 0 and bool((v > 0).all())
+    if asked and not positive:
+        raise DiskschedError(f"{flag}: the values are not all positive ({v.min():g} .. {v.max():g}); no log axis")
+    return positive and bool(v.max() > 100 * v.min()) if asked is None else asked
+
+
+def figure_vs_key(path: Path, table, x: str, y: str, lines: Sequence[str], title: str,
+                  log_x: Optional[bool] = None, log_y: Optional[bool] = None) -> None:
     """A sweep's figure `y` (mean over seeds, with its 95 % confidence band)
     against grid key `x`, one line per combination of the `lines` keys
-    (`sweep_runner.aggregate`'s table)."""
+    (`sweep_runner.aggregate`'s table). `log_x`, `log_y`: log axes (None: when
+    the values span more than two decades, `wants_log`)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     lines = list(lines)
@@ -266,7 +295,13 @@ def figure_vs_key(path: Path, table, x: str, y: str, lines: Sequence[str], title
         line, = ax.plot(xs, mean, marker="o", ms=3, lw=1.4, label=label)
         ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
     if not numeric:
+        if log_x:
+            raise DiskschedError(f"--log-x: {x} is not numeric (its values: {', '.join(map(str, cats))})")
         ax.set_xticks(range(len(cats)), [str(c) for c in cats])
+    elif wants_log(table[x], log_x, "--log-x"):
+        ax.set_xscale("log")
+    if wants_log(table[f"{y}_mean"], log_y, "--log-y"):
+        ax.set_yscale("log")
     ax.set_xlabel(x)
     ax.set_ylabel(f"{y} (mean, 95% CI band)")
     ax.set_title(title)

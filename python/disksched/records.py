@@ -175,11 +175,13 @@ class Accumulator:
 
 def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
              progress: Optional[Callable[[int, int], Any]], parquet: bool = False,
-             runner: Optional[Callable[..., Result]] = None, plugin_files: Sequence[Any] = ()) -> tuple[Result, Accumulator, dict]:
+             runner: Optional[Callable[..., Result]] = None, plugin_files: Sequence[Any] = (),
+             also: Optional[Callable[[Mapping[str, np.ndarray]], Any]] = None) -> tuple[Result, Accumulator, dict]:
     """The run of `disksched run --out` (in its own process, see `run_dir`): records streamed
     into the accumulators and, with `parquet`, into `out`/records.parquet; summary.json written.
     Returns the result (without records), the accumulators (the plots' data) and the provenance.
-    `runner` replaces `disksched.run` (same arguments): `disksched serve` writes its session this way."""
+    `runner` replaces `disksched.run` (same arguments): `disksched serve` writes its session this way.
+    `also` is handed every chunk too (`run --output-format json`'s latencies)."""
     from . import provenance as prov
     from . import resolve
     from .output import write_json
@@ -192,11 +194,17 @@ def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int
     if plugin_files:
         p["plugins"] = prov.plugin_files(plugin_files)
     acc = Accumulator(out / "records.parquet" if parquet else None, p)
+
+    def sink(cols: Mapping[str, np.ndarray]) -> None:
+        acc.add(cols)
+        if also is not None:
+            also(cols)
+
     try:
         result = (runner or run_sim)(config, seed=seed, records=True, overrides=overrides, progress=progress,
-                         record_sink=acc.add, record_chunk_rows=CHUNK_ROWS)
+                         record_sink=sink, record_chunk_rows=CHUNK_ROWS)
         if result.columns is not None:
-            acc.add(result.columns)
+            sink(result.columns)
             result.columns = None
     finally:
         acc.close()
@@ -207,32 +215,41 @@ def simulate(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int
 def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name: str, log_x: bool = False,
          parquet: bool = False) -> list[str]:
     """The plots and series of `disksched run --out` from what `simulate` left; the names written."""
+    import textwrap
+
     from . import provenance as prov
-    from .output import atomic_write
-    from .plots import lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
+    from .output import atomic_write, run_title
+    from .plots import CLASS_COLORS, lbn_time, png_provenance, queue_depth_curves, response_cdf_hist, throughput
 
     out = Path(out)
+    head = run_title(name, p)
+
+    def title(what: str) -> str:
+        """Every plot's title names the schedulers and overrides (wrapped: the plots are 7-8 inches wide)."""
+        return textwrap.fill(f"{head}: {what}", 70)
+
     written = ["summary.json"] + (["records.parquet"] if parquet else [])
     note = " (warm-up left out)" if acc.warmup_rows else ""
     with png_provenance(p):
         response_cdf_hist(out / "response_cdf.png", {"host": acc.host, "disk": acc.disk},
-                          f"{name}: response time{note}", log_x=log_x)
+                          title(f"response time{note}"), log_x=log_x)
         written.append("response_cdf.png")
         present = {c: h for c, h in acc.by_class.items() if h.counts.sum()}
         if len(present) > 1:
-            response_cdf_hist(out / "response_cdf_by_class.png",
-                              {f"{CLASS_NAMES[c]} ({int(h.counts.sum()):,})": h for c, h in present.items()},
-                              f"{name}: host response time by class{note}", log_x=log_x)
+            labels = {c: f"{CLASS_NAMES[c]} ({int(h.counts.sum()):,})" for c, h in present.items()}
+            response_cdf_hist(out / "response_cdf_by_class.png", {labels[c]: h for c, h in present.items()},
+                              title(f"host response time by class{note}"), log_x=log_x,
+                              colors={labels[c]: CLASS_COLORS[CLASS_NAMES[c]] for c in present})
             written.append("response_cdf_by_class.png")
         if acc.rows:
             sc = acc.scatter
             thinned = f" (every {sc.k}th request drawn)" if sc.k > 1 else ""
-            lbn_time(out / "lbn_time.png", sc.t, sc.lbn, sc.w, f"{name}: LBN against time{thinned}",
+            lbn_time(out / "lbn_time.png", sc.t, sc.lbn, sc.w, title(f"LBN against time{thinned}"),
                      counts=(sc.reads, sc.writes))
             queue_depth_curves(out / "queue_depth.png",
                                {"in the system (arrival to completion)": acc.depth_system.curve(),
                                 "at the disk (issued to completion)": acc.depth_disk.curve()},
-                               f"{name}: queue depth over time")
+                               title("queue depth over time"))
             written += ["lbn_time.png", "queue_depth.png"]
         if result.series_columns is not None:
             # Columns, not DataFrames: pandas (~43 MB resident, and pyarrow for its strings) stays out.
@@ -243,7 +260,7 @@ def draw(out: Path, result: Result, acc: Accumulator, p: Mapping[str, Any], name
             header = prov.csv_header(p)
             for fname, cols in tables:
                 atomic_write(out / fname, lambda tmp, cols=cols: _csv(tmp, cols, header))
-            throughput(out / "throughput.png", series, rates, f"{name}: throughput by class",
+            throughput(out / "throughput.png", series, rates, title("throughput by class"),
                        end_s=result.summary["sim_time_ms"] / 1000, by_class=True)
             written += [t[0] for t in tables] + ["throughput.png"]
     return written

@@ -66,26 +66,30 @@ def _child(job: Mapping[str, Any], progress: Optional[Callable[[int, int], Any]]
 
 def run_to_dir(out: Path, config, overrides: Mapping[str, Any], seed: Optional[int],
                progress: Optional[Callable[[int, int], Any]], name: str, log_x: bool = False,
-               parquet: bool = False, plugins: Sequence[Path] = ()) -> tuple[Result, list[str]]:
+               parquet: bool = False, plugins: Sequence[Path] = (),
+               fio: Optional[tuple[Sequence[float], int]] = None) -> tuple[Result, list[str], Optional[dict]]:
     """Run and write what `disksched run --out` writes into `out` (a fresh
     folder): summary.json (with provenance), plots, series and, with
     `parquet`, records.parquet. `plugins`: `--plugin` files, registered again
-    in the simulation's process. Returns the result (summary, counters and
-    provenance) and the names written."""
+    in the simulation's process. `fio`: (percentiles, block bytes) of a
+    `run --output-format json` report (`fio_output`). Returns the result
+    (summary, counters and provenance), the names written and the report
+    (None without `fio`)."""
     out = Path(out)
     state = out / f".state-{os.getpid()}.pickle"
     is_path = not isinstance(config, Mapping)
     job = {"step": "simulation", "out": str(out), "state": str(state), "config": str(config) if is_path else None,
            "config_json": None if is_path else load_config(config)[0], "overrides": dict(overrides or {}),
-           "seed": seed, "parquet": parquet, "plugins": [str(Path(f).resolve()) for f in plugins]}
+           "seed": seed, "parquet": parquet, "plugins": [str(Path(f).resolve()) for f in plugins],
+           "fio": None if fio is None else [list(fio[0]), fio[1]], "name": name}
     try:
-        _child(job, progress)
+        fio_report = _child(job, progress)
         written = _child({"step": "plotting", "out": str(out), "state": str(state), "name": name, "log_x": log_x,
                           "parquet": parquet}, None)
     finally:
         state.unlink(missing_ok=True)
     saved = json.loads((out / "summary.json").read_text())
-    return Result(saved["summary"], saved["counters"], provenance=saved["provenance"]), written
+    return Result(saved["summary"], saved["counters"], provenance=saved["provenance"]), written, fio_report
 
 
 def _main(job_text: str) -> int:
@@ -110,11 +114,20 @@ def _main(job_text: str) -> int:
             for f in job["plugins"]:
                 plugins.use(*plugins.load_file(f))
             config = job["config"] if job["config"] is not None else json.loads(job["config_json"])
+            lat = None
+            if job["fio"] is not None:
+                from .fio_output import Latencies
+
+                lat = Latencies()
             result, acc, p = simulate(Path(job["out"]), config, job["overrides"], job["seed"], progress,
-                                      job["parquet"], plugin_files=job["plugins"])
+                                      job["parquet"], plugin_files=job["plugins"], also=None if lat is None else lat.add)
             with open(job["state"], "wb") as f:
                 pickle.dump((result, acc, p), f, protocol=pickle.HIGHEST_PROTOCOL)
             value = None
+            if lat is not None:
+                from .fio_output import report
+
+                value = report(lat, job["fio"][0], job["name"], job["fio"][1], p, result.counters)
         else:
             from .records import draw
 

@@ -481,9 +481,10 @@ def _csv(path: str, df, header: str) -> None:
         df.to_csv(f, index=False)
 
 
-def plot(out: Path, y: str, x: str, hue: Optional[str] = None, path: Optional[Path] = None) -> Path:
+def plot(out: Path, y: str, x: str, hue: Optional[str] = None, path: Optional[Path] = None,
+         log_x: Optional[bool] = None, log_y: Optional[bool] = None) -> Path:
     """A figure of the sweep in `out` (`points.parquet`) against grid key `x`, one line per value of `hue`,
-    the 95 % confidence interval as a band."""
+    the 95 % confidence interval as a band; log axes as `log_x`, `log_y` say (None: `plots.wants_log`)."""
     import pandas as pd
 
     from . import provenance
@@ -507,5 +508,5 @@ def plot(out: Path, y: str, x: str, hue: Optional[str] = None, path: Optional[Pa
     # One line per combination of the other grid keys (`hue` first in the legend).
     lines = ([hue] if hue else []) + [k for k in keys if k not in (x, hue)]
     with png_provenance(prov):
-        figure_vs_key(path, points, x, y, lines, f"{y} against {x}")
+        figure_vs_key(path, points, x, y, lines, f"{y} against {x}", log_x=log_x, log_y=log_y)
     return path

@@ -183,6 +183,29 @@ fn run<'py>(
 /// The Python side of a run's result: (summary_json, counters_json, records or None, series or None).
 pub(crate) type ResultTuple<'py> = (String, String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>);
 
+/// The schedulers' own counters into `counters`: "scheduler" ({"QUEUE.NAME": value}) and, when any
+/// scheduler was switched out, "scheduler_retired" ({"QUEUE.SCHED until T ms": {NAME: value}}). The
+/// disks of an array share a queue name: their counters are summed, not one disk's kept.
+pub(crate) fn add_scheduler_counters(counters: &mut serde_json::Value, result: &disksched_core::sim::RunResult) {
+    let mut sched = serde_json::Map::new();
+    for (level, name, v) in &result.scheduler_counters {
+        add_to(sched.entry(format!("{level}.{name}")).or_insert(0.into()), *v);
+    }
+    counters["scheduler"] = sched.into();
+    if !result.retired_counters.is_empty() {
+        let mut retired = serde_json::Map::new();
+        for (label, name, v) in &result.retired_counters {
+            let e = retired.entry(label.clone()).or_insert_with(|| serde_json::Value::Object(Default::default()));
+            add_to(e.as_object_mut().expect("an object").entry(*name).or_insert(0.into()), *v);
+        }
+        counters["scheduler_retired"] = retired.into();
+    }
+}
+
+fn add_to(slot: &mut serde_json::Value, v: u64) {
+    *slot = slot.as_u64().unwrap_or(0).saturating_add(v).into();
+}
+
 /// A finished run's result as `run` returns it to Python.
 pub(crate) fn result_tuple(py: Python<'_>, result: disksched_core::sim::RunResult, warmup_requests: u64) -> PyResult<ResultTuple<'_>> {
     let mut summary = serde_json::to_value(&result.summary).map_err(json_err)?;
@@ -194,18 +217,7 @@ pub(crate) fn result_tuple(py: Python<'_>, result: disksched_core::sim::RunResul
     }
     let summary = summary.to_string();
     let mut counters = serde_json::to_value(&result.counters).map_err(json_err)?;
-    let sched: serde_json::Map<String, serde_json::Value> =
-        result.scheduler_counters.iter().map(|(level, name, v)| (format!("{level}.{name}"), (*v).into())).collect();
-    counters["scheduler"] = sched.into();
-    if !result.retired_counters.is_empty() {
-        // Switched-out schedulers (`[[reconfigure]]`, `Simulation.switch`), each under "QUEUE.NAME until T ms".
-        let mut retired = serde_json::Map::new();
-        for (label, name, v) in &result.retired_counters {
-            let e = retired.entry(label.clone()).or_insert_with(|| serde_json::Value::Object(Default::default()));
-            e[*name] = (*v).into();
-        }
-        counters["scheduler_retired"] = retired.into();
-    }
+    add_scheduler_counters(&mut counters, &result);
     let counters = counters.to_string();
     let recs = result.records.map(|r| records_dict(py, r, warmup_requests)).transpose()?;
     let series = match result.series {

@@ -109,18 +109,7 @@ pub fn serve<'py>(
         summary["disk_noise"] = serde_json::to_value(n).map_err(json_err)?;
     }
     let mut counters = serde_json::to_value(&result.counters).map_err(json_err)?;
-    let sched: serde_json::Map<String, serde_json::Value> =
-        result.scheduler_counters.iter().map(|(level, name, v)| (format!("{level}.{name}"), (*v).into())).collect();
-    counters["scheduler"] = sched.into();
-    if !result.retired_counters.is_empty() {
-        // Switched-out schedulers (`[[reconfigure]]`, `Simulation.switch`), each under "QUEUE.NAME until T ms".
-        let mut retired = serde_json::Map::new();
-        for (label, name, v) in &result.retired_counters {
-            let e = retired.entry(label.clone()).or_insert_with(|| serde_json::Value::Object(Default::default()));
-            e[*name] = (*v).into();
-        }
-        counters["scheduler_retired"] = retired.into();
-    }
+    crate::add_scheduler_counters(&mut counters, &result);
     let recs = result.records.map(|r| records_dict(py, r, warmup_requests)).transpose()?;
     let stopped = stopped_by.lock().unwrap().take();
     Ok((summary.to_string(), counters.to_string(), recs, report.stats.to_string(), stopped))
