@@ -36,8 +36,8 @@ except (ImportError, AttributeError):  # older typer: click's own help, which al
 try:  # typer >= 0.2x writes a required argument "{CONFIG}" in the usage line; click and man pages write CONFIG.
     from typer.core import TyperArgument
 
-    _usage_name = TyperArgument._usage_display_name
-    TyperArgument._usage_display_name = lambda self: re.sub(r"^\{(.*)\}", r"\1", _usage_name(self))
+    _metavar = TyperArgument.make_metavar
+    TyperArgument.make_metavar = lambda self, *a, **k: re.sub(r"^\{(.*)\}$", r"\1", _metavar(self, *a, **k))
 except (ImportError, AttributeError):  # older typer: click's usage line
     pass
 config_app = typer.Typer(no_args_is_help=True, help="Run configs: check one, show it resolved.")
