@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The `test` extra (pytest, nbclient, pdoc, ...): installed only for the targets that need it, so `make demo` does not wait for it.
+TEST_STAMP := $(VENV)/.installed-test
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name '*.pyi') Cargo.toml pyproject.toml
 
 .PHONY: demo test build bench cargo-test pytest repro-check clean config-reference readme-scores nbd-clients notebooks api-docs
@@ -15,8 +17,13 @@ $(VENV)/bin/python:
 
 $(STAMP): $(VENV)/bin/python $(SOURCES)
 	$(PY) -m pip install --quiet "maturin>=1.5,<2"
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras test --quiet
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP) pyproject.toml
+	$(PY) tools/extra_requirements.py test > $(VENV)/test-requirements.txt
+	$(PY) -m pip install --quiet -r $(VENV)/test-requirements.txt
+	touch $(TEST_STAMP)
 
 build: $(STAMP)
 
@@ -36,7 +43,7 @@ nbd-clients:
 	  { [ "$$(id -u)" = 0 ] || { echo "fio, nbdinfo, nbdcopy missing: run 'apt-get install -y fio libnbd-bin' as root"; exit 1; }; \
 	    apt-get install -y fio libnbd-bin || { apt-get update && apt-get install -y fio libnbd-bin; }; }
 
-pytest: $(STAMP) nbd-clients
+pytest: $(TEST_STAMP) nbd-clients
 	$(PY) -m pytest -q
 
 # Every paper reproduction, quick, judged and ablated: fails when a claim the baseline says holds does not, or cannot fail.
@@ -54,12 +61,12 @@ readme-scores: $(STAMP)
 	$(PY) -m disksched.reproductions.scores README.md docs/reproductions
 
 # examples/*.ipynb executed again, outputs stored (tests/test_notebook.py executes them in `make test`).
-notebooks: $(STAMP)
+notebooks: $(TEST_STAMP)
 	$(PY) tools/execute_notebook.py --write examples/*.ipynb
 
 # The Python API reference from the docstrings (pdoc): docs/api/index.html (tests/test_api_docs.py builds it too).
 API_MODULES := disksched disksched.plugins
-api-docs: $(STAMP)
+api-docs: $(TEST_STAMP)
 	$(PY) -m pdoc $(API_MODULES) -o docs/api
 
 clean:
