@@ -1,4 +1,5 @@
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -7,6 +8,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
+
+# The Ctrl-C tests stand for a user at a terminal, where a command starts with SIGINT's default action. A
+# test run started in the background from a script (`make test &`) inherits SIGINT ignored, passes that
+# on to every command it starts, and the commands rightly keep ignoring it (as POSIX asks of background
+# jobs): the tests would then see commands that Ctrl-C cannot stop. A handler here (not ignoring) becomes
+# the default action in every child at exec.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def cli(*args, cwd=None):
