@@ -177,4 +177,37 @@ mod tests {
         q.finished(1024, true);
         assert!(q.balanced(3) && !q.balanced(4));
     }
+
+    /// Counters of a finished run of `n` requests on one disk, no controller: everything balanced.
+    fn balanced_run(n: u64) -> Counters {
+        let q = QueueCounters { requests: n, done: n, ..Default::default() };
+        Counters { arrived: n, pieces: n, host_dispatched: n, drive_dispatched: n, completed: n,
+                   host_queue: q.clone(), disk_queue: q, ..Default::default() }
+    }
+
+    #[test]
+    fn the_conservation_check_fails_each_way_a_request_can_go_missing() {
+        let n = 10;
+        assert!(balanced_run(n).check(0, 0, false, n, n).is_ok());
+        // Each case breaks one thing a run with a lost or doubled request would show.
+        let cases: Vec<(&str, Counters, (u64, usize, bool, u64, u64))> = vec![
+            ("one never completed", Counters { completed: n - 1, ..balanced_run(n) }, (0, 0, false, n, n - 1)),
+            ("one still queued", balanced_run(n), (1, 0, false, n, n)),
+            ("one still live", balanced_run(n), (0, 1, false, n, n)),
+            ("a split half-joined", balanced_run(n), (0, 0, true, n, n)),
+            ("one completed twice, another never", balanced_run(n), (0, 0, false, n - 1, n)),
+            ("the metrics missed one", balanced_run(n), (0, 0, false, n, n - 1)),
+            ("the host sent one twice", Counters { host_dispatched: n + 1, ..balanced_run(n) }, (0, 0, false, n, n)),
+            ("a drive never took one", Counters { drive_dispatched: n - 1, ..balanced_run(n) }, (0, 0, false, n, n)),
+            ("the host queue still holds one", Counters { host_queue: QueueCounters { requests: n, done: n - 1, in_flight: 1,
+                ..Default::default() }, ..balanced_run(n) }, (0, 0, false, n, n)),
+            ("the disk queue lost one", Counters { disk_queue: QueueCounters { requests: n, done: n - 1, ..Default::default() },
+                ..balanced_run(n) }, (0, 0, false, n, n)),
+            ("the controller queue lost one", Counters { controller_queue: Some(QueueCounters { requests: n, done: n - 1,
+                ..Default::default() }), ..balanced_run(n) }, (0, 0, false, n, n)),
+        ];
+        for (what, c, (queued, live, open, done_once, measured)) in cases {
+            assert!(c.check(queued, live, open, done_once, measured).is_err(), "{what}: not caught");
+        }
+    }
 }
