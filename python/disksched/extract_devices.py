@@ -119,7 +119,16 @@ def _mounted(path: str) -> Optional[str]:
     return None
 
 
-class FileDevice(Device):
+class WallClockDevice(Device):
+    """A real device: its clock is the host's monotonic one, and idle time is slept."""
+
+    def idle_until(self, t_ns: int) -> None:
+        d = t_ns - time.monotonic_ns()
+        if d > 0:
+            time.sleep(d / 1e9)
+
+
+class FileDevice(WallClockDevice):
     """A block device or a file, opened with O_DIRECT (Linux), timed with the
     host's monotonic clock. Reads by default; writes only inside the range
     `allow_writes` names, and never on a mounted device. One command at a
@@ -177,11 +186,6 @@ class FileDevice(Device):
             raise DeviceError(f"{self.path}: short {'write' if write else 'read'} at block {lbn} ({got} of {n} bytes)")
         return time.monotonic_ns()
 
-    def idle_until(self, t_ns: int) -> None:
-        d = t_ns - time.monotonic_ns()
-        if d > 0:
-            time.sleep(d / 1e9)
-
     def close(self) -> None:
         try:
             os.close(self.fd)
@@ -189,7 +193,7 @@ class FileDevice(Device):
             pass
 
 
-class NbdDevice(Device):
+class NbdDevice(WallClockDevice):
     """An NBD export (fixed-newstyle handshake, NBD_OPT_GO), e.g. `disksched
     serve`: nbd+unix:///?socket=PATH or nbd://HOST:PORT[/EXPORT]. Reads of a
     batch are all sent before the first reply is read (the server may
@@ -302,11 +306,6 @@ class NbdDevice(Device):
             self._recv(cmds[i][1] * self.block_bytes)
             out[i] = t
         return out
-
-    def idle_until(self, t_ns: int) -> None:
-        d = t_ns - time.monotonic_ns()
-        if d > 0:
-            time.sleep(d / 1e9)
 
     def close(self) -> None:
         try:
