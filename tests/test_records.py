@@ -89,8 +89,11 @@ def test_records_parquet_of_2m_requests_under_100_mb_equal_to_records(tmp_path):
     assert all(b - s < 12 for b, s in zip(big["processes_mb"][:3], small["processes_mb"][:3])), (big, small)
     f = pq.ParquetFile(out / "records.parquet")
     assert f.metadata.num_rows == 2_000_000 and f.metadata.num_row_groups == -(-2_000_000 // 16_384)
-    prov = json.loads(f.schema_arrow.metadata[b"disksched"])
+    prov = json.loads(f.metadata.metadata[b"disksched"])
     assert prov["config"]["run"]["requests"] == 2_000_000 and prov["seed"] == 1
+    from disksched import provenance
+
+    assert provenance.read(out / "records.parquet") == prov
     want = disksched.run(cfg, records=True).records()
     got = pd.read_parquet(out / "records.parquet")
     # The file's `class` dictionary holds the names that occur (a Parquet dictionary page holds the values
@@ -103,6 +106,13 @@ def test_records_parquet_of_2m_requests_under_100_mb_equal_to_records(tmp_path):
     # The issue's bound: no process of `run --out --records` at 2 M requests peaks at 100 MB resident, all
     # together under 140 MB.
     assert big["max_process_mb"] < 100 and big["together_mb"] < 140, big
+
+
+def test_records_arrow_schema_is_the_one_records_gives():
+    # records.parquet's Arrow schema is stored as bytes made from `records()`'s types (the Rust writer has no
+    # Arrow layer): stale bytes would read `class` or an integer column back as another type.
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "records_arrow_schema.py"), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
 
 
 def test_thinned_keeps_every_kth_row_for_the_smallest_power_of_two_k():

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-# The key under which it is stored in Parquet schema metadata and PNG text chunks.
+# The key under which it is stored in Parquet key-value metadata and PNG text chunks.
 KEY = "disksched"
 
 
@@ -79,8 +79,8 @@ def read(path: Path) -> Optional[dict]:
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            meta = pq.read_schema(path).metadata or {}
-            raw = meta.get(KEY.encode())
+            # The file's key-value metadata (files written before issue 35's writer kept it only in the Arrow schema).
+            raw = (pq.read_metadata(path).metadata or {}).get(KEY.encode()) or (pq.read_schema(path).metadata or {}).get(KEY.encode())
             return json.loads(raw) if raw else None
         if suffix == ".csv":
             with open(path) as f:

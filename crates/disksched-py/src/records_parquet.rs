@@ -1,57 +1,64 @@
-//! `records.parquet` written in Rust (the `parquet` crate), chunk by chunk, so
-//! the process that runs `disksched run --out --records` never imports pyarrow
-//! (about 50 MB resident on its own: issue 21's bound is 100 MB for the whole
-//! process). The columns and their types are those of `Result.records()`:
-//! pandas reads the file back as the same DataFrame (the Arrow schema is
-//! stored in the file, so `class` comes back as the categorical).
+//! `records.parquet` written in Rust (the `parquet` crate's column writer),
+//! chunk by chunk, so the process that runs `disksched run --out --records`
+//! never imports pyarrow (about 50 MB resident on its own: issue 21's bound is
+//! 100 MB for the whole process). The columns and their types are those of
+//! `Result.records()`. The crate's Arrow layer is not built (it was half of a
+//! fresh build's compile time, issue 35): the Arrow schema that readers use
+//! to give `class` back as the categorical is stored as pyarrow serializes it
+//! (`records_arrow_schema.b64`, made by `tools/records_arrow_schema.py`
+//! from `records()` itself; tests/test_records.py checks it is current).
 
-use arrow_array::types::Int8Type;
-use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, Int8Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
-use arrow_schema::{DataType, Field, Schema};
 use numpy::PyReadonlyArray1;
-use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
+use parquet::column::writer::ColumnWriter;
+use parquet::data_type::ByteArray;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::parser::parse_message_type;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::collections::HashMap;
 use std::fs::File;
 use std::sync::Arc;
 
 use crate::DiskschedError;
 
-/// The record columns, in `records()`'s order, with their Arrow types.
-const U64: &[&str] = &["seq", "lbn", "arrival_ns", "host_dispatched_ns", "issued_ns", "started_ns", "done_ns",
-                       "seek_ns", "rotation_ns", "transfer_ns", "destage_wait_ns", "destage_ns"];
-const U32: &[&str] = &["client", "blocks", "disk"];
-const BOOL: &[&str] = &["is_write", "warmup"];
-const ORDER: &[&str] = &["seq", "client", "lbn", "blocks", "disk", "class", "is_write", "arrival_ns",
-                         "host_dispatched_ns", "issued_ns", "started_ns", "done_ns", "seek_ns", "rotation_ns",
-                         "transfer_ns", "destage_wait_ns", "destage_ns", "warmup"];
+/// The record columns in `records()`'s order, as Parquet types: unsigned
+/// integers as Parquet's unsigned INT64 / INT32, `class` as a string.
+const SCHEMA: &str = "message arrow_schema {
+  required int64 seq (INTEGER(64, false));
+  required int32 client (INTEGER(32, false));
+  required int64 lbn (INTEGER(64, false));
+  required int32 blocks (INTEGER(32, false));
+  required int32 disk (INTEGER(32, false));
+  required binary class (STRING);
+  required boolean is_write;
+  required int64 arrival_ns (INTEGER(64, false));
+  required int64 host_dispatched_ns (INTEGER(64, false));
+  required int64 issued_ns (INTEGER(64, false));
+  required int64 started_ns (INTEGER(64, false));
+  required int64 done_ns (INTEGER(64, false));
+  required int64 seek_ns (INTEGER(64, false));
+  required int64 rotation_ns (INTEGER(64, false));
+  required int64 transfer_ns (INTEGER(64, false));
+  required int64 destage_wait_ns (INTEGER(64, false));
+  required int64 destage_ns (INTEGER(64, false));
+  required boolean warmup;
+}";
+/// The same columns as Arrow types (base64 of the IPC-serialized schema, as
+/// Arrow's Parquet writers store it under `ARROW:schema`).
+const ARROW_SCHEMA_B64: &str = include_str!("records_arrow_schema.b64");
 /// Dictionary-encoded: the few-valued columns (the time columns' values are nearly all distinct,
 /// and dictionaries there make the file larger).
 const DICTIONARY: &[&str] = &["client", "blocks", "disk", "class"];
-
-fn data_type(name: &str) -> DataType {
-    if U64.contains(&name) {
-        DataType::UInt64
-    } else if U32.contains(&name) {
-        DataType::UInt32
-    } else if BOOL.contains(&name) {
-        DataType::Boolean
-    } else {
-        DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
-    }
-}
 
 /// A records.parquet being written: `write` a chunk of columns (a dict of
 /// numpy arrays, as a record sink receives them) as one row group, then `close`.
 #[pyclass(module = "disksched._core", unsendable)]
 pub(crate) struct RecordsParquet {
     path: String,
-    schema: Arc<Schema>,
-    classes: Arc<StringArray>,
-    writer: Option<ArrowWriter<File>>,
+    classes: Vec<ByteArray>,
+    writer: Option<SerializedFileWriter<File>>,
 }
 
 fn io_err(path: &str, e: impl std::fmt::Display) -> PyErr {
@@ -66,48 +73,60 @@ fn column<'py, T: numpy::Element>(cols: &Bound<'py, PyDict>, name: &str) -> PyRe
 #[pymethods]
 impl RecordsParquet {
     /// Create `path` with the records' schema; `provenance` (JSON text) is
-    /// stored in the schema's metadata under `key`; `class_names` are the class
+    /// stored in the file's metadata under `key`; `class_names` are the class
     /// column's categories, in code order.
     #[new]
     fn new(path: String, key: String, provenance: String, class_names: Vec<String>) -> PyResult<Self> {
-        let fields: Vec<Field> = ORDER.iter().map(|&n| Field::new(n, data_type(n), false)).collect();
-        let schema = Arc::new(Schema::new_with_metadata(fields, HashMap::from([(key, provenance)])));
+        let schema = Arc::new(parse_message_type(SCHEMA).map_err(|e| io_err(&path, e))?);
         let mut props = WriterProperties::builder()
             .set_writer_version(WriterVersion::PARQUET_2_0)
             .set_compression(Compression::SNAPPY)
-            .set_dictionary_enabled(false);
+            .set_dictionary_enabled(false)
+            .set_key_value_metadata(Some(vec![
+                KeyValue::new("ARROW:schema".into(), ARROW_SCHEMA_B64.trim().to_string()),
+                KeyValue::new(key, provenance),
+            ]));
         for &c in DICTIONARY {
             props = props.set_column_dictionary_enabled(c.into(), true);
         }
         let file = File::create(&path).map_err(|e| io_err(&path, e))?;
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props.build())).map_err(|e| io_err(&path, e))?;
-        Ok(Self { path, schema, classes: Arc::new(StringArray::from(class_names)), writer: Some(writer) })
+        let writer = SerializedFileWriter::new(file, schema, Arc::new(props.build())).map_err(|e| io_err(&path, e))?;
+        let classes = class_names.into_iter().map(|n| ByteArray::from(n.into_bytes())).collect();
+        Ok(Self { path, classes, writer: Some(writer) })
     }
 
     /// Append one chunk (every column of `records()`, equal lengths) as a row group.
     fn write(&mut self, cols: &Bound<'_, PyDict>) -> PyResult<()> {
-        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(ORDER.len());
-        for &name in ORDER {
-            let a: ArrayRef = if U64.contains(&name) {
-                Arc::new(UInt64Array::from(column::<u64>(cols, name)?.as_slice()?.to_vec()))
-            } else if U32.contains(&name) {
-                Arc::new(UInt32Array::from(column::<u32>(cols, name)?.as_slice()?.to_vec()))
-            } else if BOOL.contains(&name) {
-                Arc::new(BooleanArray::from(column::<bool>(cols, name)?.as_slice()?.to_vec()))
-            } else {
-                let codes: Vec<i8> = column::<u8>(cols, name)?.as_slice()?.iter().map(|&c| c as i8).collect();
-                let keys = Int8Array::from(codes);
-                Arc::new(DictionaryArray::<Int8Type>::try_new(keys, self.classes.clone())
-                    .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("records column class: {e}")))?)
-            };
-            arrays.push(a);
-        }
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("records chunk: {e}")))?;
         let path = &self.path;
         let w = self.writer.as_mut().ok_or_else(|| io_err(path, "already closed"))?;
-        w.write(&batch).map_err(|e| io_err(path, e))?;
-        w.flush().map_err(|e| io_err(path, e)) // one row group per chunk
+        let mut group = w.next_row_group().map_err(|e| io_err(path, e))?;
+        while let Some(mut c) = group.next_column().map_err(|e| io_err(path, e))? {
+            // Parquet keeps unsigned integers in its signed physical types, bit for bit.
+            let written = match c.untyped() {
+                ColumnWriter::Int64ColumnWriter(w) => {
+                    let v: Vec<i64> = column::<u64>(cols, w.get_descriptor().name())?.as_slice()?.iter().map(|&x| x as i64).collect();
+                    w.write_batch(&v, None, None)
+                }
+                ColumnWriter::Int32ColumnWriter(w) => {
+                    let v: Vec<i32> = column::<u32>(cols, w.get_descriptor().name())?.as_slice()?.iter().map(|&x| x as i32).collect();
+                    w.write_batch(&v, None, None)
+                }
+                ColumnWriter::BoolColumnWriter(w) => w.write_batch(column::<bool>(cols, w.get_descriptor().name())?.as_slice()?, None, None),
+                ColumnWriter::ByteArrayColumnWriter(w) => {
+                    let name = w.get_descriptor().name().to_string();
+                    let v = column::<u8>(cols, &name)?.as_slice()?.iter().map(|&k| {
+                        self.classes.get(k as usize).cloned().ok_or_else(|| {
+                            pyo3::exceptions::PyValueError::new_err(format!("records column {name}: code {k} has no class name"))
+                        })
+                    }).collect::<PyResult<Vec<ByteArray>>>()?;
+                    w.write_batch(&v, None, None)
+                }
+                _ => unreachable!("SCHEMA has only INT64, INT32, BOOLEAN and BYTE_ARRAY columns"),
+            };
+            written.map_err(|e| io_err(path, e))?;
+            c.close().map_err(|e| io_err(path, e))?;
+        }
+        group.close().map(drop).map_err(|e| io_err(path, e))
     }
 
     /// Write the footer and close the file (a file with no chunk holds the schema and no rows).
