@@ -60,6 +60,13 @@ def _us(o: dict, key: str) -> str:
     return f"{o[key]:.0f}" if key in o else "?"  # rows written before the column existed
 
 
+def _idle_hit(p: dict) -> str:
+    """Whether an idle hit restarts the read-ahead, model against truth (rows written before the test: nothing)."""
+    if "idle_hit_model" not in p:
+        return ""
+    return f", idle hit {'resumes' if p['idle_hit_model'] else 'not'} " + ("ok" if p["idle_hit_model"] == p["idle_hit_true"] else "(wrong)")
+
+
 def table(path: Path) -> str:
     """The round-trip table (Markdown) from roundtrip.jsonl: the last row of each (drive, jitter)."""
     rows = {}
@@ -80,7 +87,7 @@ def table(path: Path) -> str:
             f"| {100 * sk['max_rel']:.1f}% / {100 * sk['median_rel']:.1f}% ({100 * sk['within_5pct']:.0f}% of {sk['distances']}) "
             f"| {o['read_hit_overhead_after_read_err_us']:.0f} / {o['bus_sector_err_us']:.0f} / {o['read_overhead_after_read_err_us']:.0f} "
             f"/ {_us(o, 'read_overhead_after_write_err_us')} / {_us(o, 'write_overhead_after_write_err_us') if not p['write_back_true'] else '-'} "
-            f"| {p['read_ahead_model']} {'ok' if p['read_ahead_ok'] else '(true: ' + p['read_ahead_true'] + ')'} "
+            f"| {p['read_ahead_model']} {'ok' if p['read_ahead_ok'] else '(true: ' + p['read_ahead_true'] + ')'}{_idle_hit(p)} "
             f"| {p['write_back_model']} {'ok' if p['write_back_ok'] else '(true: ' + str(p['write_back_true']) + ')'} "
             f"| {p['segments_model']} ({p['segments_true']}) "
             f"| {dm['random']['demerit_ms']:.3f} / {dm['sequential']['demerit_ms']:.3f} "

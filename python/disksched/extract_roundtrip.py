@@ -155,7 +155,9 @@ def policies(true_disk: str, spec_path: str) -> dict:
     e_wb = es.get("fast_write_level", 0) > 0
     return {"read_ahead_true": t_when, "read_ahead_model": e_when, "read_ahead_ok": t_when == e_when,
             "write_back_true": t_wb, "write_back_model": e_wb, "write_back_ok": t_wb == e_wb,
-            "segments_true": ts.get("cache_segments", 0), "segments_model": es.get("cache_segments", 0)}
+            "segments_true": ts.get("cache_segments", 0), "segments_model": es.get("cache_segments", 0),
+            "idle_hit_true": bool(t_ra and ts.get("read_ahead_on_idle_hit", False)),
+            "idle_hit_model": bool(e_ra and es.get("read_ahead_on_idle_hit", False))}
 
 
 def demerit(true_disk: str, spec_path: str, requests: int = 3000, seed: int = 3) -> dict:

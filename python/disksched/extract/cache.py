@@ -101,6 +101,58 @@ def read_ahead(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, trac
     return out
 
 
+def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, ra: dict, segments: int,
+                   track_starts=None, wait_turns: int = 4, trials: int = 5) -> dict:
+    """Whether a hit that finds the mechanism idle restarts the read-ahead
+    (DiskSim's `Read-ahead on idle hit`). After one read and its read-ahead
+    (`ra`, from `read_ahead`: it reaches `ra["blocks"]` past the read), the
+    read-ahead's last block is read (a hit); `wait_turns` idle revolutions
+    later the block just past it hits only if that hit started a new
+    read-ahead. Each trial has a control at the same place (after reads
+    elsewhere have pushed it out of the `segments` segments): the block past
+    the reach, read without the hit before it, must miss, else the reach is
+    longer there and the trial is void."""
+    if ra["when"] == "none" or ra["blocks"] <= 0:
+        return {"resumes": False, "confidence": 1.0, "note": "no read-ahead"}
+    stream = 2 if ra["when"] == "stream" else 0
+    past = stream + ra["blocks"] + 1  # the first block past the reach, from the first read
+    wait_ns = int(wait_turns * clock.period_ns)
+
+    def start(x: int) -> None:
+        for _ in range(segments + 1):
+            dev.read(_fresh(dev, rng))
+        for i in range(stream + 1):
+            dev.read(x + i)
+        dev.idle(wait_ns)
+
+    def hits(lbn: int) -> bool:
+        t0 = dev.now_ns()
+        return hit(dev.read(lbn) - t0)
+
+    votes, valid = 0, 0
+    for _ in range(trials * 3):
+        if valid == trials:
+            break
+        if track_starts is not None and len(track_starts) > 1:
+            x = int(track_starts[rng.randrange(len(track_starts) - 1)])
+        else:
+            x = _fresh(dev, rng, 2 * past)
+        x = min(x, dev.blocks - past - 1)
+        start(x)
+        if hits(x + past):
+            continue  # the read-ahead reaches further here: no trial
+        start(x)
+        if not hits(x + past - 1):
+            continue  # or not as far
+        valid += 1
+        dev.idle(wait_ns)
+        votes += hits(x + past)
+    if not valid:
+        return {"resumes": False, "confidence": 0.0, "note": "no place where the read-ahead ends at its reach"}
+    resumes = votes * 2 > valid
+    return {"resumes": resumes, "confidence": (votes if resumes else valid - votes) / valid, "trials": valid}
+
+
 def segments(dev: Device, rng: random.Random, hit: HitTest, max_segments: int = 64) -> dict:
     """Number of cache segments: read x, then n other far-apart blocks, then x
     again; x still hits while n < segments (LRU)."""

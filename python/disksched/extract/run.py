@@ -113,6 +113,9 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     rows.append(("read_ahead", ra["when"], "", ra["confidence"],
                  f"reach {ra['blocks']} blocks from a track start, {ra.get('blocks_from_mid_track', 0)} from mid-track"
                  + (" (to the end of the track)" if ra.get("to_track_end") else "")))
+    idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]), track_starts=starts)
+    rows.append(("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"],
+                 "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"))
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
     # seek curve and head switch
     ncyl = len(g.cylinders)
@@ -200,6 +203,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "read_ahead_max_blocks": int(ra["blocks"]) if not ra.get("to_track_end") else 0,
         "continuous_read": (1 if ra.get("to_track_end") else 3) if ra["when"] != "none" else 0,
         "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
+        "read_ahead_on_idle_hit": bool(idle_hit["resumes"]),
         "fast_write_level": 2 if wb and wb["write_back"] else 0,
         "immediate_buffer_read": True,
         "immediate_buffer_write": bool(wb and wb["write_back"]),
@@ -358,6 +362,9 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"] * conf, "LRU: blocks read in between until a re-read misses"))
     ra = cache_tests.read_ahead(dev, clock, rng, hit, max_blocks=1024)
     rows.append(("read_ahead", ra["when"], "", ra["confidence"] * conf, f"reach {ra['blocks']} blocks"))
+    idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]))
+    rows.append(("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"] * conf,
+                 "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"))
     for what in ("surfaces", "zones", "track and cylinder skew", "slips", "head switch", "read miss overhead"):
         rows.append((what, "not measured", "", 0.0, "needs rotational positions"))
     # the queue test needs only the order of completions: nominal tracks of the measured length
@@ -381,6 +388,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
                        "segment_size_blocks": int(max(ra["blocks"] + 2, spt, 64)), "caching_enabled": seg["segments"] > 0,
                        "read_ahead_max_blocks": int(ra["blocks"]), "continuous_read": 3 if ra["when"] != "none" else 0,
                        "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
+                       "read_ahead_on_idle_hit": bool(idle_hit["resumes"]),
                        "immediate_buffer_read": True, "read_hits_on_write_data": True},
     }
     g = Geometry([Track(0, dev.blocks, spt, 0.0)], [0], 1, [], {"coarse": True})
