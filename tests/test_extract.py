@@ -87,6 +87,7 @@ def test_roundtrip_dec_rz26_exact(dec_exact):
     assert o["read_overhead_after_write_err_us"] <= 50 and o["read_overhead_after_read_err_us"] <= 100, o
     p = rt.policies("dec_rz26", spec)
     assert p["read_ahead_ok"] and p["write_back_ok"] and p["idle_hit_model"] == p["idle_hit_true"] is True, p
+    assert x.spec["controller"]["continuous_read"] == 1  # to the end of the track (as the truth)
     d = rt.demerit("dec_rz26", spec, requests=1500)
     for w in ("random", "sequential"):
         assert d[w]["demerit_ms"] <= 0.1 and d[w]["throughput_rel"] <= 0.03, (w, d[w])
@@ -121,9 +122,15 @@ def test_read_miss_overhead_after_write(disk):
     # sequential reads missed by 4 ms (demerit) where a stream's next request hits the read-ahead's end.
     p = rt.policies(disk, f.name)
     assert rows["read_ahead_on_idle_hit"][1] == p["idle_hit_true"] == (disk == "hp_c2247a"), (rows["read_ahead_on_idle_hit"], p)
-    if disk == "hp_c2247a":
-        d = rt.demerit(disk, f.name, requests=1500)["sequential"]
-        assert d["demerit_ms"] <= 0.1 and d["throughput_rel"] <= 0.03, d
+    # The read-ahead's mode: a fixed reach on the HP drive; on the Cheetah to a track's end, and after a read that
+    # crossed onto a track one track further, within a segment its reach measures (DiskSim's continuous read 4;
+    # as a fixed reach the Cheetah model's sequential demerit was 0.5 ms).
+    truth = rt._truth_spec(disk)["controller"]
+    assert x.spec["controller"]["continuous_read"] == truth["continuous_read"] == (4 if disk == "cheetah9lp" else 3)
+    if disk == "cheetah9lp":
+        assert abs(x.spec["controller"]["segment_size_blocks"] - truth["segment_size_blocks"]) <= 0.05 * truth["segment_size_blocks"]
+    d = rt.demerit(disk, f.name, requests=1500)["sequential"]
+    assert d["demerit_ms"] <= 0.1 and d["throughput_rel"] <= 0.03, d
     os.unlink(f.name)
 
 

@@ -51,14 +51,22 @@ class HitTest:
 
 
 def read_ahead(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, track_starts=None, track_len: int = 0,
-               max_blocks: int = 4096, wait_turns: int = 4) -> dict:
+               max_blocks: int = 4096, wait_turns: int = 4, tracks=None) -> dict:
     """How far the drive reads ahead after one read miss, given time (it idles
     `wait_turns` revolutions): the largest k for which block x+k then hits
     (binary search, each trial at a fresh place: the same offset into another
     track). Measured from a track's first block and from its middle: the same
     reach from both is a fixed amount; a reach that ends at the track's end is
     "to the end of the track". If x+1 does not hit, the same after three
-    sequential reads (a stream): `read_ahead_when`."""
+    sequential reads (a stream): `read_ahead_when`.
+
+    With `tracks` (consecutive tracks' (first LBN, LBNs), in LBN order), two
+    more: the reach from 10 blocks before a track's end (a drive that stops at
+    the track's end reads 9, one with a fixed reach reads on into the next
+    track), and after a read that crosses into the next track, whether the
+    read-ahead goes on to the end of the track after that (DiskSim's
+    continuous read 4: one track further when the segment began on an earlier
+    track) or stops at the end of the track it is on (1)."""
 
     def place(off: int, span: int) -> int:
         if track_starts is not None and len(track_starts) > 2:
@@ -66,26 +74,33 @@ def read_ahead(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, trac
             return int(track_starts[i]) + off
         return _fresh(dev, rng, span) + off
 
-    def trial(off: int, k: int, stream: int) -> bool:
-        x = place(off, max_blocks + stream + 2)
-        x = min(x, dev.blocks - (stream + k + 2))
-        for i in range(stream + 1):
-            dev.read(x + i)
+    def probe(x: int, first_blocks: int, stream: int, k: int) -> bool:
+        x = min(x, dev.blocks - (stream + first_blocks + k + 2))
+        dev.read(x, first_blocks)
+        for i in range(1, stream + 1):
+            dev.read(x + first_blocks - 1 + i)
         dev.idle(int(wait_turns * clock.period_ns))
         t0 = dev.now_ns()
-        return hit(dev.read(x + stream + k) - t0)
+        return hit(dev.read(x + first_blocks - 1 + stream + k) - t0)
 
-    def reach(off: int, stream: int) -> int:
-        lo, hi = 1, max_blocks
-        if sum(trial(off, hi, stream) for _ in range(2)) == 2:
+    def trial(off: int, k: int, stream: int) -> bool:
+        return probe(place(off, max_blocks + stream + 2), 1, stream, k)
+
+    def largest(ok, hi: int) -> int:
+        """The largest k in [1, hi] with ok(k) (majority of 3), by bisection; 0 if ok(1) fails."""
+        lo = 1
+        if sum(ok(hi) for _ in range(2)) == 2:
             return hi
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if sum(trial(off, mid, stream) for _ in range(3)) >= 2:
+            if sum(ok(mid) for _ in range(3)) >= 2:
                 lo = mid
             else:
                 hi = mid
         return lo
+
+    def reach(off: int, stream: int) -> int:
+        return largest(lambda k: trial(off, k, stream), max_blocks)
 
     out: dict = {}
     for stream, name in ((0, "every-read"), (2, "stream")):
@@ -96,8 +111,55 @@ def read_ahead(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, trac
             r1 = reach(mid, stream) if mid else r0
             to_end = bool(track_len) and abs((r0 + 1 + stream) - track_len) <= 1 and abs((r1 + 1 + stream + mid) - track_len) <= 1
             out.update(when=name, blocks=r0, blocks_from_mid_track=r1, to_track_end=to_end, confidence=sum(votes) / 5)
+            if tracks is not None and len(tracks) > 3:
+                out.update(_track_end_reach(tracks, rng, probe, largest, stream, max_blocks, r0))
             return out
     out.update(when="none", blocks=0, to_track_end=False, confidence=1.0)
+    return out
+
+
+def _track_end_reach(tracks, rng: random.Random, probe, largest, stream: int, max_blocks: int, r0: int) -> dict:
+    """`read_ahead`'s track-end probes (see there); `tracks` as there, `r0`
+    the reach from a track's first block."""
+    before_end = 10
+    # Tracks followed by two more in LBN order, long enough for the probes.
+    usable = [i for i in range(len(tracks) - 3) if tracks[i][1] >= 2 * before_end and tracks[i + 1][1] >= 8
+              and tracks[i][0] + tracks[i][1] == tracks[i + 1][0] and tracks[i + 1][0] + tracks[i + 1][1] == tracks[i + 2][0]]
+    if not usable:
+        return {}
+
+    def at_end(k: int) -> bool:
+        first, n = tracks[rng.choice(usable)]
+        return probe(first + n - before_end - stream, 1, stream, k)
+
+    def votes(trial) -> bool:
+        return sum(trial(rng.choice(usable)) for _ in range(5)) >= 3
+
+    r_end = largest(at_end, max_blocks)
+    # (Under timing noise a track's boundary may be a block or two off.)
+    out = {"blocks_from_track_end": r_end, "stops_at_track_end": r_end <= before_end + 2 < r0}
+    if not out["stops_at_track_end"]:
+        return out
+    # From a track's first block, to its last? (Else a cap below a track stops it: the reach from the start.)
+    out["whole_track"] = votes(lambda i: probe(tracks[i][0], 1, stream, tracks[i][1] - 1 - stream))
+
+    # A read of a track's last 2 blocks and the next track's first 2 (then a stream's reads); hit at `target`?
+    def crossing(i: int, target: int) -> bool:
+        (first, n) = tracks[i]
+        last = first + n + 1 + stream  # the crossing read's last block
+        return probe(first + n - 2, 4, stream, target - last)
+
+    def crossing_reaches(k: int) -> bool:
+        i = rng.choice(usable)
+        return crossing(i, tracks[i][0] + tracks[i][1] + 1 + stream + k)
+
+    # Past the next track's end (DiskSim's continuous read 4), and then to the end of the track after it?
+    out["one_track_further"] = votes(lambda i: crossing(i, tracks[i + 2][0]))
+    if out["one_track_further"]:
+        out["two_tracks_whole"] = votes(lambda i: crossing(i, tracks[i + 2][0] + tracks[i + 2][1] - 1))
+        if not out["two_tracks_whole"]:
+            # A cap inside the two tracks: the segment (the read-ahead stays within a segment of the request's end).
+            out["blocks_after_crossing"] = largest(crossing_reaches, max_blocks)
     return out
 
 

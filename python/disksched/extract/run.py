@@ -109,10 +109,13 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     # cache
     starts = np.array([t.first for t in g.tracks if t.count == t.spt or t.count > 0.9 * t.spt])
     tl = int(np.median([t.count for t in g.tracks]))
-    ra = cache_tests.read_ahead(dev, clock, rng, hit, track_starts=starts, track_len=tl)
+    consecutive = [(t.first, t.count) for t in g.tracks]
+    ra = cache_tests.read_ahead(dev, clock, rng, hit, track_starts=starts, track_len=tl, tracks=consecutive)
     rows.append(("read_ahead", ra["when"], "", ra["confidence"],
                  f"reach {ra['blocks']} blocks from a track start, {ra.get('blocks_from_mid_track', 0)} from mid-track"
-                 + (" (to the end of the track)" if ra.get("to_track_end") else "")))
+                 + (" (to the end of the track)" if ra.get("to_track_end") else "")
+                 + (f"; {ra['blocks_from_track_end']} from 10 blocks before a track's end" if "blocks_from_track_end" in ra else "")
+                 + ("; after a read onto a track, to the end of the next" if ra.get("one_track_further") else "")))
     idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]), track_starts=starts)
     rows.append(("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"],
                  "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"))
@@ -197,7 +200,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "bus_sector_ms": round(bus / 1e6, 6),
         "queue_depth": _queue_depth(q), "max_queue_length": 1,
         "cache_segments": int(seg["segments"]), "cache_write_segments": 1 if seg["segments"] else 0,
-        "segment_size_blocks": int(max(ra["blocks"] + 2 + ra.get("blocks_from_mid_track", 0) * 0, tl, 64)),
+        "segment_size_blocks": int(max(ra["blocks"] + 2, tl, 64)),
         "caching_enabled": seg["segments"] > 0,
         "read_ahead_min_blocks": 0,
         "read_ahead_max_blocks": int(ra["blocks"]) if not ra.get("to_track_end") else 0,
@@ -212,6 +215,22 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     }
     if ctl["continuous_read"] == 1:
         ctl["read_ahead_max_blocks"] = int(ctl["segment_size_blocks"])
+    if ra["when"] != "none" and ra.get("stops_at_track_end"):
+        # Stops at a track's end: DiskSim's continuous read 4 when a read that crossed onto a track goes one track
+        # further, else 1. A cap below a track is the maximum read-ahead (mode 1) or the segment (mode 4: the
+        # read-ahead stays within a segment of the request's end; its reach after a crossing read shows it).
+        mode = 4 if ra.get("one_track_further") else 1
+        ctl["continuous_read"] = mode
+        if not ra.get("whole_track"):
+            ctl["read_ahead_max_blocks"] = int(ra["blocks"])
+            if mode == 4:
+                ctl["segment_size_blocks"] = int(ra["blocks"])
+        elif mode == 4:
+            two_tracks = 2 * max(t.count for t in g.tracks)
+            ctl["segment_size_blocks"] = int(ra.get("blocks_after_crossing", max(two_tracks, ctl["segment_size_blocks"])))
+            ctl["read_ahead_max_blocks"] = ctl["segment_size_blocks"]
+        else:
+            ctl["read_ahead_max_blocks"] = ctl["segment_size_blocks"] = int(max(ctl["segment_size_blocks"], max(t.count for t in g.tracks) + 2))
     if split and split.get("write_overhead_ms") is not None:
         w = round(max(split["write_overhead_ms"], 0.0), 6)
         ctl.update(write_overhead_after_read_ms=w, write_overhead_after_write_ms=w)
