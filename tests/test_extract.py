@@ -134,6 +134,29 @@ def test_read_miss_overhead_after_write(disk):
     os.unlink(f.name)
 
 
+def test_drive_whose_reread_goes_to_the_media(tmp_path):
+    """ST41601N drops a request's own blocks from its segment, so a block read
+    twice is read from the media twice: its read hits are measured on the
+    read-ahead's data (the re-read's ten milliseconds were once taken for its
+    hit overhead), its one segment likewise, and its read-ahead of 384
+    blocks (five tracks) given the time to finish before it is probed."""
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.spec import to_toml
+
+    dev, x = _extract("sim:st41601n")
+    assert any("read-ahead's data" in n for n in x.notes), x.notes
+    p = tmp_path / "st.toml"
+    p.write_text(to_toml(x.spec))
+    truth = rt._truth_spec("st41601n")["controller"]
+    ctl = x.spec["controller"]
+    assert ctl["cache_segments"] == truth["cache_segments"] == 1
+    assert ctl["read_ahead_max_blocks"] == truth["read_ahead_max_blocks"] == 384
+    o = rt.overhead_errors("st41601n", str(p))
+    assert o["bus_sector_err_us"] <= 1 and o["read_hit_overhead_after_read_err_us"] <= 500, o
+    d = rt.demerit("st41601n", str(p), requests=1500)["sequential"]
+    assert d["demerit_ms"] <= 0.1 and d["throughput_rel"] <= 0.03, d
+
+
 def test_spares_per_range_roundtrip(tmp_path):
     """Cheetah 4LP keeps its spare sectors at the end of every range of 12
     cylinders: the spec writer lists a short track's unused last sectors as

@@ -20,14 +20,22 @@ def _fresh(dev: Device, rng: random.Random, span: int = 0) -> int:
     return rng.randrange(0, dev.blocks - span - 1)
 
 
-def hit_line(dev: Device, rng: random.Random, sizes=(1, 2, 4, 8, 16, 32), reps: int = 5) -> dict:
+def hit_line(dev: Device, rng: random.Random, sizes=(1, 2, 4, 8, 16, 32), reps: int = 5, readahead_wait_ns: int = 0) -> dict:
     """Response of a read hit against its size: slope = bus time per block,
-    intercept = hit overhead (+ completion). A write hit is not measured."""
+    intercept = hit overhead (+ completion). A write hit is not measured.
+    The hits are re-reads of the blocks just read, or with `readahead_wait_ns`
+    (a drive that reads a re-read block from the media again) the blocks after
+    one just read, that long after it: the read-ahead's data."""
     xs, ys = [], []
     for n in sizes:
         for _ in range(reps):
-            x = _fresh(dev, rng, n)
-            dev.read(x, n)
+            x = _fresh(dev, rng, n + 1)
+            if readahead_wait_ns:
+                dev.read(x)
+                dev.idle(readahead_wait_ns)
+                x += 1
+            else:
+                dev.read(x, n)
             t0 = dev.now_ns()
             ys.append(dev.read(x, n) - t0)
             xs.append(n)
@@ -79,7 +87,8 @@ def read_ahead(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, trac
         dev.read(x, first_blocks)
         for i in range(1, stream + 1):
             dev.read(x + first_blocks - 1 + i)
-        dev.idle(int(wait_turns * clock.period_ns))
+        # time for the read-ahead to reach x+k: its tracks at a turn and a half each (switches included)
+        dev.idle(int((wait_turns + 1.5 * k / max(track_len, 1)) * clock.period_ns) if track_len else int(wait_turns * clock.period_ns))
         t0 = dev.now_ns()
         return hit(dev.read(x + first_blocks - 1 + stream + k) - t0)
 
@@ -164,13 +173,13 @@ def _track_end_reach(tracks, rng: random.Random, probe, largest, stream: int, ma
 
 
 def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, ra: dict, segments: int,
-                   track_starts=None, wait_turns: int = 4, trials: int = 5) -> dict:
+                   track_starts=None, track_len: int = 0, wait_turns: int = 4, trials: int = 5) -> dict:
     """Whether a hit that finds the mechanism idle restarts the read-ahead
     (DiskSim's `Read-ahead on idle hit`). After one read and its read-ahead
     (`ra`, from `read_ahead`: it reaches `ra["blocks"]` past the read), the
     read-ahead's last block is read (a hit); `wait_turns` idle revolutions
-    later the block just past it hits only if that hit started a new
-    read-ahead. Each trial has a control at the same place (after reads
+    (and more for a reach of several tracks of `track_len`) later the block
+    just past it hits only if that hit started a new read-ahead. Each trial has a control at the same place (after reads
     elsewhere have pushed it out of the `segments` segments): the block past
     the reach, read without the hit before it, must miss, else the reach is
     longer there and the trial is void."""
@@ -178,7 +187,8 @@ def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, 
         return {"resumes": False, "confidence": 1.0, "note": "no read-ahead"}
     stream = 2 if ra["when"] == "stream" else 0
     past = stream + ra["blocks"] + 1  # the first block past the reach, from the first read
-    wait_ns = int(wait_turns * clock.period_ns)
+    # (as `read_ahead` waits: a turn and a half per track read ahead)
+    wait_ns = int((wait_turns + (1.5 * past / track_len if track_len else 0)) * clock.period_ns)
 
     def start(x: int) -> None:
         for _ in range(segments + 1):
@@ -215,12 +225,17 @@ def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, 
     return {"resumes": resumes, "confidence": (votes if resumes else valid - votes) / valid, "trials": valid}
 
 
-def segments(dev: Device, rng: random.Random, hit: HitTest, max_segments: int = 64) -> dict:
+def segments(dev: Device, rng: random.Random, hit: HitTest, max_segments: int = 64, readahead_wait_ns: int = 0) -> dict:
     """Number of cache segments: read x, then n other far-apart blocks, then x
-    again; x still hits while n < segments (LRU)."""
+    again; x still hits while n < segments (LRU). With `readahead_wait_ns` (a
+    drive that reads a re-read block from the media again), x is left that
+    long to read ahead and x+1, the read-ahead's data, is the block read again."""
     def holds(n: int) -> bool:
-        x = _fresh(dev, rng)
+        x = _fresh(dev, rng, 2)
         dev.read(x)
+        if readahead_wait_ns:
+            dev.idle(readahead_wait_ns)
+            x += 1
         for _ in range(n):
             dev.read(_fresh(dev, rng))
         t0 = dev.now_ns()

@@ -54,16 +54,18 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     clock.hit_ns, clock.hit_spread_ns = hit_time(dev, rng)
     clock.period_ns, conf, revs = rotation_period(dev, rng, progress=_stage(progress, "rotation"), keep=clock)
     clock.period_confidence = conf
-    if clock.hit_ns > 0.5 * clock.period_ns:
+    reread_misses = clock.hit_ns > 0.5 * clock.period_ns
+    if reread_misses:
         # a block read twice in a row is read from the media again: no read hits to tell apart
-        notes.append(f"a re-read block is not served from the buffer ({clock.hit_ns / 1e6:.3f} ms): no hit filter")
+        notes.append(f"a re-read block is not served from the buffer ({clock.hit_ns / 1e6:.3f} ms): no hit filter; "
+                     "read hits measured on the read-ahead's data")
         clock.hit_ns = 0.0
     if conf < 0.8:
         return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0)
     rows.append(("rpm", 60e9 / clock.period_ns, "rev/min", conf,
                  f"periodogram over {len(clock.anchor_blocks)} revisited blocks, {revs} revolutions"))
     # bus rate and hit overhead
-    hl = cache_tests.hit_line(dev, rng)
+    hl = cache_tests.hit_line(dev, rng, readahead_wait_ns=int(4 * clock.period_ns) if reread_misses else 0)
     bus = hl["bus_ns_per_block"]
     rows.append(("bus_sector_ms", bus / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus), "slope of read-hit response vs size"))
     rows.append(("read_hit_overhead_ms", hl["hit_overhead_ns"] / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus),
@@ -92,7 +94,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         raise DeviceError(f"the layout walk alone needs about {est_min:.1f} device minutes "
                           f"({dev.blocks:,} blocks at ~{spt0} per track); --budget-min is {budget_min:g}")
     # the cache's segments first: the probes of the layout searches need only that many reads between them
-    seg = cache_tests.segments(dev, rng, hit)
+    seg = cache_tests.segments(dev, rng, hit, readahead_wait_ns=int(4 * clock.period_ns) if reread_misses else 0)
     spread = max(int(seg["segments"]) + 2, 4) if seg.get("confidence", 0) >= 0.9 else 24
     g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"), spread=spread)
     st = g.stats
@@ -116,7 +118,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                  + (" (to the end of the track)" if ra.get("to_track_end") else "")
                  + (f"; {ra['blocks_from_track_end']} from 10 blocks before a track's end" if "blocks_from_track_end" in ra else "")
                  + ("; after a read onto a track, to the end of the next" if ra.get("one_track_further") else "")))
-    idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]), track_starts=starts)
+    idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]), track_starts=starts, track_len=tl)
     rows.append(("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"],
                  "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"))
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
