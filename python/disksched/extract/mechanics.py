@@ -205,8 +205,11 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
             y = w + 1 if w + 1 < t.first + t.count else t.first
             gap += T / t.spt
         got = (dev.write(y) if write else dev.read(y)) - t0
-        if got < gap - T / t.spt - 2 * clock.noise_ns - 1000:
-            continue  # a buffer hit: says nothing of the miss path
+        # A read done over a sector before its block passed was a buffer hit: it says nothing of the miss
+        # path. (Not a write: a write-through drive writes its block as it passes, and reports sooner after
+        # it than a read, which still sends the block on the bus; the times here are reads' completion phases.)
+        if not write and got < gap - T / t.spt - 2 * clock.noise_ns - 1000:
+            continue
         if got < gap + T / 2:
             hi_g = min(hi_g, got)
         else:

@@ -281,8 +281,7 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
     out = {"read_overhead_ms": same - lead_to_seek_ms, "head_switch_ms": switch - same, "write_overhead_ms": None}
     if not write_back:  # a buffered write is reported before it reaches the media: its lead says nothing
         w = lead(write=True) - lead_to_seek_ms
-        # a lead search that never made it in a turn (ST41601N, HP C3323A, C2490A: their write path is not
-        # the one this models) leaves over half a turn: no command overhead is that long
+        # a lead search that never made it in a turn leaves over half a turn: no command overhead is that long
         out["write_overhead_ms"] = w if w < 0.5 * clock.period_ns / 1e6 else None
         out["write_lead_unused_ms"] = None if w < 0.5 * clock.period_ns / 1e6 else w
     return out
