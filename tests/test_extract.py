@@ -118,6 +118,12 @@ def test_read_miss_overhead_after_write(disk):
         assert o["read_overhead_after_write_err_us"] <= 100, o
     else:  # HP: the after-write read carries the extra disconnect the truth models in other fields
         assert o["read_overhead_after_read_err_us"] <= 50, o
+        # Write-through: a write to the cylinder's previous track costs what the truth's switch + write settle
+        # cost beyond its minimum write positioning (0.6 ms here, paid on the same track too), within 100 us.
+        ts = rt._truth_spec(disk)
+        want_ms = ts["seek"]["head_switch_ms"] + ts["seek"]["write_settle_ms"] - ts["controller"]["minimum_seek_delay_ms"]
+        got_ms = x.spec["seek"]["head_switch_ms"] + x.spec["seek"]["write_settle_ms"]
+        assert abs(got_ms - want_ms) <= 0.1, (got_ms, want_ms)
     # An idle hit restarts the read-ahead on the HP drive, not on the Cheetah; without it the HP model's
     # sequential reads missed by 4 ms (demerit) where a stream's next request hits the read-ahead's end.
     p = rt.policies(disk, f.name)

@@ -185,6 +185,12 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         if split.get("write_overhead_ms") is not None:
             rows.append(("write_overhead_ms", split["write_overhead_ms"], "ms", 0.5,
                          "lead of a write to the track a write left the head on (write-through)"))
+    # Write settle (added to a write's positioning whenever the heads move): what a write's lead to the previous
+    # track of its cylinder adds to its lead to the same track, over the head switch the spec holds.
+    settle_ms = split["write_switch_ms"] - hs_ms if split and split.get("write_switch_ms") is not None else None
+    if settle_ms is not None:
+        rows.append(("write_settle_ms", settle_ms, "ms", 0.5,
+                     "a write's lead to the previous track of the cylinder less its lead to the same track, less the head switch"))
     q = drive_queue(dev, rng, g.tracks)
     rows += _queue_rows(q)
     notes += _queue_notes(q)
@@ -252,7 +258,8 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "rpm": round(60e9 / clock.period_ns, 6),
         "layout": layout,
         "seek": {"table": [list(x) for x in emitted], "single_cylinder_ms": emitted[0][1],
-                 "full_stroke_ms": emitted[-1][1], "head_switch_ms": round(max(hs_ms, 0.0), 4), "write_settle_ms": 0.0},
+                 "full_stroke_ms": emitted[-1][1], "head_switch_ms": round(max(hs_ms, 0.0), 4),
+                 "write_settle_ms": round(settle_ms, 4) if settle_ms is not None else 0.0},
         "controller": ctl,
     }
     # scatter: phase of each walk read against its LBN (a sample)
@@ -280,10 +287,16 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
         return None
     out = {"read_overhead_ms": same - lead_to_seek_ms, "head_switch_ms": switch - same, "write_overhead_ms": None}
     if not write_back:  # a buffered write is reported before it reaches the media: its lead says nothing
-        w = lead(write=True) - lead_to_seek_ms
+        w_same = lead(write=True)
+        w = w_same - lead_to_seek_ms
         # a lead search that never made it in a turn leaves over half a turn: no command overhead is that long
         out["write_overhead_ms"] = w if w < 0.5 * clock.period_ns / 1e6 else None
         out["write_lead_unused_ms"] = None if w < 0.5 * clock.period_ns / 1e6 else w
+        if out["write_overhead_ms"] is not None:
+            # A write to the previous track of the cylinder: + the head switch + the write settle.
+            w_switch = lead(write=True, switch=True)
+            if w_switch is not None and w_switch - w_same < 0.5 * clock.period_ns / 1e6:
+                out["write_switch_ms"] = w_switch - w_same
     return out
 
 
