@@ -67,3 +67,15 @@ def test_shipped_beliefs_are_what_the_tool_extracts():
     """Minutes: both extractions again (exact, and 20 us of jitter from a fixed seed), compared as TOML."""
     p = subprocess.run([sys.executable, str(TOOL), "--check"], capture_output=True, text=True, timeout=3600)
     assert p.returncode == 0, p.stderr[-2000:]
+
+
+def test_the_belief_comparison_is_skipped_only_under_an_ablation():
+    """No claim reads it, so lumb2002 leaves it out of its ablations' runs (common.ablation_active)."""
+    from disksched.reproductions.common import ablating, ablation_active
+
+    assert not ablation_active()
+    with ablating(None, {}):  # the experiment as the paper describes it, runs shared with the ablations
+        assert not ablation_active()
+        with ablating({"set": {"freeblock.plan": False}}, {}):
+            assert ablation_active()
+    assert not ablation_active()

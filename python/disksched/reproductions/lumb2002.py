@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _core
 from .. import data
-from .common import line_panel, plt, run, write_spec
+from .common import ablation_active, line_panel, plt, run, write_spec
 
 NAME = "lumb2002"
 SCHEDS = {"sstf": "SSTF", "sptf": "SPTF", "sptf_sw": "SPTF-SW60"}
@@ -304,7 +304,8 @@ def measure(seed: int, quick: bool, out: Path, log) -> tuple[dict, dict]:
     m["pe_rev_longer_pct"] = 100 * e["error_one_rev_longer"]
     m["pe_rev_shorter_pct"] = 100 * e["error_one_rev_shorter"]
     err_hist = {k: e[k] for k in ("error_bin_us", "error_first_us", "error_counts")}
-    m.update(belief_points(disk, seed, m, partial_ms, out, log))
+    if not ablation_active():  # no claim reads the belief comparison: an ablation would rerun it for nothing
+        m.update(belief_points(disk, seed, m, partial_ms, out, log))
     # ... and random 40 KB reads (the paper: 75% within 150 us, mostly bus/media overlap variation).
     rnd["workload"] = {**rnd["workload"], "size_kb": 40}
     e40 = run(rnd).summary["freeblock"]["external"]
