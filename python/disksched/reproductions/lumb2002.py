@@ -89,9 +89,11 @@ def with_truth_writes(model: Path, truth: Path, out: Path) -> Path:
     text, want = model.read_text(), truth.read_text()
     for key in WRITE_TIMING:
         value = re.search(rf"^{key} = (.*)$", want, flags=re.M)
-        text, n = re.subn(rf"^{key} = .*$", f"{key} = {value.group(1)}" if value else "", text, count=1, flags=re.M)
-        if value is None or n != 1:
-            raise RuntimeError(f"{model.name} or {truth.name} has no '{key}' line")
+        if value is None:
+            raise RuntimeError(f"{truth.name} has no '{key}' line")
+        text, n = re.subn(rf"^{key} = .*$", f"{key} = {value.group(1)}", text, count=1, flags=re.M)
+        if n != 1:
+            raise RuntimeError(f"{model.name} has no '{key}' line")
     return write_spec(out / f"{model.stem}_truthwrites.toml",
                       f"# {model.name} with the truth's {', '.join(WRITE_TIMING)} (disksched reproduce lumb2002)\n" + text)
 
