@@ -26,8 +26,26 @@ TRACES = {
     "st41601n": "st41601n.trace.xz",
     "ajw.1week": "ajw.1week.srt.xz",
 }
+# lumb2002's drive (atlas10k, Ultra2 bus, write cache off) as `disksched extract` found it through
+# `sim:`: host timing jitter (us) -> spec file; the external scheduler's belief in lumb2002's
+# extracted-model runs. Written by tools/extract_lumb2002_belief.py, never by hand.
+LUMB2002_BELIEFS = {
+    0: "atlas10k_ultra2_extracted.toml",
+    20: "atlas10k_ultra2_extracted_jitter20us.toml",
+}
 # Other spellings: the original file names.
 _ALIASES = {"cheetah4LP": "cheetah4lp", "ajw.1week.srt": "ajw.1week", "ajw": "ajw.1week"}
+
+
+def lumb2002_belief_path(jitter_us: int) -> Path:
+    """The shipped spec extracted from lumb2002's drive with `jitter_us` of host timing jitter."""
+    if jitter_us not in LUMB2002_BELIEFS:
+        raise DiskschedError(f"no extracted lumb2002 belief at {jitter_us} us of jitter (have: "
+                             f"{', '.join(str(j) for j in LUMB2002_BELIEFS)})")
+    path = DIR / LUMB2002_BELIEFS[jitter_us]
+    if not path.exists():
+        raise DiskschedError(f"{path} is missing from this installation (tools/extract_lumb2002_belief.py writes it)")
+    return path
 
 
 def names() -> list[str]:

@@ -154,3 +154,9 @@ def ablating(rules: dict | None, memo: dict | None):
         yield
     finally:
         _ABLATION, _RUNS = saved
+
+
+def ablation_active() -> bool:
+    """Whether the runs are being made under an ablation: an experiment may then skip a measured comparison
+    that no claim reads (its metrics judge nothing there, and the ablations would run it again for nothing)."""
+    return _ABLATION is not None
