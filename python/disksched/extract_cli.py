@@ -93,7 +93,8 @@ def run(device: str, out: Path, report: Optional[Path], allow_writes: Optional[s
                 stages.close()
             header = (f"Extracted by `disksched extract {device}` from timing alone: {x.device_s / 60:.2f} device "
                       f"minutes, {x.commands:,} commands, {x.wall_s:.1f} s wall.\n"
-                      "Every value below was measured; see the --report table for each one's confidence.")
+                      "The values the --report table lists were measured (each with its confidence); the others are "
+                      "the spec format's defaults or settings no timing test here tells (docs/extract.md, Not built).")
             text = to_toml(x.spec, header)
             _check_spec(text)  # the spec must load as any other, before anything is written
             if tmp is not None:
