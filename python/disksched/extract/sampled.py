@@ -1,0 +1,258 @@
+"""The sampled layout walk (`--walk sampled`): Skippy's walk on stretches only,
+DIXtrac-style prediction in between.
+
+Within a zone the layout is regular: every track holds the same number of
+LBNs, and the first block of the next track sits one track skew (or, after
+the last surface, one cylinder skew) further round. So a dense walk over a
+stretch of tracks (`layout.tracks_of_walk`, the same code as the whole-disk
+walk) gives the zone's LBNs per track, its two skews and where the heads are;
+from there every later track's first LBN and its level (sector - LBN, the
+angle of its first block) are predicted, and checked at sparse checkpoints:
+two single-block probes, the predicted first LBN of a track (it must show the
+track's level) and the LBN just before it (the previous track's level). A
+checkpoint that disagrees (a slip, a short track, a skipped track, a zone
+boundary, a change of skew) is bracketed by the last one that agreed; the
+first disagreeing track is found by bisection with the same two-probe check,
+and a dense stretch from a few tracks before it to a few dozen after places
+what changed exactly (slips to the block, boundaries, the new zone's
+parameters) before the prediction resumes.
+
+What it can miss: whatever leaves every checkpoint in agreement. A slip and a
+later compensating shift between two checkpoints (an extra sector, which
+DiskSim layouts do not have) would hide; so would a change that moves no
+boundary of the checked tracks (a slip in the last sector of a track whose
+next track starts where predicted). Slips under timing noise wider than a
+sector are not seen by a dense walk either; the check then relies on the
+boundary's LBN, which a slip moves.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from .device import Device
+from .layout import Track, _fold, _mode, tracks_of_walk, walk
+from .timing import Clock, refine_period
+
+
+@dataclass
+class _Zone:
+    """What predicts the next tracks: the last known track and the zone's regularity."""
+    spt: int
+    count: int          # LBNs on a full track
+    track_skew: int     # sectors from one track's first block to the next's (head switch)
+    cyl_skew: int       # the same across a cylinder switch
+    surfaces: int
+    head: int           # head of the last known track (0: first of its cylinder)
+    last: Track
+
+
+def _sigma(t: Track) -> float:
+    """Sector of the track's first block (level + first LBN, mod spt)."""
+    return (t.level + t.first) % t.spt
+
+
+def _skews(tail: list) -> list:
+    return [int(round(_sigma(b) - _sigma(a))) % b.spt for a, b in zip(tail, tail[1:])]
+
+
+def surfaces_of(tracks: list) -> Optional[int]:
+    """Tracks between cylinder skews (the second commonest skew), mode; None if not seen twice."""
+    sk = _skews(tracks)
+    if len(sk) < 4:
+        return None
+    vals, cnt = np.unique(sk, return_counts=True)
+    order = np.argsort(-cnt)
+    if len(order) < 2 or cnt[order[1]] < 2:
+        return None
+    cs = int(vals[order[1]])
+    at = [i for i, v in enumerate(sk) if v == cs]
+    return int(_mode(np.diff(at), None)) if len(at) >= 2 else None
+
+
+def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8) -> Optional[_Zone]:
+    """The predictor after the last track of `tracks` (its trailing run of one
+    sectors-per-track), or None when that run is too short to say."""
+    n = tracks[-1].spt
+    tail = []
+    for t in reversed(tracks):
+        if t.spt != n or len(tail) >= 400:
+            break
+        tail.append(t)
+    tail.reverse()
+    if len(tail) < min_tracks:
+        return None
+    sk = _skews(tail)
+    vals, cnt = np.unique(sk, return_counts=True)
+    order = np.argsort(-cnt)
+    ts = int(vals[order[0]])
+    cs = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= 2 else ts
+    S = surfaces or surfaces_of(tail) or 1
+    head = 0
+    if cs != ts:
+        at = [i for i, v in enumerate(sk) if v == cs]
+        if not at:
+            return None
+        head = len(sk) - 1 - at[-1]   # sk[i] is the skew into tail[i + 1]: that track is head 0
+        if head >= S:
+            return None               # the cylinder pattern broke near the end: measure on
+    count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
+    return _Zone(n, count, ts, cs, S, head, tail[-1])
+
+
+def predict(z: _Zone, k: int) -> Track:
+    """The k-th track after z.last (k >= 1), were the zone regular to there."""
+    last = z.last
+    switches = (z.head + k) // z.surfaces        # cylinder switches among the k steps
+    sig = _sigma(last) + switches * z.cyl_skew + (k - switches) * z.track_skew
+    first = last.first + last.count + (k - 1) * z.count
+    t = Track(first, z.count, z.spt, float((sig - first) % z.spt))
+    t.predicted = True
+    return t
+
+
+class _Checker:
+    """Single-block probes that must miss the cache: a response no longer than a
+    hit was served from the buffer, and is read again after far-away reads."""
+
+    def __init__(self, dev: Device, clock: Clock, rng: random.Random, tol: float, flush: int, retries: int):
+        self.dev, self.clock, self.rng = dev, clock, rng
+        self.tol, self.flush, self.retries = tol, flush, retries
+        self.probes = 0
+        self.checks = 0
+
+    def _level(self, x: int, spt: int) -> float:
+        for _ in range(3):
+            t0 = self.dev.now_ns()
+            t = self.dev.read(x)
+            self.probes += 1
+            if self.clock.hit_ns == 0 or t - t0 > self.clock.hit_ns + max(self.clock.noise_ns, 1000.0):
+                break
+            for _ in range(self.flush):
+                self.dev.read(self.rng.randrange(self.dev.blocks))
+        return (self.clock.phase(t) * spt - x) % spt
+
+    def _agrees(self, x: int, level: float, spt: int) -> bool:
+        # with noise a completion may be late: a probe that disagrees is read again (the closest wins)
+        for _ in range(1 + self.retries):
+            if abs(float(_fold(np.array(self._level(x, spt) - level), spt))) <= self.tol:
+                return True
+        return False
+
+    def boundary(self, prev: Track, nxt: Track) -> bool:
+        """Does `nxt` start where predicted, right after `prev`'s last LBN? The
+        first LBN is read before the one ahead of it (read-ahead runs forward)."""
+        self.checks += 1
+        if nxt.first >= self.dev.blocks:
+            return True
+        if not self._agrees(nxt.first, nxt.level, nxt.spt):
+            return False
+        return self._agrees(nxt.first - 1, prev.level + len(prev.slips), prev.spt)
+
+
+def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, spt_hint: int, *,
+                   segments: int = 24, spread: int = 24, progress: Optional[Callable] = None,
+                   check_every_tracks: int = 32, calib_tracks: int = 48, back_tracks: int = 16,
+                   ahead_tracks: int = 32, calib_per_zone: int = 40) -> tuple[list, dict]:
+    """The tracks of the whole disk, walking densely only where prediction fails.
+    Returns (tracks, stats) for `layout._assemble`."""
+    end = dev.blocks
+    t_start = dev.now_ns()
+    refined_at = [max(t_start, 1)]
+    stats = {"walk": "sampled", "walk_probes": 0, "probes": 0, "runs": 0, "boundary_windows": 0, "slip_windows": 0,
+             "calibrated": 0, "search_rounds": 0, "suspect_hits": 0, "dense_stretches": 0, "dense_tracks": 0,
+             "predicted_tracks": 0, "checks": 0, "anomalies": 0, "check_probes": 0}
+    first_stats: dict = {}
+
+    def maybe_refine():
+        # the period's error grows with the time since it was measured: refit each time that span doubles
+        if clock.anchor_blocks and dev.now_ns() > 2 * refined_at[0]:
+            refine_period(dev, clock)
+            refined_at[0] = dev.now_ns()
+
+    def dense(lo: int, hi: int) -> list:
+        hi = min(hi, end)
+        w = walk(dev, lo, hi, stride)
+        trs, st = tracks_of_walk(dev, clock, rng, w, lo, hi, refine=maybe_refine, calib_per_zone=calib_per_zone,
+                                 spread=spread)
+        if not first_stats:
+            first_stats.update(st)
+        for k in ("walk_probes", "probes", "runs", "boundary_windows", "slip_windows", "calibrated", "search_rounds",
+                  "suspect_hits"):
+            stats[k] += int(st.get(k, 0))
+        stats["dense_stretches"] += 1
+        if hi < end and len(trs) > 1:
+            trs = trs[:-1]        # the last track is cut at `hi`
+        stats["dense_tracks"] += len(trs)
+        return trs
+
+    tracks = dense(0, calib_tracks * spt_hint)
+    surfaces = surfaces_of(tracks)
+    exact = bool(first_stats.get("exact_mode", True))
+    tol = float(first_stats.get("level_tolerance_sectors", 0.5))
+    chk = _Checker(dev, clock, rng, tol, flush=segments + 1, retries=0 if exact else 2)
+    batch = 4
+    ahead = ahead_tracks
+    while True:
+        last = tracks[-1]
+        nxt_first = last.first + last.count
+        if nxt_first >= end:
+            break
+        if progress:
+            progress(nxt_first, end)
+        z = zone_state(tracks, surfaces)
+        if z is None or end - nxt_first < 2 * ahead * last.count:
+            # too few tracks of this zone to predict from, or near the end: walk on
+            tracks += dense(nxt_first, nxt_first + ahead * max(last.count, 1) if end - nxt_first >= 2 * ahead * last.count
+                            else end)
+            continue
+        maybe_refine()
+        # checkpoints C, 2C, ... tracks ahead, in LBN order; the first that disagrees ends the batch
+        C = check_every_tracks
+        ks = [C * i for i in range(1, batch + 1)]
+        ks = [k for k in ks if predict(z, k).first + z.count < end] or [1]
+        lo, hi = 0, None
+        for k in ks:
+            if chk.boundary(predict(z, k - 1) if k > 1 else last, predict(z, k)):
+                lo = k
+            else:
+                hi = k
+                break
+        if hi is None:
+            tracks += [predict(z, k) for k in range(1, lo)]   # track lo's end is not checked yet
+            batch = min(batch * 2, 64)
+            ahead = ahead_tracks
+            continue
+        stats["anomalies"] += 1
+        batch = 4
+        # the first track whose start disagrees: bisection (the checks agree up to it and disagree after)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if chk.boundary(predict(z, mid - 1) if mid > 1 else last, predict(z, mid)):
+                lo = mid
+            else:
+                hi = mid
+        # tracks 1..hi-2 are checked at both ends; walk from `back_tracks` before the change to `ahead` after
+        good = [predict(z, k) for k in range(1, hi - 1)]
+        tracks += good
+        keep = max(len(tracks) - back_tracks, 1)
+        redo_from = tracks[keep].first if keep < len(tracks) else tracks[-1].first + tracks[-1].count
+        del tracks[keep:]
+        span = (back_tracks + ahead) * z.count
+        tracks += dense(redo_from, redo_from + span)
+        # changes one after another (no regular stretch to predict over): walk further each time
+        ahead = min(ahead * 2, 512) if hi <= 2 else ahead_tracks
+    if clock.anchor_blocks:
+        refine_period(dev, clock)
+    stats["checks"], stats["check_probes"] = chk.checks, chk.probes
+    stats["probes"] += chk.probes
+    out = dict(first_stats)
+    out.update(stats)
+    out["exact_mode"] = exact
+    out["surfaces_seen"] = surfaces
+    out["predicted_tracks"] = sum(1 for t in tracks if getattr(t, "predicted", False))
+    return tracks, out
