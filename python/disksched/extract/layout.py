@@ -297,14 +297,16 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
 
 def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start: int, end: int,
                    refine: Optional[Callable] = None, calib_per_zone: int = 40, debug: bool = False,
-                   spread: int = 24) -> tuple[list, dict]:
+                   spread: int = 24, spt: Optional[int] = None) -> tuple[list, dict]:
     """The tracks of [start, end) from a walk over it (`start` must be a track's
     first LBN; the last track ends at `end`, cut short if `end` is inside it),
-    boundaries and slips placed by single-block probes."""
+    boundaries and slips placed by single-block probes. `spt`: the sectors per
+    track of the whole stretch, when already known (a stretch too short to
+    tell zones apart)."""
     # timing noise, as a fraction of one pair's phase step
     stride = w.stride
     noise_frac = 2 * clock.noise_ns / clock.period_ns / max(stride / 400.0, 1e-9)
-    zr = zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02)
+    zr = zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02) if spt is None else [(0, len(w.x) - 1, spt)]
     sp = np.zeros(len(w.x), dtype=np.int64)
     for a, b, n in zr:
         sp[a:b + 1] = n

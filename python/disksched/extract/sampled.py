@@ -35,7 +35,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .device import Device
-from .layout import Track, _fold, _mode, tracks_of_walk, walk
+from .layout import Track, _fold, _mode, pair_spt, tracks_of_walk, walk
 from .timing import Clock, refine_period
 
 
@@ -94,10 +94,12 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8) -> Op
     S = surfaces or surfaces_of(tail) or 1
     head = 0
     if cs != ts:
-        at = [i for i, v in enumerate(sk) if v == cs]
+        # the last skew other than the head switch's is the last cylinder switch (after a short track
+        # the walk may place it a sector off the zone's cylinder skew): sk[i] leads into tail[i + 1], head 0
+        at = [i for i, v in enumerate(sk) if v != ts]
         if not at:
             return None
-        head = len(sk) - 1 - at[-1]   # sk[i] is the skew into tail[i + 1]: that track is head 0
+        head = len(sk) - 1 - at[-1]
         if head >= S:
             return None               # the cylinder pattern broke near the end: measure on
     count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
@@ -157,7 +159,7 @@ class _Checker:
 def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, spt_hint: int, *,
                    segments: int = 24, spread: int = 24, progress: Optional[Callable] = None,
                    check_every_tracks: int = 32, calib_tracks: int = 48, back_tracks: int = 16,
-                   ahead_tracks: int = 32, calib_per_zone: int = 40) -> tuple[list, dict]:
+                   ahead_tracks: int = 32, short_tracks: int = 6, calib_per_zone: int = 40) -> tuple[list, dict]:
     """The tracks of the whole disk, walking densely only where prediction fails.
     Returns (tracks, stats) for `layout._assemble`."""
     end = dev.blocks
@@ -165,7 +167,8 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     refined_at = [max(t_start, 1)]
     stats = {"walk": "sampled", "walk_probes": 0, "probes": 0, "runs": 0, "boundary_windows": 0, "slip_windows": 0,
              "calibrated": 0, "search_rounds": 0, "suspect_hits": 0, "dense_stretches": 0, "dense_tracks": 0,
-             "predicted_tracks": 0, "checks": 0, "anomalies": 0, "check_probes": 0}
+             "predicted_tracks": 0, "checks": 0, "anomalies": 0, "check_probes": 0,
+             "stretches_escalated": 0}
     first_stats: dict = {}
 
     def maybe_refine():
@@ -174,11 +177,22 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             refine_period(dev, clock)
             refined_at[0] = dev.now_ns()
 
-    def dense(lo: int, hi: int) -> list:
+    def dense(lo: int, hi: int, spt: Optional[int] = None) -> Optional[list]:
+        """Tracks of [lo, hi) by a walk; with `spt`, a short stretch assumed to stay in
+        that zone: None if its own phase steps say otherwise."""
         hi = min(hi, end)
         w = walk(dev, lo, hi, stride)
+        if spt is not None and len(w.x) > 7:
+            # most pairs lie on one track, where the phase step gives the sectors per track: each half of
+            # the stretch must give the zone's (a short track's unused sectors move only a pair or two)
+            ps = pair_spt(w, clock)
+            h = len(ps) // 2
+            tol = max(1.0, spt * (0.005 if exact else 0.03))
+            if any(abs(float(np.median(part)) - spt) > tol for part in (ps[:h], ps[h:])):
+                stats["stretches_escalated"] += 1
+                return None
         trs, st = tracks_of_walk(dev, clock, rng, w, lo, hi, refine=maybe_refine, calib_per_zone=calib_per_zone,
-                                 spread=spread)
+                                 spread=spread, spt=spt)
         if not first_stats:
             first_stats.update(st)
         for k in ("walk_probes", "probes", "runs", "boundary_windows", "slip_windows", "calibrated", "search_rounds",
@@ -190,6 +204,7 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         stats["dense_tracks"] += len(trs)
         return trs
 
+    exact = True
     tracks = dense(0, calib_tracks * spt_hint)
     surfaces = surfaces_of(tracks)
     exact = bool(first_stats.get("exact_mode", True))
@@ -236,14 +251,20 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
                 lo = mid
             else:
                 hi = mid
-        # tracks 1..hi-2 are checked at both ends; walk from `back_tracks` before the change to `ahead` after
+        # tracks 1..hi-1 start where predicted (the check at hi-1 agreed); the change is in track hi-1 or at
+        # its end. Most changes keep the zone (a slip, a short track): a short stretch of it, walked in that
+        # zone; else (its phase steps say another zone) a longer one from `back_tracks` before.
         good = [predict(z, k) for k in range(1, hi - 1)]
         tracks += good
-        keep = max(len(tracks) - back_tracks, 1)
-        redo_from = tracks[keep].first if keep < len(tracks) else tracks[-1].first + tracks[-1].count
-        del tracks[keep:]
-        span = (back_tracks + ahead) * z.count
-        tracks += dense(redo_from, redo_from + span)
+        redo_from = tracks[-1].first + tracks[-1].count
+        small = dense(redo_from, redo_from + short_tracks * z.count, spt=z.spt) if ahead == ahead_tracks else None
+        if small is not None and len(small) > 1:
+            tracks += small
+        else:
+            keep = max(len(tracks) - back_tracks, 1)
+            redo_from = tracks[keep].first if keep < len(tracks) else redo_from
+            del tracks[keep:]
+            tracks += dense(redo_from, redo_from + (back_tracks + ahead) * z.count)
         # changes one after another (no regular stretch to predict over): walk further each time
         ahead = min(ahead * 2, 512) if hi <= 2 else ahead_tracks
     if clock.anchor_blocks:
