@@ -117,6 +117,29 @@ def predict(z: _Zone, k: int) -> Track:
     return t
 
 
+def merge_split(tracks: list, skews: tuple, max_slips: int = 3) -> list:
+    """A short stretch can cut a track at a slip near its start into a sliver
+    (a block or two, its level read off one probe) and the rest. A track far
+    shorter than the next, of one sectors-per-track, is the start of the next
+    when the previous track's first block + a zone skew + the sliver + k
+    slipped sectors (k <= max_slips) is where the rest begins: one track, k
+    slips where the rest began."""
+    out: list = []
+    for t in tracks:
+        if len(out) >= 2:
+            p, a = out[-2], out[-1]
+            if a.spt == t.spt == p.spt and a.count * 4 < t.count and a.count + t.count < t.spt:
+                fit = [(sk, k) for sk in set(skews) for k in range(1, max_slips + 1)
+                       if abs(float(_fold(np.array(_sigma(p) + sk + a.count + k - _sigma(t)), t.spt))) < 0.5]
+                if len(fit) == 1 and a.count + t.count + fit[0][1] <= t.spt:
+                    sk, k = fit[0]
+                    out[-1] = Track(a.first, a.count + t.count, a.spt, float((_sigma(p) + sk - a.first) % a.spt),
+                                    [a.count] * k + [a.count + s for s in t.slips], exact=a.exact)
+                    continue
+        out.append(t)
+    return out
+
+
 class _Checker:
     """Single-block probes that must miss the cache: a response no longer than a
     hit was served from the buffer, and is read again after far-away reads."""
@@ -259,12 +282,15 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         redo_from = tracks[-1].first + tracks[-1].count
         small = dense(redo_from, redo_from + short_tracks * z.count, spt=z.spt) if ahead == ahead_tracks else None
         if small is not None and len(small) > 1:
-            tracks += small
+            n0 = len(tracks) - 1
+            tracks[n0:] = merge_split(tracks[n0:] + small, (z.track_skew, z.cyl_skew))
         else:
             keep = max(len(tracks) - back_tracks, 1)
             redo_from = tracks[keep].first if keep < len(tracks) else redo_from
             del tracks[keep:]
-            tracks += dense(redo_from, redo_from + (back_tracks + ahead) * z.count)
+            n0 = len(tracks) - 1
+            tracks[n0:] = merge_split(tracks[n0:] + dense(redo_from, redo_from + (back_tracks + ahead) * z.count),
+                                      (z.track_skew, z.cyl_skew))
         # changes one after another (no regular stretch to predict over): walk further each time
         ahead = min(ahead * 2, 512) if hi <= 2 else ahead_tracks
     if clock.anchor_blocks:
