@@ -118,23 +118,23 @@ def predict(z: _Zone, k: int) -> Track:
 
 
 def merge_split(tracks: list, skews: tuple, max_slips: int = 3) -> list:
-    """A short stretch can cut a track at a slip near its start into a sliver
-    (a block or two, its level read off one probe) and the rest. A track far
-    shorter than the next, of one sectors-per-track, is the start of the next
-    when the previous track's first block + a zone skew + the sliver + k
-    slipped sectors (k <= max_slips) is where the rest begins: one track, k
-    slips where the rest began."""
+    """A short stretch can cut a sliver (a block or two, its level read off one
+    probe) off the start of a track that holds a slip. A track far shorter than
+    the next, of one sectors-per-track, is the start of the next when the
+    previous track's first block + a zone skew + the sliver + k slipped sectors
+    (0 <= k <= max_slips) is where the rest begins: one track, k slips where
+    the rest began (k = 0: the slip is further on, not placed)."""
     out: list = []
     for t in tracks:
         if len(out) >= 2:
             p, a = out[-2], out[-1]
-            if a.spt == t.spt == p.spt and a.count * 4 < t.count and a.count + t.count < t.spt:
-                fit = [(sk, k) for sk in set(skews) for k in range(1, max_slips + 1)
+            if a.spt == t.spt == p.spt and a.count * 4 < t.count and a.count + t.count <= t.spt:
+                fit = [(sk, k) for sk in set(skews) for k in range(0, max_slips + 1)
                        if abs(float(_fold(np.array(_sigma(p) + sk + a.count + k - _sigma(t)), t.spt))) < 0.5]
                 if len(fit) == 1 and a.count + t.count + fit[0][1] <= t.spt:
                     sk, k = fit[0]
                     out[-1] = Track(a.first, a.count + t.count, a.spt, float((_sigma(p) + sk - a.first) % a.spt),
-                                    [a.count] * k + [a.count + s for s in t.slips], exact=a.exact)
+                                    [a.count] * k + [a.count + x for x in t.slips], exact=a.exact)
                     continue
         out.append(t)
     return out
