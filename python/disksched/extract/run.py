@@ -257,17 +257,18 @@ WALK_MODES = ("sampled", "full")
 
 
 def walk_minutes(walk_mode: str, blocks: int, spt: int, period_ns: float, check_every_tracks: int = 32) -> float:
-    """Device minutes the layout walk should take. Full: about 1.15 turns per track
-    over tracks 80% as long as those measured (inner zones are shorter). Sampled:
-    a turn for each of a checkpoint's two probes every `check_every_tracks`
-    tracks, plus dense stretches of about 50 tracks, assumed one per 20
-    checkpoints (zone boundaries, slips, spare tracks: a drive with many more
-    takes longer)."""
+    """Device minutes the layout walk should take, over tracks 80% as long as
+    those measured (inner zones are shorter). Full: about 1.15 turns per track.
+    Sampled, a rough guess before the walk (it cannot know how often the
+    layout changes): 300 turns for the first stretch (48 tracks walked and
+    their boundaries searched), 1.5 turns per checkpoint (two probes), and 90
+    turns (a short stretch and its bisection) for one checkpoint in ten.
+    docs/extract.md compares it with the measured walks."""
     tracks = blocks / (spt * 0.8)
     if walk_mode == "full":
         return tracks * period_ns * 1.15 / 60e9
     checks = tracks / check_every_tracks
-    return (2 * checks + (1 + checks / 20) * 50 * 1.15) * period_ns / 60e9
+    return (300 + 1.5 * checks + 90 * checks / 10) * period_ns / 60e9
 
 
 def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, writes: tuple,

@@ -117,8 +117,42 @@ def predict(z: _Zone, k: int) -> Track:
     return t
 
 
+def repair(tracks: list, skews: tuple, count: int, spt: int, max_shift: int = 2) -> list:
+    """A short stretch can place a boundary a block or two off (its level is
+    right, its first LBN not). A track's first block lies a zone skew past the
+    previous one's: where it lies d sectors short of that, moving the boundary
+    by d brings the previous track's LBN count closer to the zone's, and the
+    track after then lies a skew on too (an unplaced slip near a track's start
+    puts its level, not its boundary, a sector off: the next skew disagrees),
+    move it. Only in the zone the skews are from (`spt`); the first two tracks
+    are where the stretch began: their boundary was checked."""
+    def off(a, b):
+        return min((float(_fold(np.array(_sigma(b) - _sigma(a) - sk), b.spt)) for sk in set(skews)), key=abs)
+
+    for i in range(1, len(tracks) - 1):
+        p, t = tracks[i], tracks[i + 1]
+        if not p.spt == t.spt == spt or min(p.count, t.count) * 4 < spt:
+            continue                  # another zone, or a sliver (merge_split's business)
+        e = off(p, t)
+        d = -int(round(e))
+        want = count - len(p.slips)
+        if not (1 <= abs(d) <= max_shift and abs(e + d) < 0.3 and abs(p.count + d - want) < abs(p.count - want)
+                and p.count + d + len(p.slips) <= spt and t.count - d >= 1):
+            continue
+        moved = Track(t.first + d, t.count - d, t.spt, t.level, [x - d for x in t.slips if x - d > 0], exact=t.exact)
+        u = tracks[i + 2] if i + 2 < len(tracks) else None
+        if u is not None and u.spt == spt and u.count * 4 >= spt and abs(off(moved, u)) >= 0.3:
+            continue
+        p.count += d
+        tracks[i + 1] = moved
+    return tracks
+
+
 def merge_split(tracks: list, skews: tuple, max_slips: int = 3) -> list:
-    """A short stretch can cut a sliver (a block or two, its level read off one
+    """A short stretch can cut a track at its slips: two neighbours of one
+    sectors-per-track, together no longer than a track, where the second begins
+    the first's count + k sectors on (k slips, as many as the two leave
+    unused, up to a sixteenth of the track), are one track. It can also cut a sliver (a block or two, its level read off one
     probe) off the start of a track that holds a slip. A track far shorter than
     the next, of one sectors-per-track, is the start of the next when the
     previous track's first block + a zone skew + the sliver + k slipped sectors
@@ -126,6 +160,17 @@ def merge_split(tracks: list, skews: tuple, max_slips: int = 3) -> list:
     the rest began (k = 0: the slip is further on, not placed)."""
     out: list = []
     for t in tracks:
+        if out and out[-1].spt == t.spt:
+            # a track cut at its slips: the rest begins the cut part's count + k sectors on
+            a = out[-1]
+            # sectors the two leave unused; more than a sixteenth of a track slipped is taken for two tracks
+            room = min(t.spt - a.count - t.count - len(a.slips) - len(t.slips), max(max_slips, t.spt // 16))
+            ks = [k for k in range(1, room + 1)
+                  if abs(float(_fold(np.array(_sigma(a) + a.count + len(a.slips) + k - _sigma(t)), t.spt))) < 0.5]
+            if len(ks) == 1:
+                out[-1] = Track(a.first, a.count + t.count, a.spt, a.level,
+                                a.slips + [a.count] * ks[0] + [a.count + x for x in t.slips], exact=a.exact)
+                continue
         if len(out) >= 2:
             p, a = out[-2], out[-1]
             if a.spt == t.spt == p.spt and a.count * 4 < t.count and a.count + t.count <= t.spt:
@@ -138,6 +183,14 @@ def merge_split(tracks: list, skews: tuple, max_slips: int = 3) -> list:
                     continue
         out.append(t)
     return out
+
+
+def _tidy(tracks: list, z: _Zone) -> list:
+    """A stretch's tracks after the last known one: slivers joined back, then
+    boundaries moved to where the skews put them (a sliver's level would
+    mislead the skews), then slivers again (a moved boundary can make one)."""
+    sk = (z.track_skew, z.cyl_skew)
+    return merge_split(repair(merge_split(tracks, sk), sk, z.count, z.spt), sk)
 
 
 class _Checker:
@@ -283,14 +336,13 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         small = dense(redo_from, redo_from + short_tracks * z.count, spt=z.spt) if ahead == ahead_tracks else None
         if small is not None and len(small) > 1:
             n0 = len(tracks) - 1
-            tracks[n0:] = merge_split(tracks[n0:] + small, (z.track_skew, z.cyl_skew))
+            tracks[n0:] = _tidy(tracks[n0:] + small, z)
         else:
             keep = max(len(tracks) - back_tracks, 1)
             redo_from = tracks[keep].first if keep < len(tracks) else redo_from
             del tracks[keep:]
             n0 = len(tracks) - 1
-            tracks[n0:] = merge_split(tracks[n0:] + dense(redo_from, redo_from + (back_tracks + ahead) * z.count),
-                                      (z.track_skew, z.cyl_skew))
+            tracks[n0:] = _tidy(tracks[n0:] + dense(redo_from, redo_from + (back_tracks + ahead) * z.count), z)
         # changes one after another (no regular stretch to predict over): walk further each time
         ahead = min(ahead * 2, 512) if hi <= 2 else ahead_tracks
     if clock.anchor_blocks:
