@@ -60,23 +60,23 @@ def _skews(tail: list) -> list:
     return [int(round(_sigma(b) - _sigma(a))) % b.spt for a, b in zip(tail, tail[1:])]
 
 
-def surfaces_of(tracks: list) -> Optional[int]:
-    """Tracks between cylinder skews (the second commonest skew), mode; None if not seen twice."""
+def surfaces_of(tracks: list, slack: int = 0) -> Optional[int]:
+    """Tracks between cylinder switches (skews more than `slack` sectors from
+    the commonest, the head switch's), mode; None if not seen twice."""
     sk = _skews(tracks)
     if len(sk) < 4:
         return None
-    vals, cnt = np.unique(sk, return_counts=True)
-    order = np.argsort(-cnt)
-    if len(order) < 2 or cnt[order[1]] < 2:
-        return None
-    cs = int(vals[order[1]])
-    at = [i for i, v in enumerate(sk) if v == cs]
-    return int(_mode(np.diff(at), None)) if len(at) >= 2 else None
+    ts = _mode(sk)
+    at = [i for i, v in enumerate(sk) if abs(float(_fold(np.array(v - ts), tracks[i + 1].spt))) > slack]
+    return int(_mode(np.diff(at), None)) if len(at) >= 3 else None
 
 
-def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8) -> Optional[_Zone]:
+def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack: int = 0,
+               need_head: bool = True) -> Optional[_Zone]:
     """The predictor after the last track of `tracks` (its trailing run of one
-    sectors-per-track), or None when that run is too short to say."""
+    sectors-per-track), or None when that run is too short to say. With timing
+    noise levels can be a sector or two off: skews within `slack` sectors of
+    the head switch's are head switches."""
     n = tracks[-1].spt
     tail = []
     for t in reversed(tracks):
@@ -87,23 +87,49 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8) -> Op
     if len(tail) < min_tracks:
         return None
     sk = _skews(tail)
-    vals, cnt = np.unique(sk, return_counts=True)
-    order = np.argsort(-cnt)
-    ts = int(vals[order[0]])
-    cs = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= 2 else ts
-    S = surfaces or surfaces_of(tail) or 1
+    ts = int(_mode(sk))
+    near = [abs(float(_fold(np.array(v - ts), n))) <= slack for v in sk]
+    far = [v for v, m in zip(sk, near) if not m]
+    vals, cnt = np.unique(far, return_counts=True) if far else (np.array([ts]), np.array([0]))
+    cs = int(vals[np.argmax(cnt)]) if cnt.max() >= 2 else ts
+    S = surfaces or surfaces_of(tail, slack) or 1
     head = 0
-    if cs != ts:
-        # the last skew other than the head switch's is the last cylinder switch (after a short track
-        # the walk may place it a sector off the zone's cylinder skew): sk[i] leads into tail[i + 1], head 0
-        at = [i for i, v in enumerate(sk) if v != ts]
-        if not at:
+    if cs != ts and slack == 0:
+        # the last cylinder switch (a skew within two sectors of the cylinder skew: next to a short track
+        # or a slip the walk may put a level a sector or two off): sk[i] leads into tail[i + 1], head 0.
+        # Each later skew is as many head switches as track skews make it (two over a skipped track)
+        at = [i for i, v in enumerate(sk) if abs(float(_fold(np.array(v - cs), n))) <= 2]
+        if not at and need_head:
             return None
-        head = len(sk) - 1 - at[-1]
-        if head >= S:
+        head = 0
+        for v in (sk[at[-1] + 1:] if at else []):
+            head += next((m for m in range(1, S + 1) if abs(float(_fold(np.array(m * ts - v), n))) < 0.5), 1)
+        if head >= S and need_head:
             return None               # the cylinder pattern broke near the end: measure on
+        head %= S
+    elif cs != ts:
+        # with noise one level off by a few sectors makes two odd skews: the cylinder switches' place
+        # modulo the surfaces by a vote of the skews near the cylinder skew over the last few cylinders
+        recent = range(max(0, len(sk) - 4 * S), len(sk))
+        votes = np.bincount([i % S for i in recent if abs(float(_fold(np.array(sk[i] - cs), n))) <= slack],
+                            minlength=S)
+        if votes.max() < 2 and need_head:
+            return None
+        head = (len(sk) - 1 - int(np.argmax(votes))) % S
     count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
-    return _Zone(n, count, ts, cs, S, head, tail[-1])
+    last = tail[-1]
+    if slack:
+        # with noise one track's level can be a few sectors off: carry each of the last few tracks' first
+        # block forward by the zone's skews to the last track and take the median
+        m = min(len(tail), 4 * S)
+        proj, acc = [], 0.0
+        for j in range(len(tail) - 1, len(tail) - 1 - m, -1):
+            proj.append(float(_fold(np.array(_sigma(tail[j]) + acc - _sigma(last)), n)))
+            h = (head - (len(tail) - 1 - j)) % S          # head of tail[j]
+            acc += cs if h == 0 else ts                      # the skew into tail[j] from tail[j - 1]
+        base = _sigma(last) + float(np.median(proj))
+        last = Track(last.first, last.count, n, float((base - last.first) % n), list(last.slips), exact=last.exact)
+    return _Zone(n, count, ts, cs, S, head, last)
 
 
 def predict(z: _Zone, k: int) -> Track:
@@ -148,7 +174,7 @@ def repair(tracks: list, skews: tuple, count: int, spt: int, max_shift: int = 2)
     return tracks
 
 
-def merge_split(tracks: list, skews: tuple, max_slips: int = 3) -> list:
+def merge_split(tracks: list, skews: tuple, skipped: tuple = (), max_slips: int = 3) -> list:
     """A short stretch can cut a track at its slips: two neighbours of one
     sectors-per-track, together no longer than a track, where the second begins
     the first's count + k sectors on (k slips, as many as the two leave
@@ -157,7 +183,9 @@ def merge_split(tracks: list, skews: tuple, max_slips: int = 3) -> list:
     the next, of one sectors-per-track, is the start of the next when the
     previous track's first block + a zone skew + the sliver + k slipped sectors
     (0 <= k <= max_slips) is where the rest begins: one track, k slips where
-    the rest began (k = 0: the slip is further on, not placed)."""
+    the rest began (k = 0: the slip is further on, not placed). A sliver after a
+    skipped track is tried with `skipped` (two switches' skews) when no single
+    switch fits."""
     out: list = []
     for t in tracks:
         if out and out[-1].spt == t.spt:
@@ -174,8 +202,10 @@ def merge_split(tracks: list, skews: tuple, max_slips: int = 3) -> list:
         if len(out) >= 2:
             p, a = out[-2], out[-1]
             if a.spt == t.spt == p.spt and a.count * 4 < t.count and a.count + t.count <= t.spt:
-                fit = [(sk, k) for sk in set(skews) for k in range(0, max_slips + 1)
-                       if abs(float(_fold(np.array(_sigma(p) + sk + a.count + k - _sigma(t)), t.spt))) < 0.5]
+                fit = []
+                for group in (skews, skipped):   # one switch; else two (over a skipped track)
+                    fit = fit or [(sk, k) for sk in set(group) for k in range(0, max_slips + 1)
+                                  if abs(float(_fold(np.array(_sigma(p) + sk + a.count + k - _sigma(t)), t.spt))) < 0.5]
                 if len(fit) == 1 and a.count + t.count + fit[0][1] <= t.spt:
                     sk, k = fit[0]
                     out[-1] = Track(a.first, a.count + t.count, a.spt, float((_sigma(p) + sk - a.first) % a.spt),
@@ -188,9 +218,11 @@ def merge_split(tracks: list, skews: tuple, max_slips: int = 3) -> list:
 def _tidy(tracks: list, z: _Zone) -> list:
     """A stretch's tracks after the last known one: slivers joined back, then
     boundaries moved to where the skews put them (a sliver's level would
-    mislead the skews), then slivers again (a moved boundary can make one)."""
-    sk = (z.track_skew, z.cyl_skew)
-    return merge_split(repair(merge_split(tracks, sk), sk, z.count, z.spt), sk)
+    mislead the skews), then slivers again (a moved boundary can make one).
+    A sliver may follow a skipped track: two switches' skews count too."""
+    one = (z.track_skew, z.cyl_skew)
+    two = tuple((a + b) % z.spt for a in one for b in one)
+    return merge_split(repair(merge_split(tracks, one, two), one, z.count, z.spt), one, two)
 
 
 class _Checker:
@@ -215,10 +247,14 @@ class _Checker:
         return (self.clock.phase(t) * spt - x) % spt
 
     def _agrees(self, x: int, level: float, spt: int) -> bool:
-        # with noise a completion may be late: a probe that disagrees is read again (the closest wins)
+        # with noise a completion may be late: a probe that disagrees by being late is read again (the
+        # closest wins); noise never makes one early, so one early by more than a sector or two disagrees
         for _ in range(1 + self.retries):
-            if abs(float(_fold(np.array(self._level(x, spt) - level), spt))) <= self.tol:
+            v = float(_fold(np.array(self._level(x, spt) - level), spt))
+            if abs(v) <= self.tol:
                 return True
+            if v < -min(self.tol, 2.0):
+                return False
         return False
 
     def boundary(self, prev: Track, nxt: Track) -> bool:
@@ -282,8 +318,11 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
 
     exact = True
     tracks = dense(0, calib_tracks * spt_hint)
-    surfaces = surfaces_of(tracks)
     exact = bool(first_stats.get("exact_mode", True))
+    surfaces = surfaces_of(tracks, slack=0 if exact else 2)
+    z0 = zone_state(tracks, surfaces, slack=0 if exact else 2, need_head=False)
+    if z0 is not None:
+        tracks = _tidy(tracks, z0)
     tol = float(first_stats.get("level_tolerance_sectors", 0.5))
     chk = _Checker(dev, clock, rng, tol, flush=segments + 1, retries=0 if exact else 2)
     batch = 4
@@ -295,11 +334,15 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             break
         if progress:
             progress(nxt_first, end)
-        z = zone_state(tracks, surfaces)
+        z = zone_state(tracks, surfaces, slack=0 if exact else 2)
         if z is None or end - nxt_first < 2 * ahead * last.count:
-            # too few tracks of this zone to predict from, or near the end: walk on
-            tracks += dense(nxt_first, nxt_first + ahead * max(last.count, 1) if end - nxt_first >= 2 * ahead * last.count
-                            else end)
+            # too few tracks of this zone to predict from, or near the end: walk on (tidied by the skews
+            # of the tracks so far, when they say any)
+            more = dense(nxt_first, nxt_first + ahead * max(last.count, 1) if end - nxt_first >= 2 * ahead * last.count
+                         else end)
+            zl = zone_state(tracks, surfaces, min_tracks=2, slack=0 if exact else 2, need_head=False)
+            n0 = len(tracks) - 1
+            tracks[n0:] = _tidy(tracks[n0:] + more, zl) if zl is not None else tracks[n0:] + more
             continue
         maybe_refine()
         # checkpoints C, 2C, ... tracks ahead, in LBN order; the first that disagrees ends the batch
