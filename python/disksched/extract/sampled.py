@@ -120,13 +120,17 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
     last = tail[-1]
     if slack:
         # with noise one track's level can be a few sectors off: carry each of the last few tracks' first
-        # block forward by the zone's skews to the last track and take the median
+        # block forward by the zone's skews to the last track and take the median, back only as far as the
+        # skews follow the zone's pattern (a spare area or skipped track before that would bias them all)
         m = min(len(tail), 4 * S)
         proj, acc = [], 0.0
         for j in range(len(tail) - 1, len(tail) - 1 - m, -1):
             proj.append(float(_fold(np.array(_sigma(tail[j]) + acc - _sigma(last)), n)))
             h = (head - (len(tail) - 1 - j)) % S          # head of tail[j]
-            acc += cs if h == 0 else ts                      # the skew into tail[j] from tail[j - 1]
+            want = cs if h == 0 else ts                      # the skew into tail[j] from tail[j - 1]
+            if j == 0 or abs(float(_fold(np.array(sk[j - 1] - want), n))) > slack + 3:
+                break
+            acc += want
         base = _sigma(last) + float(np.median(proj))
         last = Track(last.first, last.count, n, float((base - last.first) % n), list(last.slips), exact=last.exact)
     return _Zone(n, count, ts, cs, S, head, last)
@@ -248,12 +252,12 @@ class _Checker:
 
     def _agrees(self, x: int, level: float, spt: int) -> bool:
         # with noise a completion may be late: a probe that disagrees by being late is read again (the
-        # closest wins); noise never makes one early, so one early by more than a sector or two disagrees
+        # closest wins); noise never makes one early, so one early by more than the tolerance disagrees
         for _ in range(1 + self.retries):
             v = float(_fold(np.array(self._level(x, spt) - level), spt))
             if abs(v) <= self.tol:
                 return True
-            if v < -min(self.tol, 2.0):
+            if v < 0:
                 return False
         return False
 
