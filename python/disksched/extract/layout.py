@@ -72,7 +72,10 @@ def pair_spt(w: Walk, clock: Clock) -> np.ndarray:
         return np.where(dp > 0, w.stride / dp, np.inf)
 
 
-def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = 40, rel_tol: float = 0.0) -> list[tuple[int, int, int]]:
+ZONE_MIN_PAIRS = 40   # a run of fewer pairs of one sectors-per-track joins its neighbour
+
+
+def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = ZONE_MIN_PAIRS, rel_tol: float = 0.0) -> list[tuple[int, int, int]]:
     """Runs of pairs with one sectors-per-track: (first pair, last pair + 1, spt).
     spt per run = stride / mean phase step over the run's same-track pairs.
     With timing noise (`rel_tol` > 0) neighbouring runs whose estimates differ

@@ -35,7 +35,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .device import Device
-from .layout import Track, _fold, _mode, pair_spt, tracks_of_walk, walk
+from .layout import ZONE_MIN_PAIRS, Track, _fold, _mode, pair_spt, tracks_of_walk, walk
 from .timing import Clock, refine_period
 
 
@@ -385,11 +385,15 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             n0 = len(tracks) - 1
             tracks[n0:] = _tidy(tracks[n0:] + small, z)
         else:
-            keep = max(len(tracks) - back_tracks, 1)
+            # each side of a zone change needs twice the pairs zones_of_walk calls a zone (fewer join the
+            # neighbouring zone and take its sectors per track)
+            side = max(1, int(np.ceil(2 * ZONE_MIN_PAIRS * stride / max(z.count, 1))))
+            back, on = max(back_tracks, side), max(ahead, side)
+            keep = max(len(tracks) - back, 1)
             redo_from = tracks[keep].first if keep < len(tracks) else redo_from
             del tracks[keep:]
             n0 = len(tracks) - 1
-            tracks[n0:] = _tidy(tracks[n0:] + dense(redo_from, redo_from + (back_tracks + ahead) * z.count), z)
+            tracks[n0:] = _tidy(tracks[n0:] + dense(redo_from, redo_from + (back + on) * z.count), z)
         # changes one after another (no regular stretch to predict over): walk further each time
         ahead = min(ahead * 2, 512) if hi <= 2 else ahead_tracks
     if clock.anchor_blocks:
