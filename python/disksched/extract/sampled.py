@@ -324,6 +324,11 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     tracks = dense(0, calib_tracks * spt_hint)
     exact = bool(first_stats.get("exact_mode", True))
     surfaces = surfaces_of(tracks, slack=0 if exact else 2)
+    while surfaces is None and len(tracks) < 8 * calib_tracks and tracks[-1].first + tracks[-1].count < end:
+        # fewer than three cylinder switches seen (many surfaces): walk on until the surfaces show
+        lo = tracks[-1].first + tracks[-1].count
+        tracks += dense(lo, lo + calib_tracks * max(tracks[-1].count, 1))
+        surfaces = surfaces_of(tracks, slack=0 if exact else 2)
     z0 = zone_state(tracks, surfaces, slack=0 if exact else 2, need_head=False)
     if z0 is not None:
         tracks = _tidy(tracks, z0)
