@@ -60,15 +60,25 @@ def _skews(tail: list) -> list:
     return [int(round(_sigma(b) - _sigma(a))) % b.spt for a, b in zip(tail, tail[1:])]
 
 
-def surfaces_of(tracks: list, slack: int = 0) -> Optional[int]:
-    """Tracks between cylinder switches (skews more than `slack` sectors from
-    the commonest, the head switch's), mode; None if not seen twice."""
+def _switch_positions(tracks: list, slack: int) -> list:
+    """Indices of the skews more than `slack` sectors from the commonest (the head switch's)."""
     sk = _skews(tracks)
     if len(sk) < 4:
-        return None
+        return []
     ts = _mode(sk)
-    at = [i for i, v in enumerate(sk) if abs(float(_fold(np.array(v - ts), tracks[i + 1].spt))) > slack]
-    return int(_mode(np.diff(at), None)) if len(at) >= 3 else None
+    return [i for i, v in enumerate(sk) if abs(float(_fold(np.array(v - ts), tracks[i + 1].spt))) > slack]
+
+
+def surfaces_of(tracks: list, slack: int = 0) -> Optional[int]:
+    """Tracks between cylinder switches (skews more than `slack` sectors from
+    the commonest, the head switch's): the mode of the gaps, if at least half
+    of them agree; None if not seen three times."""
+    at = _switch_positions(tracks, slack)
+    if len(at) < 3:
+        return None
+    gaps = np.diff(at)
+    m = int(_mode(gaps))
+    return m if 2 * int(np.sum(gaps == m)) >= len(gaps) else None
 
 
 def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack: int = 0,
@@ -324,8 +334,10 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     tracks = dense(0, calib_tracks * spt_hint)
     exact = bool(first_stats.get("exact_mode", True))
     surfaces = surfaces_of(tracks, slack=0 if exact else 2)
-    while surfaces is None and len(tracks) < 8 * calib_tracks and tracks[-1].first + tracks[-1].count < end:
-        # fewer than three cylinder switches seen (many surfaces): walk on until the surfaces show
+    while surfaces is None and 0 < len(_switch_positions(tracks, 0 if exact else 2)) < 3 \
+            and len(tracks) < 8 * calib_tracks and tracks[-1].first + tracks[-1].count < end:
+        # one or two cylinder switches seen (many surfaces): walk on until three show. None seen: the
+        # cylinder skew is the track skew's, and the surfaces do not matter to the prediction
         lo = tracks[-1].first + tracks[-1].count
         tracks += dense(lo, lo + calib_tracks * max(tracks[-1].count, 1))
         surfaces = surfaces_of(tracks, slack=0 if exact else 2)
