@@ -2,8 +2,10 @@
 datasheet disk, extracted through `sim:` without and with host jitter, each
 model compared with its truth (disksched.extract_roundtrip).
 
-    .venv/bin/python docs/extract_figures.py OUT_DIR [DRIVE ...] [--jitter 0,20]
+    .venv/bin/python docs/extract_figures.py OUT_DIR [DRIVE ...] [--jitter 0,20] [--walk sampled|full]
     .venv/bin/python docs/extract_figures.py --table OUT_DIR/roundtrip.jsonl
+    .venv/bin/python docs/extract_figures.py --walk-table OUT_DIR/roundtrip.jsonl
+    .venv/bin/python docs/extract_figures.py --compare OLD.md OUT_DIR/roundtrip.jsonl
     .venv/bin/python docs/extract_figures.py --queue
 
 Appends one JSON line per (drive, jitter) to OUT_DIR/roundtrip.jsonl (a run
@@ -37,13 +39,13 @@ def datasheet_disk(out: Path) -> str:
     return str(p)
 
 
-def one(out: Path, disk: str, label: str, jitter: float) -> dict:
+def one(out: Path, disk: str, label: str, jitter: float, walk: str = "sampled") -> dict:
     dev = open_device(f"sim:{disk}" + (f"?jitter_us={jitter:g}" if jitter else ""), seed=1)
     dev.allow_writes(0, dev.blocks)
-    x = extract(dev, writes=(0, dev.blocks), name=f"{label}_extracted")
+    x = extract(dev, writes=(0, dev.blocks), name=f"{label}_extracted", walk_mode=walk)
     spec = out / f"{label}_j{jitter:g}.toml"
     spec.write_text(to_toml(x.spec))
-    row = {"drive": label, "jitter_us": jitter, "device_min": x.device_s / 60, "wall_s": x.wall_s,
+    row = {"drive": label, "jitter_us": jitter, "walk": walk, "device_min": x.device_s / 60, "wall_s": x.wall_s,
            "commands": x.commands, "layout": x.geometry.stats, "notes": x.notes}
     t = time.monotonic()
     row["layout_match"] = rt.layout_match(disk, x.geometry.tracks, dev.blocks)
@@ -100,6 +102,53 @@ QUEUES = [("hp_c2247a", 1, "fcfs", 0), ("hp_c2247a", 16, "fcfs", 0), ("hp_c2247a
           ("hp_c2247a", 32, "cscan", 0), ("hp_c2247a", 1024, "sptf", 0), ("dec_rz26", 9, "sptf", 20), ("cheetah9lp", 64, "sptf", 20)]
 
 
+def walk_table(path: Path) -> str:
+    """The layout walk's own cost from roundtrip.jsonl: the estimate made before
+    it (what --budget-min compares), the device time it took, and what the
+    sampled walk did (checks, changes found, stretches walked, tracks predicted)."""
+    rows = {}
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if "error" not in r:
+            rows[(r["drive"], r["jitter_us"])] = r
+    out = ["| drive | jitter us | walk | estimate min | walk min | checks | changes found | stretches | tracks walked "
+           "| tracks predicted | extraction min |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (d, j), r in rows.items():
+        st = r["layout"]
+        out.append(f"| {d} | {j:g} | {r.get('walk', st.get('walk', 'full'))} | {st.get('walk_estimate_min', float('nan')):.1f} "
+                   f"| {st.get('walk_device_s', float('nan')) / 60:.1f} | {st.get('checks', '-')} | {st.get('anomalies', '-')} "
+                   f"| {st.get('dense_stretches', '-')} | {st.get('dense_tracks', '-')} | {st.get('predicted_tracks', '-')} "
+                   f"| {r['device_min']:.1f} |")
+    return "\n".join(out) + "\n"
+
+
+def compare_table(old_md: Path, path: Path) -> str:
+    """Before (the rows of the first round-trip table in `old_md`, the whole-disk
+    walk) → after (roundtrip.jsonl), per drive and jitter: LBNs on true track,
+    within 1 sector, demerit, throughput, device minutes, wall s."""
+    before = {}
+    for line in old_md.read_text().split("### ")[0].splitlines():
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        if len(c) == 13 and c[1].replace(".", "").isdigit():
+            before[(c[0], float(c[1]))] = (c[2], c[3], c[9], c[10], c[11], c[12])
+    rows = {}
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if "error" not in r:
+            rows[(r["drive"], r["jitter_us"])] = r
+    out = ["| drive | jitter us | LBNs on true track | within 1 sector | demerit random / seq ms "
+           "| throughput diff random / seq | device min | wall s |",
+           "|---|---|---|---|---|---|---|---|"]
+    for (d, j), r in rows.items():
+        b = before.get((d, j), ("not run",) * 6)
+        dm = r["demerit"]
+        out.append(f"| {d} | {j:g} | {b[0]} → {100 * r['layout_match']:.3f}% | {b[1]} → {100 * r['angle']['within_one_sector']:.1f}% "
+                   f"| {b[2]} → {dm['random']['demerit_ms']:.3f} / {dm['sequential']['demerit_ms']:.3f} "
+                   f"| {b[3]} → {100 * dm['random']['throughput_rel']:.1f}% / {100 * dm['sequential']['throughput_rel']:.1f}% "
+                   f"| {b[4]} → {r['device_min']:.1f} | {b[5]} → {r['wall_s']:.0f} |")
+    return "\n".join(out) + "\n"
+
+
 def queue_table() -> str:
     """The drive's queue: extractions of sim drives set up with a command-queue
     depth and scheduler (the truth), against what the extractor found."""
@@ -118,6 +167,12 @@ def main(argv: list[str]) -> None:
     if argv and argv[0] == "--table":
         print(table(Path(argv[1])), end="")
         return
+    if argv and argv[0] == "--compare":
+        print(compare_table(Path(argv[1]), Path(argv[2])), end="")
+        return
+    if argv and argv[0] == "--walk-table":
+        print(walk_table(Path(argv[1])), end="")
+        return
     if argv and argv[0] == "--queue":
         print(queue_table(), end="")
         return
@@ -129,12 +184,17 @@ def main(argv: list[str]) -> None:
         i = rest.index("--jitter")
         jit = [float(v) for v in rest[i + 1].split(",")]
         rest = rest[:i] + rest[i + 2:]
+    walk = "sampled"
+    if "--walk" in rest:
+        i = rest.index("--walk")
+        walk = rest[i + 1]
+        rest = rest[:i] + rest[i + 2:]
     drives = rest or [d for d in _core.disk_names()] + ["desk250"]
     for label in drives:
         disk = datasheet_disk(out) if label == "desk250" else label
         for j in jit:
             try:
-                row = one(out, disk, label, j)
+                row = one(out, disk, label, j, walk)
             except Exception as e:  # keep going: the table says which failed and why
                 row = {"drive": label, "jitter_us": j, "error": f"{type(e).__name__}: {e}",
                        "trace": traceback.format_exc()[-2000:]}

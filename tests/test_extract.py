@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import cli
@@ -366,3 +367,77 @@ def test_nbd_serve_extraction_completes(tmp_path):
                               "run": {"requests": 200}}).summary["requests"] > 0
     finally:
         srv.stop()
+
+
+def _small_two_zone_spec(path: Path) -> str:
+    """DEC RZ26's mechanics on 4 surfaces x 300 cylinders in two zones (58 and
+    50 sectors per track, different skews), five slipped sectors."""
+    import re
+
+    src = (ROOT / "crates" / "disksched-core" / "disks" / "dec_rz26.toml").read_text()
+    head, rest = src.split("[layout]", 1)
+    for k, v in (("surfaces", "4"), ("cylinders", "300"), ("blocks", "64780"), ("name", '"small2z"')):
+        head = re.sub(rf"(?m)^{k} = .*$", f"{k} = {v}", head)
+    zone = ("[[layout.zones]]\nfirst_cylinder = {}\nlast_cylinder = {}\nsectors_per_track = {}\nfirst_block_offset_sectors = 0.0\n"
+            "track_skew_sectors = {}\ncylinder_skew_sectors = {}\nspares = 10\nslips = {}\n\n")
+    layout = ('[layout]\nmapping = "cylinder-major"\nsparing = "sectors-per-zone"\nsparing_range_cylinders = 1\n\n'
+              + zone.format(0, 149, 58, 7.0, 25.0, [1000, 5000, 20001]) + zone.format(150, 299, 50, 6.0, 21.0, [3000, 9000]))
+    path.write_text(head + layout + rest[rest.index("[seek]"):])
+    return str(path)
+
+
+def test_sampled_walk_finds_zones_and_slips_for_less_device_time(tmp_path):
+    """The sampled walk (the default) against the whole-disk walk on a small
+    two-zone drive with five slips: both put every LBN on its true track, the
+    sampled walk finds the same slips (to the block) and the zone change, and
+    costs less device time; most of its tracks were predicted, not walked."""
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.run import extract
+    from disksched.extract_devices import open_device
+
+    spec = _small_two_zone_spec(tmp_path / "small2z.toml")
+    got, match = {}, {}
+    for mode in ("sampled", "full"):
+        dev = open_device(f"sim:{spec}", seed=1)
+        got[mode] = extract(dev, walk_mode=mode)
+        match[mode] = rt.layout_match(spec, got[mode].geometry.tracks, dev.blocks)
+    assert match["sampled"] >= 0.999 and match["sampled"] >= match["full"], match
+    # every true track starts where a sampled track starts, the five slipped ones (one LBN short of their
+    # zone's) included: the checks after each slip disagreed and the dense stretch placed it
+    tf = rt._true_tracks(spec)
+    counts = dict(zip(tf.tolist(), np.diff(np.append(tf, 64780)).tolist()))
+    assert len([f for f, c in counts.items() if c in (57, 49)]) == 5
+    firsts = {t.first for t in got["sampled"].geometry.tracks}
+    assert set(tf.tolist()) <= firsts and len(firsts) <= 1.01 * len(tf), sorted(firsts - set(tf.tolist()))
+    assert sorted({t.spt for t in got["sampled"].geometry.tracks}) == [50, 58]
+    st = got["sampled"].geometry.stats
+    assert st["walk"] == "sampled" and st["predicted_tracks"] > 0.5 * len(got["sampled"].geometry.tracks), st
+    assert st["anomalies"] >= 5  # four slips past the first stretch and the zone change, each located by bisection
+    assert st["walk_device_s"] < 0.6 * got["full"].geometry.stats["walk_device_s"]
+
+
+def test_sampled_prediction_follows_cylinders():
+    """The predictor: head switches then a cylinder switch, every `surfaces`
+    tracks, from the last known track's head position."""
+    from disksched.extract.layout import Track
+    from disksched.extract.sampled import predict, zone_state
+
+    spt, L, ts, cs, S = 58, 57, 7, 25, 4
+    tracks, sig = [], 3.0
+    for k in range(13):           # head 0 at k = 0, 4, 8, 12
+        sig = sig + (0 if k == 0 else (cs if k % S == 0 else ts))
+        first = k * L
+        tracks.append(Track(first, L, spt, (sig - first) % spt))
+    z = zone_state(tracks, S)
+    assert (z.count, z.track_skew, z.cyl_skew, z.head) == (L, ts, cs, 0)
+    for k in range(1, 9):
+        p = predict(z, k)
+        sig += cs if (12 + k) % S == 0 else ts
+        assert p.first == (12 + k) * L and abs(p.level - (sig - p.first) % spt) < 1e-9, k
+
+
+def test_walk_option_refused_when_unknown(tmp_path):
+    """`--walk` takes sampled or full; anything else is one line, exit 2."""
+    r = subprocess.run([str(EXE), "extract", "sim:dec_rz26", "-o", str(tmp_path / "s.toml"), "--walk", "half"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--walk half" in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -641,13 +641,14 @@ def extract(device: str = typer.Argument(..., metavar="DEVICE", help="A block de
             allow_writes: Optional[str] = typer.Option(None, "--allow-writes",
                                                        help="Blocks LO-HI (inclusive) the write tests may overwrite; never on a mounted device."),
             budget_min: Optional[float] = typer.Option(None, "--budget-min", help="Refuse to start if the walk alone would take longer (device minutes)."),
+            walk: str = typer.Option("sampled", "--walk", help="Layout walk: sampled (stretches, checked predictions between) or full (every track)."),
             seed: int = typer.Option(1, help="Seed of the test's random choices (and of sim: jitter)."),
             name: Optional[str] = typer.Option(None, help="The spec's name (default: the file's stem)."),
             force: bool = typer.Option(False, "--force", help="Replace -o and write into a --report folder that holds files.")) -> None:
     """A drive model from timing alone: rotation, layout, seek curve, overheads, cache (docs/extract.md)."""
     from .extract_cli import rows_text, run as run_extract
 
-    x = run_extract(device, out, report, allow_writes, budget_min, seed, force, name)
+    x = run_extract(device, out, report, allow_writes, budget_min, seed, force, name, walk=walk)
     console.print(_table(f"{device}: {x.device_s / 60:.2f} device minutes, {x.commands:,} commands, {x.wall_s:.1f} s",
                          ["parameter", "value", "unit", "confidence", "how"], rows_text(x)))
     for n in x.notes:

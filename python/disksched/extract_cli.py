@@ -59,7 +59,7 @@ class _Stages:
 
 
 def run(device: str, out: Path, report: Optional[Path], allow_writes: Optional[str], budget_min: Optional[float],
-        seed: int, force: bool, name: Optional[str], quiet: bool = False) -> tuple:
+        seed: int, force: bool, name: Optional[str], quiet: bool = False, walk: str = "sampled") -> tuple:
     from .extract.device import DeviceError
     from .extract.run import extract
     from .extract.spec import to_toml
@@ -71,6 +71,9 @@ def run(device: str, out: Path, report: Optional[Path], allow_writes: Optional[s
         raise DiskschedError(f"-o {out}: exists; use --force to replace it")
     if budget_min is not None and budget_min <= 0:
         raise DiskschedError(f"--budget-min {budget_min:g}: must be above 0")
+    from .extract.run import WALK_MODES
+    if walk not in WALK_MODES:
+        raise DiskschedError(f"--walk {walk}: must be one of {', '.join(WALK_MODES)}")
     try:
         dev = open_device(device, want_writes=allow_writes is not None, seed=seed)
     except DeviceError as e:
@@ -86,7 +89,7 @@ def run(device: str, out: Path, report: Optional[Path], allow_writes: Optional[s
         with (output_dir(report, force, "--report") if report is not None else nullcontext()) as tmp:
             try:
                 x = extract(dev, seed=seed, progress=stages, budget_min=budget_min, writes=writes,
-                            name=name or Path(out).stem)
+                            name=name or Path(out).stem, walk_mode=walk)
             except DeviceError as e:
                 raise DiskschedError(str(e)) from None
             finally:

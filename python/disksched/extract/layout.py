@@ -72,7 +72,10 @@ def pair_spt(w: Walk, clock: Clock) -> np.ndarray:
         return np.where(dp > 0, w.stride / dp, np.inf)
 
 
-def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = 40, rel_tol: float = 0.0) -> list[tuple[int, int, int]]:
+ZONE_MIN_PAIRS = 40   # a run of fewer pairs of one sectors-per-track joins its neighbour
+
+
+def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = ZONE_MIN_PAIRS, rel_tol: float = 0.0) -> list[tuple[int, int, int]]:
     """Runs of pairs with one sectors-per-track: (first pair, last pair + 1, spt).
     spt per run = stride / mean phase step over the run's same-track pairs.
     With timing noise (`rel_tol` > 0) neighbouring runs whose estimates differ
@@ -282,19 +285,38 @@ def _mode(vals, default=None):
 def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, start: int = 0, end: Optional[int] = None,
                    progress: Optional[Callable] = None, calib_per_zone: int = 40, debug: bool = False,
                    spread: int = 24) -> Geometry:
+    """The whole-disk walk: every track read (`--walk full`)."""
     end = dev.blocks if end is None else end
     w = walk(dev, start, end, stride, progress)
+
+    def refine():
+        if clock.anchor_blocks:
+            from .timing import refine_period
+            refine_period(dev, clock)  # the walk took many revolutions: refit the period over the whole span
+    tracks, stats = tracks_of_walk(dev, clock, rng, w, start, end, refine=refine, calib_per_zone=calib_per_zone,
+                                   debug=debug, spread=spread)
+    return _assemble(tracks, stats)
+
+
+def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start: int, end: int,
+                   refine: Optional[Callable] = None, calib_per_zone: int = 40, debug: bool = False,
+                   spread: int = 24, spt: Optional[int] = None) -> tuple[list, dict]:
+    """The tracks of [start, end) from a walk over it (`start` must be a track's
+    first LBN; the last track ends at `end`, cut short if `end` is inside it),
+    boundaries and slips placed by single-block probes. `spt`: the sectors per
+    track of the whole stretch, when already known (a stretch too short to
+    tell zones apart)."""
     # timing noise, as a fraction of one pair's phase step
+    stride = w.stride
     noise_frac = 2 * clock.noise_ns / clock.period_ns / max(stride / 400.0, 1e-9)
-    zr = zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02)
+    zr = zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02) if spt is None else [(0, len(w.x) - 1, spt)]
     sp = np.zeros(len(w.x), dtype=np.int64)
     for a, b, n in zr:
         sp[a:b + 1] = n
     exact_mode = clock.noise_ns < 0.25 * clock.period_ns / float(sp.max())
     tol = 0.5 if exact_mode else max(1.5, 1.5 * clock.noise_ns / (clock.period_ns / float(sp.max())))
-    if clock.anchor_blocks:
-        from .timing import refine_period
-        refine_period(dev, clock)  # the walk took many revolutions: refit the period over the whole span
+    if refine is not None:
+        refine()
     # a read that completed about one hit time after it was sent was served from the buffer (the drive
     # read ahead while the host was late): its phase says nothing; leave it out
     keep = w.resp > clock.hit_ns + max(clock.noise_ns, 1000.0)
@@ -499,7 +521,7 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
              "probes": prober.probes, "suspect_hits": prober.suspect_hits, "exact_mode": bool(exact_mode),
              "level_tolerance_sectors": tol, "zone_skews": {str(k): v for k, v in zone_skews.items()},
              "zone_track_count": {str(k): v for k, v in zone_count.items()}}
-    return _assemble(tracks, stats)
+    return tracks, stats
 
 
 def _assemble(tracks: list, stats: dict) -> Geometry:

@@ -22,8 +22,13 @@ from .timing import Clock
 # The distances DIXtrac measures (and DiskSim's seek tables list): every one to
 # 10, then ever wider steps.
 def seek_distances(max_distance: int) -> list[int]:
+    """DIXtrac's distances. Past 500 cylinders by 100, or on a drive of over
+    12,800 cylinders by the multiple of 100 that keeps that part near 128
+    distances (a 250 GB disk's 112,000 cylinders by 100 cost most of its
+    extraction; the far curve is smooth)."""
+    far = 100 * max(1, max_distance // 12800)
     d = list(range(1, 11)) + list(range(12, 21, 2)) + list(range(25, 51, 5)) + list(range(60, 101, 10)) \
-        + list(range(125, 501, 25)) + list(range(600, max_distance + 1, 100))
+        + list(range(125, 501, 25)) + list(range(600, max_distance + 1, far))
     d = [x for x in d if x <= max_distance]
     if max_distance not in d:
         d.append(max_distance)

@@ -12,9 +12,10 @@ import numpy as np
 
 from . import cache as cache_tests
 from .device import Device, DeviceError
-from .layout import Geometry, Track, extract_layout, walk, zones_of_walk
+from .layout import Geometry, Track, _assemble, extract_layout, walk, zones_of_walk
 from .mechanics import lead_after_write, seek_curve, seek_distances
 from .queue import drive_queue
+from .sampled import sampled_layout
 from .spec import layout_section
 from .timing import Clock, hit_time, rotation_period
 
@@ -41,9 +42,13 @@ def _stage(progress, name):
 
 
 def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, budget_min: Optional[float] = None,
-            writes: Optional[tuple] = None, seek_per_distance: int = 4, name: Optional[str] = None) -> Extraction:
+            writes: Optional[tuple] = None, seek_per_distance: int = 4, name: Optional[str] = None,
+            walk_mode: str = "sampled", check_every_tracks: int = 32) -> Extraction:
     """Extract a drive model from `dev` (reads only, unless `writes` = (lo, hi)
-    was allowed on the device)."""
+    was allowed on the device). `walk_mode`: "sampled" walks stretches and checks
+    predicted tracks every `check_every_tracks`; "full" reads every track."""
+    if walk_mode not in WALK_MODES:
+        raise DeviceError(f"walk {walk_mode!r}: must be one of {', '.join(WALK_MODES)}")
     wall0 = time.monotonic()
     rng = random.Random(seed)
     notes: list = []
@@ -89,14 +94,23 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
             best = (s, cost)
     stride = best[0] + (2 if clock.noise_ns > 0.2 * tau else 0) if best else max(6, spt0 // 4)
     stride = max(4, min(stride, max(spt0 // 3, 2)))
-    est_min = dev.blocks / (spt0 * 0.8) * clock.period_ns * 1.15 / 60e9
+    est_min = walk_minutes(walk_mode, dev.blocks, spt0, clock.period_ns, check_every_tracks)
     if budget_min is not None and est_min > budget_min:
-        raise DeviceError(f"the layout walk alone needs about {est_min:.1f} device minutes "
+        raise DeviceError(f"the {walk_mode} layout walk alone needs about {est_min:.1f} device minutes "
                           f"({dev.blocks:,} blocks at ~{spt0} per track); --budget-min is {budget_min:g}")
     # the cache's segments first: the probes of the layout searches need only that many reads between them
     seg = cache_tests.segments(dev, rng, hit, readahead_wait_ns=int(4 * clock.period_ns) if reread_misses else 0)
     spread = max(int(seg["segments"]) + 2, 4) if seg.get("confidence", 0) >= 0.9 else 24
-    g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"), spread=spread)
+    walk_s0 = dev.busy_ns
+    if walk_mode == "full":
+        g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"), spread=spread)
+    else:
+        trs, st = sampled_layout(dev, clock, rng, stride, spt0, segments=max(int(seg["segments"]), 1), spread=spread,
+                                 progress=_stage(progress, "layout walk (sampled)"), check_every_tracks=check_every_tracks)
+        g = _assemble(trs, st)
+    g.stats["walk"] = walk_mode
+    g.stats["walk_device_s"] = (dev.busy_ns - walk_s0) / 1e9
+    g.stats["walk_estimate_min"] = est_min
     st = g.stats
     # confidence: the share of track boundaries whose skew is one of its zone's two
     rows.append(("surfaces", g.surfaces, "", _share_conf(st["odd_cylinders"], len(g.cylinders)),
@@ -269,6 +283,24 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         ph["lbn"].append(t.first)
         ph["phase"].append(((t.level + t.first) % t.spt) / t.spt)
     return Extraction(spec, rows, g, clock, sc, emitted, ph, dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
+
+
+WALK_MODES = ("sampled", "full")
+
+
+def walk_minutes(walk_mode: str, blocks: int, spt: int, period_ns: float, check_every_tracks: int = 32) -> float:
+    """Device minutes the layout walk should take, over tracks 80% as long as
+    those measured (inner zones are shorter). Full: about 1.15 turns per track.
+    Sampled, a rough guess before the walk (it cannot know how often the
+    layout changes): 300 turns for the first stretch (48 tracks walked and
+    their boundaries searched), 1.5 turns per checkpoint (two probes), and 90
+    turns (a short stretch and its bisection) for one checkpoint in ten.
+    docs/extract.md compares it with the measured walks."""
+    tracks = blocks / (spt * 0.8)
+    if walk_mode == "full":
+        return tracks * period_ns * 1.15 / 60e9
+    checks = tracks / check_every_tracks
+    return (300 + 1.5 * checks + 90 * checks / 10) * period_ns / 60e9
 
 
 def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, writes: tuple,

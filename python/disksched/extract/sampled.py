@@ -1,0 +1,425 @@
+"""The sampled layout walk (`--walk sampled`): Skippy's walk on stretches only,
+DIXtrac-style prediction in between.
+
+Within a zone the layout is regular: every track holds the same number of
+LBNs, and the first block of the next track sits one track skew (or, after
+the last surface, one cylinder skew) further round. So a dense walk over a
+stretch of tracks (`layout.tracks_of_walk`, the same code as the whole-disk
+walk) gives the zone's LBNs per track, its two skews and where the heads are;
+from there every later track's first LBN and its level (sector - LBN, the
+angle of its first block) are predicted, and checked at sparse checkpoints:
+two single-block probes, the predicted first LBN of a track (it must show the
+track's level) and the LBN just before it (the previous track's level). A
+checkpoint that disagrees (a slip, a short track, a skipped track, a zone
+boundary, a change of skew) is bracketed by the last one that agreed; the
+first disagreeing track is found by bisection with the same two-probe check,
+and a dense stretch from a few tracks before it to a few dozen after places
+what changed exactly (slips to the block, boundaries, the new zone's
+parameters) before the prediction resumes.
+
+What it can miss: whatever leaves every checkpoint in agreement. A slip and a
+later compensating shift between two checkpoints (an extra sector, which
+DiskSim layouts do not have) would hide; so would a change that moves no
+boundary of the checked tracks (a slip in the last sector of a track whose
+next track starts where predicted). Slips under timing noise wider than a
+sector are not seen by a dense walk either; the check then relies on the
+boundary's LBN, which a slip moves.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from .device import Device
+from .layout import ZONE_MIN_PAIRS, Track, _fold, _mode, pair_spt, tracks_of_walk, walk
+from .timing import Clock, refine_period
+
+
+@dataclass
+class _Zone:
+    """What predicts the next tracks: the last known track and the zone's regularity."""
+    spt: int
+    count: int          # LBNs on a full track
+    track_skew: int     # sectors from one track's first block to the next's (head switch)
+    cyl_skew: int       # the same across a cylinder switch
+    surfaces: int
+    head: int           # head of the last known track (0: first of its cylinder)
+    last: Track
+
+
+def _sigma(t: Track) -> float:
+    """Sector of the track's first block (level + first LBN, mod spt)."""
+    return (t.level + t.first) % t.spt
+
+
+def _skews(tail: list) -> list:
+    return [int(round(_sigma(b) - _sigma(a))) % b.spt for a, b in zip(tail, tail[1:])]
+
+
+def _switch_positions(tracks: list, slack: int) -> list:
+    """Indices of the skews more than `slack` sectors from the commonest (the head switch's)."""
+    sk = _skews(tracks)
+    if len(sk) < 4:
+        return []
+    ts = _mode(sk)
+    return [i for i, v in enumerate(sk) if abs(float(_fold(np.array(v - ts), tracks[i + 1].spt))) > slack]
+
+
+def surfaces_of(tracks: list, slack: int = 0) -> Optional[int]:
+    """Tracks between cylinder switches (skews more than `slack` sectors from
+    the commonest, the head switch's): the mode of the gaps, if at least half
+    of them agree; None if not seen three times."""
+    at = _switch_positions(tracks, slack)
+    if len(at) < 3:
+        return None
+    gaps = np.diff(at)
+    m = int(_mode(gaps))
+    return m if 2 * int(np.sum(gaps == m)) >= len(gaps) else None
+
+
+def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack: int = 0,
+               need_head: bool = True) -> Optional[_Zone]:
+    """The predictor after the last track of `tracks` (its trailing run of one
+    sectors-per-track), or None when that run is too short to say. With timing
+    noise levels can be a sector or two off: skews within `slack` sectors of
+    the head switch's are head switches."""
+    n = tracks[-1].spt
+    tail = []
+    for t in reversed(tracks):
+        if t.spt != n or len(tail) >= 400:
+            break
+        tail.append(t)
+    tail.reverse()
+    if len(tail) < min_tracks:
+        return None
+    sk = _skews(tail)
+    ts = int(_mode(sk))
+    near = [abs(float(_fold(np.array(v - ts), n))) <= slack for v in sk]
+    far = [v for v, m in zip(sk, near) if not m]
+    vals, cnt = np.unique(far, return_counts=True) if far else (np.array([ts]), np.array([0]))
+    cs = int(vals[np.argmax(cnt)]) if cnt.max() >= 2 else ts
+    S = surfaces or surfaces_of(tail, slack) or 1
+    head = 0
+    if cs != ts and slack == 0:
+        # the last cylinder switch (a skew within two sectors of the cylinder skew: next to a short track
+        # or a slip the walk may put a level a sector or two off): sk[i] leads into tail[i + 1], head 0.
+        # Each later skew is as many head switches as track skews make it (two over a skipped track)
+        at = [i for i, v in enumerate(sk) if abs(float(_fold(np.array(v - cs), n))) <= 2]
+        if not at and need_head:
+            return None
+        head = 0
+        for v in (sk[at[-1] + 1:] if at else []):
+            head += next((m for m in range(1, S + 1) if abs(float(_fold(np.array(m * ts - v), n))) < 0.5), 1)
+        if head >= S and need_head:
+            return None               # the cylinder pattern broke near the end: measure on
+        head %= S
+    elif cs != ts:
+        # with noise one level off by a few sectors makes two odd skews: the cylinder switches' place
+        # modulo the surfaces by a vote of the skews near the cylinder skew over the last few cylinders
+        recent = range(max(0, len(sk) - 4 * S), len(sk))
+        votes = np.bincount([i % S for i in recent if abs(float(_fold(np.array(sk[i] - cs), n))) <= slack],
+                            minlength=S)
+        if votes.max() < 2 and need_head:
+            return None
+        head = (len(sk) - 1 - int(np.argmax(votes))) % S
+    count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
+    last = tail[-1]
+    if slack:
+        # with noise one track's level can be a few sectors off: carry each of the last few tracks' first
+        # block forward by the zone's skews to the last track and take the median, back only as far as the
+        # skews follow the zone's pattern (a spare area or skipped track before that would bias them all)
+        m = min(len(tail), 4 * S)
+        proj, acc = [], 0.0
+        for j in range(len(tail) - 1, len(tail) - 1 - m, -1):
+            proj.append(float(_fold(np.array(_sigma(tail[j]) + acc - _sigma(last)), n)))
+            h = (head - (len(tail) - 1 - j)) % S          # head of tail[j]
+            want = cs if h == 0 else ts                      # the skew into tail[j] from tail[j - 1]
+            if j == 0 or abs(float(_fold(np.array(sk[j - 1] - want), n))) > slack + 3:
+                break
+            acc += want
+        base = _sigma(last) + float(np.median(proj))
+        last = Track(last.first, last.count, n, float((base - last.first) % n), list(last.slips), exact=last.exact)
+    return _Zone(n, count, ts, cs, S, head, last)
+
+
+def predict(z: _Zone, k: int) -> Track:
+    """The k-th track after z.last (k >= 1), were the zone regular to there."""
+    last = z.last
+    switches = (z.head + k) // z.surfaces        # cylinder switches among the k steps
+    sig = _sigma(last) + switches * z.cyl_skew + (k - switches) * z.track_skew
+    first = last.first + last.count + (k - 1) * z.count
+    t = Track(first, z.count, z.spt, float((sig - first) % z.spt))
+    t.predicted = True
+    return t
+
+
+def repair(tracks: list, skews: tuple, count: int, spt: int, max_shift: int = 2) -> list:
+    """A short stretch can place a boundary a block or two off (its level is
+    right, its first LBN not). A track's first block lies a zone skew past the
+    previous one's: where it lies d sectors short of that, moving the boundary
+    by d brings the previous track's LBN count closer to the zone's, and the
+    track after then lies a skew on too (an unplaced slip near a track's start
+    puts its level, not its boundary, a sector off: the next skew disagrees),
+    move it. Only in the zone the skews are from (`spt`); the first two tracks
+    are where the stretch began: their boundary was checked."""
+    def off(a, b):
+        return min((float(_fold(np.array(_sigma(b) - _sigma(a) - sk), b.spt)) for sk in set(skews)), key=abs)
+
+    for i in range(1, len(tracks) - 1):
+        p, t = tracks[i], tracks[i + 1]
+        if not p.spt == t.spt == spt or min(p.count, t.count) * 4 < spt:
+            continue                  # another zone, or a sliver (merge_split's business)
+        e = off(p, t)
+        d = -int(round(e))
+        want = count - len(p.slips)
+        if not (1 <= abs(d) <= max_shift and abs(e + d) < 0.3 and abs(p.count + d - want) < abs(p.count - want)
+                and p.count + d + len(p.slips) <= spt and t.count - d >= 1):
+            continue
+        moved = Track(t.first + d, t.count - d, t.spt, t.level, [x - d for x in t.slips if x - d > 0], exact=t.exact)
+        u = tracks[i + 2] if i + 2 < len(tracks) else None
+        if u is not None and u.spt == spt and u.count * 4 >= spt and abs(off(moved, u)) >= 0.3:
+            continue
+        p.count += d
+        tracks[i + 1] = moved
+    return tracks
+
+
+def merge_split(tracks: list, skews: tuple, skipped: tuple = (), max_slips: int = 3) -> list:
+    """A short stretch can cut a track at its slips: two neighbours of one
+    sectors-per-track, together no longer than a track, where the second begins
+    the first's count + k sectors on (k slips, as many as the two leave
+    unused, up to a sixteenth of the track), are one track. It can also cut a sliver (a block or two, its level read off one
+    probe) off the start of a track that holds a slip. A track far shorter than
+    the next, of one sectors-per-track, is the start of the next when the
+    previous track's first block + a zone skew + the sliver + k slipped sectors
+    (0 <= k <= max_slips) is where the rest begins: one track, k slips where
+    the rest began (k = 0: the slip is further on, not placed). A sliver after a
+    skipped track is tried with `skipped` (two switches' skews) when no single
+    switch fits."""
+    out: list = []
+    for t in tracks:
+        if out and out[-1].spt == t.spt:
+            # a track cut at its slips: the rest begins the cut part's count + k sectors on
+            a = out[-1]
+            # sectors the two leave unused; more than a sixteenth of a track slipped is taken for two tracks
+            room = min(t.spt - a.count - t.count - len(a.slips) - len(t.slips), max(max_slips, t.spt // 16))
+            ks = [k for k in range(1, room + 1)
+                  if abs(float(_fold(np.array(_sigma(a) + a.count + len(a.slips) + k - _sigma(t)), t.spt))) < 0.5]
+            if len(ks) == 1:
+                out[-1] = Track(a.first, a.count + t.count, a.spt, a.level,
+                                a.slips + [a.count] * ks[0] + [a.count + x for x in t.slips], exact=a.exact)
+                continue
+        if len(out) >= 2:
+            p, a = out[-2], out[-1]
+            if a.spt == t.spt == p.spt and a.count * 4 < t.count and a.count + t.count <= t.spt:
+                fit = []
+                for group in (skews, skipped):   # one switch; else two (over a skipped track)
+                    fit = fit or [(sk, k) for sk in set(group) for k in range(0, max_slips + 1)
+                                  if abs(float(_fold(np.array(_sigma(p) + sk + a.count + k - _sigma(t)), t.spt))) < 0.5]
+                if len(fit) == 1 and a.count + t.count + fit[0][1] <= t.spt:
+                    sk, k = fit[0]
+                    out[-1] = Track(a.first, a.count + t.count, a.spt, float((_sigma(p) + sk - a.first) % a.spt),
+                                    [a.count] * k + [a.count + x for x in t.slips], exact=a.exact)
+                    continue
+        out.append(t)
+    return out
+
+
+def _tidy(tracks: list, z: _Zone) -> list:
+    """A stretch's tracks after the last known one: slivers joined back, then
+    boundaries moved to where the skews put them (a sliver's level would
+    mislead the skews), then slivers again (a moved boundary can make one).
+    A sliver may follow a skipped track: two switches' skews count too."""
+    one = (z.track_skew, z.cyl_skew)
+    two = tuple((a + b) % z.spt for a in one for b in one)
+    return merge_split(repair(merge_split(tracks, one, two), one, z.count, z.spt), one, two)
+
+
+class _Checker:
+    """Single-block probes that must miss the cache: a response no longer than a
+    hit was served from the buffer, and is read again after far-away reads."""
+
+    def __init__(self, dev: Device, clock: Clock, rng: random.Random, tol: float, flush: int, retries: int):
+        self.dev, self.clock, self.rng = dev, clock, rng
+        self.tol, self.flush, self.retries = tol, flush, retries
+        self.probes = 0
+        self.checks = 0
+
+    def _level(self, x: int, spt: int) -> float:
+        for _ in range(3):
+            t0 = self.dev.now_ns()
+            t = self.dev.read(x)
+            self.probes += 1
+            if self.clock.hit_ns == 0 or t - t0 > self.clock.hit_ns + max(self.clock.noise_ns, 1000.0):
+                break
+            for _ in range(self.flush):
+                self.dev.read(self.rng.randrange(self.dev.blocks))
+        return (self.clock.phase(t) * spt - x) % spt
+
+    def _agrees(self, x: int, level: float, spt: int) -> bool:
+        # with noise a completion may be late: a probe that disagrees by being late is read again (the
+        # closest wins); noise never makes one early, so one early by more than the tolerance disagrees
+        for _ in range(1 + self.retries):
+            v = float(_fold(np.array(self._level(x, spt) - level), spt))
+            if abs(v) <= self.tol:
+                return True
+            if v < 0:
+                return False
+        return False
+
+    def boundary(self, prev: Track, nxt: Track) -> bool:
+        """Does `nxt` start where predicted, right after `prev`'s last LBN? The
+        first LBN is read before the one ahead of it (read-ahead runs forward)."""
+        self.checks += 1
+        if nxt.first >= self.dev.blocks:
+            return True
+        if not self._agrees(nxt.first, nxt.level, nxt.spt):
+            return False
+        return self._agrees(nxt.first - 1, prev.level + len(prev.slips), prev.spt)
+
+
+def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, spt_hint: int, *,
+                   segments: int = 24, spread: int = 24, progress: Optional[Callable] = None,
+                   check_every_tracks: int = 32, calib_tracks: int = 48, back_tracks: int = 16,
+                   ahead_tracks: int = 32, short_tracks: int = 6, calib_per_zone: int = 40) -> tuple[list, dict]:
+    """The tracks of the whole disk, walking densely only where prediction fails.
+    Returns (tracks, stats) for `layout._assemble`."""
+    end = dev.blocks
+    t_start = dev.now_ns()
+    refined_at = [max(t_start, 1)]
+    stats = {"walk": "sampled", "walk_probes": 0, "probes": 0, "runs": 0, "boundary_windows": 0, "slip_windows": 0,
+             "calibrated": 0, "search_rounds": 0, "suspect_hits": 0, "dense_stretches": 0, "dense_tracks": 0,
+             "predicted_tracks": 0, "checks": 0, "anomalies": 0, "check_probes": 0,
+             "stretches_escalated": 0}
+    first_stats: dict = {}
+
+    def maybe_refine():
+        # the period's error grows with the time since it was measured: refit each time that span doubles
+        if clock.anchor_blocks and dev.now_ns() > 2 * refined_at[0]:
+            refine_period(dev, clock)
+            refined_at[0] = dev.now_ns()
+
+    def dense(lo: int, hi: int, spt: Optional[int] = None) -> Optional[list]:
+        """Tracks of [lo, hi) by a walk; with `spt`, a short stretch assumed to stay in
+        that zone: None if its own phase steps say otherwise."""
+        hi = min(hi, end)
+        w = walk(dev, lo, hi, stride)
+        if spt is not None and len(w.x) > 7:
+            # most pairs lie on one track, where the phase step gives the sectors per track: each half of
+            # the stretch must give the zone's (a short track's unused sectors move only a pair or two)
+            ps = pair_spt(w, clock)
+            h = len(ps) // 2
+            tol = max(1.0, spt * (0.005 if exact else 0.03))
+            if any(abs(float(np.median(part)) - spt) > tol for part in (ps[:h], ps[h:])):
+                stats["stretches_escalated"] += 1
+                return None
+        trs, st = tracks_of_walk(dev, clock, rng, w, lo, hi, refine=maybe_refine, calib_per_zone=calib_per_zone,
+                                 spread=spread, spt=spt)
+        if not first_stats:
+            first_stats.update(st)
+        for k in ("walk_probes", "probes", "runs", "boundary_windows", "slip_windows", "calibrated", "search_rounds",
+                  "suspect_hits"):
+            stats[k] += int(st.get(k, 0))
+        stats["dense_stretches"] += 1
+        if hi < end and len(trs) > 1:
+            trs = trs[:-1]        # the last track is cut at `hi`
+        stats["dense_tracks"] += len(trs)
+        return trs
+
+    exact = True
+    tracks = dense(0, calib_tracks * spt_hint)
+    exact = bool(first_stats.get("exact_mode", True))
+    surfaces = surfaces_of(tracks, slack=0 if exact else 2)
+    while surfaces is None and 0 < len(_switch_positions(tracks, 0 if exact else 2)) < 3 \
+            and len(tracks) < 8 * calib_tracks and tracks[-1].first + tracks[-1].count < end:
+        # one or two cylinder switches seen (many surfaces): walk on until three show. None seen: the
+        # cylinder skew is the track skew's, and the surfaces do not matter to the prediction
+        lo = tracks[-1].first + tracks[-1].count
+        tracks += dense(lo, lo + calib_tracks * max(tracks[-1].count, 1))
+        surfaces = surfaces_of(tracks, slack=0 if exact else 2)
+    z0 = zone_state(tracks, surfaces, slack=0 if exact else 2, need_head=False)
+    if z0 is not None:
+        tracks = _tidy(tracks, z0)
+    tol = float(first_stats.get("level_tolerance_sectors", 0.5))
+    chk = _Checker(dev, clock, rng, tol, flush=segments + 1, retries=0 if exact else 2)
+    batch = 4
+    ahead = ahead_tracks
+    while True:
+        last = tracks[-1]
+        nxt_first = last.first + last.count
+        if nxt_first >= end:
+            break
+        if progress:
+            progress(nxt_first, end)
+        z = zone_state(tracks, surfaces, slack=0 if exact else 2)
+        if z is None or end - nxt_first < 2 * ahead * last.count:
+            # too few tracks of this zone to predict from, or near the end: walk on (tidied by the skews
+            # of the tracks so far, when they say any)
+            more = dense(nxt_first, nxt_first + ahead * max(last.count, 1) if end - nxt_first >= 2 * ahead * last.count
+                         else end)
+            zl = zone_state(tracks, surfaces, min_tracks=2, slack=0 if exact else 2, need_head=False)
+            n0 = len(tracks) - 1
+            tracks[n0:] = _tidy(tracks[n0:] + more, zl) if zl is not None else tracks[n0:] + more
+            continue
+        maybe_refine()
+        # checkpoints C, 2C, ... tracks ahead, in LBN order; the first that disagrees ends the batch
+        C = check_every_tracks
+        ks = [C * i for i in range(1, batch + 1)]
+        ks = [k for k in ks if predict(z, k).first + z.count < end] or [1]
+        lo, hi = 0, None
+        for k in ks:
+            if chk.boundary(predict(z, k - 1) if k > 1 else last, predict(z, k)):
+                lo = k
+            else:
+                hi = k
+                break
+        if hi is None:
+            tracks += [predict(z, k) for k in range(1, lo)]   # track lo's end is not checked yet
+            batch = min(batch * 2, 64)
+            ahead = ahead_tracks
+            continue
+        stats["anomalies"] += 1
+        batch = 4
+        # the first track whose start disagrees: bisection (the checks agree up to it and disagree after)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if chk.boundary(predict(z, mid - 1) if mid > 1 else last, predict(z, mid)):
+                lo = mid
+            else:
+                hi = mid
+        # tracks 1..hi-1 start where predicted (the check at hi-1 agreed); the change is in track hi-1 or at
+        # its end. Most changes keep the zone (a slip, a short track): a short stretch of it, walked in that
+        # zone; else (its phase steps say another zone) a longer one from `back_tracks` before.
+        good = [predict(z, k) for k in range(1, hi - 1)]
+        tracks += good
+        redo_from = tracks[-1].first + tracks[-1].count
+        small = dense(redo_from, redo_from + short_tracks * z.count, spt=z.spt) if ahead == ahead_tracks else None
+        if small is not None and len(small) > 1:
+            n0 = len(tracks) - 1
+            tracks[n0:] = _tidy(tracks[n0:] + small, z)
+        else:
+            # each side of a zone change needs twice the pairs zones_of_walk calls a zone (fewer join the
+            # neighbouring zone and take its sectors per track)
+            side = max(1, int(np.ceil(2 * ZONE_MIN_PAIRS * stride / max(z.count, 1))))
+            back, on = max(back_tracks, side), max(ahead, side)
+            keep = max(len(tracks) - back, 1)
+            redo_from = tracks[keep].first if keep < len(tracks) else redo_from
+            del tracks[keep:]
+            n0 = len(tracks) - 1
+            tracks[n0:] = _tidy(tracks[n0:] + dense(redo_from, redo_from + (back + on) * z.count), z)
+        # changes one after another (no regular stretch to predict over): walk further each time
+        ahead = min(ahead * 2, 512) if hi <= 2 else ahead_tracks
+    if clock.anchor_blocks:
+        refine_period(dev, clock)
+    stats["checks"], stats["check_probes"] = chk.checks, chk.probes
+    stats["probes"] += chk.probes
+    out = dict(first_stats)
+    out.update(stats)
+    out["exact_mode"] = exact
+    out["surfaces_seen"] = surfaces
+    out["predicted_tracks"] = sum(1 for t in tracks if getattr(t, "predicted", False))
+    return tracks, out
