@@ -165,6 +165,27 @@ def test_drive_whose_reread_goes_to_the_media(tmp_path):
     assert d["demerit_ms"] <= 0.1 and d["throughput_rel"] <= 0.03, d
 
 
+def test_datasheet_disk_whose_skews_are_alike(tmp_path):
+    """The 250 GB datasheet disk (the issue's, 488 M blocks: the sampled walk makes it seconds) has equal track
+    and cylinder skews, so every track looks like a cylinder of its own and no head switch is seen; its
+    one-cylinder lead, overhead and seek together, must still fit the skew (else each track crossing of a
+    sequential read loses a turn: the model read sequentially at half the truth's rate)."""
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.spec import to_toml
+
+    truth = tmp_path / "desk250.toml"
+    r = cli("disks", "datasheet", "--name", "desk250", "--capacity-gb", "250", "--rpm", "7200", "--outer-mb-s", "88",
+            "--inner-mb-s", "45", "--track-to-track-ms", "0.8", "--average-seek-ms", "8.5", "--full-stroke-ms", "17",
+            "--cache-kb", "8192", "-o", str(truth))
+    assert r.returncode == 0, r.stderr
+    dev, x = _extract(f"sim:{truth}")
+    p = tmp_path / "model.toml"
+    p.write_text(to_toml(x.spec))
+    d = rt.demerit(str(truth), str(p), requests=1500)
+    for w in ("random", "sequential"):
+        assert d[w]["demerit_ms"] <= 0.1 and d[w]["throughput_rel"] <= 0.03, (w, d[w])
+
+
 def test_spares_per_range_roundtrip(tmp_path):
     """Cheetah 4LP keeps its spare sectors at the end of every range of 12
     cylinders: the spec writer lists a short track's unused last sectors as

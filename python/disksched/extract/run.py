@@ -182,6 +182,15 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         how_hs = "lead search, to the previous track of the cylinder, up to 90% of the track skew"
         how_ovh, conf_ovh = ("read timing gives overhead + positioning only: the part of the head-switch lead that the "
                              "track skew cannot hold (a lower bound)"), 0.3
+        if not hs and sc and sc[0][0] == 1:
+            # No two tracks of a cylinder (track and cylinder skews alike: every track a cylinder of its own):
+            # the same bound on the one-cylinder seek and the cylinder skew.
+            cs = [z["cylinder_skew"] for z in g.zones if z["cylinder_skew"]]
+            pos_c1 = sc[0][1] - lead_to_seek
+            if cs:
+                overhead_ms = max(pos_c1 - 0.9 * (float(np.median(cs)) - 1) * tau_ms, 0.0)
+                how_ovh = ("read timing gives overhead + positioning only: the part of the one-cylinder lead that the "
+                           "cylinder skew cannot hold (a lower bound; no head switch seen)")
     # the read after a write is measured whatever hides under it: it is what such a read takes
     overhead_after_write_ms = max(split["read_overhead_ms"], 0.0) if split else overhead_ms
     emitted = [(float(d), max(round(m - lead_to_seek - overhead_ms, 4), 0.0)) for d, m, _ in sc]
