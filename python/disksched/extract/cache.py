@@ -88,7 +88,8 @@ def read_ahead(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, trac
         for i in range(1, stream + 1):
             dev.read(x + first_blocks - 1 + i)
         # time for the read-ahead to reach x+k: its tracks at a turn and a half each (switches included)
-        dev.idle(int((wait_turns + 1.5 * k / max(track_len, 1)) * clock.period_ns) if track_len else int(wait_turns * clock.period_ns))
+        more_turns = 1.5 * k / track_len if track_len else 0.0
+        dev.idle(int((wait_turns + more_turns) * clock.period_ns))
         t0 = dev.now_ns()
         return hit(dev.read(x + first_blocks - 1 + stream + k) - t0)
 
@@ -96,7 +97,7 @@ def read_ahead(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, trac
         return probe(place(off, max_blocks + stream + 2), 1, stream, k)
 
     def largest(ok, hi: int) -> int:
-        """The largest k in [1, hi] with ok(k) (majority of 3), by bisection; 0 if ok(1) fails."""
+        """The largest k in [1, hi] with ok(k) (majority of 3), by bisection (1 at the least)."""
         lo = 1
         if sum(ok(hi) for _ in range(2)) == 2:
             return hi
@@ -179,10 +180,11 @@ def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, 
     (`ra`, from `read_ahead`: it reaches `ra["blocks"]` past the read), the
     read-ahead's last block is read (a hit); `wait_turns` idle revolutions
     (and more for a reach of several tracks of `track_len`) later the block
-    just past it hits only if that hit started a new read-ahead. Each trial has a control at the same place (after reads
-    elsewhere have pushed it out of the `segments` segments): the block past
-    the reach, read without the hit before it, must miss, else the reach is
-    longer there and the trial is void."""
+    just past it hits only if that hit started a new read-ahead. Each trial
+    has a control at the same place (after reads elsewhere have pushed it
+    out of the `segments` segments): the block past the reach, read without
+    the hit before it, must miss, else the reach is longer there and the
+    trial is void."""
     if ra["when"] == "none" or ra["blocks"] <= 0:
         return {"resumes": False, "confidence": 1.0, "note": "no read-ahead"}
     stream = 2 if ra["when"] == "stream" else 0
