@@ -70,7 +70,9 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     rows.append(("rpm", 60e9 / clock.period_ns, "rev/min", conf,
                  f"periodogram over {len(clock.anchor_blocks)} revisited blocks, {revs} revolutions"))
     # bus rate and hit overhead
-    hl = cache_tests.hit_line(dev, rng, readahead_wait_ns=int(4 * clock.period_ns) if reread_misses else 0)
+    # (a re-read goes to the media: hits are the read-ahead's data, four turns after a read)
+    readahead_wait_ns = int(4 * clock.period_ns) if reread_misses else 0
+    hl = cache_tests.hit_line(dev, rng, readahead_wait_ns=readahead_wait_ns)
     bus = hl["bus_ns_per_block"]
     rows.append(("bus_sector_ms", bus / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus), "slope of read-hit response vs size"))
     rows.append(("read_hit_overhead_ms", hl["hit_overhead_ns"] / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus),
@@ -99,7 +101,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         raise DeviceError(f"the {walk_mode} layout walk alone needs about {est_min:.1f} device minutes "
                           f"({dev.blocks:,} blocks at ~{spt0} per track); --budget-min is {budget_min:g}")
     # the cache's segments first: the probes of the layout searches need only that many reads between them
-    seg = cache_tests.segments(dev, rng, hit, readahead_wait_ns=int(4 * clock.period_ns) if reread_misses else 0)
+    seg = cache_tests.segments(dev, rng, hit, readahead_wait_ns=readahead_wait_ns)
     spread = max(int(seg["segments"]) + 2, 4) if seg.get("confidence", 0) >= 0.9 else 24
     walk_s0 = dev.busy_ns
     if walk_mode == "full":
