@@ -224,6 +224,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     layout, lnotes = layout_section(g, C_sectors)
     if lnotes["slips_not_expressed"]:
         notes.append(f"{lnotes['slips_not_expressed']} slips or extra sectors not expressible with {lnotes['sparing']} sparing")
+    ra_fields = _read_ahead_fields(ra, tl, max(t.count for t in g.tracks))
     ctl = {
         "read_overhead_after_read_ms": round(overhead_ms, 6), "read_overhead_after_write_ms": round(overhead_after_write_ms, 6),
         "write_overhead_after_read_ms": 0.0, "write_overhead_after_write_ms": 0.0,
@@ -233,11 +234,11 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "bus_sector_ms": round(bus / 1e6, 6),
         "queue_depth": _queue_depth(q), "max_queue_length": 1,
         "cache_segments": int(seg["segments"]), "cache_write_segments": 1 if seg["segments"] else 0,
-        "segment_size_blocks": int(max(ra["blocks"] + 2, tl, 64)),
+        "segment_size_blocks": ra_fields["segment_size_blocks"],
         "caching_enabled": seg["segments"] > 0,
         "read_ahead_min_blocks": 0,
-        "read_ahead_max_blocks": int(ra["blocks"]) if not ra.get("to_track_end") else 0,
-        "continuous_read": (1 if ra.get("to_track_end") else 3) if ra["when"] != "none" else 0,
+        "read_ahead_max_blocks": ra_fields["read_ahead_max_blocks"],
+        "continuous_read": ra_fields["continuous_read"],
         "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
         "read_ahead_on_idle_hit": bool(idle_hit["resumes"]),
         "fast_write_level": 2 if wb and wb["write_back"] else 0,
@@ -246,24 +247,6 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "read_hits_on_write_data": True,
         "read_any_free_blocks": False,
     }
-    if ctl["continuous_read"] == 1:
-        ctl["read_ahead_max_blocks"] = int(ctl["segment_size_blocks"])
-    if ra["when"] != "none" and ra.get("stops_at_track_end"):
-        # Stops at a track's end: DiskSim's continuous read 4 when a read that crossed onto a track goes one track
-        # further, else 1. A cap below a track is the maximum read-ahead (mode 1) or the segment (mode 4: the
-        # read-ahead stays within a segment of the request's end; its reach after a crossing read shows it).
-        mode = 4 if ra.get("one_track_further") else 1
-        ctl["continuous_read"] = mode
-        if not ra.get("whole_track"):
-            ctl["read_ahead_max_blocks"] = int(ra["blocks"])
-            if mode == 4:
-                ctl["segment_size_blocks"] = int(ra["blocks"])
-        elif mode == 4:
-            two_tracks = 2 * max(t.count for t in g.tracks)
-            ctl["segment_size_blocks"] = int(ra.get("blocks_after_crossing", max(two_tracks, ctl["segment_size_blocks"])))
-            ctl["read_ahead_max_blocks"] = ctl["segment_size_blocks"]
-        else:
-            ctl["read_ahead_max_blocks"] = ctl["segment_size_blocks"] = int(max(ctl["segment_size_blocks"], max(t.count for t in g.tracks) + 2))
     if split and split.get("write_overhead_ms") is not None:
         w = round(max(split["write_overhead_ms"], 0.0), 6)
         ctl.update(write_overhead_after_read_ms=w, write_overhead_after_write_ms=w)
@@ -294,6 +277,30 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         ph["lbn"].append(t.first)
         ph["phase"].append(((t.level + t.first) % t.spt) / t.spt)
     return Extraction(spec, rows, g, clock, sc, emitted, ph, dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
+
+
+def _read_ahead_fields(ra: dict, track_len: int, longest_track: int) -> dict:
+    """The spec's segment size, maximum read-ahead and DiskSim continuous-read mode from `read_ahead`'s findings
+    (`track_len`: the median track's LBNs)."""
+    seg = int(max(ra["blocks"] + 2, track_len, 64))
+    if ra["when"] == "none":
+        return {"segment_size_blocks": seg, "read_ahead_max_blocks": int(ra["blocks"]), "continuous_read": 0}
+    if not ra.get("stops_at_track_end"):
+        if ra.get("to_track_end"):  # mode 1 reads to the track's end within a segment's worth
+            return {"segment_size_blocks": seg, "read_ahead_max_blocks": seg, "continuous_read": 1}
+        return {"segment_size_blocks": seg, "read_ahead_max_blocks": int(ra["blocks"]), "continuous_read": 3}
+    # Stops at a track's end: DiskSim's continuous read 4 when a read that crossed onto a track goes one track
+    # further, else 1. A cap below a track is the maximum read-ahead (mode 1) or the segment (mode 4: the
+    # read-ahead stays within a segment of the request's end; its reach after a crossing read shows it).
+    mode = 4 if ra.get("one_track_further") else 1
+    if not ra.get("whole_track"):
+        return {"segment_size_blocks": int(ra["blocks"]) if mode == 4 else seg, "read_ahead_max_blocks": int(ra["blocks"]),
+                "continuous_read": mode}
+    if mode == 4:
+        seg = int(ra.get("blocks_after_crossing", max(2 * longest_track, seg)))
+    else:
+        seg = int(max(seg, longest_track + 2))
+    return {"segment_size_blocks": seg, "read_ahead_max_blocks": seg, "continuous_read": mode}
 
 
 WALK_MODES = ("sampled", "full")
