@@ -62,6 +62,16 @@ def _us(o: dict, key: str) -> str:
     return f"{o[key]:.0f}" if key in o else "?"  # rows written before the column existed
 
 
+def _rows(path: Path, failed: bool = False) -> dict:
+    """roundtrip.jsonl's rows by (drive, jitter us), the last of each; failed extractions only with `failed`."""
+    rows = {}
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if failed or "error" not in r:
+            rows[(r["drive"], r["jitter_us"])] = r
+    return rows
+
+
 def _idle_hit(p: dict) -> str:
     """Whether an idle hit restarts the read-ahead, model against truth (rows written before the test: nothing)."""
     if "idle_hit_model" not in p:
@@ -71,10 +81,7 @@ def _idle_hit(p: dict) -> str:
 
 def table(path: Path) -> str:
     """The round-trip table (Markdown) from roundtrip.jsonl: the last row of each (drive, jitter)."""
-    rows = {}
-    for line in path.read_text().splitlines():
-        r = json.loads(line)
-        rows[(r["drive"], r["jitter_us"])] = r
+    rows = _rows(path, failed=True)
     out = ["| drive | jitter us | LBNs on true track | within 1 sector | seek err max / median (within 5%) "
            "| hit / bus / miss / miss after write / write-through write overhead err us | read-ahead | write-back | segments model (true) "
            "| demerit random / seq ms | throughput diff random / seq | device min | wall s |",
@@ -106,11 +113,7 @@ def walk_table(path: Path) -> str:
     """The layout walk's own cost from roundtrip.jsonl: the estimate made before
     it (what --budget-min compares), the device time it took, and what the
     sampled walk did (checks, changes found, stretches walked, tracks predicted)."""
-    rows = {}
-    for line in path.read_text().splitlines():
-        r = json.loads(line)
-        if "error" not in r:
-            rows[(r["drive"], r["jitter_us"])] = r
+    rows = _rows(path)
     out = ["| drive | jitter us | walk | estimate min | walk min | checks | changes found | stretches | tracks walked "
            "| tracks predicted | extraction min |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (d, j), r in rows.items():
@@ -131,11 +134,7 @@ def compare_table(old_md: Path, path: Path) -> str:
         c = [x.strip() for x in line.strip().strip("|").split("|")]
         if len(c) == 13 and c[1].replace(".", "").isdigit():
             before[(c[0], float(c[1]))] = (c[2], c[3], c[9], c[10], c[11], c[12])
-    rows = {}
-    for line in path.read_text().splitlines():
-        r = json.loads(line)
-        if "error" not in r:
-            rows[(r["drive"], r["jitter_us"])] = r
+    rows = _rows(path)
     out = ["| drive | jitter us | LBNs on true track | within 1 sector | demerit random / seq ms "
            "| throughput diff random / seq | device min | wall s |",
            "|---|---|---|---|---|---|---|---|"]
