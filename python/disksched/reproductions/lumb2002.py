@@ -65,9 +65,9 @@ def ultra2_spec(out: Path) -> tuple[Path, float]:
 # extracted model's errors come on top of it.
 BELIEF_SCHED = "sptf_sw"
 BELIEF_CONS_MS = (0.3, 0.4)
-# What the extractor does not measure of writes (docs/extract.md, "Not built": no write settle; a
-# write-through drive's write overhead folds its completion in). A diagnostic belief, the extracted
-# model with these taken from the truth, tells how much of its cost is write timing.
+# The write timing a diagnostic belief takes from the truth (the extractor finds it by lead searches of a
+# sector's resolution, and folds a write-through drive's write completion into its overhead): the
+# extracted model with these from the truth tells how much of its cost is write timing.
 WRITE_TIMING = ("write_settle_ms", "write_overhead_after_read_ms", "write_overhead_after_write_ms")
 
 
