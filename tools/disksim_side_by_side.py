@@ -19,7 +19,9 @@ nothing and the tree is only read). The script
    requests (`ddbg_assert2(tagIDBegin < MAX_NUM_SIM_RESULTS)`). Nothing else
    reads it: the simulated results are the same with or without it;
 2. checks the build on DiskSim's own Atlas 10K validation (`valid/atlas10k.parv`
-   with its trace): rms must be 0.267525;
+   with its trace): rms must be 0.267525; then times that validation run against
+   `disksched validate --disk atlas10k --trace atlas10k`, each as a whole process
+   (best of `--repeats`; disksched's includes the interpreter's start-up);
 3. writes one DiskSim parameter file per workload (templates in
    tools/disksim_side_by_side/), driven by DiskSim's synthetic generator;
 4. times each workload on both simulators (CPU time, user + sys), `--repeats`
@@ -152,9 +154,24 @@ def run_timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
     return cpu, r.stdout
 
 
+def disksim_validate(tree: Path) -> float:
+    """CPU seconds of DiskSim's own Atlas 10K validation run, as a whole process."""
+    cpu, _ = run_timed([str(tree / "src/disksim"), "atlas10k.parv", "atlas10k.outv", "validate", "atlas10k.trace", "0"],
+                       tree / "valid")
+    return cpu
+
+
+def disksched_validate(python: str, work: Path) -> float:
+    """CPU seconds of `disksched validate` on the same trace and drive, as a whole process
+    (the interpreter's start-up, imports, parsing, the run and the comparison included)."""
+    exe = Path(python).with_name("disksched")
+    cpu, _ = run_timed([str(exe), "validate", "--disk", "atlas10k", "--trace", "atlas10k", "--json"], work)
+    return cpu
+
+
 def check_rms(tree: Path) -> str:
     valid = tree / "valid"
-    run_timed([str(tree / "src/disksim"), "atlas10k.parv", "atlas10k.outv", "validate", "atlas10k.trace", "0"], valid)
+    disksim_validate(tree)
     _, out = run_timed([str(tree / "src/rms"), "atlas10k.outv", "atlas10k.outv", "-1", "-1", "1"], valid)
     m = re.search(r"rms\s*=\s*([0-9.]+)", out)
     if not m:
@@ -266,6 +283,11 @@ def main() -> None:
     try:
         tree = build(args.disksim_src.resolve(), work)
         rms = check_rms(tree)
+        # The validation trace end to end, each simulator as a whole process (issue 35: no slower than DiskSim).
+        ds_v = min(disksim_validate(tree) for _ in range(args.repeats))
+        us_v = min(disksched_validate(args.python, work) for _ in range(args.repeats))
+        print(f"atlas10k validation trace, best of {args.repeats} (CPU, whole process): DiskSim {ds_v:.3f} s, "
+              f"disksched validate {us_v:.3f} s ({ds_v / us_v:.2f}x)", flush=True)
         rows = []
         print(f"\n{args.requests:,} requests per run, best of {args.repeats} runs each (CPU time, user + sys)", flush=True)
         for w in wanted:
@@ -290,7 +312,8 @@ def main() -> None:
         for r in rows:
             print(f"| {r['workload']} | {r['disksim_req_per_s']:,.0f} | {r['disksched_req_per_s']:,.0f} | {r['ratio']:.1f}x |")
         if args.json:
-            print(json.dumps({"rms": rms, "requests": args.requests, "rows": rows}, indent=1))
+            print(json.dumps({"rms": rms, "requests": args.requests, "rows": rows,
+                              "validate_cpu_s": {"disksim": ds_v, "disksched": us_v}}, indent=1))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

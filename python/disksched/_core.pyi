@@ -73,9 +73,10 @@ def trace_info(path: str, format: Optional[str] = ..., skip_bad_lines: bool = ..
 def trace_convert(path: str, to: str, out: str, format: Optional[str] = ..., skip_bad_lines: bool = ...) -> int:
     """Convert a trace to format `to` at `out` (all or nothing); returns records written."""
 
-def validate(disk: str, trace: str) -> tuple[str, np.ndarray, np.ndarray]:
+def validate(disk: str, trace: str, samples: bool = True) -> tuple[str, Optional[np.ndarray], Optional[np.ndarray]]:
     """Closed-loop replay of a DiskSim validate trace: (summary JSON with rms_ms (DiskSim's demerit, on its
-    histograms), rms_exact_ms (on the samples), per_request etc., measured ms, simulated ms)."""
+    histograms), rms_exact_ms (on the samples), per_request etc., measured ms, simulated ms); the two arrays
+    only with `samples` (else None, and numpy is not imported)."""
 
 def disk_import(path: str, name: Optional[str] = ..., disk: Optional[str] = ...) -> str:
     """A disk spec (DiskSim .parv/.diskspecs/.model, .toml, or built-in name) as the project's TOML."""

@@ -608,7 +608,8 @@ def validate(disk: str = typer.Option(..., help="Built-in disk name, spec .toml 
             raise DiskschedError(f"{trace}: no such trace file, nor a built-in trace "
                                  f"(built-in: {', '.join(data.names())})") from None
     with (output_dir(out, force) if out is not None else nullcontext()) as tmp:
-        summary, measured, simulated = _interruptible(_core.validate, disk, str(trace))
+        # (The per-request samples only for the plot: without --out, numpy is not even imported.)
+        summary, measured, simulated = _interruptible(_core.validate, disk, str(trace), tmp is not None)
         v = json.loads(summary)
         if tmp is not None:
             from .output import write_json

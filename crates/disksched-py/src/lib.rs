@@ -323,14 +323,21 @@ fn disk_show(name: &str, base_dir: Option<&str>) -> PyResult<(String, String)> {
     Ok((model.spec.to_toml(), facts.to_string()))
 }
 
-/// Validate a disk against a DiskSim validate trace: (summary JSON, measured ms, simulated ms).
+/// Validate a disk against a DiskSim validate trace: (summary JSON, measured ms,
+/// simulated ms); the two sample arrays only with `samples` (else None: a caller
+/// that prints the summary alone does not pay numpy's import, most of its start-up).
 #[pyfunction]
-fn validate<'py>(py: Python<'py>, disk: &str, trace: &str)
-    -> PyResult<(String, Bound<'py, numpy::PyArray1<f64>>, Bound<'py, numpy::PyArray1<f64>>)> {
+#[pyo3(signature = (disk, trace, samples=true))]
+#[allow(clippy::type_complexity)]
+fn validate<'py>(py: Python<'py>, disk: &str, trace: &str, samples: bool)
+    -> PyResult<(String, Option<Bound<'py, numpy::PyArray1<f64>>>, Option<Bound<'py, numpy::PyArray1<f64>>>)> {
     let model = std::sync::Arc::new(DiskModel::new(builtin::resolve(disk, None).map_err(err)?).map_err(err)?);
     let v = py.allow_threads(|| disksched_core::validate::validate(model, trace)).map_err(err)?;
     let summary = serde_json::to_string(&v).map_err(json_err)?;
-    Ok((summary, v.measured_ms.into_pyarray(py), v.simulated_ms.into_pyarray(py)))
+    if !samples {
+        return Ok((summary, None, None));
+    }
+    Ok((summary, Some(v.measured_ms.into_pyarray(py)), Some(v.simulated_ms.into_pyarray(py))))
 }
 
 fn model_of(disk: &str) -> PyResult<DiskModel> {
