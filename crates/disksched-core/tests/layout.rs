@@ -96,10 +96,11 @@ proptest! {
 /// (`track_lbns_of`) agree with the full layout on every catalogue drive.
 #[test]
 fn first_piece_and_track_of_lbn_agree_with_the_full_layout_on_every_drive() {
-    use disksched_core::disk::{builtin, DiskModel};
+    use disksched_core::disk::{builtin, DiskModel, Predictor};
     let mut pieces = Vec::new();
     for name in builtin::names() {
-        let m = DiskModel::new(builtin::resolve(name, None).unwrap()).unwrap();
+        let m = std::sync::Arc::new(DiskModel::new(builtin::resolve(name, None).unwrap()).unwrap());
+        let predictor = Predictor::exact(m.clone());
         let l = &m.layout;
         let cap = l.capacity();
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -117,6 +118,28 @@ fn first_piece_and_track_of_lbn_agree_with_the_full_layout_on_every_drive() {
             assert_eq!(l.lbn_to_pbn_spt(lbn), (p, l.sectors_per_track(p.cylinder, p.head)), "{name}: lbn {lbn}");
             let near = l.track_lbns_of(lbn.saturating_sub((x >> 7) % 600));
             assert_eq!(l.track_lbns_of_near(lbn, near), (first, n), "{name}: lbn {lbn} near {near:?}");
+            // A request's target and its one-track piece, mapped once on arrival.
+            let (target, piece) = predictor.target_mapped(lbn, blocks);
+            assert_eq!(target, predictor.target(lbn), "{name}: lbn {lbn}");
+            assert_eq!(piece, (pieces.len() == 1).then_some(pieces[0]), "{name}: lbn {lbn} blocks {blocks}");
         }
     }
+}
+
+/// A memo takes a piece only from its own layout (or a clone of it): a piece
+/// offered by another layout, even of the same drive, is mapped again.
+#[test]
+fn a_memo_is_seeded_only_from_its_own_layout() {
+    use disksched_core::disk::{Layout, MappedPieces, TrackPiece};
+    let m = common::atlas();
+    let (own, other) = (m.layout.clone(), Layout::new(&m.spec).unwrap());
+    let (lbn, blocks) = (1_000_000, 8);
+    let mut truth = Vec::new();
+    own.pieces(lbn, blocks, &mut truth);
+    let bogus = TrackPiece { first_sector: (truth[0].first_sector + 1) % truth[0].sectors_per_track, ..truth[0] };
+    let mut memo = MappedPieces::default();
+    own.seed_memo(&other, lbn, bogus, &mut memo);
+    assert_eq!(own.pieces_memo(lbn, blocks, &mut memo), &truth[..]);
+    own.seed_memo(&m.layout, lbn, bogus, &mut memo);
+    assert_eq!(own.pieces_memo(lbn, blocks, &mut memo), &[bogus][..], "a clone's piece is used as it is");
 }

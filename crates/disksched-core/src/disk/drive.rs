@@ -440,6 +440,12 @@ impl Drive {
         &mut self.pieces
     }
 
+    /// A request's track piece as `from` mapped it on arrival: used in place
+    /// of mapping it again if `from` is the drive's own layout.
+    pub(crate) fn seed_mapped(&mut self, from: &crate::disk::layout::Layout, lbn: u64, piece: crate::disk::layout::TrackPiece) {
+        self.model.layout.seed_memo(from, lbn, piece, &mut self.pieces);
+    }
+
     /// The buffer's segments (what a cache-aware scheduler in the firmware sees).
     pub fn cache(&self) -> &Cache {
         &self.cache

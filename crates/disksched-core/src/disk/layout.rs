@@ -445,6 +445,18 @@ impl Layout {
         &memo.pieces
     }
 
+    /// Put `piece`, the whole of `pieces(lbn, piece.blocks)` as `from` mapped
+    /// it, into `memo`, if `from` is this layout (a clone keeps its id): a
+    /// request mapped when it arrived is not mapped again when it is served.
+    #[inline]
+    pub fn seed_memo(&self, from: &Layout, lbn: u64, piece: TrackPiece, memo: &mut MappedPieces) {
+        if from.id == self.id {
+            memo.key = Some((self.id, lbn, piece.blocks));
+            memo.pieces.clear();
+            memo.pieces.push(piece);
+        }
+    }
+
     /// The first of `pieces(lbn, blocks)` (`blocks` > 0): a walk that needs
     /// one track at a time (the read-ahead) lays out no more than that.
     pub fn first_piece(&self, lbn: u64, blocks: u32) -> TrackPiece {

@@ -92,6 +92,17 @@ impl Predictor {
         Target { cylinder: p.cylinder, head: p.head, phase: sector_phase(p.sector, spt), spt, lbn }
     }
 
+    /// `target(lbn)` of a request of `blocks` (> 0), and its track piece when
+    /// it lies on one track (`pieces(lbn, blocks)` whole), so that a drive
+    /// with this layout need not map it again (`Layout::seed_memo`).
+    pub fn target_mapped(&self, lbn: u64, blocks: u32) -> (Target, Option<TrackPiece>) {
+        if blocks == 0 {
+            return (self.target(lbn), None);
+        }
+        let p = self.model.layout.first_piece(lbn, blocks);
+        (Target { lbn, ..Self::piece_target(&p) }, (p.blocks == blocks).then_some(p))
+    }
+
     /// Where a track piece starts, as a positioning target (no request LBN).
     pub fn piece_target(piece: &TrackPiece) -> Target {
         Target { cylinder: piece.cylinder, head: piece.head, phase: sector_phase(piece.first_sector, piece.sectors_per_track), spt: piece.sectors_per_track, lbn: Target::ANY_LBN }

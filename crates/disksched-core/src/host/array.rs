@@ -114,12 +114,13 @@ impl Splits {
     /// come, put into `reqs` (their ids pushed onto `out`); `target` gives a
     /// disk block's position as the predictor believes.
     #[inline]
-    pub fn split(&mut self, array: &Array, request: Request, first_seq: u64, target: impl Fn(u64) -> crate::disk::Target,
+    pub fn split(&mut self, array: &Array, request: Request, first_seq: u64, target: impl Fn(u64, u32) -> (crate::disk::Target, Option<crate::disk::layout::TrackPiece>),
                  reqs: &mut RequestTable, out: &mut Vec<ReqId>) {
         let mut pieces = std::mem::take(&mut self.buf);
         array.split(request.lbn, request.blocks, &mut pieces);
         if let [(disk, local, blocks)] = pieces[..] {
-            out.push(reqs.insert(Request { seq: first_seq, disk, lbn: local, blocks, target: target(local), ..request }));
+            let (target, piece) = target(local, blocks);
+            out.push(reqs.insert(Request { seq: first_seq, disk, lbn: local, blocks, target, mapped: piece.map(|p| (local, p)), ..request }));
         } else {
             let whole = Some((request.clone(), pieces.len() as u32));
             let split = match self.free.pop() {
@@ -127,8 +128,9 @@ impl Splits {
                 None => { self.open.push(whole); self.open.len() as u32 - 1 }
             };
             for (k, &(disk, local, blocks)) in pieces.iter().enumerate() {
-                out.push(reqs.insert(Request { seq: first_seq + k as u64, disk, lbn: local, blocks, split: Some(split),
-                                               target: target(local), range: request.range.clone(), ..request.clone() }));
+                let (target, piece) = target(local, blocks);
+                out.push(reqs.insert(Request { seq: first_seq + k as u64, disk, lbn: local, blocks, split: Some(split), target,
+                                               mapped: piece.map(|p| (local, p)), range: request.range.clone(), ..request.clone() }));
             }
         }
         self.buf = pieces;

@@ -3,6 +3,7 @@
 pub mod array;
 pub mod range;
 
+use crate::disk::layout::TrackPiece;
 use crate::disk::{Service, Target};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -72,6 +73,9 @@ pub struct Request {
     pub split: Option<u32>,
     /// Where the first sector is, as the predictor believes (computed on arrival).
     pub target: Target,
+    /// On arrival, when it lay on one track: its first LBN then and its track
+    /// piece in the predictor's layout (the drive's, unless the belief has its own).
+    pub mapped: Option<(u64, TrackPiece)>,
     /// Arrived at the host queue.
     pub arrival: SimTime,
     /// Sent from the host queue on (to the controller's, if there is one).

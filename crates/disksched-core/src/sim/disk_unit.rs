@@ -114,6 +114,10 @@ impl DiskUnit {
             shared.placement.place(shared.reqs.get_mut(id), &head, &shared.predictor)?;
         }
         let r = shared.reqs.get(id);
+        // Mapped on arrival by the same layout (an exact belief's): not mapped again.
+        if let Some((lbn, piece)) = r.mapped.filter(|&(lbn, p)| lbn == r.lbn && p.blocks == r.blocks) {
+            self.drive.seed_mapped(&shared.predictor.model.layout, lbn, piece);
+        }
         let (service, believed) = self.freeblock.serve(&mut self.drive, r, now);
         match believed {
             Some(head) => self.belief = DriveState { head, last_was_write: r.is_write },

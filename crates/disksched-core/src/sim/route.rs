@@ -77,7 +77,7 @@ impl Simulation {
         };
         let mut pieces = std::mem::take(&mut self.pieces);
         let Shared { predictor, reqs, .. } = &mut self.shared;
-        self.splits.split(&self.array, request, self.acct.pieces, |lbn| predictor.target(lbn), reqs, &mut pieces);
+        self.splits.split(&self.array, request, self.acct.pieces, |lbn, blocks| predictor.target_mapped(lbn, blocks), reqs, &mut pieces);
         for id in pieces.drain(..) {
             self.acct.pieces += 1;
             self.enter(0, id, now)?;
