@@ -80,6 +80,10 @@ impl Scheduler for Sptf {
         self.by_cyl.insert(cyl_key(r), id);
     }
     fn dispatch(&mut self, ctx: &SchedCtx, _force: bool) -> Option<ReqId> {
+        if self.by_cyl.len() == 1 {
+            // One request is the shortest whatever its positioning: not predicted.
+            return self.by_cyl.pop_first().map(|(_, id)| id);
+        }
         let (key, _) = best(&self.by_cyl, ctx)?;
         self.by_cyl.remove(&key)
     }
