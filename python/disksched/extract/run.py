@@ -18,6 +18,7 @@ from .queue import drive_queue
 from .sampled import sampled_layout
 from .spec import layout_section
 from .timing import Clock, hit_time, rotation_period
+from .watermark import read_water_mark
 
 
 @dataclass
@@ -138,6 +139,12 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     rows.append(("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"],
                  "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"))
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
+    # (its own random stream: the tests after it choose their blocks as they did before it was added)
+    wm = read_water_mark(dev, random.Random(f"{seed}-water-mark"), g.tracks, clock.period_ns, bus, int(seg["segments"]),
+                         repeats=5 if clock.noise_ns > 0 else 3)
+    rows.append(("read_water_mark", wm["read_water_mark"], "of the request", wm["confidence"],
+                 wm.get("why") or (f"reads of {wm['sizes'][0]}-{wm['sizes'][-1]} blocks from one track start after the same far "
+                                   f"read: their data phase fitted (mean error {wm['mean_error_ns'] / 1e3:.0f} us)")))
     # seek curve and head switch
     ncyl = len(g.cylinders)
     dists = seek_distances(ncyl - 1)
@@ -246,6 +253,8 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "immediate_buffer_write": bool(wb and wb["write_back"]),
         "read_hits_on_write_data": True,
         "read_any_free_blocks": False,
+        "read_water_mark": wm["read_water_mark"],
+        "water_mark_by_request": True,
     }
     if split and split.get("write_overhead_ms") is not None:
         w = round(max(split["write_overhead_ms"], 0.0), 6)

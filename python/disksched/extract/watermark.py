@@ -1,0 +1,93 @@
+"""The read water mark: how much of a read miss is buffered before its data
+starts out on the bus (DiskSim's `High (read) water mark`, by request size).
+
+A read of n blocks from a track's first block, after the same far read and
+the same pause, positions and rotates exactly as every other size does; only
+its data phase differs. Its response over the 1-block read's is
+
+    D(n) = max(n s + b, m(n) s + K + n b) - (s + K + b)
+
+where s is a sector's time on that track, b the bus time of a block (the
+read-hit line's slope), m(n) = floor(w n) (at least 1) the blocks buffered
+before the drive reconnects, and K what the reconnection costs (reselect
+and data preparation). The first term is the head setting the pace (each
+block sent as it is read), the second the mark: a drive that waits for
+three quarters of an 8-block read before it sends anything answers
+(6 - 1) s later than one that sends from the first block. w and K are
+fitted to D(n) over sizes up to a track; where the head sets the pace at
+every size the mark does not show in the timing, and the smallest w that
+fits (0) is as good as any.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from .cache import _fresh
+from .device import Device
+
+SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+MARKS = np.round(np.arange(0, 101) / 100, 2)  # fractions of the request
+RESELECT_NS = np.arange(0, 3_000_001, 2_000)  # the reconnection cost K searched, ns
+
+
+def model_extra_ns(sizes, w: float, k_ns, s_ns: float, b_ns: float):
+    """D(n) of the module doc for each size (rows) and each K (columns)."""
+    n = np.asarray(sizes, dtype=float)[:, None]
+    m = np.clip(np.floor(w * n + 1e-9), 1, n)
+    k = np.asarray(k_ns, dtype=float)[None, :]
+    return np.maximum(n * s_ns + b_ns, m * s_ns + k + n * b_ns) - (s_ns + k + b_ns)
+
+
+def fit(sizes, extra_ns, s_ns: float, b_ns: float) -> dict:
+    """The (w, K) whose D(n) is nearest the measured `extra_ns` (sum of absolute
+    errors; on a tie the smallest w, then the smallest K)."""
+    obs = np.asarray(extra_ns, dtype=float)[:, None]
+    best = None
+    for w in MARKS:
+        err = np.abs(model_extra_ns(sizes, w, RESELECT_NS, s_ns, b_ns) - obs).sum(axis=0)
+        j = int(np.argmin(err))
+        if best is None or err[j] < best[0] - 1e-6:
+            best = (float(err[j]), float(w), float(RESELECT_NS[j]))
+    return {"read_water_mark": best[1], "reselect_ns": best[2], "mean_error_ns": best[0] / len(sizes)}
+
+
+def read_water_mark(dev: Device, rng: random.Random, tracks: list, period_ns: float, bus_ns: float,
+                    segments: int, repeats: int = 3) -> dict:
+    """{"read_water_mark", "reselect_ns", "mean_error_ns", "confidence", "sizes", "extra_ns"} or, where it cannot
+    be measured, {"read_water_mark": 0.0, "confidence": 0.0, "why": ...}."""
+    if segments > 32:
+        return {"read_water_mark": 0.0, "confidence": 0.0,
+                "why": f"{segments} cache segments: a read cannot be made to miss again at the same place"}
+    long = [t for t in tracks if t.count >= SIZES[-1] + 1 and t.count == t.spt]
+    if not long:
+        long = [t for t in tracks if t.count >= 4]
+    if not long:
+        return {"read_water_mark": 0.0, "confidence": 0.0, "why": "no track of 4 blocks"}
+    t = long[len(long) // 2]
+    sizes = [n for n in SIZES if n <= t.count]
+    x = t.first
+    far = (x + dev.blocks // 2) % (dev.blocks - 1)
+
+    def response(n: int) -> int:
+        # Each read a miss from the same state: the segments flushed, then the same far read, then x at once.
+        best = None
+        for _ in range(repeats):
+            for _ in range(segments + 2):
+                dev.read(_fresh(dev, rng))
+            dev.read(far)
+            t0 = dev.now_ns()
+            r = dev.read(x, n) - t0
+            best = r if best is None else min(best, r)  # the host's delays only add
+        return best
+
+    times = [response(n) for n in sizes]
+    extra = [tn - times[0] for tn in times]
+    s_ns = period_ns / t.spt
+    f = fit(sizes, extra, s_ns, bus_ns)
+    # confidence: how well the fitted model explains the sizes, against a sector's time
+    f["confidence"] = round(max(0.0, 1.0 - f["mean_error_ns"] / s_ns), 3)
+    f.update(sizes=sizes, extra_ns=extra, sector_ns=s_ns, track_first=x)
+    return f
