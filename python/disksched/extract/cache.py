@@ -48,6 +48,16 @@ def hit_line(dev: Device, rng: random.Random, sizes=(1, 2, 4, 8, 16, 32), reps: 
             "fit_residual_ns": float(np.abs(resid).max()), "sizes": list(sizes), "min_response_ns": mins.tolist()}
 
 
+def merge_hit_lines(a: dict, b: dict) -> dict:
+    """Two `hit_line` results over the same sizes as one: the faster of each size's minima, fitted again."""
+    sizes = np.array(a["sizes"], float)
+    mins = np.minimum(a["min_response_ns"], b["min_response_ns"])
+    slope, icpt = np.polyfit(sizes, mins, 1)
+    resid = mins - (slope * sizes + icpt)
+    return {"bus_ns_per_block": float(slope), "hit_overhead_ns": float(icpt), "fit_residual_ns": float(np.abs(resid).max()),
+            "sizes": a["sizes"], "min_response_ns": mins.tolist()}
+
+
 class HitTest:
     def __init__(self, clock: Clock, hit1_ns: float, bus_ns: float):
         self.clock, self.hit1, self.bus = clock, hit1_ns, bus_ns
