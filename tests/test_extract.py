@@ -307,6 +307,16 @@ def test_one_cylinder_seek_fits_the_cylinder_skew(tmp_path):
     assert o["read_overhead_after_read_err_us"] <= 50 and o["read_overhead_after_write_err_us"] <= 50, o
 
 
+def test_idle_hit_not_decided_by_one_trial():
+    """At 20 us of jitter Atlas 10K's idle-hit test found one place of 15 where its controls held (noise let
+    one through) and took that trial's vote, "resumes", for the drive's (wrong: its model's sequential reads
+    then cost 0.64 ms of demerit). Fewer than 3 trials is not a measurement: the spec says no, at confidence 0."""
+    dev, x = _extract("sim:atlas10k?jitter_us=20")
+    row = {r[0]: r for r in x.parameters}["read_ahead_on_idle_hit"]
+    assert row[1] is False and row[3] == 0.0, row
+    assert x.spec["controller"]["read_ahead_on_idle_hit"] is False
+
+
 def test_rotation_and_geometry_with_jitter():
     """With 20 us of host jitter the rotation period and the sectors per track
     still come out exactly; the geometry of DEC RZ26's first 200,000 blocks is
