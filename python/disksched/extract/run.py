@@ -210,7 +210,8 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                              "track skew cannot hold, or of the one-cylinder lead that the cylinder skew cannot hold "
                              "(a lower bound)" + ("" if hs else "; no head switch seen")), 0.3
     emitted = [(float(d), max(round(m - lead_to_seek - overhead_ms, 4), 0.0)) for d, m, _ in sc]
-    same_track_ms = _same_track_ms(emitted, hs_ms if hs else None, split, split_used)
+    same_track_ms = _same_track_ms(emitted, hs_ms if hs else None, split, split_used,
+                                   max(tau_ms, 2 * clock.noise_ns / 1e6))
     # the read after a write is measured whatever hides under it: it is what such a read takes, its same-track
     # cost included (the model adds its own)
     overhead_after_write_ms = max(split["read_overhead_ms"] - same_track_ms, 0.0) if split else overhead_ms
@@ -221,7 +222,8 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     rows.append(("read_overhead_ms", overhead_ms, "ms", conf_ovh, how_ovh))
     rows.append(("same_track_read_ms", same_track_ms, "ms", conf_ovh,
                  "0: in the read overheads (the head switch after a write is the switch less it)" if split_used else
-                 "the head switch, at most a read's lead after a write to its own track" if split else
+                 "the head switch (less the difference of a read's leads after a write to the cylinder's other "
+                 "track and its own, where over a sector), at most the latter" if split else
                  "the simulator's rule on the extracted curve (no writes)"))
     if split:
         rows.append(("read_overhead_after_write_ms", overhead_after_write_ms, "ms", 0.7,
@@ -344,19 +346,24 @@ def walk_minutes(walk_mode: str, blocks: int, spt: int, period_ns: float, check_
     return (300 + 1.5 * checks + 90 * checks / 10) * period_ns / 60e9
 
 
-def _same_track_ms(emitted: list, hs_ms: Optional[float], split: Optional[dict], split_used: bool) -> float:
+def _same_track_ms(emitted: list, hs_ms: Optional[float], split: Optional[dict], split_used: bool,
+                   resolution_ms: float) -> float:
     """The spec's `same_track_read_ms` (what a read miss on the heads' own track pays before its rotational
     wait). Timing shows it only with an overhead: a read to the track a write left the head on takes overhead
-    + it, to the cylinder's previous track overhead + head switch. Where their difference gave the head switch,
-    it was the switch less the same-track cost, and the read overheads carry the cost: 0. Where it was refused
+    + it, to the cylinder's previous track overhead + head switch, so their difference is the switch less it.
+    Where that difference was taken for the switch, the read overheads carry the cost: 0. Where it was refused
     (near 0: the simulator makes a spec without the field pay about its head switch on the same track; or
-    hidden, as under HP's extra write disconnect, where it scatters by a sector), the head switch, at most the
-    first lead (an overhead is not negative). Without writes, the simulator's own rule on the extracted curve
-    (2 t(1) - t(2), at most the head switch when one was seen, and t(1))."""
+    hidden, as under HP's extra write disconnect, where it scatters by a sector either way), the head switch
+    less the difference when that is over `resolution_ms` (a sector, or the timing noise: Cheetah 4LP's
+    0.07 ms), else the head switch; at most the first lead (an overhead is not negative). Without writes, the
+    simulator's own rule on the extracted curve (2 t(1) - t(2), at most the head switch when one was seen,
+    and t(1))."""
     if split_used:
         return 0.0
     if split:
-        return round(min(hs_ms or 0.0, max(split["read_overhead_ms"], 0.0)), 4)
+        d = split["head_switch_ms"]
+        st = (hs_ms or 0.0) - (d if d > resolution_ms else 0.0)
+        return round(min(max(st, 0.0), max(split["read_overhead_ms"], 0.0)), 4)
     t = dict(emitted)
     t1, t2 = t.get(1.0, 0.0), t.get(2.0, t.get(1.0, 0.0))
     return round(max(min(2 * t1 - t2, t1 if hs_ms is None else hs_ms, t1), 0.0), 4)
