@@ -6,6 +6,8 @@ model compared with its truth (disksched.extract_roundtrip).
     .venv/bin/python docs/extract_figures.py --table OUT_DIR/roundtrip.jsonl
     .venv/bin/python docs/extract_figures.py --walk-table OUT_DIR/roundtrip.jsonl
     .venv/bin/python docs/extract_figures.py --compare OLD.md OUT_DIR/roundtrip.jsonl
+    .venv/bin/python docs/extract_figures.py --rescore OUT_DIR
+    .venv/bin/python docs/extract_figures.py --mechanics-compare BEFORE.jsonl AFTER.jsonl
     .venv/bin/python docs/extract_figures.py --queue
 
 Appends one JSON line per (drive, jitter) to OUT_DIR/roundtrip.jsonl (a run
@@ -148,6 +150,39 @@ def compare_table(old_md: Path, path: Path) -> str:
     return "\n".join(out) + "\n"
 
 
+def rescore(out: Path) -> None:
+    """The rows of OUT/roundtrip.jsonl with their seek and overhead errors computed again from the specs kept
+    beside them (the comparison of this commit on the models of the commit that wrote them), into
+    OUT/roundtrip_rescored.jsonl."""
+    lines = []
+    for (d, j), r in _rows(out / "roundtrip.jsonl").items():
+        disk = str(out / "desk250_truth.toml") if d == "desk250" else d
+        spec = str(out / f"{d}_j{j:g}.toml")
+        r = dict(r, seek=rt.seek_errors(disk, spec), overheads={**r["overheads"], **rt.overhead_errors(disk, spec)})
+        lines.append(json.dumps(r) + "\n")
+    (out / "roundtrip_rescored.jsonl").write_text("".join(lines))
+
+
+def mechanics_compare(before: Path, after: Path) -> str:
+    """Before → after, per drive and jitter, from two roundtrip.jsonl files: seek error max / median, read-miss
+    overhead errors (after a read, after a write), demerit random / sequential."""
+    b, a = _rows(before), _rows(after)
+    out = ["| drive | jitter us | seek err max / median | miss / miss after write err us | demerit random / seq ms |",
+           "|---|---|---|---|---|"]
+
+    def cells(r):
+        if r is None:
+            return ("not run",) * 3
+        sk, o, dm = r["seek"], r["overheads"], r["demerit"]
+        return (f"{100 * sk['max_rel']:.1f}% / {100 * sk['median_rel']:.1f}%",
+                f"{o['read_overhead_after_read_err_us']:.0f} / {_us(o, 'read_overhead_after_write_err_us')}",
+                f"{dm['random']['demerit_ms']:.3f} / {dm['sequential']['demerit_ms']:.3f}")
+    for key in a:
+        x, y = cells(b.get(key)), cells(a[key])
+        out.append(f"| {key[0]} | {key[1]:g} | " + " | ".join(f"{u} → {v}" for u, v in zip(x, y)) + " |")
+    return "\n".join(out) + "\n"
+
+
 def queue_table() -> str:
     """The drive's queue: extractions of sim drives set up with a command-queue
     depth and scheduler (the truth), against what the extractor found."""
@@ -168,6 +203,12 @@ def main(argv: list[str]) -> None:
         return
     if argv and argv[0] == "--compare":
         print(compare_table(Path(argv[1]), Path(argv[2])), end="")
+        return
+    if argv and argv[0] == "--rescore":
+        rescore(Path(argv[1]))
+        return
+    if argv and argv[0] == "--mechanics-compare":
+        print(mechanics_compare(Path(argv[1]), Path(argv[2])), end="")
         return
     if argv and argv[0] == "--walk-table":
         print(walk_table(Path(argv[1])), end="")

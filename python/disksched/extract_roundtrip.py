@@ -117,40 +117,96 @@ def _spec_dict(path: str) -> dict:
     return tomllib.loads(Path(path).read_text())
 
 
-def seek_errors(true_disk: str, spec_path: str) -> dict:
-    """The model's seek (its curve + its read overhead, which the extractor folds
-    into it) against the truth's at every distance the truth tabulates."""
-    ts = _truth_spec(true_disk)
+# The fixed costs of a read miss besides its seek: the command overhead before it, the reconnection and data
+# preparation before the data and the completion after. A read's timing shows only their sum with the seek (the
+# extractor folds what it cannot split off into its seek curve), so that sum is what the seek errors compare.
+READ_MISS_FIXED = ("read_overhead_after_read_ms", "first_reselect_overhead_ms", "data_preparation_overhead_ms",
+                   "read_completion_overhead_ms")
+
+
+def _first_lbns(disk: str, cylinders: list) -> dict:
+    """First LBN of each cylinder that holds any (cylinder -> LBN)."""
+    r = json.loads(_core.disk_characteristics(disk, [1], cylinders, []))
+    out = {}
+    for c, cyl in zip(cylinders, r["cylinder_tracks"]):
+        firsts = [first for first, n in cyl if n > 0]
+        if firsts:
+            out[c] = min(firsts)
+    return out
+
+
+def seek_errors(true_disk: str, spec_path: str, pairs: int = 8, seed: int = 11) -> dict:
+    """The model's seek against the truth's at every distance the truth tabulates (8 for a formula curve), as
+    a read miss between two blocks pays it: for `pairs` pairs of the truth's cylinders that distance apart, the
+    first blocks of the two, their cylinders on the model, and the model's seek over its own distance between
+    them (its cylinders may be numbered otherwise: spare cylinders, surfaces it could not count); each side's
+    seek with its `READ_MISS_FIXED` costs added. Per distance the median of the pairs' model times against the
+    truth's time, relative."""
+    ts, es = _truth_spec(true_disk), _spec_dict(spec_path)
     table = ts["seek"].get("table")
     dists = [int(d) for d, _ in table] if table else [1, 2, 5, 10, 50, 100, 500, 1000]
-    es = _spec_dict(spec_path)
-    maxd = int(es["cylinders"]) - 1
-    dists = [d for d in dists if 1 <= d <= maxd]
-    t = json.loads(_core.disk_characteristics(true_disk, dists, [], []))["seek_ms"]
-    e = json.loads(_core.disk_characteristics(spec_path, dists, [], []))["seek_ms"]
-    o_t = ts["controller"].get("read_overhead_after_read_ms", 0.0)
-    o_e = es["controller"].get("read_overhead_after_read_ms", 0.0)
-    rel = np.array([abs((ee + o_e) - (tt + o_t)) / (tt + o_t) for tt, ee in zip(t, e)])
-    hs_t = ts["seek"].get("head_switch_ms", 0.0) + o_t
-    hs_e = es["seek"].get("head_switch_ms", 0.0) + o_e
+    ncyl = int(ts["cylinders"])
+    dists = [d for d in dists if 1 <= d <= ncyl - 1]
+    rng = random.Random(seed)
+    # candidates three times over: a cylinder of spares holds no block
+    want = {d: sorted({(c, c + d) for c in (rng.randrange(ncyl - d) for _ in range(3 * pairs))}) for d in dists}
+    first = _first_lbns(true_disk, sorted({c for ps in want.values() for p in ps for c in p}))
+    want = {d: [p for p in ps if p[0] in first and p[1] in first][:pairs] for d, ps in want.items()}
+    dists = [d for d in dists if want[d]]
+    lbns = sorted(set(first.values()))
+    model_cyl = dict(zip(lbns, json.loads(_core.disk_characteristics(spec_path, [1], [], lbns))["lbn_cylinder"]))
+    model_d = {d: [abs(model_cyl[first[a]] - model_cyl[first[b]]) for a, b in want[d]] for d in dists}
+    md = sorted({x for v in model_d.values() for x in v} | {1})
+    f_t = sum(ts["controller"].get(k, 0.0) for k in READ_MISS_FIXED)
+    f_e = sum(es["controller"].get(k, 0.0) for k in READ_MISS_FIXED)
+    t = dict(zip(dists, json.loads(_core.disk_characteristics(true_disk, dists, [], []))["seek_ms"]))
+    e = dict(zip(md, json.loads(_core.disk_characteristics(spec_path, md, [], []))["seek_ms"]))
+    rows = []
+    for d in dists:
+        tt = t[d] + f_t
+        ee = float(np.median([e[x] if x else 0.0 for x in model_d[d]])) + f_e
+        rows.append((d, tt, ee, abs(ee - tt) / tt))
+    rel = np.array([r[3] for r in rows])
+    hs_t = ts["seek"].get("head_switch_ms", 0.0) + f_t
+    hs_e = es["seek"].get("head_switch_ms", 0.0) + f_e
     return {"distances": len(dists), "max_rel": float(rel.max()), "median_rel": float(np.median(rel)),
-            "within_5pct": float(np.mean(rel <= 0.05)), "head_switch_true_ms": hs_t, "head_switch_model_ms": hs_e}
+            "within_5pct": float(np.mean(rel <= 0.05)), "head_switch_true_ms": hs_t, "head_switch_model_ms": hs_e,
+            "cylinders_true": ncyl, "cylinders_model": int(es["cylinders"]),
+            "rows": [[d, round(tt, 4), round(ee, 4)] for d, tt, ee, _ in rows]}
 
 
 # Added to a read hit's overhead as a host times it (DiskSim's data preparation before the data phase and the
 # completion overhead after it): a hit has no positioning, so its response is their sum and no timing splits it.
-# (A miss's overheads are compared as the fields say: what of them the extractor cannot split off goes into its
-# seek curve, so their sum with positioning is what it gets right.)
 READ_HIT_FIXED = ("data_preparation_overhead_ms", "read_completion_overhead_ms")
 
 
-def overhead_errors(true_disk: str, spec_path: str) -> dict:
-    """|model - truth| in us of each overhead the extractor measures: the read-hit overhead as a host sees it
-    (with `READ_HIT_FIXED` added on both sides), the others as the fields say."""
-    ts, es = _truth_spec(true_disk)["controller"], _spec_dict(spec_path)["controller"]
+def same_track_read_ms(disk: str, spec: dict) -> float:
+    """The same-track cost a read miss on the heads' own track pays: the spec's `seek.same_track_read_ms`, or
+    the simulator's rule when absent (2 t(1) - t(2), at most the head switch and t(1))."""
+    v = spec["seek"].get("same_track_read_ms")
+    if v is not None:
+        return float(v)
+    t1, t2 = json.loads(_core.disk_characteristics(disk, [1, 2], [], []))["seek_ms"]
+    return max(min(2 * t1 - t2, spec["seek"].get("head_switch_ms", 0.0), t1), 0.0)
 
-    def seen(c: dict, k: str) -> float:
-        return c.get(k, 0.0) + (sum(c.get(f, 0.0) for f in READ_HIT_FIXED) if k.startswith("read_hit_") else 0.0)
+
+def overhead_errors(true_disk: str, spec_path: str) -> dict:
+    """|model - truth| in us of each overhead the extractor measures, as a host times it: the read-hit overhead
+    with `READ_HIT_FIXED` added on both sides; a read miss's overhead (after a read, after a write) with the rest
+    of `READ_MISS_FIXED` and the same-track cost (`same_track_read_ms`) added on both sides, the time a read to
+    the track the heads are on takes before its rotational wait and besides its transfer (no timing splits the
+    command overhead from the settling it waits for, nor from the reconnection and completion around the data);
+    the bus time and the write-through write overhead as the fields say."""
+    ts, es = _truth_spec(true_disk), _spec_dict(spec_path)
+    st = {id(ts): same_track_read_ms(true_disk, ts), id(es): same_track_read_ms(spec_path, es)}
+
+    def seen(s: dict, k: str) -> float:
+        c = s["controller"]
+        if k.startswith("read_hit_"):
+            return c.get(k, 0.0) + sum(c.get(f, 0.0) for f in READ_HIT_FIXED)
+        if k.startswith("read_overhead_"):
+            return c.get(k, 0.0) + sum(c.get(f, 0.0) for f in READ_MISS_FIXED[1:]) + st[id(s)]
+        return c.get(k, 0.0)
 
     out = {k: abs(seen(es, k) - seen(ts, k)) * 1000 for k in
            ("read_hit_overhead_after_read_ms", "bus_sector_ms", "read_overhead_after_read_ms", "read_overhead_after_write_ms",

@@ -48,6 +48,16 @@ def hit_line(dev: Device, rng: random.Random, sizes=(1, 2, 4, 8, 16, 32), reps: 
             "fit_residual_ns": float(np.abs(resid).max()), "sizes": list(sizes), "min_response_ns": mins.tolist()}
 
 
+def merge_hit_lines(a: dict, b: dict) -> dict:
+    """Two `hit_line` results over the same sizes as one: the faster of each size's minima, fitted again."""
+    sizes = np.array(a["sizes"], float)
+    mins = np.minimum(a["min_response_ns"], b["min_response_ns"])
+    slope, icpt = np.polyfit(sizes, mins, 1)
+    resid = mins - (slope * sizes + icpt)
+    return {"bus_ns_per_block": float(slope), "hit_overhead_ns": float(icpt), "fit_residual_ns": float(np.abs(resid).max()),
+            "sizes": a["sizes"], "min_response_ns": mins.tolist()}
+
+
 class HitTest:
     def __init__(self, clock: Clock, hit1_ns: float, bus_ns: float):
         self.clock, self.hit1, self.bus = clock, hit1_ns, bus_ns
@@ -184,7 +194,7 @@ def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, 
     has a control at the same place (after reads elsewhere have pushed it
     out of the `segments` segments): the block past the reach, read without
     the hit before it, must miss, else the reach is longer there and the
-    trial is void."""
+    trial is void. Fewer than 3 trials not void: not measured (no)."""
     if ra["when"] == "none" or ra["blocks"] <= 0:
         return {"resumes": False, "confidence": 1.0, "note": "no read-ahead"}
     stream = 2 if ra["when"] == "stream" else 0
@@ -221,8 +231,12 @@ def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, 
         valid += 1
         dev.idle(wait_ns)
         votes += hits(x + past)
-    if not valid:
-        return {"resumes": False, "confidence": 0.0, "note": "no place where the read-ahead ends at its reach"}
+    if valid < 3:
+        # One or two places where the controls held is noise letting a control through (Atlas 10K at 20 us of
+        # jitter: one trial of 15, voting "resumes", wrong; every drive exact or at 20 us has 5 or none).
+        return {"resumes": False, "confidence": 0.0, "trials": valid,
+                "note": "no place where the read-ahead ends at its reach" if not valid else
+                        f"controls held at {valid} place(s) only: not measured"}
     resumes = votes * 2 > valid
     return {"resumes": resumes, "confidence": (votes if resumes else valid - votes) / valid, "trials": valid}
 

@@ -68,11 +68,20 @@ class Geo:
 
 
 def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Random,
-                 steps: int = 10, write: bool = False):
+                 steps: int = 10, write: bool = False, offset: float = 0.5):
     """Generator: yields (op, lbn, write) and receives completion times; returns
     the minimal lead g (ns) from a read on a track of `src` to one on the
     matching track of `dst` (each step on the next pair of tracks, so that a
-    track is read again only after the others: no cache hits)."""
+    track is read again only after the others: no cache hits).
+
+    The probe is sent `offset` of a destination sector after the read's
+    completion (op "idle"), and the lead returned less that: a completion
+    falls on a sector's end, so without it the heads are ready at the same
+    point of a sector in every search of a zone, and the sector they wait for
+    adds the same fraction of one to all of them; searches with offsets
+    spread over a sector add fractions spread over it, whose median is the
+    half a sector the caller takes off (Atlas III's head switch came out
+    23 us, 0.6 of a sector, long: its model's sequential reads lost turns)."""
     T = clock.period_ns
     k = rng.randrange(len(src))
 
@@ -81,8 +90,12 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
         k = (k + 1) % len(src)
         return geo.g.tracks[src[k]], dst[k]
 
+    def source(t):
+        return t.first + rng.randrange(t.count)
+
     t, dtr = pair()
-    c_a = yield ("read", t.first + rng.randrange(t.count), False)
+    delay = int(offset * T / geo.g.tracks[dtr].spt)
+    c_a = yield ("read", source(t), False)
     d = geo.g.tracks[dtr]
     c_b = yield ("read", d.first + rng.randrange(d.count), write)
     v = c_b - c_a
@@ -91,8 +104,10 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
         g = (lo + hi) / 2
         t, dtr = pair()
         d = geo.g.tracks[dtr]
-        c_a = yield ("read", t.first + rng.randrange(t.count), False)
+        c_a = yield ("read", source(t), False)
         y = geo.lbn_at(dtr, clock.phase(c_a + g) * d.spt)
+        if delay:
+            yield ("idle", delay, False)
         c_b = yield ("read", y, write)
         got = c_b - c_a
         if got < g + T / 2:   # made it: the lead needed is at most what this one took
@@ -101,24 +116,32 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
             lo = max(lo, got - round((got - g) / T) * T)
         if hi - lo < 1000:
             break
-    return hi
+    return hi - delay
 
 
 def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: list, steps: int = 10,
-                write: bool = False, fill: int = 0) -> list[float]:
+                write: bool = False, fill: int = 0, first: int = 0, of: Optional[int] = None) -> list[float]:
     """Minimal lead (ns) for each (source tracks, destination tracks) task; the
     searches run interleaved (each step a positioning read and a probe, back to
-    back), `fill` far-away reads after each round."""
-    tasks = [_lead_search(a, b, geo, clock, rng, steps, write) for a, b in pairs]
+    back), `fill` far-away reads after each round. The tasks' probes are sent
+    at offsets spread over a sector (`_lead_search`): task i the (first + i)-th of `of`."""
+    tasks = [_lead_search(a, b, geo, clock, rng, steps, write, offset=((first + i + 0.5) / (of or len(pairs))) % 1.0)
+             for i, (a, b) in enumerate(pairs)]
     results = [None] * len(tasks)
     ops = {}
     for i, tk in enumerate(tasks):
         ops[i] = next(tk)
     while ops:
         for i in list(ops):
-            for _ in range(2):
-                _, lbn, w = ops[i]
-                t = dev.write(lbn) if w else dev.read(lbn)
+            done = 0
+            while done < 2:
+                op, lbn, w = ops[i]
+                if op == "idle":
+                    dev.idle(lbn)
+                    t = None
+                else:
+                    t = dev.write(lbn) if w else dev.read(lbn)
+                    done += 1
                 try:
                     ops[i] = tasks[i].send(t)
                 except StopIteration as e:
@@ -142,31 +165,40 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
     ncyl = len(g.cylinders)
     out = []
     for k, d in enumerate(distances):
+        # Distinct cylinder pairs: searches on the same tracks side by side hit each other's read-ahead (at the
+        # full stroke there is one pair, and four searches on it once measured 0.15 ms). Where fewer pairs exist
+        # than samples wanted, the searches on them run one after another.
+        pairs = set()
+        for _ in range(50 * per_distance):
+            if len(pairs) >= per_distance:
+                break
+            c0 = rng.randrange(0, max(ncyl - d, 1))
+            c1 = min(c0 + d, ncyl - 1)
+            if _tracks_of_cyl(g, c0) and _tracks_of_cyl(g, c1):
+                pairs.add((c0, c1))
         tasks = []
-        distinct = 0
-        for j in range(per_distance):
-            for _ in range(50):  # cylinders that hold blocks at both ends
-                c0 = rng.randrange(0, max(ncyl - d, 1))
-                c1 = min(c0 + d, ncyl - 1)
-                if rng.random() < 0.5:
-                    c0, c1 = c1, c0
-                a, b = _tracks_of_cyl(g, c0), _tracks_of_cyl(g, c1)
-                n = min(len(a), len(b))
-                if n:
-                    break
-            if not n:
-                continue
-            distinct += 2 * n
+        for c0, c1 in sorted(pairs):
+            if rng.random() < 0.5:
+                c0, c1 = c1, c0
+            a, b = _tracks_of_cyl(g, c0), _tracks_of_cyl(g, c1)
+            n = min(len(a), len(b))
             tasks.append((a[:n], b[:n]))
-        spread = max(segments + 2 - distinct, 0) // max(per_distance, 1)
-        leads = positioning(dev, geo, clock, rng, tasks, write=write, fill=spread)
+        leads = []
+        while tasks and len(leads) < per_distance:
+            # enough far-away reads after each round that a track is read again only after `segments` others
+            distinct = sum(2 * len(a) for a, _ in tasks)
+            rounds = max(min(len(a) for a, _ in tasks), 1)   # a track comes round again after this many rounds
+            fill = -(-max(segments + 2 - distinct, 0) // rounds)
+            for _ in range(fill):
+                dev.read(rng.randrange(dev.blocks))
+            leads += positioning(dev, geo, clock, rng, tasks, write=write, fill=fill, first=len(leads), of=per_distance)
         v = np.array(leads, dtype=float)
         out.append((d, float(np.median(v)) / 1e6, float(v.max() - v.min()) / 1e6))
         if progress:
             progress(k + 1, len(distances))
     # head switch: to the previous track of the same cylinder
     tasks = []
-    for j in range(max(per_distance, 6)):
+    for j in range(max(per_distance, 8)):
         c = rng.randrange(ncyl)
         tr = _tracks_of_cyl(g, c)
         if len(tr) < 2:
@@ -177,7 +209,7 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
 
 
 def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
-                     write: bool = False, switch: bool = False, steps: int = 12) -> Optional[float]:
+                     write: bool = False, switch: bool = False, steps: int = 12, offset: float = 0.5) -> Optional[float]:
     """Minimal lead (ns) of a command to the track the head is already on
     (overhead + one sector + completion, no positioning: DIXtrac's MTBRC idea
     without its cache-disabling mode page), or with `switch` to the previous
@@ -188,7 +220,9 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     `write`) is sent to the block that passes the head `g` later. Each probe
     on another track; a probe that hit the buffer (responded before its
     block passed) is not counted. None when the range holds no whole track
-    (with `switch`: no two of one cylinder)."""
+    (with `switch`: no two of one cylinder). The idle turns end `offset` of a
+    sector past whole turns, so that searches with offsets spread over a
+    sector see the heads ready at points spread over it (`_lead_search`)."""
     geo = Geo(g)
     whole = {i for i, t in enumerate(g.tracks) if t.count >= 16 and lo <= t.first and t.first + t.count <= hi}
     starts = set(g.cylinders)
@@ -203,7 +237,7 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
         t = g.tracks[k]
         w = t.first + rng.randrange(t.count)
         dev.write(w)
-        dev.idle(int(3 * T))
+        dev.idle(int(3 * T + offset * T / t.spt))
         t0 = dev.now_ns()
         y = geo.lbn_at(kd, clock.phase(t0 + gap) * g.tracks[kd].spt)
         if y == w:  # the block just written is in the buffer: take the next one (a sector later)
