@@ -526,3 +526,19 @@ def test_jittered_st41601n_spec_loads_with_its_zones(tmp_path):
                 "workload": {"kind": "dd", "request_kb": 4}, "run": {"requests": 1}}, workload=False)
     assert len(x.spec["layout"]["zones"]) <= 150, len(x.spec["layout"]["zones"])
     assert rt.layout_match("st41601n", x.geometry.tracks, dev.blocks) >= 0.99
+
+
+def test_a_spec_the_simulator_refuses_is_never_written(dec_exact):
+    """The extraction checks its spec with the simulator's own loader before
+    it writes anything (extract_cli: `_check_spec`, then the write): one the
+    simulator refuses (as ST41601N's with jitter once was, over the bound of
+    slipped sectors) raises a one-line "does not load"; the spec as extracted
+    passes."""
+    from disksched._core import DiskschedError
+    from disksched.extract_cli import _check_spec
+
+    text = Path(dec_exact[2]).read_text()
+    _check_spec(text)
+    assert "sectors_per_track = 58" in text
+    with pytest.raises(DiskschedError, match="does not load"):
+        _check_spec(text.replace("sectors_per_track = 58", "sectors_per_track = 0", 1))
