@@ -117,7 +117,49 @@ def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = ZONE_MIN_PAIRS, rel_to
         same = seg[np.abs(seg - med) <= 3 * mad + 1e-9 * med]
         spt = int(round(w.stride / float(np.mean(same)))) if len(same) else e
         out.append((a, b, spt))
+    if rel_tol > 0:
+        # the noisy median joins zones a sector or two apart (ST41601N's 83 and 82): the mean step of a
+        # zone's same-track pairs is exact to a fraction of a sector, so split where the two sides' differ
+        out = [z for a, b, n in out for z in _split_zone(dp, w.stride, a, b, n, min_pairs)]
     return out
+
+
+def _same_track_steps(seg: np.ndarray) -> np.ndarray:
+    """The phase steps of pairs on one track: within 3 MADs of the median (a boundary steps further)."""
+    med = float(np.median(seg))
+    mad = float(np.median(np.abs(seg - med)))
+    return np.abs(seg - med) <= 3 * mad + 1e-9 * med
+
+
+def _split_zone(dp: np.ndarray, stride: int, a: int, b: int, n: int, min_pairs: int, depth: int = 3) -> list:
+    """[(a, b, spt)]: the pairs [a, b) as one zone, or split in two (recursively) where the sectors per
+    track of the two sides' same-track steps round to different values, each side holding `min_pairs`."""
+    if depth == 0 or b - a < 2 * min_pairs:
+        return [(a, b, n)]
+    seg = dp[a:b]
+    ok = _same_track_steps(seg)
+    v = np.where(ok, seg, 0.0)
+    cs, cn = np.cumsum(v), np.cumsum(ok)
+    # a step's noise, as sectors per track: the two sides' estimates must differ by four standard errors
+    sd = float(np.std(seg[ok])) / max(float(np.mean(seg[ok])), 1e-12) * stride / max(float(np.mean(seg[ok])), 1e-12)
+    best = None
+    for m in range(min_pairs, b - a - min_pairs + 1, 4):
+        nl, nr = cn[m - 1], cn[-1] - cn[m - 1]
+        if nl < min_pairs // 2 or nr < min_pairs // 2:
+            continue
+        sl, sr = stride / (cs[m - 1] / nl), stride / ((cs[-1] - cs[m - 1]) / nr)
+        score = abs(sl - sr) * np.sqrt(nl * nr / (nl + nr))
+        if best is None or score > best[0]:
+            best = (score, m, sl, sr)
+    if best is None or round(best[2]) == round(best[3]) or abs(best[2] - best[3]) < 0.6 or best[0] < 4 * sd:
+        return [(a, b, n)]
+    # the zones meet at a track boundary: the nearest pair that steps further than a track's (read m begins
+    # the new zone's track)
+    m = a + best[1]
+    jumps = [a + i + 1 for i in np.flatnonzero(~ok) if abs(a + i + 1 - m) <= 8]
+    m = min(jumps, key=lambda j: abs(j - m)) if jumps else m
+    return (_split_zone(dp, stride, a, m, int(round(best[2])), min_pairs, depth - 1)
+            + _split_zone(dp, stride, m, b, int(round(best[3])), min_pairs, depth - 1))
 
 
 def levels(w: Walk, clock: Clock, spt_of_probe: np.ndarray) -> np.ndarray:
@@ -126,9 +168,10 @@ def levels(w: Walk, clock: Clock, spt_of_probe: np.ndarray) -> np.ndarray:
     return (ph * spt_of_probe - w.x) % spt_of_probe
 
 
-def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2) -> list[tuple[int, int, float]]:
+def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2, earliest_ref: bool = False) -> list[tuple[int, int, float]]:
     """Runs of probes with one level: (first member, last member, level). A
-    probe that differs alone (a late completion) is an outlier, in no run."""
+    probe that differs alone (a late completion) is an outlier, in no run.
+    With timing noise (`earliest_ref`) a run's reference is its earliest member."""
     runs = []
     n = len(o)
     i = 0
@@ -140,6 +183,10 @@ def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2) -> lis
             d = abs(_fold(np.array(o[j] - ref), spt[j]))
             if d <= tol and spt[j] == spt[i]:
                 members.append(j)
+                # completions are only ever late: the earliest member is the reference (a late first read
+                # would otherwise reach the next track's level, a head switch of two sectors away)
+                if earliest_ref and _fold(np.array(o[j] - ref), spt[j]) < 0:
+                    ref = o[j]
                 j += 1
                 continue
             # a new level if another of the next three reads agrees with this one and the next two do
@@ -253,12 +300,23 @@ def _closer_to_new(phase: float, y: int, old: tuple[float, int], new: tuple[floa
     return bool(d_new < d_old)
 
 
-def search(a: int, b: int, old: tuple[float, int], new: tuple[float, int]):
-    """Generator: the first LBN in (a, b] at the `new` level (a is at `old`, b at `new`)."""
+def search(a: int, b: int, old: tuple[float, int], new: tuple[float, int], confirm: int = 0):
+    """Generator: the first LBN in (a, b] at the `new` level (a is at `old`, b at `new`).
+    With timing noise (`confirm` > 0) a probe that reads the later of the two
+    levels may be a late completion of the earlier: it is read again, up to
+    `confirm` times, and the earliest completion counts (noise is never early;
+    one late probe would misplace the boundary by half the window)."""
+    later_new = old[1] != new[1] or _fold(np.array(new[0] - old[0]), new[1]) > 0
     lo, hi = a, b
     while hi - lo > 1:
         mid = (lo + hi) // 2
         ph = yield mid
+        for _ in range(confirm):
+            if _closer_to_new(ph, mid, old, new) != later_new:
+                break
+            ph2 = yield mid
+            if _fold(np.array(ph2 - ph), 1.0) < 0:
+                ph = ph2
         if _closer_to_new(ph, mid, old, new):
             hi = mid
         else:
@@ -319,21 +377,32 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
         refine()
     # a read that completed about one hit time after it was sent was served from the buffer (the drive
     # read ahead while the host was late): its phase says nothing; leave it out
-    keep = w.resp > clock.hit_ns + max(clock.noise_ns, 1000.0)
-    keep[0] = True
+    buffered = w.resp <= clock.hit_ns + max(clock.noise_ns, 1000.0)
+    if clock.hit_ns == 0 and not exact_mode:
+        # a drive whose re-reads miss (ST41601N) has no hit time to compare with, but serves a walk's
+        # first read from what an earlier probe read ahead: answered in under half the walk's usual time
+        buffered |= w.resp <= 0.5 * float(np.median(w.resp))
+    keep = ~buffered
+    if not exact_mode:
+        # the read after a buffered one reaches a drive still reading ahead, not the walk's steady state:
+        # with noise its completion can be sectors late (ST41601N)
+        keep &= ~np.concatenate(([False], buffered[:-1]))
+    keep[0] = keep[0] or exact_mode or not keep.any()
     w = Walk(w.stride, w.x[keep], w.t[keep], w.resp[keep])
     sp = sp[keep]
     o = levels(w, clock, sp.astype(float))
-    runs = segment(o, sp, tol)
+    runs = segment(o, sp, tol, earliest_ref=not exact_mode)
     if not exact_mode:
         # with noise, a run of one or two reads where a track holds five or more is noise (or buffered reads)
         per_track = float(np.median(sp)) / stride
         if per_track >= 5:
-            runs = _clean([r for r in runs if r[1] - r[0] >= 2 or sp[r[0]] != sp[max(r[0] - 1, 0)]], o, sp, tol)
+            long_runs = [r for r in runs if r[1] - r[0] >= 2 or sp[r[0]] != sp[max(r[0] - 1, 0)]]
+            runs = _clean(long_runs, o, sp, tol) if long_runs else runs   # (a stretch of a few reads: keep them)
         runs = _snap(runs, sp)
     X = w.x
     # windows between runs: slips (level +1, same spt) and track boundaries
     bounds = []   # (a, b, run index after)
+    tight = []    # (a, b) between the two runs' reads (bounds: with noise, a read wider)
     slipw = []    # (a, b, run before, run after)
     for r in range(1, len(runs)):
         f0, l0, lev0 = runs[r - 1]
@@ -342,14 +411,22 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
         D = float(_fold(np.array(lev1 - lev0), sp[f1])) if same else None
         if same and exact_mode and abs(D - 1) < 0.5:
             slipw.append((int(X[l0]), int(X[f1]), r - 1, r))
-        else:
+        elif exact_mode:
             bounds.append((int(X[l0]), int(X[f1]), r))
+            tight.append(bounds[-1][:2])
+        else:
+            # with noise the new run's first read may be a late read of the old track (and, were the new
+            # level the earlier, the old run's last one of the new): searches get one read more on each
+            # side; a boundary placed by the skews must still fall between the two runs
+            bounds.append((int(X[l0 - 1 if l0 > f0 else l0]), int(X[f1 + 1 if f1 < l1 else f1]), r))
+            tight.append((int(X[l0]), int(X[f1])))
     prober = Prober(dev, clock, rng, spread=spread)
 
     def lv(r):
         return (runs[r][2], int(sp[runs[r][0]]))
 
     # exact slips
+    confirm = 0 if exact_mode else 1
     slip_pos = prober.run([search(a, b, lv(r0), lv(r1)) for a, b, r0, r1 in slipw])
     slips_at = sorted(zip(slip_pos, [s_[2] for s_ in slipw]))
     # calibration: the first windows of each zone, exactly
@@ -371,7 +448,7 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
     def prev_run(k):
         return bounds[k][2] - 1
 
-    res = prober.run([search(bounds[k][0], bounds[k][1], lv(prev_run(k)), lv(bounds[k][2])) for k in calib])
+    res = prober.run([search(bounds[k][0], bounds[k][1], lv(prev_run(k)), lv(bounds[k][2]), confirm) for k in calib])
     for k, v in zip(calib, res):
         B[k] = v
     # first-LBN sectors: sigma(track) = level of its first run + its first LBN
@@ -421,7 +498,7 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
             t = k + 1
             if first_lbn[t - 1] is None:
                 continue
-            a, b, r = bounds[k]
+            (_, _, r), (a, b) = bounds[k], tight[k]
             n = zone_of[k]
             if k == 0 or zone_of[k - 1] != n or n not in zone_skews:
                 todo.append(k)
@@ -472,7 +549,7 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
         if not todo:
             break
         rounds += 1
-        res = prober.run([search(bounds[k][0], bounds[k][1], lv(prev_run(k)), lv(bounds[k][2])) for k in todo])
+        res = prober.run([search(bounds[k][0], bounds[k][1], lv(prev_run(k)), lv(bounds[k][2]), confirm) for k in todo])
         for k, v in zip(todo, res):
             B[k] = v
             first_lbn[k + 1] = v
@@ -516,12 +593,61 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
                 tr.slips.append(slips_at[si][0] - tr.first)
             si += 1
         tracks.append(tr)
-    stats = {"walk_probes": int(len(X)), "stride": stride, "runs": len(runs), "boundary_windows": nb,
+    split = 0 if exact_mode else _split_overlong(tracks, prober, tol, confirm)
+    stats = {"walk_probes": int(len(X)), "stride": stride, "runs": len(runs), "boundary_windows": nb, "split_overlong": split,
              "slip_windows": len(slipw), "calibrated": len(calib), "search_rounds": rounds,
              "probes": prober.probes, "suspect_hits": prober.suspect_hits, "exact_mode": bool(exact_mode),
              "level_tolerance_sectors": tol, "zone_skews": {str(k): v for k, v in zone_skews.items()},
              "zone_track_count": {str(k): v for k, v in zone_count.items()}}
     return tracks, stats
+
+
+def _earliest(phases: list) -> float:
+    """The earliest of a block's completion phases (revolutions): noise is only ever late."""
+    out = phases[0]
+    for p in phases[1:]:
+        if _fold(np.array(p - out), 1.0) < 0:
+            out = p
+    return out
+
+
+def _split_at_last(t: Track, tol: float, confirm: int):
+    """Generator: where the track after `t` begins inside it (None if `t`'s last
+    block shows `t`'s own level): the last block's level (earliest of
+    1 + `confirm` reads), then a search for the first block at that level."""
+    x, n = t.first + t.count - 1, t.spt
+    phs = []
+    for _ in range(1 + confirm):
+        phs.append((yield x))
+    lev = float((_earliest(phs) * n - x) % n)
+    if abs(float(_fold(np.array(lev - t.level), n))) <= tol:
+        return None
+    b = yield from search(t.first, x, (t.level, n), (lev, n), confirm)
+    return b, lev
+
+
+def _split_overlong(tracks: list, prober: "Prober", tol: float, confirm: int, rounds: int = 3) -> int:
+    """A track holding more LBNs than it has sectors is two (a boundary the walk
+    missed, or a late read that put one in the wrong window): split it where its
+    last block's level begins, and again while any is too long. The stretch's last
+    track (cut at its end) is left alone. Returns the number of splits."""
+    done = 0
+    for _ in range(rounds):
+        long_ = [i for i, t in enumerate(tracks[:-1]) if t.count + len(t.slips) > t.spt]
+        if not long_:
+            break
+        res = prober.run([_split_at_last(tracks[i], tol, confirm) for i in long_])
+        for i, r in sorted(zip(long_, res), reverse=True):
+            if r is None:
+                continue
+            t = tracks[i]
+            b, lev = r
+            head = Track(t.first, b - t.first, t.spt, t.level, [x for x in t.slips if x < b - t.first], exact=t.exact)
+            tail = Track(b, t.first + t.count - b, t.spt, lev, [x - (b - t.first) for x in t.slips if x > b - t.first],
+                         exact=True)
+            tracks[i:i + 1] = [head, tail]
+            done += 1
+    return done
 
 
 def _assemble(tracks: list, stats: dict) -> Geometry:
@@ -553,27 +679,40 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
     # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
     # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
+    # (with noise, per sectors-per-track: a stretch across a change of zone holds both zones' skews, and a
+    # new zone's first track has no skew of its own to choose its pair by)
     CHUNK = 240
+    exact = bool(stats.get("exact_mode", True))
     pairs = []
     for c0 in range(0, len(sk), CHUNK):
-        vv = [v for v in sk[c0:c0 + CHUNK] if v is not None]
-        if len(vv) < 12:
-            pairs.append(None)
-            continue
-        vals, cnt = np.unique(vv, return_counts=True)
-        order = np.argsort(-cnt)
-        ts_ = int(vals[order[0]])
-        # the cylinder skew: the commonest other value not next to the head-switch skew (a stretch that
-        # spans a change of skew holds both 63 and 62, say: not a pair)
-        rest = [int(vals[i]) for i in order[1:] if cnt[i] >= 2 and abs(int(vals[i]) - ts_) > 2]
-        pairs.append((ts_, rest[0] if rest else ts_))
+        by = {}
+        for i in range(c0, min(c0 + CHUNK, len(sk))):
+            if sk[i] is not None:
+                by.setdefault(0, []).append(sk[i])
+                if not exact:
+                    by.setdefault(tracks[i].spt, []).append(sk[i])
+        pc = {}
+        for key, vv in by.items():
+            if len(vv) < 12:
+                continue
+            vals, cnt = np.unique(vv, return_counts=True)
+            order = np.argsort(-cnt)
+            ts_ = int(vals[order[0]])
+            # the cylinder skew: the commonest other value not next to the head-switch skew (a stretch that
+            # spans a change of skew holds both 63 and 62, say: not a pair)
+            rest = [int(vals[i]) for i in order[1:] if cnt[i] >= 2 and abs(int(vals[i]) - ts_) > 2]
+            pc[key] = (ts_, rest[0] if rest else ts_)
+        pairs.append(pc)
 
     def pairs_for(i):
+        # its own sectors-per-track's pair first (with noise), then the whole stretch's (a zone too short
+        # to have twelve skews of its own in a stretch)
         k = i // CHUNK
         out = []
-        for kk in (k, k - 1, k + 1):
-            if 0 <= kk < len(pairs) and pairs[kk] is not None and pairs[kk] not in out:
-                out.append(pairs[kk])
+        for key in ((tracks[i].spt, 0) if not exact else (0,)):
+            for kk in (k, k - 1, k + 1):
+                if 0 <= kk < len(pairs) and key in pairs[kk] and pairs[kk][key] not in out:
+                    out.append(pairs[kk][key])
         return out
     # surfaces: tracks between cylinder skews (mode)
     gaps, last = [], None
@@ -584,7 +723,6 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
                 gaps.append(i - last)
             last = i
     S = int(_mode(gaps, 1))
-    exact = bool(stats.get("exact_mode", True))
     # place every track: (cylinder, head); zones break where nothing explains a skew
     pos = []           # (cyl, head) per real track
     zone_first = [0]   # first real track of each zone
@@ -617,13 +755,26 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
             zone_first.append(i)
             zone_cyl.append(cyl)
             pp = pairs_for(i)
-            if v is not None:
+            if v is None and pp and not exact:
+                cur = pp[0]
+            elif v is not None:
                 for p_ in pp:
                     if p_[0] is not None and _switches(v, n, p_[0], p_[1] if p_[1] is not None else p_[0], S, cyl - 1, S - 1, exact):
                         cur = p_
                         break
             zone_pair.append(cur)
             breaks.add(i)
+            if not exact and cur[0] is not None and cur[1] is not None and cur[1] != cur[0]:
+                # with noise a break need not be a zone's first track: its head is what the next cylinder
+                # skew says (head switches up to it), else a head count off from here on adds phantom tracks
+                for j in range(i + 1, min(i + S + 1, len(sk))):
+                    if sk[j] is None or tracks[j].spt != n:
+                        break
+                    if abs(float(_fold(np.array(sk[j] - cur[1]), n))) <= 2:
+                        head = max(S - (j - i), 0)
+                        break
+                    if abs(float(_fold(np.array(sk[j] - cur[0]), n))) > 2:
+                        break
         else:
             phantom_total += step[0]
             cyl, head = step[1], step[2]
@@ -652,17 +803,22 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     return Geometry(tracks, cyl_starts, S, zones, stats)
 
 
-def _switches(v: int, n: int, ts: int, cs: int, S: int, cyl: int, head: int, exact: bool):
+def _switches(v: int, n: int, ts: int, cs: int, S: int, cyl: int, head: int, exact: bool, max_skip: Optional[int] = None):
     """(skipped tracks, cylinder, head) after the switches a skew v implies from (cyl, head), or None.
-    With noise: one switch with up to two sectors of slack before any skipped track."""
-    tries = [(0, 2 * S)] if exact else [(sl, 0) for sl in (0, 1, -1, 2, -2)] + [(0, 2 * S)]
-    for slack, mmax in tries:
-        acc, c, h = 0, cyl, head
-        for m in range(0, mmax + 1):
-            if h + 1 < S:
-                acc, h = acc + ts, h + 1
-            else:
-                acc, h, c = acc + cs, 0, c + 1
-            if acc % n == (v + slack) % n:
-                return (m, c, h)
+    With noise: one switch with up to two sectors of slack, else at most two skipped tracks (a skew that
+    takes many switches to explain is noise or a head count gone wrong, not dozens of phantom tracks)."""
+    if not exact:
+        for sl in (0, 1, -1, 2, -2):
+            r = _switches(v + sl, n, ts, cs, S, cyl, head, True, 0)
+            if r is not None:
+                return r
+        return _switches(v, n, ts, cs, S, cyl, head, True, 2)
+    acc, c, h = 0, cyl, head
+    for m in range(0, (2 * S if max_skip is None else max_skip) + 1):
+        if h + 1 < S:
+            acc, h = acc + ts, h + 1
+        else:
+            acc, h, c = acc + cs, 0, c + 1
+        if acc % n == v % n:
+            return (m, c, h)
     return None

@@ -102,10 +102,15 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
             if j not in used:
                 slips.extend(range(j * n, (j + 1) * n))
         slips.sort()
-        first = tracks[t0]
-        j0 = (first.cyl - c0) * S + first.head
-        cyl_sw = j0 // S
-        sigma = (first.level + first.first) % n - shift_sectors_of_spt(n) - (j0 - cyl_sw) * ts - cyl_sw * cs
+        # the zone's first-block angle: what each track's first block says once its slot's skews are taken
+        # off, the circular median over the zone's tracks (one track's level can be sectors off by noise)
+        res = []
+        for t in tracks[t0:t1]:
+            j = (t.cyl - c0) * S + t.head
+            res.append(((t.level + t.first) % n - (j - j // S) * ts - (j // S) * cs) / n)
+        ang = np.exp(2j * np.pi * np.array(res))
+        ref = float(np.angle(ang.mean()) / (2 * np.pi))
+        sigma = (ref + float(np.median((np.array(res) - ref + 0.5) % 1.0 - 0.5))) * n - shift_sectors_of_spt(n)
         slots = ncyl * S * n
         need = blocks + (per_track * ncyl * S if per_track else len(slips))
         extra = 0
