@@ -334,11 +334,19 @@ def test_one_cylinder_seek_fits_the_cylinder_skew(tmp_path):
 def test_idle_hit_not_decided_by_one_trial():
     """At 20 us of jitter Atlas 10K's idle-hit test found one place of 15 where its controls held (noise let
     one through) and took that trial's vote, "resumes", for the drive's (wrong: its model's sequential reads
-    then cost 0.64 ms of demerit). Fewer than 3 trials is not a measurement: the spec says no, at confidence 0."""
+    then cost 0.64 ms of demerit). Fewer than 3 trials is not a measurement: the spec says no, at confidence 0;
+    with the layout under noise (Method 4) the controls now hold at enough places for a majority, which says no.
+    Either way the answer is the truth's."""
     dev, x = _extract("sim:atlas10k?jitter_us=20")
     row = {r[0]: r for r in x.parameters}["read_ahead_on_idle_hit"]
-    assert row[1] is False and row[3] == 0.0, row
+    assert row[1] is False and (row[3] == 0.0 or row[3] > 0.5), row
     assert x.spec["controller"]["read_ahead_on_idle_hit"] is False
+    # The read-ahead's mode under the same noise: from 10 blocks before a track's end it stops at the end
+    # (DiskSim's continuous read 4, as the truth), found only since a hit under noise is confirmed half a turn
+    # later at another place (a quick miss had counted as a hit: a reach of 68 there, mode 3).
+    from disksched import extract_roundtrip as rt
+
+    assert x.spec["controller"]["continuous_read"] == rt._truth_spec("atlas10k")["controller"]["continuous_read"] == 4
 
 
 def test_rotation_and_geometry_with_jitter():
