@@ -198,17 +198,17 @@ def overhead_errors(true_disk: str, spec_path: str) -> dict:
     command overhead from the settling it waits for, nor from the reconnection and completion around the data);
     the bus time and the write-through write overhead as the fields say."""
     ts, es = _truth_spec(true_disk), _spec_dict(spec_path)
-    st = {id(ts): same_track_read_ms(true_disk, ts), id(es): same_track_read_ms(spec_path, es)}
+    st_t, st_e = same_track_read_ms(true_disk, ts), same_track_read_ms(spec_path, es)
 
-    def seen(s: dict, k: str) -> float:
+    def seen(s: dict, same_track_ms: float, k: str) -> float:
         c = s["controller"]
         if k.startswith("read_hit_"):
             return c.get(k, 0.0) + sum(c.get(f, 0.0) for f in READ_HIT_FIXED)
         if k.startswith("read_overhead_"):
-            return c.get(k, 0.0) + sum(c.get(f, 0.0) for f in READ_MISS_FIXED[1:]) + st[id(s)]
+            return c.get(k, 0.0) + sum(c.get(f, 0.0) for f in READ_MISS_FIXED[1:]) + same_track_ms
         return c.get(k, 0.0)
 
-    out = {k: abs(seen(es, k) - seen(ts, k)) * 1000 for k in
+    out = {k: abs(seen(es, st_e, k) - seen(ts, st_t, k)) * 1000 for k in
            ("read_hit_overhead_after_read_ms", "bus_sector_ms", "read_overhead_after_read_ms", "read_overhead_after_write_ms",
             "write_overhead_after_write_ms")}
     return {k.replace("_ms", "_err_us"): v for k, v in out.items()}
