@@ -187,6 +187,9 @@ impl Scheduler for Anticipatory {
     fn name(&self) -> &'static str {
         "anticipatory"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
         let dir = r.is_write as usize;

@@ -39,6 +39,9 @@ impl Scheduler for CLook {
     fn name(&self) -> &'static str {
         "clook"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.by_lbn.insert(lbn_key(ctx.reqs.get(id)), id);
     }

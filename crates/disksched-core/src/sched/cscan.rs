@@ -19,6 +19,9 @@ impl Scheduler for CScan {
     fn name(&self) -> &'static str {
         "cscan"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.clook.insert(id, ctx);
     }

@@ -35,6 +35,9 @@ impl Scheduler for Edf {
     fn name(&self) -> &'static str {
         "edf"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
         self.by_deadline.insert((deadline_ns(r, self.default_deadline_ns), r.seq), id);

@@ -14,6 +14,9 @@ impl Scheduler for Fcfs {
     fn name(&self) -> &'static str {
         "fcfs"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, _ctx: &SchedCtx) {
         self.queue.push_back(id);
     }

@@ -43,6 +43,9 @@ impl Scheduler for Look {
     fn name(&self) -> &'static str {
         "look"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.by_lbn.insert(lbn_key(ctx.reqs.get(id)), id);
     }

@@ -285,6 +285,14 @@ pub trait Scheduler: Send {
     fn uses_classes(&self) -> bool {
         false
     }
+    /// Whether it reads where the heads are believed to be (`ctx.head`,
+    /// `ctx.heads`, positioning predictions) on one disk. A batch run whose
+    /// schedulers all say no keeps no belief (`Simulation::belief_unread`);
+    /// say yes unless the algorithm truly orders by request alone. (Over an
+    /// array the LBN-ordered ones read the heads' free times: `next_disk`.)
+    fn reads_heads(&self) -> bool {
+        true
+    }
     /// Right after `dispatch`: cylinders the arm must visit, in order, before
     /// it serves the request just dispatched (SCAN's sweep to the edge).
     /// Honoured at a drive's queue, and at a level keeping at most one

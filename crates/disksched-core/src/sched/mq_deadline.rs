@@ -71,6 +71,9 @@ impl Scheduler for MqDeadline {
     fn name(&self) -> &'static str {
         "mq_deadline"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
         let d = &mut self.dirs[r.is_write as usize];

@@ -187,6 +187,9 @@ impl Scheduler for Rr {
     fn name(&self) -> &'static str {
         "rr"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn bypass(&self, _id: ReqId, _ctx: &SchedCtx) -> bool {
         self.bypass
     }

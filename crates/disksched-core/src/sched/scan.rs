@@ -19,6 +19,9 @@ impl Scheduler for Scan {
     fn name(&self) -> &'static str {
         "scan"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.look.insert(id, ctx);
     }

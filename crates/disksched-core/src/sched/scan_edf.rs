@@ -40,6 +40,9 @@ impl Scheduler for ScanEdf {
     fn name(&self) -> &'static str {
         "scan_edf"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);
         let window = deadline_ns(r, self.default_deadline_ns) / self.granularity_ns;

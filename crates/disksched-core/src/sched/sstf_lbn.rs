@@ -19,6 +19,9 @@ impl Scheduler for SstfLbn {
     fn name(&self) -> &'static str {
         "sstf_lbn"
     }
+    fn reads_heads(&self) -> bool {
+        false
+    }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.by_lbn.insert(lbn_key(ctx.reqs.get(id)), id);
     }

@@ -143,6 +143,7 @@ impl Simulation {
                 level_predictors[i] = Some(Predictor { overlapped: external, ..p });
             }
         }
+        let belief_unread = belief_unread(cfg, &levels, &units);
         Ok(Simulation {
             engine: Engine::new(),
             shared: Shared {
@@ -180,8 +181,24 @@ impl Simulation {
             series_timed_rows: timed_rows,
             series_window_ns: series_window.map_or(0, |w| w.ns()),
             retired_counters: Vec::new(),
+            belief_unread,
         })
     }
+}
+
+/// Whether nothing in a run of `cfg` reads the host's exact belief of the
+/// heads, so it need not follow each command (half a drive's timing work per
+/// request): one disk (over an array LBN schedulers pick a disk by when its
+/// heads are free), no scheduler that reads them now or by reconfiguration
+/// later, no noise (its prediction errors are the belief's), no background
+/// work, and a workload without range requests (placed from the heads).
+fn belief_unread(cfg: &SimConfig, levels: &[QueueLevel], units: &[DiskUnit]) -> bool {
+    let ranges = !matches!(cfg.workload, WorkloadConfig::Open(_) | WorkloadConfig::Closed(_) | WorkloadConfig::Sequential(_)
+        | WorkloadConfig::Trace(_) | WorkloadConfig::Oltp(_) | WorkloadConfig::Strided(_) | WorkloadConfig::Local(_)
+        | WorkloadConfig::Hotcold(_) | WorkloadConfig::Onoff(_) | WorkloadConfig::Schedule(_) | WorkloadConfig::Dd(_)
+        | WorkloadConfig::Stream(_) | WorkloadConfig::Fio(_));
+    units.len() == 1 && cfg.reconfigure.is_empty() && cfg.disk.noise.is_none() && cfg.freeblock.is_none() && !ranges
+        && !levels.iter().map(|l| &l.sched).chain(units.iter().map(|u| &u.queue.sched)).any(|s| s.reads_heads())
 }
 
 /// The scheduler of a queue's config section (`level`: host, controller,
@@ -192,4 +209,64 @@ fn build_queue_sched(level: &str, name: &str, set: &std::collections::BTreeMap<S
         Error::Config { what, msg } => Error::Config { what: format!("{level}.{what}"), msg },
         e => e,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(scheduler: &str, workload: &str) -> SimConfig {
+        SimConfig::from_toml(&format!(r#"
+seed = 3
+[disk]
+model = "atlas10k"
+scheduler = "{scheduler}"
+[host]
+scheduler = "{scheduler}"
+queue_threshold = 4
+[workload]
+{workload}
+[run]
+requests = 3000
+"#), "test").unwrap()
+    }
+
+    /// A run that keeps no belief gives the result of one that keeps it:
+    /// a scheduler that says it does not read the heads truly does not
+    /// (else it would see a belief stuck at cylinder 0 and order otherwise).
+    #[test]
+    fn a_run_without_the_belief_nobody_reads_is_the_same_run() {
+        let workloads = [
+            "kind = \"open\"\ninterarrival_ms = 4.0\nread_fraction = 0.66",
+            "kind = \"closed\"\nclients = 16\nthink_time_ms = 0.0\nread_fraction = 0.5",
+        ];
+        let mut checked = 0;
+        for s in crate::sched::REGISTRY.iter().map(|i| i.name) {
+            for w in workloads {
+                let cfg = config(s, w);
+                let Ok(sim) = Simulation::new(&cfg) else { continue };
+                if !sim.belief_unread {
+                    continue;
+                }
+                let mut kept = Simulation::new(&cfg).unwrap();
+                kept.belief_unread = false;
+                let (a, b) = (sim.run(&mut |_, _| true).unwrap(), kept.run(&mut |_, _| true).unwrap());
+                assert_eq!(serde_json::to_string(&a.summary).unwrap(), serde_json::to_string(&b.summary).unwrap(), "{s}: {w}");
+                checked += 1;
+            }
+        }
+        // FCFS and the LBN-ordered schedulers at least.
+        assert!(checked >= 2 * 8, "only {checked} runs without a belief");
+    }
+
+    #[test]
+    fn a_positional_scheduler_keeps_the_belief() {
+        for s in ["sptf", "sstf"] {
+            assert!(!Simulation::new(&config(s, "kind = \"open\"\ninterarrival_ms = 4.0")).unwrap().belief_unread, "{s}");
+        }
+        let mut cfg = config("fcfs", "kind = \"open\"\ninterarrival_ms = 4.0");
+        assert!(Simulation::new(&cfg).unwrap().belief_unread);
+        cfg.disk.count = 2;
+        assert!(!Simulation::new(&cfg).unwrap().belief_unread, "over an array");
+    }
 }

@@ -28,6 +28,8 @@ pub(crate) struct DiskUnit {
     in_service: Option<ReqId>,
     /// The host's belief of the drive's state after the last command it knows of.
     pub(crate) belief: DriveState,
+    /// Whether the belief follows each command (false: nothing reads it, `Simulation::belief_unread`).
+    pub(crate) keep_belief: bool,
     pub(crate) freeblock: Box<dyn Freeblock>,
     /// With `[disk.noise]`: the host's belief's prediction of each command against the drive's service.
     pub(crate) prediction: Option<crate::disk::noisy::PredictionErrors>,
@@ -43,7 +45,7 @@ pub(crate) fn head_at(state: &DriveState, now: SimTime) -> HeadState {
 
 impl DiskUnit {
     pub(crate) fn new(drive: Drive, queue: QueueLevel, freeblock: Box<dyn Freeblock>) -> DiskUnit {
-        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), freeblock, prediction: None, clock: None }
+        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), keep_belief: true, freeblock, prediction: None, clock: None }
     }
 
     /// Requests sent to this disk and not yet done (queued or in service).
@@ -121,6 +123,7 @@ impl DiskUnit {
         let (service, believed) = self.freeblock.serve(&mut self.drive, r, now);
         match believed {
             Some(head) => self.belief = DriveState { head, last_was_write: r.is_write },
+            None if !self.keep_belief => {}
             None => {
                 // The host's belief follows its own model of the drive (an
                 // exact one reuses the drive's mapping of the request).
