@@ -373,6 +373,26 @@ def test_rotation_and_geometry_with_jitter():
     assert good >= 0.99, good
 
 
+
+def test_rotation_period_with_more_segments_than_anchors(tmp_path):
+    """A cache of more segments than the rotation test's 48 anchors serves every
+    revisit from the buffer (a modern drive has thousands: maxtor300g 2,048): the
+    test notices the hit-fast answers and starts again with more anchors than
+    segments. DEC RZ26 given 200 segments: the period found is the truth's."""
+    import random
+
+    from disksched.extract.timing import Clock, hit_time, rotation_period
+    from disksched.extract_devices import open_device
+
+    spec = _truth_with("dec_rz26", tmp_path / "many.toml", lambda s: s["controller"].update(cache_segments=200))
+    dev = open_device(f"sim:{spec}")
+    rng = random.Random(1)
+    c = Clock()
+    c.hit_ns, c.hit_spread_ns = hit_time(dev, rng)
+    c.period_ns, conf, _ = rotation_period(dev, rng, keep=c)
+    assert len(c.anchor_blocks) > 200, len(c.anchor_blocks)
+    assert conf > 0.9 and abs(c.period_ns - 60e9 / 5360) < 50, (c.period_ns, conf)  # ns
+
 @pytest.mark.parametrize("device, depth, reorders", [
     ("sim:hp_c2247a?queue=12&order=sptf", 12, True),
     ("sim:hp_c2247a?queue=5&order=sstf&jitter_us=20", 5, True),

@@ -91,30 +91,80 @@ def _fit_period(deltas: list, p: float, k: Optional[int] = None, tol: float = 0.
     return p
 
 
-def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: int = 8,
-                    min_ms: float = 1.5, max_ms: float = 25.0, progress: Optional[Callable] = None,
-                    keep: Optional[Clock] = None) -> tuple[float, float, int]:
-    """The rotation period from revisits of `anchors` far-apart blocks, read in
-    turn `rounds` times (more anchors than any cache has segments, so each read
-    misses): every read of one block completes a whole number of revolutions
-    after its first. The period is the longest one under which every anchor's
-    completions agree in phase (a periodogram; shorter submultiples agree too),
-    refined by least squares on the revolution counts. Returns (period ns,
-    confidence = the coherence at it, revolutions spanned)."""
+def _revisits(dev: Device, rng: random.Random, anchors: int, rounds: int, hit_below_ns: Optional[float],
+              drop_hits: bool, progress: Optional[Callable]) -> Optional[tuple[list, list]]:
+    """`anchors` far-apart blocks read in turn `rounds` times, each round in a
+    new random order: (blocks, completion times of each; with `drop_hits` not
+    those that answered faster than `hit_below_ns`, cache hits, which say
+    nothing of the platter). None if most of the first revisits were hits."""
     step = dev.blocks // anchors
     blocks = [i * step + rng.randrange(max(step // 2, 1)) for i in range(anchors)]
     times = [[] for _ in blocks]
+    last = dev.now_ns()
     for r in range(rounds):
         order = list(range(anchors))
         rng.shuffle(order)
+        quick = 0
         for i in order:
-            times[i].append(dev.read(blocks[i]))
+            t = dev.read(blocks[i])
+            hit = hit_below_ns is not None and t - last < hit_below_ns
+            quick += hit
+            if not (hit and drop_hits):
+                times[i].append(t)
+            last = t
+        if r == 1 and quick > anchors // 2:
+            return None
         if progress:
             progress(r + 1, rounds)
-    deltas = [np.array(t, dtype=float) - t[0] for t in times]
-    # coarse: first revisit only (span ~ a few hundred revolutions), grid fine enough for it
-    span = max(float(d[1]) for d in deltas)
+    return blocks, times
+
+
+def _period_from_first_revisits(deltas: list, p: float) -> float:
+    """Refine `p` on the differences between anchors' first revisits (each a
+    whole number of turns too), nearest in time first and then twice as far
+    apart at each step, so each step's revolution counts are unambiguous
+    from the last: the long revisits of many anchors then fit without a
+    periodogram over their whole span."""
+    firsts = np.sort([float(d[1]) for d in deltas])
+    lag = 1
+    while lag < len(firsts):
+        p = _fit_period([np.array([0.0, x]) for x in firsts[lag:] - firsts[:-lag]], p, None, 0.3)
+        lag *= 2
+    return p
+
+
+def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: int = 8,
+                    min_ms: float = 1.5, max_ms: float = 25.0, progress: Optional[Callable] = None,
+                    keep: Optional[Clock] = None, max_anchors: int = 16384) -> tuple[float, float, int]:
+    """The rotation period from revisits of `anchors` far-apart blocks, read in
+    turn `rounds` times (more anchors than the cache has segments, so each read
+    misses): every read of one block completes a whole number of revolutions
+    after its first. The period is the longest one under which every anchor's
+    completions agree in phase (a periodogram; shorter submultiples agree too),
+    refined by least squares on the revolution counts. Where most first
+    revisits answer as fast as a hit (`keep.hit_ns`, when measured: a cache of
+    more segments than anchors, as a 2,048-segment drive's), the test starts
+    again with twice the anchors and half the rounds (at least 4: each round
+    spans longer), up to `max_anchors`. Returns (period ns, confidence = the
+    coherence at it, revolutions spanned)."""
+    # A hit answers within its own spread of the hit time; a miss to a far block takes a seek on top.
+    hit_below_ns = keep.hit_ns + max(keep.hit_ns, 4 * keep.hit_spread_ns) if keep is not None and keep.hit_ns > 0 else None
+    first_try = anchors
+    while (got := _revisits(dev, rng, anchors, rounds, hit_below_ns, anchors > first_try, progress)) is None:
+        if 2 * anchors > max_anchors:
+            raise DeviceError(f"the cache still holds {anchors} far-apart blocks read in turn: no revisit reaches the platter")
+        anchors, rounds = 2 * anchors, max(4, rounds // 2)
+    blocks, times = got
+    # (An anchor read back too soon, still in a segment, keeps only its misses; one with no revisit left is out.)
+    deltas = [np.array(t, dtype=float) - t[0] for t in times if len(t) >= 2]
+    # coarse: first revisit only (span ~ a few hundred revolutions), grid fine enough for it; after a retry the
+    # revisits span too many turns for that grid, so the periodogram is over the gaps between first revisits
+    # (each a few turns) and the period is then carried up to the revisits' span (`_period_from_first_revisits`)
     first = [d[:2] for d in deltas]
+    if anchors > first_try:
+        gaps = np.diff(np.sort([float(d[1]) for d in deltas]))
+        first = [np.array([0.0, g]) for g in gaps]
+    span = max(float(d[1]) for d in first)
     lo, hi = min_ms * 1e6, max_ms * 1e6
     dp = 0.02 * lo * lo / span
     grid = np.arange(lo, hi, dp)
@@ -123,7 +173,7 @@ def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: 
     # the longest coherent period (shorter submultiples are coherent too); refine with all revisits
     best = None
     for cand in sorted(good, reverse=True)[:50]:
-        p = float(cand)
+        p = float(cand) if anchors == first_try else _period_from_first_revisits(deltas, float(cand))
         for k in range(2, rounds + 1):  # one more revisit at a time: the revolution counts stay unambiguous
             p = _fit_period(deltas, p, k, 0.02 if k == rounds else 0.3)
         c = float(_coherence(deltas, np.array([p]))[0])
@@ -146,7 +196,7 @@ def refine_period(dev: Device, clock: Clock) -> int:
     for b, ts in zip(clock.anchor_blocks, clock.anchor_times):
         ts.append(dev.read(b))
     p = clock.period_ns
-    deltas = [np.array(t, dtype=float) - t[0] for t in clock.anchor_times]
+    deltas = [np.array(t, dtype=float) - t[0] for t in clock.anchor_times if len(t) >= 2]
     p = _fit_period(deltas, p, None, 0.1)
     clock.period_ns = p
     return int(max(float(d[-1]) for d in deltas) / p)
