@@ -209,7 +209,8 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
 
 
 def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
-                     write: bool = False, switch: bool = False, steps: int = 12, offset: float = 0.5) -> Optional[float]:
+                     write: bool = False, switch: bool = False, steps: int = 12, offset: float = 0.5,
+                     report_gaps_ns: Optional[list] = None) -> Optional[float]:
     """Minimal lead (ns) of a command to the track the head is already on
     (overhead + one sector + completion, no positioning: DIXtrac's MTBRC idea
     without its cache-disabling mode page), or with `switch` to the previous
@@ -222,7 +223,18 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     block passed) is not counted. None when the range holds no whole track
     (with `switch`: no two of one cylinder). The idle turns end `offset` of a
     sector past whole turns, so that searches with offsets spread over a
-    sector see the heads ready at points spread over it (`_lead_search`)."""
+    sector see the heads ready at points spread over it (`_lead_search`).
+
+    With `report_gaps_ns` (a list) the search runs on the probes' blocks'
+    read-completion phases (the time after t0 at which a read of the block
+    would report) instead of on their responses, returns the least such lead
+    that made it in the turn, and appends to the list each such probe's
+    response less that phase: a write reports after its block by its own
+    completion costs, a read by a read's, so a write's response is off a
+    read's phase by their difference, and a search that bisects between
+    blocks by phase and judges them by response skips a block whenever that
+    difference is not 0 (DEC RZ26's writes, 42 us later than a read's phase,
+    came out a sector long in three searches of five)."""
     geo = Geo(g)
     whole = {i for i, t in enumerate(g.tracks) if t.count >= 16 and lo <= t.first and t.first + t.count <= hi}
     starts = set(g.cylinders)
@@ -244,6 +256,18 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
             y = w + 1 if w + 1 < t.first + t.count else t.first
             gap += T / t.spt
         got = (dev.write(y) if write else dev.read(y)) - t0
+        if report_gaps_ns is not None:
+            # the block's read-completion phase after t0, in the turn of the gap asked for (within a sector of it)
+            rel = ((geo.sector_of(y) / g.tracks[kd].spt - clock.phase(t0)) % 1.0) * T
+            due = rel + round((gap - rel) / T) * T
+            if got < due + T / 2:
+                hi_g = min(hi_g, due)
+                report_gaps_ns.append(got - due)
+            else:
+                lo_g = max(lo_g, due)
+            if hi_g - lo_g < 1000:
+                break
+            continue
         # A read done over a sector before its block passed was a buffer hit: it says nothing of the miss
         # path. (Not a write: a write-through drive writes its block as it passes, and reports sooner after
         # it than a read, which still sends the block on the bus; the times here are reads' completion phases.)

@@ -239,8 +239,16 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
             notes.append(f"a write's lead to the track a write left the head on came to {split['write_lead_unused_ms']:.3f} ms "
                          "over the rest, more than half a turn: write overhead not measured (spec: 0)")
         if split.get("write_overhead_ms") is not None:
-            rows.append(("write_overhead_ms", split["write_overhead_ms"], "ms", 0.5,
-                         "lead of a write to the track a write left the head on (write-through)"))
+            done = _completion_split(split["write_overhead_ms"], split["write_report_after_read_ms"], bus / 1e6,
+                                     min(overhead_ms, overhead_after_write_ms, hl["hit_overhead_ns"] / 1e6))
+            rows.append(("write_overhead_ms", done["write_overhead_ms"], "ms", 0.5,
+                         "lead of a write to the track a write left the head on, on its block's read phase, less a "
+                         "block's bus time and the read completion overhead (write-through)"))
+            rows.append(("write_completion_overhead_ms", done["write_completion_ms"], "ms", 0.5,
+                         "how much later than its block's read phase a write reports, plus a block's bus time"))
+            rows.append(("read_completion_overhead_ms", done["read_completion_ms"], "ms", 0.5,
+                         "how much sooner than its block's read phase less a block's bus time a write reports "
+                         "(0 when later)"))
     # Write settle (added to a write's positioning whenever the heads move): what a write's lead to the previous
     # track of its cylinder adds to its lead to the same track, over the head switch the spec holds.
     settle_ms = split["write_switch_ms"] - hs_ms if split and split.get("write_switch_ms") is not None else None
@@ -281,8 +289,14 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "water_mark_by_request": True,
     }
     if split and split.get("write_overhead_ms") is not None:
-        w = round(max(split["write_overhead_ms"], 0.0), 6)
-        ctl.update(write_overhead_after_read_ms=w, write_overhead_after_write_ms=w)
+        w = round(max(done["write_overhead_ms"], 0.0), 6)
+        ctl.update(write_overhead_after_read_ms=w, write_overhead_after_write_ms=w,
+                   write_completion_overhead_ms=round(done["write_completion_ms"], 6))
+        rc = done["read_completion_ms"]
+        if rc > 0:  # reads pay it after their data: the overheads their leads measured with it carry it no more
+            ctl.update(read_completion_overhead_ms=round(rc, 6),
+                       **{k: round(ctl[k] - rc, 6) for k in ("read_overhead_after_read_ms", "read_overhead_after_write_ms",
+                                                             "read_hit_overhead_after_read_ms", "read_hit_overhead_after_write_ms")})
     if wb and wb["write_back"]:
         ctl["bus_write_sector_ms"] = round(wb["bus_write_ns_per_block"] / 1e6, 6)
         w = round(max(wb["write_overhead_ns"], 0.0) / 1e6, 6)
@@ -394,17 +408,45 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
         return None
     out = {"read_overhead_ms": same - lead_to_seek_ms, "head_switch_ms": switch - same, "write_overhead_ms": None}
     if not write_back:  # a buffered write is reported before it reaches the media: its lead says nothing
-        w_same = lead(write=True)
+        # Write leads on the blocks' read-completion phases (`lead_after_write`), and how much later than that
+        # phase a write that made it reports: the least (host noise only delays a report).
+        late_ns = []
+        w_same = lead(write=True, report_gaps_ns=late_ns)
         w = w_same - lead_to_seek_ms
         # a lead search that never made it in a turn leaves over half a turn: no command overhead is that long
         out["write_overhead_ms"] = w if w < 0.5 * clock.period_ns / 1e6 else None
         out["write_lead_unused_ms"] = None if w < 0.5 * clock.period_ns / 1e6 else w
         if out["write_overhead_ms"] is not None:
+            out["write_report_after_read_ms"] = min(late_ns) / 1e6
             # A write to the previous track of the cylinder: + the head switch + the write settle.
-            w_switch = lead(write=True, switch=True)
+            w_switch = lead(write=True, switch=True, report_gaps_ns=[])
             if w_switch is not None and w_switch - w_same < 0.5 * clock.period_ns / 1e6:
                 out["write_switch_ms"] = w_switch - w_same
     return out
+
+
+def _completion_split(write_lead_ms: float, write_report_after_read_ms: float, bus_ms: float,
+                      read_room_ms: float) -> dict:
+    """A write-through write's command overhead and the completion costs of writes and reads, from its lead.
+
+    The drive charges a write its overhead before it positions, and after its last sector the reselect and
+    completion (DiskSim: First reselect + Write completion overhead); a read, after its sector, the reselect,
+    data preparation, its bus time and Read completion overhead. Timing sees a sector only through a read's
+    completion (the layout's phases), so of those after-sector costs only the difference between a write's
+    and a read's shows (`write_report_after_read_ms`, a write's report after its block's read phase), and the
+    overhead only with a read's: `write_lead_ms` (the lead on read phases, less one block's bus time and a
+    sector and a half as for reads) is overhead + the read's after-sector costs beyond one block's bus time.
+    A model whose reads pay only the bus time after their sector (the extracted one) then writes
+    `write_report_after_read_ms + bus_ms` as the write completion overhead when that is not negative (else
+    the reads carry its opposite as their completion overhead, taken off the read overheads that the read
+    leads measured with it, at most `read_room_ms`, the least of them), and the lead less one block's bus
+    time and the read completion overhead as the write overhead: overhead + completion is the lead as before,
+    and the split the least completion costs that reproduce both leads (exact where the drive charges
+    reselect, data preparation and the other completion nothing)."""
+    x = write_report_after_read_ms + bus_ms
+    read_completion_ms = min(max(-x, 0.0), max(read_room_ms, 0.0))
+    return {"write_overhead_ms": write_lead_ms - bus_ms - read_completion_ms,
+            "write_completion_ms": max(x + read_completion_ms, 0.0), "read_completion_ms": read_completion_ms}
 
 
 def _queue_depth(q: dict) -> int:
