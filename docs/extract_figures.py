@@ -64,6 +64,13 @@ def _us(o: dict, key: str) -> str:
     return f"{o[key]:.0f}" if key in o else "?"  # rows written before the column existed
 
 
+def _write_through(o: dict) -> str:
+    """The write-through write overhead's error: the field, and in brackets the write as a host times it
+    (`extract_roundtrip.write_after_write_timed_ms`; rows written before that column: the field alone)."""
+    timed = f" ({_us(o, 'write_after_write_timed_err_us')})" if "write_after_write_timed_err_us" in o else ""
+    return _us(o, "write_overhead_after_write_err_us") + timed
+
+
 def _rows(path: Path, failed: bool = False) -> dict:
     """roundtrip.jsonl's rows by (drive, jitter us), the last of each; failed extractions only with `failed`."""
     rows = {}
@@ -85,7 +92,7 @@ def table(path: Path) -> str:
     """The round-trip table (Markdown) from roundtrip.jsonl: the last row of each (drive, jitter)."""
     rows = _rows(path, failed=True)
     out = ["| drive | jitter us | LBNs on true track | within 1 sector | seek err max / median (within 5%) "
-           "| hit / bus / miss / miss after write / write-through write overhead err us | read-ahead | write-back | segments model (true) "
+           "| hit / bus / miss / miss after write / write-through write overhead (as timed) err us | read-ahead | write-back | segments model (true) "
            "| demerit random / seq ms | throughput diff random / seq | device min | wall s |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (d, j), r in rows.items():
@@ -97,7 +104,7 @@ def table(path: Path) -> str:
             f"| {d} | {j:g} | {100 * r['layout_match']:.3f}% | {100 * r['angle']['within_one_sector']:.1f}% "
             f"| {100 * sk['max_rel']:.1f}% / {100 * sk['median_rel']:.1f}% ({100 * sk['within_5pct']:.0f}% of {sk['distances']}) "
             f"| {o['read_hit_overhead_after_read_err_us']:.0f} / {o['bus_sector_err_us']:.0f} / {o['read_overhead_after_read_err_us']:.0f} "
-            f"/ {_us(o, 'read_overhead_after_write_err_us')} / {_us(o, 'write_overhead_after_write_err_us') if not p['write_back_true'] else '-'} "
+            f"/ {_us(o, 'read_overhead_after_write_err_us')} / {_write_through(o) if not p['write_back_true'] else '-'} "
             f"| {p['read_ahead_model']} {'ok' if p['read_ahead_ok'] else '(true: ' + p['read_ahead_true'] + ')'}{_idle_hit(p)} "
             f"| {p['write_back_model']} {'ok' if p['write_back_ok'] else '(true: ' + str(p['write_back_true']) + ')'} "
             f"| {p['segments_model']} ({p['segments_true']}) "

@@ -13,7 +13,7 @@ import numpy as np
 from . import cache as cache_tests
 from .device import Device, DeviceError
 from .layout import Geometry, Track, _assemble, extract_layout, walk, zones_of_walk
-from .mechanics import lead_after_write, seek_curve, seek_distances
+from .mechanics import lead_after_write, seek_curve, seek_distances, write_report_after_read
 from .queue import drive_queue
 from .sampled import sampled_layout
 from .spec import layout_section
@@ -177,7 +177,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         if wb["write_back"]:
             rows.append(("bus_write_sector_ms", wb["bus_write_ns_per_block"] / 1e6, "ms", 0.8, "slope of write response vs size"))
             rows.append(("write_hit_overhead_ms", wb["write_overhead_ns"] / 1e6, "ms", 0.8, "intercept of write response vs size"))
-        split = _overheads_after_write(dev, g, clock, rng, writes, lead_to_seek, wb["write_back"])
+        split = _overheads_after_write(dev, g, clock, rng, writes, lead_to_seek, wb["write_back"], hit)
     else:
         notes.append("writes not allowed: write-back, write overheads and settle not measured (spec: write-through, read values)")
     # After a write the head stays on its track (no read-ahead): the same track and the previous track of
@@ -242,13 +242,14 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
             done = _completion_split(split["write_overhead_ms"], split["write_report_after_read_ms"], bus / 1e6,
                                      min(overhead_ms, overhead_after_write_ms, hl["hit_overhead_ns"] / 1e6))
             rows.append(("write_overhead_ms", done["write_overhead_ms"], "ms", 0.5,
-                         "lead of a write to the track a write left the head on, on its block's read phase, less a "
-                         "block's bus time and the read completion overhead (write-through)"))
+                         "lead of a write to the track a write left the head on, less the write completion overhead "
+                         "(write-through)"))
             rows.append(("write_completion_overhead_ms", done["write_completion_ms"], "ms", 0.5,
-                         "how much later than its block's read phase a write reports, plus a block's bus time"))
+                         "how much later a write of a block reports than a read of it, plus a block's bus time "
+                         "(0 when less)"))
             rows.append(("read_completion_overhead_ms", done["read_completion_ms"], "ms", 0.5,
-                         "how much sooner than its block's read phase less a block's bus time a write reports "
-                         "(0 when later)"))
+                         "how much sooner a write of a block reports than a read of it, less a block's bus time "
+                         "(0 when not sooner), taken off the read overheads"))
     # Write settle (added to a write's positioning whenever the heads move): what a write's lead to the previous
     # track of its cylinder adds to its lead to the same track, over the head switch the spec holds.
     settle_ms = split["write_switch_ms"] - hs_ms if split and split.get("write_switch_ms") is not None else None
@@ -393,7 +394,8 @@ def _same_track_ms(emitted: list, hs_ms: Optional[float], split: Optional[dict],
 
 
 def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, writes: tuple,
-                           lead_to_seek_ms: float, write_back: bool, runs: int = 5) -> Optional[dict]:
+                           lead_to_seek_ms: float, write_back: bool, hit: Callable[[float], bool],
+                           runs: int = 5) -> Optional[dict]:
     """Leads from a write's track (medians of `runs` searches, ms): to the
     same track (read overhead after a write), to the previous track of its
     cylinder (that + the head switch), and for a write-through drive a write
@@ -408,45 +410,43 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
         return None
     out = {"read_overhead_ms": same - lead_to_seek_ms, "head_switch_ms": switch - same, "write_overhead_ms": None}
     if not write_back:  # a buffered write is reported before it reaches the media: its lead says nothing
-        # Write leads on the blocks' read-completion phases (`lead_after_write`), and how much later than that
-        # phase a write that made it reports: the least (host noise only delays a report).
-        late_ns = []
-        w_same = lead(write=True, report_gaps_ns=late_ns)
+        # (bisecting on the blocks' read phases: a write reports off them by its own completion costs)
+        w_same = lead(write=True, on_read_phases=True)
         w = w_same - lead_to_seek_ms
         # a lead search that never made it in a turn leaves over half a turn: no command overhead is that long
         out["write_overhead_ms"] = w if w < 0.5 * clock.period_ns / 1e6 else None
         out["write_lead_unused_ms"] = None if w < 0.5 * clock.period_ns / 1e6 else w
         if out["write_overhead_ms"] is not None:
-            out["write_report_after_read_ms"] = min(late_ns) / 1e6
+            late = write_report_after_read(dev, g, clock, rng, writes[0], writes[1], hit)
+            out["write_report_after_read_ms"] = late / 1e6 if late is not None else None
             # A write to the previous track of the cylinder: + the head switch + the write settle.
-            w_switch = lead(write=True, switch=True, report_gaps_ns=[])
+            w_switch = lead(write=True, switch=True, on_read_phases=True)
             if w_switch is not None and w_switch - w_same < 0.5 * clock.period_ns / 1e6:
                 out["write_switch_ms"] = w_switch - w_same
     return out
 
 
-def _completion_split(write_lead_ms: float, write_report_after_read_ms: float, bus_ms: float,
+def _completion_split(write_lead_ms: float, write_report_after_read_ms: Optional[float], bus_ms: float,
                       read_room_ms: float) -> dict:
     """A write-through write's command overhead and the completion costs of writes and reads, from its lead.
 
-    The drive charges a write its overhead before it positions, and after its last sector the reselect and
-    completion (DiskSim: First reselect + Write completion overhead); a read, after its sector, the reselect,
-    data preparation, its bus time and Read completion overhead. Timing sees a sector only through a read's
-    completion (the layout's phases), so of those after-sector costs only the difference between a write's
-    and a read's shows (`write_report_after_read_ms`, a write's report after its block's read phase), and the
-    overhead only with a read's: `write_lead_ms` (the lead on read phases, less one block's bus time and a
-    sector and a half as for reads) is overhead + the read's after-sector costs beyond one block's bus time.
-    A model whose reads pay only the bus time after their sector (the extracted one) then writes
-    `write_report_after_read_ms + bus_ms` as the write completion overhead when that is not negative (else
-    the reads carry its opposite as their completion overhead, taken off the read overheads that the read
-    leads measured with it, at most `read_room_ms`, the least of them), and the lead less one block's bus
-    time and the read completion overhead as the write overhead: overhead + completion is the lead as before,
-    and the split the least completion costs that reproduce both leads (exact where the drive charges
-    reselect, data preparation and the other completion nothing)."""
-    x = write_report_after_read_ms + bus_ms
+    The drive charges a write its overhead before it positions, and after its sector the reselect and
+    completion overhead; a read, after its sector, the reselect, data preparation, its bus time and completion
+    overhead. Timing sees a sector only through a completion, so of those costs after the sector only the
+    difference of a write's and a read's shows (`write_report_after_read_ms`); `write_lead_ms` (a write's least
+    response to the track it is on, less a sector and a half and a block's bus time, as for reads) is its
+    overhead and its completion costs together. A model whose reads pay only a block's bus time after their
+    sector (the extracted one) reproduces both with `write_report_after_read_ms + bus_ms` as the write
+    completion overhead where that is not negative (else the reads carry its opposite as their completion
+    overhead, taken off the read overheads their leads measured with it: at most `read_room_ms`, the least of
+    those), and the rest of the lead as the write overhead: the least completion costs that fit, exact where
+    the drive charges a read nothing after its data (DEC RZ26) or a write nothing after its sector (HP
+    C3323A). Without the difference (no read missed), all of the lead is the overhead."""
+    x = (write_report_after_read_ms if write_report_after_read_ms is not None else -bus_ms) + bus_ms
     read_completion_ms = min(max(-x, 0.0), max(read_room_ms, 0.0))
-    return {"write_overhead_ms": write_lead_ms - bus_ms - read_completion_ms,
-            "write_completion_ms": max(x + read_completion_ms, 0.0), "read_completion_ms": read_completion_ms}
+    write_completion_ms = max(x + read_completion_ms, 0.0)
+    return {"write_overhead_ms": write_lead_ms - write_completion_ms, "write_completion_ms": write_completion_ms,
+            "read_completion_ms": read_completion_ms}
 
 
 def _queue_depth(q: dict) -> int:
