@@ -233,7 +233,8 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     blocks by phase and bisects on responses skips a block whenever that
     difference is not 0 (DEC RZ26's writes, which report 42 us after a read
     would, came out a sector long in three searches of five). It returns the
-    least response that made it in the turn, as without."""
+    least response that made it in the turn, as without. For write probes:
+    it drops no probe as a buffer hit."""
     geo = Geo(g)
     whole = {i for i, t in enumerate(g.tracks) if t.count >= 16 and lo <= t.first and t.first + t.count <= hi}
     starts = set(g.cylinders)

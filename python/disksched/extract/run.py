@@ -239,15 +239,15 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
             notes.append(f"a write's lead to the track a write left the head on came to {split['write_lead_unused_ms']:.3f} ms "
                          "over the rest, more than half a turn: write overhead not measured (spec: 0)")
         if split.get("write_overhead_ms") is not None:
-            done = _completion_split(split["write_overhead_ms"], split["write_report_after_read_ms"], bus / 1e6,
+            wsplit = _completion_split(split["write_overhead_ms"], split["write_report_after_read_ms"], bus / 1e6,
                                      min(overhead_ms, overhead_after_write_ms, hl["hit_overhead_ns"] / 1e6))
-            rows.append(("write_overhead_ms", done["write_overhead_ms"], "ms", 0.5,
+            rows.append(("write_overhead_ms", wsplit["write_overhead_ms"], "ms", 0.5,
                          "lead of a write to the track a write left the head on, less the write completion overhead "
                          "(write-through)"))
-            rows.append(("write_completion_overhead_ms", done["write_completion_ms"], "ms", 0.5,
+            rows.append(("write_completion_overhead_ms", wsplit["write_completion_ms"], "ms", 0.5,
                          "how much later a write of a block reports than a read of it, plus a block's bus time "
                          "(0 when less)"))
-            rows.append(("read_completion_overhead_ms", done["read_completion_ms"], "ms", 0.5,
+            rows.append(("read_completion_overhead_ms", wsplit["read_completion_ms"], "ms", 0.5,
                          "how much sooner a write of a block reports than a read of it, less a block's bus time "
                          "(0 when not sooner), taken off the read overheads"))
     # Write settle (added to a write's positioning whenever the heads move): what a write's lead to the previous
@@ -290,14 +290,14 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "water_mark_by_request": True,
     }
     if split and split.get("write_overhead_ms") is not None:
-        w = round(max(done["write_overhead_ms"], 0.0), 6)
+        w = round(max(wsplit["write_overhead_ms"], 0.0), 6)
         ctl.update(write_overhead_after_read_ms=w, write_overhead_after_write_ms=w,
-                   write_completion_overhead_ms=round(done["write_completion_ms"], 6))
-        rc = done["read_completion_ms"]
+                   write_completion_overhead_ms=round(wsplit["write_completion_ms"], 6))
+        rc = wsplit["read_completion_ms"]
         if rc > 0:  # reads pay it after their data: the overheads their leads measured with it carry it no more
             ctl.update(read_completion_overhead_ms=round(rc, 6),
-                       **{k: round(ctl[k] - rc, 6) for k in ("read_overhead_after_read_ms", "read_overhead_after_write_ms",
-                                                             "read_hit_overhead_after_read_ms", "read_hit_overhead_after_write_ms")})
+                       **{k: round(max(ctl[k] - rc, 0.0), 6) for k in ("read_overhead_after_read_ms", "read_overhead_after_write_ms",
+                                                                       "read_hit_overhead_after_read_ms", "read_hit_overhead_after_write_ms")})
     if wb and wb["write_back"]:
         ctl["bus_write_sector_ms"] = round(wb["bus_write_ns_per_block"] / 1e6, 6)
         w = round(max(wb["write_overhead_ns"], 0.0) / 1e6, 6)
@@ -399,8 +399,10 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
     """Leads from a write's track (medians of `runs` searches, ms): to the
     same track (read overhead after a write), to the previous track of its
     cylinder (that + the head switch), and for a write-through drive a write
-    to the same track (write overhead). None when the writable range holds
-    no two tracks of one cylinder."""
+    to the same track (write overhead with its completion costs, which
+    `_completion_split` parts by `write_report_after_read_ms`) and to the
+    previous track (+ the head switch and write settle). None when the
+    writable range holds no two tracks of one cylinder."""
     def lead(**kw):
         v = [lead_after_write(dev, g, clock, rng, writes[0], writes[1], offset=(i + 0.5) / runs, **kw) for i in range(runs)]
         return None if None in v else float(np.median(v)) / 1e6
