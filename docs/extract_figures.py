@@ -65,10 +65,12 @@ def _us(o: dict, key: str) -> str:
 
 
 def _write_through(o: dict) -> str:
-    """The write-through write overhead's error: the field, and in brackets the write as a host times it
-    (`extract_roundtrip.write_after_write_timed_ms`; rows written before that column: the field alone)."""
+    """The write-through write overhead's errors: after a write, the field and in brackets the write as a host
+    times it (`extract_roundtrip.write_after_write_timed_ms`), then after a read (rows written before those
+    columns: what they have)."""
     timed = f" ({_us(o, 'write_after_write_timed_err_us')})" if "write_after_write_timed_err_us" in o else ""
-    return _us(o, "write_overhead_after_write_err_us") + timed
+    after_read = f" / {_us(o, 'write_overhead_after_read_err_us')}" if "write_overhead_after_read_err_us" in o else ""
+    return _us(o, "write_overhead_after_write_err_us") + timed + after_read
 
 
 def _rows(path: Path, failed: bool = False) -> dict:
@@ -92,7 +94,7 @@ def table(path: Path) -> str:
     """The round-trip table (Markdown) from roundtrip.jsonl: the last row of each (drive, jitter)."""
     rows = _rows(path, failed=True)
     out = ["| drive | jitter us | LBNs on true track | within 1 sector | seek err max / median (within 5%) "
-           "| hit / bus / miss / miss after write / write-through write overhead (as timed) err us | read-ahead | write-back | segments model (true) "
+           "| hit / bus / miss / miss after write / write-through write overhead after a write (as timed) / after a read err us | read-ahead | write-back | segments model (true) "
            "| demerit random / seq ms | throughput diff random / seq | device min | wall s |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (d, j), r in rows.items():
@@ -147,7 +149,7 @@ def compare_table(old_md: Path, path: Path) -> str:
             break  # the first such table only (later ones are older runs)
     rows = _rows(path)
     out = ["| drive | jitter us | LBNs on true track | within 1 sector | hit / bus / miss / miss after write / write-through "
-           "write overhead (as timed) err us | demerit random / seq ms | throughput diff random / seq | device min | wall s |",
+           "write overhead after a write (as timed) / after a read err us | demerit random / seq ms | throughput diff random / seq | device min | wall s |",
            "|---|---|---|---|---|---|---|---|---|"]
     for (d, j), r in rows.items():
         b = before.get((d, j), ("not run",) * 7)

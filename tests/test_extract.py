@@ -286,12 +286,13 @@ def test_overheads_and_seek_compared_as_timing_shows_them(tmp_path):
 
 @pytest.mark.parametrize("device", ["sim:dec_rz26", "sim:hp_c3323a?jitter_us=20"])
 def test_write_through_write_overhead(device, dec_exact):
-    """A write-through write's overhead, from its lead to the track a write left the head on, and the completion
-    costs it is timed with: DEC RZ26's writes report 0.113 ms after their sector (its write completion overhead,
-    reads nothing but their bus time), HP C3323A's at once (its reads 0.241 ms after their data). Each field
-    within the issue's 50 us of the truth's (the truth read here, not by the extractor): before, the lead's
-    bisection skipped a block (DEC RZ26 a sector, 0.19 ms, long) and the completion costs were in the overhead
-    (303 and 481 us off). The read overheads, from which the read completion is taken, still time as before."""
+    """A write-through write's overhead, from its lead to the track a write (or a read) left the head on, and the
+    completion costs it is timed with: DEC RZ26's writes report 0.113 ms after their sector (its write completion
+    overhead, reads nothing but their bus time), HP C3323A's at once (its reads 0.241 ms after their data). Each
+    field within the issue's 50 us of the truth's (the truth read here, not by the extractor): before, the lead's
+    bisection skipped a block (DEC RZ26 a sector, 0.19 ms, long), the completion costs were in the overhead
+    (303 and 481 us off) and the overhead after a read was the one after a write (225 and 370 us off). The read
+    overheads, from which the read completion is taken, still time as before."""
     from disksched import extract_roundtrip as rt
     from disksched.extract.spec import to_toml
 
@@ -303,7 +304,8 @@ def test_write_through_write_overhead(device, dec_exact):
         spec = str(Path(dec_exact[2]).with_name("c3323a_j20.toml"))
         Path(spec).write_text(to_toml(x.spec))
     truth, model = rt._truth_spec(disk)["controller"], x.spec["controller"]
-    for field in ("write_overhead_after_write_ms", "write_completion_overhead_ms", "read_completion_overhead_ms"):
+    for field in ("write_overhead_after_write_ms", "write_overhead_after_read_ms", "write_completion_overhead_ms",
+                  "read_completion_overhead_ms"):
         assert abs(model.get(field, 0.0) - truth[field]) * 1000 <= 50, (field, model.get(field), truth[field])
     o = rt.overhead_errors(disk, spec)
     assert max(o["read_overhead_after_write_err_us"], o["read_hit_overhead_after_read_err_us"]) <= 50, o

@@ -210,7 +210,7 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
 
 def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
                      write: bool = False, switch: bool = False, steps: int = 12, offset: float = 0.5,
-                     on_read_phases: bool = False) -> Optional[float]:
+                     on_read_phases: bool = False, after_read: Optional[Callable[[float], bool]] = None) -> Optional[float]:
     """Minimal lead (ns) of a command to the track the head is already on
     (overhead + one sector + completion, no positioning: DIXtrac's MTBRC idea
     without its cache-disabling mode page), or with `switch` to the previous
@@ -234,7 +234,12 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     difference is not 0 (DEC RZ26's writes, which report 42 us after a read
     would, came out a sector long in three searches of five). It returns the
     least response that made it in the turn, as without. For write probes:
-    it drops no probe as a buffer hit."""
+    it drops no probe as a buffer hit.
+
+    With `after_read` (a read-hit test) the head is put on the track by a
+    read instead, from the track's first half (its read-ahead stays on the
+    track until the probe stops it) and the probe follows it at once; a
+    step whose read hit the buffer (the head did not go there) is skipped."""
     geo = Geo(g)
     whole = {i for i, t in enumerate(g.tracks) if t.count >= 16 and lo <= t.first and t.first + t.count <= hi}
     starts = set(g.cylinders)
@@ -248,9 +253,16 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
         gap = (lo_g + hi_g) / 2
         k, kd = inside[rng.randrange(len(inside))]
         t = g.tracks[k]
-        w = t.first + rng.randrange(t.count)
-        dev.write(w)
-        dev.idle(int(3 * T + offset * T / t.spt))
+        if after_read is not None:
+            w = t.first + rng.randrange(max(t.count // 2, 1))
+            t_r = dev.now_ns()
+            if after_read(dev.read(w) - t_r):
+                continue
+            dev.idle(int(offset * T / t.spt))
+        else:
+            w = t.first + rng.randrange(t.count)
+            dev.write(w)
+            dev.idle(int(3 * T + offset * T / t.spt))
         t0 = dev.now_ns()
         y = geo.lbn_at(kd, clock.phase(t0 + gap) * g.tracks[kd].spt)
         if y == w:  # the block just written is in the buffer: take the next one (a sector later)

@@ -291,7 +291,9 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     }
     if split and split.get("write_overhead_ms") is not None:
         w = round(max(wsplit["write_overhead_ms"], 0.0), 6)
-        ctl.update(write_overhead_after_read_ms=w, write_overhead_after_write_ms=w,
+        w_r = split.get("write_overhead_after_read_ms")
+        w_r = w if w_r is None else round(max(w_r - wsplit["write_completion_ms"], 0.0), 6)
+        ctl.update(write_overhead_after_read_ms=w_r, write_overhead_after_write_ms=w,
                    write_completion_overhead_ms=round(wsplit["write_completion_ms"], 6))
         rc = wsplit["read_completion_ms"]
         if rc > 0:  # reads pay it after their data: the overheads their leads measured with it carry it no more
@@ -421,6 +423,9 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
         if out["write_overhead_ms"] is not None:
             late = write_report_after_read(dev, g, clock, rng, writes[0], writes[1], hit)
             out["write_report_after_read_ms"] = late / 1e6 if late is not None else None
+            # The same after a read (the head put on the track by a read: DiskSim's write overhead after a read)
+            w_read = lead(write=True, on_read_phases=True, after_read=hit)
+            out["write_overhead_after_read_ms"] = w_read - lead_to_seek_ms if w_read is not None else None
             # A write to the previous track of the cylinder: + the head switch + the write settle.
             w_switch = lead(write=True, switch=True, on_read_phases=True)
             if w_switch is not None and w_switch - w_same < 0.5 * clock.period_ns / 1e6:
