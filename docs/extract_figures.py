@@ -64,6 +64,15 @@ def _us(o: dict, key: str) -> str:
     return f"{o[key]:.0f}" if key in o else "?"  # rows written before the column existed
 
 
+def _write_through(o: dict) -> str:
+    """The write-through write overhead's errors: after a write, the field and in brackets the write as a host
+    times it (`extract_roundtrip.write_after_write_timed_ms`), then after a read (rows written before those
+    columns: what they have)."""
+    timed = f" ({_us(o, 'write_after_write_timed_err_us')})" if "write_after_write_timed_err_us" in o else ""
+    after_read = f" / {_us(o, 'write_overhead_after_read_err_us')}" if "write_overhead_after_read_err_us" in o else ""
+    return _us(o, "write_overhead_after_write_err_us") + timed + after_read
+
+
 def _rows(path: Path, failed: bool = False) -> dict:
     """roundtrip.jsonl's rows by (drive, jitter us), the last of each; failed extractions only with `failed`."""
     rows = {}
@@ -85,7 +94,7 @@ def table(path: Path) -> str:
     """The round-trip table (Markdown) from roundtrip.jsonl: the last row of each (drive, jitter)."""
     rows = _rows(path, failed=True)
     out = ["| drive | jitter us | LBNs on true track | within 1 sector | seek err max / median (within 5%) "
-           "| hit / bus / miss / miss after write / write-through write overhead err us | read-ahead | write-back | segments model (true) "
+           "| hit / bus / miss / miss after write / write-through write overhead after a write (as timed) / after a read err us | read-ahead | write-back | segments model (true) "
            "| demerit random / seq ms | throughput diff random / seq | device min | wall s |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (d, j), r in rows.items():
@@ -97,7 +106,7 @@ def table(path: Path) -> str:
             f"| {d} | {j:g} | {100 * r['layout_match']:.3f}% | {100 * r['angle']['within_one_sector']:.1f}% "
             f"| {100 * sk['max_rel']:.1f}% / {100 * sk['median_rel']:.1f}% ({100 * sk['within_5pct']:.0f}% of {sk['distances']}) "
             f"| {o['read_hit_overhead_after_read_err_us']:.0f} / {o['bus_sector_err_us']:.0f} / {o['read_overhead_after_read_err_us']:.0f} "
-            f"/ {_us(o, 'read_overhead_after_write_err_us')} / {_us(o, 'write_overhead_after_write_err_us') if not p['write_back_true'] else '-'} "
+            f"/ {_us(o, 'read_overhead_after_write_err_us')} / {_write_through(o) if not p['write_back_true'] else '-'} "
             f"| {p['read_ahead_model']} {'ok' if p['read_ahead_ok'] else '(true: ' + p['read_ahead_true'] + ')'}{_idle_hit(p)} "
             f"| {p['write_back_model']} {'ok' if p['write_back_ok'] else '(true: ' + str(p['write_back_true']) + ')'} "
             f"| {p['segments_model']} ({p['segments_true']}) "
@@ -128,22 +137,27 @@ def walk_table(path: Path) -> str:
 
 
 def compare_table(old_md: Path, path: Path) -> str:
-    """Before (the rows of the first round-trip table in `old_md`, the whole-disk
-    walk) → after (roundtrip.jsonl), per drive and jitter: LBNs on true track,
-    within 1 sector, demerit, throughput, device minutes, wall s."""
+    """Before (the rows of the first round-trip table in `old_md`) → after
+    (roundtrip.jsonl), per drive and jitter: LBNs on true track, within 1
+    sector, overhead errors, demerit, throughput, device minutes, wall s."""
     before = {}
-    for line in old_md.read_text().split("### ")[0].splitlines():
+    for line in old_md.read_text().splitlines():
         c = [x.strip() for x in line.strip().strip("|").split("|")]
         if len(c) == 13 and c[1].replace(".", "").isdigit():
-            before[(c[0], float(c[1]))] = (c[2], c[3], c[9], c[10], c[11], c[12])
+            before[(c[0], float(c[1]))] = (c[2], c[3], c[9], c[10], c[11], c[12], c[5])
+        elif before and not line.startswith("|"):
+            break  # the first such table only (later ones are older runs)
     rows = _rows(path)
-    out = ["| drive | jitter us | LBNs on true track | within 1 sector | demerit random / seq ms "
-           "| throughput diff random / seq | device min | wall s |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = ["| drive | jitter us | LBNs on true track | within 1 sector | hit / bus / miss / miss after write / write-through "
+           "write overhead after a write (as timed) / after a read err us | demerit random / seq ms | throughput diff random / seq | device min | wall s |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for (d, j), r in rows.items():
-        b = before.get((d, j), ("not run",) * 6)
-        dm = r["demerit"]
+        b = before.get((d, j), ("not run",) * 7)
+        dm, o = r["demerit"], r["overheads"]
+        oh = (f"{o['read_hit_overhead_after_read_err_us']:.0f} / {o['bus_sector_err_us']:.0f} / {o['read_overhead_after_read_err_us']:.0f} "
+              f"/ {_us(o, 'read_overhead_after_write_err_us')} / {_write_through(o) if not r['policies']['write_back_true'] else '-'}")
         out.append(f"| {d} | {j:g} | {b[0]} → {100 * r['layout_match']:.3f}% | {b[1]} → {100 * r['angle']['within_one_sector']:.1f}% "
+                   f"| {b[6]} → {oh} "
                    f"| {b[2]} → {dm['random']['demerit_ms']:.3f} / {dm['sequential']['demerit_ms']:.3f} "
                    f"| {b[3]} → {100 * dm['random']['throughput_rel']:.1f}% / {100 * dm['sequential']['throughput_rel']:.1f}% "
                    f"| {b[4]} → {r['device_min']:.1f} | {b[5]} → {r['wall_s']:.0f} |")

@@ -128,6 +128,9 @@ def test_read_miss_overhead_after_write(disk):
         want_ms = ts["seek"]["head_switch_ms"] + ts["seek"]["write_settle_ms"] - ts["controller"]["minimum_seek_delay_ms"]
         got_ms = x.spec["seek"]["head_switch_ms"] + x.spec["seek"]["write_settle_ms"]
         assert abs(got_ms - want_ms) <= 0.1, (got_ms, want_ms)
+        # The write overhead field is not told apart (test_hp_write_overhead_is_not_told_from_the_minimum_seek_delay),
+        # the write as a host times it is.
+        assert o["write_after_write_timed_err_us"] <= 50, o
     # An idle hit restarts the read-ahead on the HP drive, not on the Cheetah; without it the HP model's
     # sequential reads missed by 4 ms (demerit) where a stream's next request hits the read-ahead's end.
     p = rt.policies(disk, f.name)
@@ -279,6 +282,92 @@ def test_overheads_and_seek_compared_as_timing_shows_them(tmp_path):
     longer = _truth_with(disk, tmp_path / "longer.toml", lambda s: s["seek"].update(
         table=[[d, 1.1 * t] for d, t in s["seek"]["table"]]))
     assert rt.seek_errors(disk, longer)["max_rel"] > 0.05
+
+
+@pytest.mark.parametrize("device", ["sim:dec_rz26", "sim:hp_c3323a?jitter_us=20"])
+def test_write_through_write_overhead(device, dec_exact):
+    """A write-through write's overhead, from its lead to the track a write (or a read) left the head on, and the
+    completion costs it is timed with: DEC RZ26's writes report 0.113 ms after their sector (its write completion
+    overhead, reads nothing but their bus time), HP C3323A's at once (its reads 0.241 ms after their data). Each
+    field within the issue's 50 us of the truth's (the truth read here, not by the extractor): before, the lead's
+    bisection skipped a block (DEC RZ26 a sector, 0.19 ms, long), the completion costs were in the overhead
+    (303 and 481 us off) and the overhead after a read was the one after a write (225 and 370 us off). The read
+    overheads, from which the read completion is taken, still time as before."""
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.spec import to_toml
+
+    disk = device.split(":")[1].split("?")[0]
+    if disk == "dec_rz26":
+        _, x, spec = dec_exact
+    else:
+        _, x = _extract(device)
+        spec = str(Path(dec_exact[2]).with_name("c3323a_j20.toml"))
+        Path(spec).write_text(to_toml(x.spec))
+    truth, model = rt._truth_spec(disk)["controller"], x.spec["controller"]
+    for field in ("write_overhead_after_write_ms", "write_overhead_after_read_ms", "write_completion_overhead_ms",
+                  "read_completion_overhead_ms"):
+        assert abs(model.get(field, 0.0) - truth[field]) * 1000 <= 50, (field, model.get(field), truth[field])
+    o = rt.overhead_errors(disk, spec)
+    assert max(o["read_overhead_after_write_err_us"], o["read_hit_overhead_after_read_err_us"]) <= 50, o
+    assert o["write_after_write_timed_err_us"] <= 50, o
+
+
+def test_write_after_write_compared_as_a_host_times_it(tmp_path):
+    """The round trip's write as a host times it: the truth with its write completion overhead moved into its
+    write overhead (timing cannot tell them apart) compares as the truth; a write overhead 0.2 ms longer does not."""
+    from disksched import extract_roundtrip as rt
+
+    disk = "dec_rz26"  # a write completion overhead of 0.113 ms
+    def moved(s):
+        c = s["controller"]
+        c["write_overhead_after_write_ms"] += c.pop("write_completion_overhead_ms")
+    assert rt._truth_spec(disk)["controller"]["write_completion_overhead_ms"] > 0.1
+    assert rt.overhead_errors(disk, _truth_with(disk, tmp_path / "moved.toml", moved))["write_after_write_timed_err_us"] < 1
+    off = _truth_with(disk, tmp_path / "off.toml", lambda s: s["controller"].update(
+        write_overhead_after_write_ms=s["controller"]["write_overhead_after_write_ms"] + 0.2))
+    assert abs(rt.overhead_errors(disk, off)["write_after_write_timed_err_us"] - 200) < 1
+
+
+def test_hp_write_overhead_is_not_told_from_the_minimum_seek_delay(tmp_path):
+    """Why HP C2249A's write overhead field is not extracted (docs/extract.md): on the path where the drive
+    charges it (a write after a read, or continuing a write) every write also pays the minimum seek delay (0.6 ms,
+    longer than the data phase of its bus, 0 ms a block) or a positioning with the write settle, so the truth with
+    0.3 ms taken off its write overheads and added to both times every such write alike. The same change to the
+    write settle alone does not (the check can fail)."""
+    from disksched.extract_devices import open_device
+
+    disk, x_ms = "hp_c2249a", 0.3
+
+    import re
+
+    from disksched import _core
+
+    def shifted(path: Path, fields: tuple) -> str:
+        """The truth's spec text with `fields` (name, ms added) changed (its nested seek formula is kept as written)."""
+        text = _core.disk_show(disk)[0]
+        for name, add_ms in fields:
+            m = re.search(rf"^{name} = (\S+)$", text, flags=re.M)
+            text = text[:m.start(1)] + repr(float(m.group(1)) + add_ms) + text[m.end(1):]
+        path.write_text(text)
+        return str(path)
+
+    def times(spec: str) -> np.ndarray:
+        dev = open_device(f"sim:{spec}", seed=1)
+        dev.allow_writes(0, dev.blocks)
+        rng = np.random.default_rng(5)
+        out = []
+        for _ in range(150):
+            out.append(dev.read(int(rng.integers(dev.blocks))))
+            w = int(rng.integers(dev.blocks - 1))
+            out += [dev.write(w), dev.write(w + 1)]  # after a read; continuing a write
+        return np.array(out, dtype=float)
+
+    settle = (("write_settle_ms", x_ms),)
+    base = times(shifted(tmp_path / "truth.toml", ()))
+    same = times(shifted(tmp_path / "shifted.toml", settle + (("write_overhead_after_read_ms", -x_ms),
+                                                             ("write_overhead_after_write_ms", -x_ms), ("minimum_seek_delay_ms", x_ms))))
+    assert np.abs(same - base).max() < 1000, np.abs(same - base).max()
+    assert np.abs(times(shifted(tmp_path / "settle.toml", settle)) - base).max() > 100_000
 
 
 def test_seek_errors_follow_blocks_across_cylinder_numbering(tmp_path):

@@ -196,7 +196,8 @@ def overhead_errors(true_disk: str, spec_path: str) -> dict:
     of `READ_MISS_FIXED` and the same-track cost (`same_track_read_ms`) added on both sides, the time a read to
     the track the heads are on takes before its rotational wait and besides its transfer (no timing splits the
     command overhead from the settling it waits for, nor from the reconnection and completion around the data);
-    the bus time and the write-through write overhead as the fields say."""
+    the bus time and the write-through write overheads (after a write, after a read) as the fields say, and the
+    write after a write as a host times it (`write_after_write_timed_ms`)."""
     ts, es = _truth_spec(true_disk), _spec_dict(spec_path)
     st_t, st_e = same_track_read_ms(true_disk, ts), same_track_read_ms(spec_path, es)
 
@@ -210,8 +211,24 @@ def overhead_errors(true_disk: str, spec_path: str) -> dict:
 
     out = {k: abs(seen(es, st_e, k) - seen(ts, st_t, k)) * 1000 for k in
            ("read_hit_overhead_after_read_ms", "bus_sector_ms", "read_overhead_after_read_ms", "read_overhead_after_write_ms",
-            "write_overhead_after_write_ms")}
+            "write_overhead_after_write_ms", "write_overhead_after_read_ms")}
+    out["write_after_write_timed_ms"] = abs(write_after_write_timed_ms(es) - write_after_write_timed_ms(ts)) * 1000
     return {k.replace("_ms", "_err_us"): v for k, v in out.items()}
+
+
+def write_after_write_timed_ms(spec: dict) -> float:
+    """What a write-through 1-block write after a write that it continues takes besides its rotational wait and
+    its sector, as a host times it (the path on which the drive charges `write_overhead_after_write_ms`: on the
+    HP drives with `Extra write disconnect` a write after a write that does not continue it takes another):
+    the overhead, the positioning on the heads' own track (at least the minimum seek delay, and no sooner than
+    its first block is in: data preparation and one block's bus time), then after its sector the reselect and
+    the write completion overhead. No timing splits the overhead from the rest: every sector is seen through
+    a completion, so a write's costs after its sector only as their difference from a read's."""
+    c = spec["controller"]
+    bus_ms = c.get("bus_write_sector_ms") or c.get("bus_sector_ms", 0.0)
+    return (c.get("write_overhead_after_write_ms", 0.0)
+            + max(c.get("minimum_seek_delay_ms", 0.0), c.get("data_preparation_overhead_ms", 0.0) + bus_ms)
+            + c.get("first_reselect_overhead_ms", 0.0) + c.get("write_completion_overhead_ms", 0.0))
 
 
 def policies(true_disk: str, spec_path: str) -> dict:

@@ -209,7 +209,8 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
 
 
 def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
-                     write: bool = False, switch: bool = False, steps: int = 12, offset: float = 0.5) -> Optional[float]:
+                     write: bool = False, switch: bool = False, steps: int = 12, offset: float = 0.5,
+                     on_read_phases: bool = False, after_read: Optional[Callable[[float], bool]] = None) -> Optional[float]:
     """Minimal lead (ns) of a command to the track the head is already on
     (overhead + one sector + completion, no positioning: DIXtrac's MTBRC idea
     without its cache-disabling mode page), or with `switch` to the previous
@@ -222,7 +223,23 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     block passed) is not counted. None when the range holds no whole track
     (with `switch`: no two of one cylinder). The idle turns end `offset` of a
     sector past whole turns, so that searches with offsets spread over a
-    sector see the heads ready at points spread over it (`_lead_search`)."""
+    sector see the heads ready at points spread over it (`_lead_search`).
+
+    With `on_read_phases` the search bisects on the probes' blocks'
+    read-completion phases (when after t0 a read of the block would report)
+    rather than on their responses: a write reports after its block by its
+    own completion costs, a read by a read's, so a write's response is off
+    its block's read phase by their difference, and a search that picks
+    blocks by phase and bisects on responses skips a block whenever that
+    difference is not 0 (DEC RZ26's writes, which report 42 us after a read
+    would, came out a sector long in three searches of five). It returns the
+    least response that made it in the turn, as without. For write probes:
+    it drops no probe as a buffer hit.
+
+    With `after_read` (a read-hit test) the head is put on the track by a
+    read instead, from the track's first half (its read-ahead stays on the
+    track until the probe stops it) and the probe follows it at once; a
+    step whose read hit the buffer (the head did not go there) is skipped."""
     geo = Geo(g)
     whole = {i for i, t in enumerate(g.tracks) if t.count >= 16 and lo <= t.first and t.first + t.count <= hi}
     starts = set(g.cylinders)
@@ -231,19 +248,38 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
         return None
     T = clock.period_ns
     lo_g, hi_g = 0.0, 1.5 * T
+    best = hi_g
     for _ in range(steps):
         gap = (lo_g + hi_g) / 2
         k, kd = inside[rng.randrange(len(inside))]
         t = g.tracks[k]
-        w = t.first + rng.randrange(t.count)
-        dev.write(w)
-        dev.idle(int(3 * T + offset * T / t.spt))
+        if after_read is not None:
+            w = t.first + rng.randrange(max(t.count // 2, 1))
+            t_r = dev.now_ns()
+            if after_read(dev.read(w) - t_r):
+                continue
+            dev.idle(int(offset * T / t.spt))
+        else:
+            w = t.first + rng.randrange(t.count)
+            dev.write(w)
+            dev.idle(int(3 * T + offset * T / t.spt))
         t0 = dev.now_ns()
         y = geo.lbn_at(kd, clock.phase(t0 + gap) * g.tracks[kd].spt)
         if y == w:  # the block just written is in the buffer: take the next one (a sector later)
             y = w + 1 if w + 1 < t.first + t.count else t.first
             gap += T / t.spt
         got = (dev.write(y) if write else dev.read(y)) - t0
+        if on_read_phases:
+            # the block's read-completion phase after t0, in the turn of the gap asked for (within a sector of it)
+            rel = ((geo.sector_of(y) / g.tracks[kd].spt - clock.phase(t0)) % 1.0) * T
+            due = rel + round((gap - rel) / T) * T
+            if got < due + T / 2:
+                hi_g, best = min(hi_g, due), min(best, got)
+            else:
+                lo_g = max(lo_g, due)
+            if hi_g - lo_g < 1000:
+                break
+            continue
         # A read done over a sector before its block passed was a buffer hit: it says nothing of the miss
         # path. (Not a write: a write-through drive writes its block as it passes, and reports sooner after
         # it than a read, which still sends the block on the bus; the times here are reads' completion phases.)
@@ -255,4 +291,33 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
             lo_g = max(lo_g, got - round((got - gap) / T) * T)
         if hi_g - lo_g < 1000:
             break
-    return hi_g
+    return best if on_read_phases else hi_g
+
+
+def write_report_after_read(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
+                            hit: Callable[[float], bool], samples: int = 15) -> Optional[float]:
+    """How much later (ns; negative: sooner) a write-through write after a write reports than a read of the same
+    block: the difference of their costs after the block's sector (a write's reselect and completion; a
+    read's reselect, data preparation, bus time and completion), the only part of them timing shows, since a
+    sector is seen only through a completion. Each sample on a block of another whole track in [lo, hi): a
+    read of it (a miss, after a read elsewhere; a hit is dropped), a write to another track of the range (so
+    that the write after it comes after a write, as in the write lead searches), then the write of the block;
+    the two completions' difference within half a turn. The median: host noise delays both alike. None when
+    the range holds fewer than two whole tracks or every read hit."""
+    whole = [t for t in g.tracks if t.count >= 16 and lo <= t.first and t.first + t.count <= hi]
+    if len(whole) < 2:
+        return None
+    T = clock.period_ns
+    out = []
+    for _ in range(samples):
+        t, other = rng.sample(whole, 2)
+        b = t.first + rng.randrange(t.count)
+        dev.read(rng.randrange(dev.blocks))
+        t0 = dev.now_ns()
+        c_r = dev.read(b)
+        if hit(c_r - t0):
+            continue
+        dev.write(other.first + rng.randrange(other.count))
+        c_w = dev.write(b)
+        out.append((c_w - c_r + T / 2) % T - T / 2)
+    return float(np.median(out)) if out else None

@@ -13,7 +13,7 @@ import numpy as np
 from . import cache as cache_tests
 from .device import Device, DeviceError
 from .layout import Geometry, Track, _assemble, extract_layout, walk, zones_of_walk
-from .mechanics import lead_after_write, seek_curve, seek_distances
+from .mechanics import lead_after_write, seek_curve, seek_distances, write_report_after_read
 from .queue import drive_queue
 from .sampled import sampled_layout
 from .spec import layout_section
@@ -177,7 +177,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         if wb["write_back"]:
             rows.append(("bus_write_sector_ms", wb["bus_write_ns_per_block"] / 1e6, "ms", 0.8, "slope of write response vs size"))
             rows.append(("write_hit_overhead_ms", wb["write_overhead_ns"] / 1e6, "ms", 0.8, "intercept of write response vs size"))
-        split = _overheads_after_write(dev, g, clock, rng, writes, lead_to_seek, wb["write_back"])
+        split = _overheads_after_write(dev, g, clock, rng, writes, lead_to_seek, wb["write_back"], hit)
     else:
         notes.append("writes not allowed: write-back, write overheads and settle not measured (spec: write-through, read values)")
     # After a write the head stays on its track (no read-ahead): the same track and the previous track of
@@ -239,8 +239,17 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
             notes.append(f"a write's lead to the track a write left the head on came to {split['write_lead_unused_ms']:.3f} ms "
                          "over the rest, more than half a turn: write overhead not measured (spec: 0)")
         if split.get("write_overhead_ms") is not None:
-            rows.append(("write_overhead_ms", split["write_overhead_ms"], "ms", 0.5,
-                         "lead of a write to the track a write left the head on (write-through)"))
+            wsplit = _completion_split(split["write_overhead_ms"], split["write_report_after_read_ms"], bus / 1e6,
+                                     min(overhead_ms, overhead_after_write_ms, hl["hit_overhead_ns"] / 1e6))
+            rows.append(("write_overhead_ms", wsplit["write_overhead_ms"], "ms", 0.5,
+                         "lead of a write to the track a write left the head on, less the write completion overhead "
+                         "(write-through)"))
+            rows.append(("write_completion_overhead_ms", wsplit["write_completion_ms"], "ms", 0.5,
+                         "how much later a write of a block reports than a read of it, plus a block's bus time "
+                         "(0 when less)"))
+            rows.append(("read_completion_overhead_ms", wsplit["read_completion_ms"], "ms", 0.5,
+                         "how much sooner a write of a block reports than a read of it, less a block's bus time "
+                         "(0 when not sooner), taken off the read overheads"))
     # Write settle (added to a write's positioning whenever the heads move): what a write's lead to the previous
     # track of its cylinder adds to its lead to the same track, over the head switch the spec holds.
     settle_ms = split["write_switch_ms"] - hs_ms if split and split.get("write_switch_ms") is not None else None
@@ -281,8 +290,16 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         "water_mark_by_request": True,
     }
     if split and split.get("write_overhead_ms") is not None:
-        w = round(max(split["write_overhead_ms"], 0.0), 6)
-        ctl.update(write_overhead_after_read_ms=w, write_overhead_after_write_ms=w)
+        w = round(max(wsplit["write_overhead_ms"], 0.0), 6)
+        w_r = split.get("write_overhead_after_read_ms")
+        w_r = w if w_r is None else round(max(w_r - wsplit["write_completion_ms"], 0.0), 6)
+        ctl.update(write_overhead_after_read_ms=w_r, write_overhead_after_write_ms=w,
+                   write_completion_overhead_ms=round(wsplit["write_completion_ms"], 6))
+        rc = wsplit["read_completion_ms"]
+        if rc > 0:  # reads pay it after their data: the overheads their leads measured with it carry it no more
+            ctl.update(read_completion_overhead_ms=round(rc, 6),
+                       **{k: round(max(ctl[k] - rc, 0.0), 6) for k in ("read_overhead_after_read_ms", "read_overhead_after_write_ms",
+                                                                       "read_hit_overhead_after_read_ms", "read_hit_overhead_after_write_ms")})
     if wb and wb["write_back"]:
         ctl["bus_write_sector_ms"] = round(wb["bus_write_ns_per_block"] / 1e6, 6)
         w = round(max(wb["write_overhead_ns"], 0.0) / 1e6, 6)
@@ -379,12 +396,15 @@ def _same_track_ms(emitted: list, hs_ms: Optional[float], split: Optional[dict],
 
 
 def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, writes: tuple,
-                           lead_to_seek_ms: float, write_back: bool, runs: int = 5) -> Optional[dict]:
+                           lead_to_seek_ms: float, write_back: bool, hit: Callable[[float], bool],
+                           runs: int = 5) -> Optional[dict]:
     """Leads from a write's track (medians of `runs` searches, ms): to the
     same track (read overhead after a write), to the previous track of its
     cylinder (that + the head switch), and for a write-through drive a write
-    to the same track (write overhead). None when the writable range holds
-    no two tracks of one cylinder."""
+    to the same track (write overhead with its completion costs, which
+    `_completion_split` parts by `write_report_after_read_ms`) and to the
+    previous track (+ the head switch and write settle). None when the
+    writable range holds no two tracks of one cylinder."""
     def lead(**kw):
         v = [lead_after_write(dev, g, clock, rng, writes[0], writes[1], offset=(i + 0.5) / runs, **kw) for i in range(runs)]
         return None if None in v else float(np.median(v)) / 1e6
@@ -394,17 +414,46 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
         return None
     out = {"read_overhead_ms": same - lead_to_seek_ms, "head_switch_ms": switch - same, "write_overhead_ms": None}
     if not write_back:  # a buffered write is reported before it reaches the media: its lead says nothing
-        w_same = lead(write=True)
+        # (bisecting on the blocks' read phases: a write reports off them by its own completion costs)
+        w_same = lead(write=True, on_read_phases=True)
         w = w_same - lead_to_seek_ms
         # a lead search that never made it in a turn leaves over half a turn: no command overhead is that long
         out["write_overhead_ms"] = w if w < 0.5 * clock.period_ns / 1e6 else None
         out["write_lead_unused_ms"] = None if w < 0.5 * clock.period_ns / 1e6 else w
         if out["write_overhead_ms"] is not None:
+            late = write_report_after_read(dev, g, clock, rng, writes[0], writes[1], hit)
+            out["write_report_after_read_ms"] = late / 1e6 if late is not None else None
+            # The same after a read (the head put on the track by a read: DiskSim's write overhead after a read)
+            w_read = lead(write=True, on_read_phases=True, after_read=hit)
+            out["write_overhead_after_read_ms"] = w_read - lead_to_seek_ms if w_read is not None else None
             # A write to the previous track of the cylinder: + the head switch + the write settle.
-            w_switch = lead(write=True, switch=True)
+            w_switch = lead(write=True, switch=True, on_read_phases=True)
             if w_switch is not None and w_switch - w_same < 0.5 * clock.period_ns / 1e6:
                 out["write_switch_ms"] = w_switch - w_same
     return out
+
+
+def _completion_split(write_lead_ms: float, write_report_after_read_ms: Optional[float], bus_ms: float,
+                      read_room_ms: float) -> dict:
+    """A write-through write's command overhead and the completion costs of writes and reads, from its lead.
+
+    The drive charges a write its overhead before it positions, and after its sector the reselect and
+    completion overhead; a read, after its sector, the reselect, data preparation, its bus time and completion
+    overhead. Timing sees a sector only through a completion, so of those costs after the sector only the
+    difference of a write's and a read's shows (`write_report_after_read_ms`); `write_lead_ms` (a write's least
+    response to the track it is on, less a sector and a half and a block's bus time, as for reads) is its
+    overhead and its completion costs together. A model whose reads pay only a block's bus time after their
+    sector (the extracted one) reproduces both with `write_report_after_read_ms + bus_ms` as the write
+    completion overhead where that is not negative (else the reads carry its opposite as their completion
+    overhead, taken off the read overheads their leads measured with it: at most `read_room_ms`, the least of
+    those), and the rest of the lead as the write overhead: the least completion costs that fit, exact where
+    the drive charges a read nothing after its data (DEC RZ26) or a write nothing after its sector (HP
+    C3323A). Without the difference (no read missed), all of the lead is the overhead."""
+    x = (write_report_after_read_ms if write_report_after_read_ms is not None else -bus_ms) + bus_ms
+    read_completion_ms = min(max(-x, 0.0), max(read_room_ms, 0.0))
+    write_completion_ms = max(x + read_completion_ms, 0.0)
+    return {"write_overhead_ms": write_lead_ms - write_completion_ms, "write_completion_ms": write_completion_ms,
+            "read_completion_ms": read_completion_ms}
 
 
 def _queue_depth(q: dict) -> int:
