@@ -650,6 +650,52 @@ def _split_overlong(tracks: list, prober: "Prober", tol: float, confirm: int, ro
     return done
 
 
+def _skews_of(tracks: list) -> list:
+    """Sectors from each track's first block to the next's (None where the sectors per track change)."""
+    sk = [None]
+    for a, b in zip(tracks, tracks[1:]):
+        sk.append(None if a.spt != b.spt else int(round((b.level + b.first) % b.spt - (a.level + a.first) % a.spt)) % b.spt)
+    return sk
+
+
+def _join_slivers(tracks: list) -> list:
+    """A zone's last track cut in two by a change of sectors per track: a sliver (under a quarter of its
+    sectors per track) of the next zone's sectors per track that still fits on the track before it, followed by
+    the next zone's tracks, is that track's rest (its level, read as the next zone's, says nothing). Left apart
+    it made a cylinder of its own: one cylinder too many at each of Atlas 10K's zone changes."""
+    out = []
+    for i, t in enumerate(tracks):
+        a = out[-1] if out else None
+        if (a is not None and a.spt != t.spt and 4 * t.count < t.spt and i + 1 < len(tracks)
+                and tracks[i + 1].spt == t.spt and a.count + len(a.slips) + t.count + len(t.slips) <= a.spt):
+            out[-1] = Track(a.first, a.count + t.count, a.spt, a.level, a.slips + [a.count + x for x in t.slips],
+                            exact=a.exact)
+            continue
+        out.append(t)
+    return out
+
+
+def _short_tracks_back(tracks: list, head_skew: dict, cyl_skew: dict, tol: float) -> int:
+    """A zone's short last track (spares after its blocks) that the walk gave the next zone's sectors per track
+    (a few reads cannot tell them apart): where its first block lies one head or cylinder switch of the zone
+    before after that zone's last track, it is that zone's. Its level was read under the other sectors per
+    track, off by up to its count x the difference over a turn: that much more slack. Left in the next zone it
+    began a cylinder of its own there (Barracuda's zones). Returns how many were moved back."""
+    moved = 0
+    for i in range(1, len(tracks) - 1):
+        a, t, b = tracks[i - 1], tracks[i], tracks[i + 1]
+        if a.spt == t.spt or b.spt != t.spt or t.count + len(t.slips) >= t.spt or t.count + len(t.slips) > a.spt:
+            continue
+        sig = ((t.level + t.first) % t.spt) * a.spt / t.spt      # its first block's phase, in a's sectors
+        d = sig - (a.level + a.first) % a.spt
+        slack = tol + t.count * abs(a.spt - t.spt) / t.spt
+        if any(v is not None and abs(float(_fold(np.array(d - v), a.spt))) <= slack
+               for v in (head_skew.get(a.spt), cyl_skew.get(a.spt))):
+            t.spt, t.level = a.spt, float((sig - t.first) % a.spt)
+            moved += 1
+    return moved
+
+
 def _assemble(tracks: list, stats: dict) -> Geometry:
     """Cylinders and zones. Each zone's head-switch skew is its most common
     skew and its cylinder skew the next; the surfaces are the tracks between
@@ -658,15 +704,8 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     tracks were skipped (slipped tracks, or tracks left empty before the first
     block); a skew no number of switches explains starts a new zone on a new
     cylinder (spare space at a zone's end, then the next zone's own offset)."""
-    sk = [None]
-    for i in range(1, len(tracks)):
-        a, b = tracks[i - 1], tracks[i]
-        if a.spt != b.spt:
-            sk.append(None)
-            continue
-        sa = (a.level + a.first) % a.spt
-        sb = (b.level + b.first) % b.spt
-        sk.append(int(round(sb - sa)) % b.spt)
+    tracks = _join_slivers(tracks)
+    sk = _skews_of(tracks)
     by_spt: dict = {}
     for i, v in enumerate(sk):
         if v is not None:
@@ -677,12 +716,14 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         order = np.argsort(-cnt)
         head_skew[n] = int(vals[order[0]])
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
+    exact = bool(stats.get("exact_mode", True))
+    if _short_tracks_back(tracks, head_skew, cyl_skew, 0.5 if exact else 2.5):
+        sk = _skews_of(tracks)
     # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
     # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
     # (with noise, per sectors-per-track: a stretch across a change of zone holds both zones' skews, and a
     # new zone's first track has no skew of its own to choose its pair by)
     CHUNK = 240
-    exact = bool(stats.get("exact_mode", True))
     pairs = []
     for c0 in range(0, len(sk), CHUNK):
         by = {}
@@ -723,62 +764,20 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
                 gaps.append(i - last)
             last = i
     S = int(_mode(gaps, 1))
-    # place every track: (cylinder, head); zones break where nothing explains a skew
-    pos = []           # (cyl, head) per real track
-    zone_first = [0]   # first real track of each zone
-    zone_cyl = [0]
-    breaks = set()
-    # the first cylinder may begin before the first block: count the tracks before the first cylinder skew
-    first_cs = next((i for i, v in enumerate(sk) if v is not None and cyl_skew.get(tracks[i].spt) == v), None)
-    head0 = (S - first_cs) % S if first_cs is not None and first_cs < S else 0
-    cyl, head = 0, head0
-    pos.append((cyl, head))
-    phantom_total = head0
-    zone_pair = [pairs_for(0)[0] if pairs_for(0) else (head_skew.get(tracks[0].spt), cyl_skew.get(tracks[0].spt))]
-    cur = zone_pair[0]
-    for i in range(1, len(tracks)):
-        n = tracks[i].spt
-        v = sk[i]
-        step = None
-        for (ts, cs) in ([cur] + [p_ for p_ in pairs_for(i) if p_ != cur]):
-            if v is None or ts is None:
-                break
-            cs = ts if cs is None else cs
-            step = _switches(v, n, ts, cs, S, cyl, head, exact)
-            if step is not None:
-                if (ts, cs) != cur:   # the skews changed: a new zone from here
-                    step = None
-                    cur = (ts, cs)
-                break
-        if step is None:
-            cyl, head = cyl + 1, 0
-            zone_first.append(i)
-            zone_cyl.append(cyl)
-            pp = pairs_for(i)
-            if v is None and pp and not exact:
-                cur = pp[0]
-            elif v is not None:
-                for p_ in pp:
-                    if p_[0] is not None and _switches(v, n, p_[0], p_[1] if p_[1] is not None else p_[0], S, cyl - 1, S - 1, exact):
-                        cur = p_
-                        break
-            zone_pair.append(cur)
-            breaks.add(i)
-            if not exact and cur[0] is not None and cur[1] is not None and cur[1] != cur[0]:
-                # with noise a break need not be a zone's first track: its head is what the next cylinder
-                # skew says (head switches up to it), else a head count off from here on adds phantom tracks
-                for j in range(i + 1, min(i + S + 1, len(sk))):
-                    if sk[j] is None or tracks[j].spt != n:
-                        break
-                    if abs(float(_fold(np.array(sk[j] - cur[1]), n))) <= 2:
-                        head = max(S - (j - i), 0)
-                        break
-                    if abs(float(_fold(np.array(sk[j] - cur[0]), n))) > 2:
-                        break
-        else:
-            phantom_total += step[0]
-            cyl, head = step[1], step[2]
-        pos.append((cyl, head))
+    # place every track: (cylinder, head), and the zones
+
+    def cands(i):
+        out = []
+        for ts_, cs_ in pairs_for(i) + [(head_skew.get(tracks[i].spt), cyl_skew.get(tracks[i].spt))]:
+            p_ = (ts_, ts_ if cs_ is None else cs_)
+            if ts_ is not None and p_ not in out:
+                out.append(p_)
+        return out
+    tracks, pos, zone_first, zone_pair, phantom_total = _place(tracks, sk, S, cands, exact)
+    sk = _skews_of(tracks)   # tracks continued on one slot are joined
+    zone_cyl = [pos[f][0] for f in zone_first]
+    breaks = zone_first[1:]
+    cyl = pos[-1][0]
     ncyl = cyl + 1
     for t, (c, h) in zip(tracks, pos):
         t.cyl, t.head = c, h
@@ -801,6 +800,119 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     stats = dict(stats, odd_cylinders=odd, phantom_tracks=phantom_total, zone_breaks=len(breaks), skew_matches=float(np.mean([
         v in (head_skew.get(tracks[i].spt), cyl_skew.get(tracks[i].spt)) for i, v in enumerate(sk) if v is not None]) if len(sk) > 1 else 1.0))
     return Geometry(tracks, cyl_starts, S, zones, stats)
+
+
+# Costs of the placement (in units of one unexplained skew): a skew no switch explains (a slip, a level a sector or
+# two off, a new zone's own offset) 1; each track slot skipped without a block 1; a jump to the next cylinder's
+# first head past empty slots (a zone's spare tracks, then the next zone) 2; a track continued on the slot of the
+# one before it (a stretch that cut one track in two) 1. A phase of the cylinder switches that holds over the zone
+# costs nothing per cylinder; a wrong one costs at least 1 per cylinder, so one slip or odd skew never turns it.
+_UNEXPLAINED, _SKIP, _JUMP, _CONTINUED = 1.0, 1.0, 2.0, 1.0
+_MAX_SLOTS = 3   # a step over at most two empty track slots
+
+
+def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
+    """(cylinder, head) of every track: the assignment that explains the skews at the least cost (Viterbi over the
+    head of each track). A track's skew from the one before is one head switch (track skew), a cylinder switch
+    (cylinder skew, after the last surface) or a sum of them over empty slots; the heads' phase is chosen over the
+    whole run of one sectors-per-track, not carried switch by switch (a single unexplained skew once made the
+    sequential count wrong for the rest of a zone: every later cylinder skew read as a cylinder switch plus four
+    skipped tracks, Barracuda's model had 22% more cylinders than the truth). A change of sectors per track starts
+    a new cylinder. Returns (tracks, pos, zone_first, zone_pair, skipped slots): tracks with those continued on the
+    previous one's slot joined to it."""
+    tol = 0.5 if exact else 2.5
+    hs = np.arange(S)
+    kinds, prevs, wraps, pairs_used = [], [], [], []
+    cost = None
+    for i, t in enumerate(tracks):
+        v = sk[i]
+        if i == 0 or v is None:
+            # a new run: any first head (the first zone's first block may lie past empty tracks); 0 on a tie
+            # (the run before ends at its cheapest head)
+            prevs.append(np.full(S, int(np.argmin(cost)) if cost is not None else 0))
+            cost = 1e-3 * hs
+            kinds.append(np.full(S, -1))
+            wraps.append(np.zeros(S, dtype=np.int64))
+            pairs_used.append(np.full(S, -1))
+            continue
+        n = t.spt
+        new = np.full(S, np.inf)
+        kind = np.full(S, 1)
+        prev = np.zeros(S, dtype=np.int64)
+        wr = np.zeros(S, dtype=np.int64)
+        pu = np.full(S, -1)
+
+        def offer(c, h2, k, w, p, src):
+            nonlocal new
+            better = c < new[h2]
+            h2b = h2[better]
+            new[h2b] = c[better]
+            kind[h2b] = k
+            prev[h2b] = src[better]
+            wr[h2b] = w[better] if np.ndim(w) else w
+            pu[h2b] = p
+        pl = cands(i)
+        for pi, (ts, cs) in enumerate(pl):
+            for m in range(1, _MAX_SLOTS + 1):
+                w = (hs + m) // S
+                exp = (m - w) * ts + w * cs
+                ok = np.abs(_fold(v - exp, n)) <= tol
+                if ok.any():
+                    offer(cost[ok] + (m - 1) * _SKIP, (hs[ok] + m) % S, 0, w[ok], pi, hs[ok])
+        offer(cost + _UNEXPLAINED, (hs + 1) % S, 1, (hs + 1) // S, -1, hs)
+        j = int(np.argmin(cost))
+        offer(np.array([cost[j] + _JUMP]), np.array([0]), 2, np.array([1]), -1, np.array([j]))
+        a = tracks[i - 1]
+        if a.spt == n and a.count + len(a.slips) + t.count + len(t.slips) <= n:
+            offer(cost + _CONTINUED, hs, 3, np.zeros(S, dtype=np.int64), -1, hs)
+        cost = new
+        kinds.append(kind)
+        prevs.append(prev)
+        wraps.append(wr)
+        pairs_used.append(pu)
+    # back from the cheapest last head
+    N = len(tracks)
+    head = [0] * N
+    kd, wv, pv = [0] * N, [0] * N, [-1] * N
+    h = int(np.argmin(cost))
+    for i in range(N - 1, -1, -1):
+        head[i] = h
+        kd[i], wv[i], pv[i] = int(kinds[i][h]), int(wraps[i][h]), int(pairs_used[i][h])
+        h = int(prevs[i][h])
+    # cylinders; zones break at a new run, a jump, and a cylinder's first track whose skew no switch of the
+    # zone's pair explains (a new zone's own offset) or another pair explains
+    out, pos, zone_first, zone_orig, zone_pair = [], [], [], [], []
+    cyl, skipped, zp = -1, 0, None
+    for i, t in enumerate(tracks):
+        k = kd[i]
+        if k == 3:   # the rest of the track before
+            a = out[-1]
+            out[-1] = Track(a.first, a.count + t.count, a.spt, a.level, a.slips + [a.count + x for x in t.slips],
+                            exact=a.exact)
+            if getattr(a, "predicted", False):
+                out[-1].predicted = True
+            continue
+        pl = cands(i) if k == 0 else []
+        if k == -1:
+            cyl += 1
+        else:
+            cyl += wv[i]
+        if k == 0:
+            steps = (head[i] - head[i - 1]) % S or S
+            skipped += steps - 1
+        if k in (-1, 2) or head[i] == 0 and (k == 1 or k == 0 and zp is not None and pl[pv[i]] != zp):
+            zone_first.append(len(out))
+            zone_orig.append(i)
+            zp = pl[pv[i]] if k == 0 else None
+            zone_pair.append(zp)
+        elif zp is None and k == 0:
+            zp = zone_pair[-1] = pl[pv[i]]   # a zone's pair: the first its skews match
+        out.append(t)
+        pos.append((cyl, head[i]))
+    for zi, i in enumerate(zone_orig):
+        if zone_pair[zi] is None:   # no skew of its own matched: its first track's candidates
+            zone_pair[zi] = (cands(i)[:1] or [None])[0]
+    return out, pos, zone_first, zone_pair, skipped
 
 
 def _switches(v: int, n: int, ts: int, cs: int, S: int, cyl: int, head: int, exact: bool, max_skip: Optional[int] = None):
