@@ -883,6 +883,15 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
     # zone's pair explains (a new zone's own offset) or another pair explains
     out, pos, zone_first, zone_orig, zone_pair = [], [], [], [], []
     cyl, skipped, zp = -1, 0, None
+
+    def level_off(i):
+        # the cylinder's first track's own level off (noise, a slip at its start), not a new zone's offset: the
+        # next track lies a cylinder and a head switch of the zone on from the track before it
+        if zp is None or i + 1 >= N or kd[i + 1] not in (0, 1) or head[i + 1] != 1 or tracks[i + 1].spt != tracks[i].spt:
+            return False
+        a, b = tracks[i - 1], tracks[i + 1]
+        v2 = (b.level + b.first) % b.spt - (a.level + a.first) % a.spt
+        return abs(float(_fold(np.array(v2 - zp[0] - zp[1]), b.spt))) <= tol
     for i, t in enumerate(tracks):
         k = kd[i]
         if k == 3:   # the rest of the track before
@@ -900,7 +909,7 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
         if k == 0:
             steps = (head[i] - head[i - 1]) % S or S
             skipped += steps - 1
-        if k in (-1, 2) or head[i] == 0 and (k == 1 or k == 0 and zp is not None and pl[pv[i]] != zp):
+        if k in (-1, 2) or head[i] == 0 and (k == 1 and not level_off(i) or k == 0 and zp is not None and pl[pv[i]] != zp):
             zone_first.append(len(out))
             zone_orig.append(i)
             zp = pl[pv[i]] if k == 0 else None
