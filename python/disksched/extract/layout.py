@@ -65,6 +65,11 @@ def _fold(v: np.ndarray, n) -> np.ndarray:
     return v - n * np.round(v / n)
 
 
+def _fold1(v: float, n) -> float:
+    """`_fold` of one number."""
+    return v - n * round(v / n)
+
+
 def pair_spt(w: Walk, clock: Clock) -> np.ndarray:
     """Sectors per track implied by each consecutive pair (right for pairs on one track)."""
     dp = ((np.diff(w.t) / clock.period_ns) % 1.0)
@@ -676,15 +681,17 @@ def _join_slivers(tracks: list) -> list:
 
 
 def _short_tracks_back(tracks: list, head_skew: dict, cyl_skew: dict, tol: float) -> int:
-    """A zone's short last track (spares after its blocks) that the walk gave the next zone's sectors per track
-    (a few reads cannot tell them apart): where its first block lies one head or cylinder switch of the zone
-    before after that zone's last track, it is that zone's. Its level was read under the other sectors per
+    """A zone's last track that the walk gave the next zone's sectors per track (a few reads cannot tell them
+    apart), short (spares after its blocks) or with more blocks than the next zone's tracks hold (HP C2490A's):
+    where its first block lies one head or cylinder switch of the zone before after that zone's last track, it
+    is that zone's. Its level was read under the other sectors per
     track, off by up to its count x the difference over a turn: that much more slack. Left in the next zone it
     began a cylinder of its own there (Barracuda's zones). Returns how many were moved back."""
     moved = 0
     for i in range(1, len(tracks) - 1):
         a, t, b = tracks[i - 1], tracks[i], tracks[i + 1]
-        if a.spt == t.spt or b.spt != t.spt or t.count + len(t.slips) >= t.spt or t.count + len(t.slips) > a.spt:
+        # short (spares after its blocks), or holding more blocks than the next zone's tracks have sectors
+        if a.spt == t.spt or b.spt != t.spt or t.count + len(t.slips) == t.spt or t.count + len(t.slips) > a.spt:
             continue
         sig = ((t.level + t.first) % t.spt) * a.spt / t.spt      # its first block's phase, in a's sectors
         d = sig - (a.level + a.first) % a.spt
@@ -694,6 +701,64 @@ def _short_tracks_back(tracks: list, head_skew: dict, cyl_skew: dict, tol: float
             t.spt, t.level = a.spt, float((sig - t.first) % a.spt)
             moved += 1
     return moved
+
+
+def _cylinder_starts(tracks: list, ncyl: int) -> list:
+    """First track of every cylinder (an empty cylinder repeats the next one's)."""
+    starts = [0] * ncyl
+    k = len(tracks)
+    for c in range(ncyl - 1, -1, -1):
+        while k > 0 and tracks[k - 1].cyl >= c:
+            k -= 1
+        starts[c] = k
+    return starts
+
+
+def insert_empty_cylinders(g: Geometry, gaps: list) -> int:
+    """Renumber the cylinders with `gaps` ((zone index, empty cylinders before it, ...), from
+    `mechanics.zone_gaps`) inserted: each zone and every later one moved on. Returns the cylinders added."""
+    before = {zi: k for zi, k, *_ in gaps if k > 0}
+    shift = 0
+    for zi, z in enumerate(g.zones):
+        shift += before.get(zi, 0)
+        end = g.zones[zi + 1]["first_track"] if zi + 1 < len(g.zones) else len(g.tracks)
+        for t in g.tracks[z["first_track"]:end]:
+            t.cyl += shift
+        z["first_cylinder"] += shift
+        z["last_cylinder"] += shift
+    g.cylinders = _cylinder_starts(g.tracks, g.tracks[-1].cyl + 1)
+    return shift
+
+
+def _mend_overfull(tracks: list, head_skew: dict) -> list:
+    """A track holding more blocks than it has sectors has a boundary misplaced by the excess (a zone's first
+    track a block or two early, its last track short by as many): the excess goes to the neighbour with room
+    for it, the one before first (its first blocks), else the one after (its last). The first track of a zone
+    that also holds the zone before's short last track (Cheetah 9LP: 34 blocks, then its first 245) is cut in
+    two, the short one placed a head switch of its zone on (no walk read told its angle). Left over-full, the
+    spec gave its zone a cylinder more and moved every later zone on (IBM 18ES: 9 cylinders), or laid every
+    later block of its zone that much too far round (Cheetah 9LP: 34 sectors)."""
+    out = []
+    for i, t in enumerate(tracks):
+        k = t.count + len(t.slips) - t.spt
+        a = out[-1] if out else None
+        b = tracks[i + 1] if i + 1 < len(tracks) else None
+        if 0 < k < t.count:
+            if a is not None and a.spt == t.spt and a.count + len(a.slips) + k <= a.spt and not any(x < k for x in t.slips):
+                a.count += k
+                t.first, t.count, t.slips = t.first + k, t.count - k, [x - k for x in t.slips]
+            elif b is not None and b.spt == t.spt and b.count + len(b.slips) + k <= b.spt and not any(x >= t.count - k for x in t.slips):
+                t.count -= k
+                b.first, b.count, b.slips = b.first - k, b.count + k, [x + k for x in b.slips]
+            elif a is not None and a.spt != t.spt and head_skew.get(a.spt) is not None:
+                # cut where the rest fills the track exactly (a level change there read as a slip goes with it)
+                cut = next((c for c in range(1, t.count) if t.count - c + sum(1 for x in t.slips if x > c) == t.spt), None)
+                if cut is not None and cut < a.spt:
+                    sig = (a.level + a.first) % a.spt + head_skew[a.spt]
+                    out.append(Track(t.first, cut, a.spt, float((sig - t.first) % a.spt), exact=t.exact))
+                    t.first, t.count, t.slips = t.first + cut, t.count - cut, [x - cut for x in t.slips if x > cut]
+        out.append(t)
+    return out
 
 
 def _assemble(tracks: list, stats: dict) -> Geometry:
@@ -717,8 +782,9 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         head_skew[n] = int(vals[order[0]])
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
     exact = bool(stats.get("exact_mode", True))
-    if _short_tracks_back(tracks, head_skew, cyl_skew, 0.5 if exact else 2.5):
-        sk = _skews_of(tracks)
+    tracks = _mend_overfull(tracks, head_skew)
+    _short_tracks_back(tracks, head_skew, cyl_skew, 0.5 if exact else 2.5)
+    sk = _skews_of(tracks)
     # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
     # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
     # (with noise, per sectors-per-track: a stretch across a change of zone holds both zones' skews, and a
@@ -766,8 +832,12 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     S = int(_mode(gaps, 1))
     # place every track: (cylinder, head), and the zones
 
+    cands_of: dict = {}
+
     def cands(i):
-        out = []
+        if i in cands_of:
+            return cands_of[i]
+        out = cands_of[i] = []
         for ts_, cs_ in pairs_for(i) + [(head_skew.get(tracks[i].spt), cyl_skew.get(tracks[i].spt))]:
             p_ = (ts_, ts_ if cs_ is None else cs_)
             if ts_ is not None and p_ not in out:
@@ -781,13 +851,7 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     ncyl = cyl + 1
     for t, (c, h) in zip(tracks, pos):
         t.cyl, t.head = c, h
-    # first real track of every cylinder (an empty cylinder repeats the next one's)
-    cyl_starts = [0] * ncyl
-    k = len(tracks)
-    for c in range(ncyl - 1, -1, -1):
-        while k > 0 and pos[k - 1][0] >= c:
-            k -= 1
-        cyl_starts[c] = k
+    cyl_starts = _cylinder_starts(tracks, ncyl)
     zones = []
     for zi, f in enumerate(zone_first):
         end = zone_first[zi + 1] if zi + 1 < len(zone_first) else len(tracks)
@@ -822,8 +886,9 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
     previous one's slot joined to it."""
     tol = 0.5 if exact else 2.5
     hs = np.arange(S)
-    kinds, prevs, wraps, pairs_used = [], [], [], []
+    kinds, prevs, wraps = [], [], []
     cost = None
+    matched: dict = {}
     for i, t in enumerate(tracks):
         v = sk[i]
         if i == 0 or v is None:
@@ -833,65 +898,76 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
             cost = 1e-3 * hs
             kinds.append(np.full(S, -1))
             wraps.append(np.zeros(S, dtype=np.int64))
-            pairs_used.append(np.full(S, -1))
             continue
         n = t.spt
         new = np.full(S, np.inf)
         kind = np.full(S, 1)
         prev = np.zeros(S, dtype=np.int64)
         wr = np.zeros(S, dtype=np.int64)
-        pu = np.full(S, -1)
 
-        def offer(c, h2, k, w, p, src):
-            nonlocal new
+        def offer(c, h2, k, w, src):
             better = c < new[h2]
             h2b = h2[better]
             new[h2b] = c[better]
             kind[h2b] = k
             prev[h2b] = src[better]
             wr[h2b] = w[better] if np.ndim(w) else w
-            pu[h2b] = p
-        pl = cands(i)
-        for pi, (ts, cs) in enumerate(pl):
-            for m in range(1, _MAX_SLOTS + 1):
-                w = (hs + m) // S
-                exp = (m - w) * ts + w * cs
-                ok = np.abs(_fold(v - exp, n)) <= tol
-                if ok.any():
-                    offer(cost[ok] + (m - 1) * _SKIP, (hs[ok] + m) % S, 0, w[ok], pi, hs[ok])
-        offer(cost + _UNEXPLAINED, (hs + 1) % S, 1, (hs + 1) // S, -1, hs)
+        key = (v, n, tuple(cands(i)))
+        if key not in matched:
+            # the steps of 1 to _MAX_SLOTS slots, from each head, that the skew fits (the same for most tracks)
+            matched[key] = []
+            for ts, cs in key[2]:
+                for m in range(1, _MAX_SLOTS + 1):
+                    w = (hs + m) // S
+                    ok = np.abs(_fold(v - (m - w) * ts - w * cs, n)) <= tol
+                    if ok.any():
+                        matched[key].append((hs[ok], (hs[ok] + m) % S, w[ok], (m - 1) * _SKIP))
+        for src, dst, w, extra in matched[key]:
+            offer(cost[src] + extra, dst, 0, w, src)
+        offer(cost + _UNEXPLAINED, (hs + 1) % S, 1, (hs + 1) // S, hs)
         j = int(np.argmin(cost))
-        offer(np.array([cost[j] + _JUMP]), np.array([0]), 2, np.array([1]), -1, np.array([j]))
+        offer(np.array([cost[j] + _JUMP]), np.array([0]), 2, np.array([1]), np.array([j]))
         a = tracks[i - 1]
         if a.spt == n and a.count + len(a.slips) + t.count + len(t.slips) <= n:
-            offer(cost + _CONTINUED, hs, 3, np.zeros(S, dtype=np.int64), -1, hs)
+            offer(cost + _CONTINUED, hs, 3, np.zeros(S, dtype=np.int64), hs)
         cost = new
         kinds.append(kind)
         prevs.append(prev)
         wraps.append(wr)
-        pairs_used.append(pu)
     # back from the cheapest last head
     N = len(tracks)
     head = [0] * N
-    kd, wv, pv = [0] * N, [0] * N, [-1] * N
+    kd, wv = [0] * N, [0] * N
     h = int(np.argmin(cost))
     for i in range(N - 1, -1, -1):
         head[i] = h
-        kd[i], wv[i], pv[i] = int(kinds[i][h]), int(wraps[i][h]), int(pairs_used[i][h])
+        kd[i], wv[i] = int(kinds[i][h]), int(wraps[i][h])
         h = int(prevs[i][h])
     # cylinders; zones break at a new run, a jump, and a cylinder's first track whose skew no switch of the
-    # zone's pair explains (a new zone's own offset) or another pair explains
-    out, pos, zone_first, zone_orig, zone_pair = [], [], [], [], []
+    # zone's pairs explains (a new zone's own offset) or only another pair explains. A zone's pair: the one that
+    # explains all its switches (a head switch alone fits every pair with that track skew: the cylinder
+    # switches choose among them)
+    out, pos, zone_first, zone_orig, zone_pairs = [], [], [], [], []
     cyl, skipped, zp = -1, 0, None
 
+    def sig(t):
+        return (t.level + t.first) % t.spt
+
+    def fits(i, p):
+        # does pair p explain the step into track i (from head[i - 1] to head[i])?
+        m = (head[i] - head[i - 1]) % S or S
+        w = (head[i - 1] + m) // S
+        return abs(_fold1(sig(tracks[i]) - sig(tracks[i - 1]) - (m - w) * p[0] - w * p[1], tracks[i].spt)) <= tol
+
     def level_off(i):
-        # the cylinder's first track's own level off (noise, a slip at its start), not a new zone's offset: the
-        # next track lies a cylinder and a head switch of the zone on from the track before it
-        if zp is None or i + 1 >= N or kd[i + 1] not in (0, 1) or head[i + 1] != 1 or tracks[i + 1].spt != tracks[i].spt:
+        # one track's own level off (noise, a slip at its start), not a new zone's offset: the track after the
+        # cylinder's first lies a cylinder and a head switch of the zone on from the one before that, or the
+        # cylinder's first track a head and a cylinder switch on from the track two before it
+        if not zp or i + 1 >= N or i < 2 or tracks[i + 1].spt != tracks[i].spt or tracks[i - 2].spt != tracks[i].spt:
             return False
-        a, b = tracks[i - 1], tracks[i + 1]
-        v2 = (b.level + b.first) % b.spt - (a.level + a.first) % a.spt
-        return abs(float(_fold(np.array(v2 - zp[0] - zp[1]), b.spt))) <= tol
+        two = zp[0][0] + zp[0][1]
+        return any(abs(_fold1(sig(y) - sig(x) - two, tracks[i].spt)) <= tol
+                   for x, y in ((tracks[i - 1], tracks[i + 1]), (tracks[i - 2], tracks[i])))
     for i, t in enumerate(tracks):
         k = kd[i]
         if k == 3:   # the rest of the track before
@@ -901,26 +977,22 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
             if getattr(a, "predicted", False):
                 out[-1].predicted = True
             continue
-        pl = cands(i) if k == 0 else []
-        if k == -1:
-            cyl += 1
-        else:
-            cyl += wv[i]
+        cyl += 1 if k == -1 else wv[i]
+        ok = [p for p in cands(i) if fits(i, p)] if k == 0 else []
         if k == 0:
-            steps = (head[i] - head[i - 1]) % S or S
-            skipped += steps - 1
-        if k in (-1, 2) or head[i] == 0 and (k == 1 and not level_off(i) or k == 0 and zp is not None and pl[pv[i]] != zp):
+            skipped += ((head[i] - head[i - 1]) % S or S) - 1
+        keep = [p for p in ok if p in zp] if zp else ok
+        if k in (-1, 2) or head[i] == 0 and (k == 1 and not level_off(i) or k == 0 and zp and not keep):
             zone_first.append(len(out))
             zone_orig.append(i)
-            zp = pl[pv[i]] if k == 0 else None
-            zone_pair.append(zp)
-        elif zp is None and k == 0:
-            zp = zone_pair[-1] = pl[pv[i]]   # a zone's pair: the first its skews match
+            zp = ok
+            zone_pairs.append(zp)
+        elif k == 0 and keep:
+            zp = zone_pairs[-1] = keep
         out.append(t)
         pos.append((cyl, head[i]))
-    for zi, i in enumerate(zone_orig):
-        if zone_pair[zi] is None:   # no skew of its own matched: its first track's candidates
-            zone_pair[zi] = (cands(i)[:1] or [None])[0]
+    # no switch of its own matched: its first track's candidates
+    zone_pair = [(zp_ or cands(i)[:1] or [None])[0] for zp_, i in zip(zone_pairs, zone_orig)]
     return out, pos, zone_first, zone_pair, skipped
 
 
