@@ -138,7 +138,11 @@ def test_read_miss_overhead_after_write(disk):
     truth = rt._truth_spec(disk)["controller"]
     assert x.spec["controller"]["continuous_read"] == truth["continuous_read"] == (4 if disk == "cheetah9lp" else 3)
     if disk == "cheetah9lp":
-        assert abs(x.spec["controller"]["segment_size_blocks"] - truth["segment_size_blocks"]) <= 0.05 * truth["segment_size_blocks"]
+        # Its read-ahead reaches the end of the track after next: the segment holds at least those two tracks
+        # (taken as two of the longest), and timing shows no more (within 5% of its 561 blocks only while a
+        # zone's last track and the next one's first were one track of 279 blocks).
+        longest = max(t.count for t in x.geometry.tracks)
+        assert 2 * longest <= x.spec["controller"]["segment_size_blocks"] <= 1.05 * truth["segment_size_blocks"], longest
     # The read water mark, from the data phase of reads of 1-32 blocks: HP's three quarters of the request
     # (without it the model's random 4 KB reads missed by 0.75 ms), none on the Cheetah.
     assert x.spec["controller"]["read_water_mark"] == truth["read_water_mark"], rows["read_water_mark"]

@@ -734,8 +734,10 @@ def _mend_overfull(tracks: list, head_skew: dict) -> list:
     """A track holding more blocks than it has sectors has a boundary misplaced by the excess (a zone's first
     track a block or two early, its last track short by as many): the excess goes to the neighbour with room
     for it, the one before first (its first blocks), else the one after (its last). The first track of a zone
-    that also holds the zone before's short last track (Cheetah 9LP: 34 blocks, then its first 245) is cut in
-    two, the short one placed a head switch of its zone on (no walk read told its angle). Left over-full, the
+    that also holds the end of the zone before (Cheetah 9LP: its short last track, 34 blocks, then its first
+    245; HP C2247A: the rest of a track, a whole track of 72, then its first 64) is cut where the rest is one
+    track: the rest of the track before (where the walk saw a level change), then tracks of the zone before, each
+    placed a head switch on (no walk read told their angle). Left over-full, the
     spec gave its zone a cylinder more and moved every later zone on (IBM 18ES: 9 cylinders), or laid every
     later block of its zone that much too far round (Cheetah 9LP: 34 sectors)."""
     out = []
@@ -753,9 +755,18 @@ def _mend_overfull(tracks: list, head_skew: dict) -> list:
             elif a is not None and a.spt != t.spt and head_skew.get(a.spt) is not None:
                 # cut where the rest fills the track exactly (a level change there read as a slip goes with it)
                 cut = next((c for c in range(1, t.count) if t.count - c + sum(1 for x in t.slips if x > c) == t.spt), None)
-                if cut is not None and cut < a.spt:
-                    sig = (a.level + a.first) % a.spt + head_skew[a.spt]
-                    out.append(Track(t.first, cut, a.spt, float((sig - t.first) % a.spt), exact=t.exact))
+                # what comes before it: the rest of the track before (where the walk saw a level change as far on
+                # as that track has room), then tracks of the zone before, each a head switch on
+                room = a.spt - a.count - len(a.slips)
+                take = room if cut is not None and 0 < room <= cut and any(abs(x - room) <= 1 for x in t.slips) else 0
+                if cut is not None:
+                    a.count += take
+                    first, left = t.first + take, cut - take
+                    while left > 0:
+                        prev = out[-1]
+                        sig = (prev.level + prev.first) % a.spt + head_skew[a.spt]
+                        out.append(Track(first, min(left, a.spt), a.spt, float((sig - first) % a.spt), exact=t.exact))
+                        first, left = first + min(left, a.spt), left - min(left, a.spt)
                     t.first, t.count, t.slips = t.first + cut, t.count - cut, [x - cut for x in t.slips if x > cut]
         out.append(t)
     return out

@@ -163,16 +163,19 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     # (measured on the walk's numbering, a pair 3,300 cylinders apart crossed about 10 of IBM 18ES's empty ones)
     segs = max(int(seg["segments"]), 1)
     near = [d for d in seek_distances(len(g.cylinders) - 1) if d <= GAP_CURVE_MAX]
-    sc, hs = seek_curve(dev, g, clock, rng, near, per_distance=seek_per_distance, progress=_stage(progress, "seek curve"),
-                        segments=segs)
-    gaps = zone_gaps(dev, g, clock, rng, sc, segments=segs, progress=_stage(progress, "zone gaps"))
+    sc, _ = seek_curve(dev, g, clock, rng, near, per_distance=seek_per_distance, progress=_stage(progress, "seek curve"),
+                       segments=segs, head_switch=False)
+    # (its own random stream, as the water mark's)
+    gaps = zone_gaps(dev, g, clock, random.Random(f"{seed}-zone-gaps"), sc, segments=segs,
+                     progress=_stage(progress, "zone gaps"))
     added = sum(k for _, k, _ in gaps)
     i = next(k for k, r in enumerate(rows) if r[0] == "cylinders")
     rows[i] = ("cylinders", len(g.cylinders)) + rows[i][2:4] + (rows[i][4] + f"; {added} empty between zones, by seeks across "
                                                                f"{len(gaps)} zone boundaries",)
     far = [d for d in seek_distances(len(g.cylinders) - 1) if d > GAP_CURVE_MAX]
-    sc += seek_curve(dev, g, clock, rng, far, per_distance=seek_per_distance, progress=_stage(progress, "seek curve (far)"),
-                     segments=segs, head_switch=False)[0] if far else []
+    far_sc, hs = seek_curve(dev, g, clock, rng, far, per_distance=seek_per_distance, progress=_stage(progress, "seek curve (far)"),
+                            segments=segs)
+    sc += far_sc
     spts = np.array([t.spt for t in g.tracks])
     tau_ms = clock.period_ns / float(np.median(spts)) / 1e6
     C_ms = bus / 1e6
