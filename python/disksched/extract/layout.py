@@ -745,7 +745,7 @@ def _mend_overfull(tracks: list, head_skew: dict) -> list:
         k = t.count + len(t.slips) - t.spt
         a = out[-1] if out else None
         b = tracks[i + 1] if i + 1 < len(tracks) else None
-        if 0 < k < t.count:
+        if t.count > t.spt and k < t.count:   # (more blocks and slips than sectors only: a slip misplaced)
             if a is not None and a.spt == t.spt and a.count + len(a.slips) + k <= a.spt and not any(x < k for x in t.slips):
                 a.count += k
                 t.first, t.count, t.slips = t.first + k, t.count - k, [x - k for x in t.slips]
@@ -793,8 +793,8 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         head_skew[n] = int(vals[order[0]])
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
     exact = bool(stats.get("exact_mode", True))
-    tracks = _mend_overfull(tracks, head_skew)
     _short_tracks_back(tracks, head_skew, cyl_skew, 0.5 if exact else 2.5)
+    tracks = _mend_overfull(tracks, head_skew)
     sk = _skews_of(tracks)
     # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
     # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
