@@ -297,6 +297,8 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
     out = []
     for zi in range(1, len(g.zones)):
         b_z = g.zones[zi]
+        if not b_z.get("gap_possible", True):
+            continue   # the skews carry on into it from the cylinder before (a zone begun for its angle)
         cb = b_z["first_cylinder"]
         sides = {}
         for a, b in GAP_SIDES:
