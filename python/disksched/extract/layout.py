@@ -760,7 +760,9 @@ def _mend_overfull(tracks: list, head_skew: dict) -> list:
                 # as that track has room), then tracks of the zone before, each a head switch on
                 room = a.spt - a.count - len(a.slips)
                 take = room if cut is not None and 0 < room <= cut and any(abs(x - room) <= 1 for x in t.slips) else 0
-                if cut is not None:
+                # (within a zone only a piece of a sixteenth of a track or more, as `merge_split` judges slips: a
+                # block or two over is a boundary a noisy walk misplaced, desk250's 50,000 at 20 us of jitter)
+                if cut is not None and (a.spt != t.spt or 16 * (cut - take) >= a.spt):
                     a.count += take
                     first, left = t.first + take, cut - take
                     while left > 0:
@@ -998,10 +1000,11 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
                    for x, y in ((i - 1, i + 1), (i - 2, i)))
 
     def far(i):
-        # a skew far from the cylinder switch (a new zone's own offset, not a level a few sectors off)
-        p = zp[0] if zp else None
-        return p is None or abs(_fold1(sig(tracks[i]) - sig(tracks[i - 1]) - steps_skew(head[i - 1], head[i], p),
-                                       tracks[i].spt)) > 3 * tol
+        # a skew far from the zone's switches (a new zone's own offset, a turn of the angle, not a level a few
+        # sectors off); no pair to judge by (a zone just begun): not far
+        p = zp[0] if zp else (cands(i)[:1] or [None])[0]
+        return p is not None and abs(_fold1(sig(tracks[i]) - sig(tracks[i - 1]) - steps_skew(head[i - 1], head[i], p),
+                                            tracks[i].spt)) > 3 * tol
 
     def start_zone(at, i, possible):
         zone_first.append(at)
