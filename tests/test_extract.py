@@ -141,7 +141,11 @@ def test_read_miss_overhead_after_write(disk):
     truth = rt._truth_spec(disk)["controller"]
     assert x.spec["controller"]["continuous_read"] == truth["continuous_read"] == (4 if disk == "cheetah9lp" else 3)
     if disk == "cheetah9lp":
-        assert abs(x.spec["controller"]["segment_size_blocks"] - truth["segment_size_blocks"]) <= 0.05 * truth["segment_size_blocks"]
+        # Its read-ahead reaches the end of the track after next: the segment holds at least those two tracks
+        # (taken as two of the longest), and timing shows no more (within 5% of its 561 blocks only while a
+        # zone's last track and the next one's first were one track of 279 blocks).
+        longest = max(t.count for t in x.geometry.tracks)
+        assert 2 * longest <= x.spec["controller"]["segment_size_blocks"] <= 1.05 * truth["segment_size_blocks"], longest
     # The read water mark, from the data phase of reads of 1-32 blocks: HP's three quarters of the request
     # (without it the model's random 4 KB reads missed by 0.75 ms), none on the Cheetah.
     assert x.spec["controller"]["read_water_mark"] == truth["read_water_mark"], rows["read_water_mark"]
@@ -661,6 +665,26 @@ def _small_two_zone_spec(path: Path) -> str:
               + zone.format(0, 149, 58, 7.0, 25.0, [1000, 5000, 20001]) + zone.format(150, 299, 50, 6.0, 21.0, [3000, 9000]))
     path.write_text(head + layout + rest[rest.index("[seek]"):])
     return str(path)
+
+
+def test_cylinders_placed_by_the_skews_of_the_whole_zone():
+    """Barracuda's slips: one track's first block a sector late, so its skew and the next one's are each a
+    sector off (38 and 36 where the head switch is 37). Counted switch by switch, the odd skew began a new
+    cylinder, and every later cylinder skew (52) fell on the fourth head and was read as a cylinder switch
+    plus four skipped tracks: 22% more cylinders than the truth. Placed by the least-cost assignment over the
+    zone, every track keeps its cylinder and head."""
+    from disksched.extract.layout import Track, _assemble
+
+    spt, ts, cs, S, ncyl = 185, 37, 52, 5, 12
+    tracks, sig = [], 3.0
+    for k in range(ncyl * S):
+        sig += 0 if k == 0 else (cs if k % S == 0 else ts)
+        late = 1.0 if k == 3 * S + 2 else 0.0   # a slip before this track's first block
+        tracks.append(Track(k * spt, spt, spt, (sig + late - k * spt) % spt))
+    g = _assemble(tracks, {"exact_mode": True})
+    assert len(g.cylinders) == ncyl and g.surfaces == S
+    assert [(t.cyl, t.head) for t in g.tracks] == [(k // S, k % S) for k in range(ncyl * S)]
+    assert len(g.zones) == 1 and (g.zones[0]["track_skew"], g.zones[0]["cylinder_skew"]) == (ts, cs)
 
 
 def test_sampled_walk_finds_zones_and_slips_for_less_device_time(tmp_path):

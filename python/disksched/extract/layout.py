@@ -65,6 +65,11 @@ def _fold(v: np.ndarray, n) -> np.ndarray:
     return v - n * np.round(v / n)
 
 
+def _fold1(v: float, n) -> float:
+    """`_fold` of one number."""
+    return v - n * round(v / n)
+
+
 def pair_spt(w: Walk, clock: Clock) -> np.ndarray:
     """Sectors per track implied by each consecutive pair (right for pairs on one track)."""
     dp = ((np.diff(w.t) / clock.period_ns) % 1.0)
@@ -650,23 +655,138 @@ def _split_overlong(tracks: list, prober: "Prober", tol: float, confirm: int, ro
     return done
 
 
+def _skews_of(tracks: list) -> list:
+    """Sectors from each track's first block to the next's (None where the sectors per track change)."""
+    sk = [None]
+    for a, b in zip(tracks, tracks[1:]):
+        sk.append(None if a.spt != b.spt else int(round((b.level + b.first) % b.spt - (a.level + a.first) % a.spt)) % b.spt)
+    return sk
+
+
+def _join_slivers(tracks: list) -> list:
+    """A zone's last track cut in two by a change of sectors per track: a sliver (under a quarter of its
+    sectors per track) of the next zone's sectors per track that still fits on the track before it, followed by
+    the next zone's tracks, is that track's rest (its level, read as the next zone's, says nothing). Left apart
+    it made a cylinder of its own: one cylinder too many at each of Atlas 10K's zone changes."""
+    out = []
+    for i, t in enumerate(tracks):
+        a = out[-1] if out else None
+        if (a is not None and a.spt != t.spt and 4 * t.count < t.spt and i + 1 < len(tracks)
+                and tracks[i + 1].spt == t.spt and a.count + len(a.slips) + t.count + len(t.slips) <= a.spt):
+            out[-1] = Track(a.first, a.count + t.count, a.spt, a.level, a.slips + [a.count + x for x in t.slips],
+                            exact=a.exact)
+            continue
+        out.append(t)
+    return out
+
+
+def _short_tracks_back(tracks: list, head_skew: dict, cyl_skew: dict, tol: float) -> int:
+    """A zone's last track that the walk gave the next zone's sectors per track (a few reads cannot tell them
+    apart), short (spares after its blocks) or with more blocks than the next zone's tracks hold (HP C2490A's):
+    where its first block lies one head or cylinder switch of the zone before after that zone's last track, it
+    is that zone's. Its level was read under the other sectors per
+    track, off by up to its count x the difference over a turn: that much more slack. Left in the next zone it
+    began a cylinder of its own there (Barracuda's zones). Returns how many were moved back."""
+    moved = 0
+    for i in range(1, len(tracks) - 1):
+        a, t, b = tracks[i - 1], tracks[i], tracks[i + 1]
+        # short (spares after its blocks), or holding more blocks than the next zone's tracks have sectors
+        if a.spt == t.spt or b.spt != t.spt or t.count + len(t.slips) == t.spt or t.count + len(t.slips) > a.spt:
+            continue
+        sig = ((t.level + t.first) % t.spt) * a.spt / t.spt      # its first block's phase, in a's sectors
+        d = sig - (a.level + a.first) % a.spt
+        slack = tol + t.count * abs(a.spt - t.spt) / t.spt
+        if any(v is not None and abs(float(_fold(np.array(d - v), a.spt))) <= slack
+               for v in (head_skew.get(a.spt), cyl_skew.get(a.spt))):
+            t.spt, t.level = a.spt, float((sig - t.first) % a.spt)
+            moved += 1
+    return moved
+
+
+def _cylinder_starts(tracks: list, ncyl: int) -> list:
+    """First track of every cylinder (an empty cylinder repeats the next one's)."""
+    starts = [0] * ncyl
+    k = len(tracks)
+    for c in range(ncyl - 1, -1, -1):
+        while k > 0 and tracks[k - 1].cyl >= c:
+            k -= 1
+        starts[c] = k
+    return starts
+
+
+def insert_empty_cylinders(g: Geometry, gaps: list) -> int:
+    """Renumber the cylinders with `gaps` ((zone index, empty cylinders before it, ...), from
+    `mechanics.zone_gaps`) inserted: each zone and every later one moved on. Returns the cylinders added."""
+    before = {zi: k for zi, k, *_ in gaps if k > 0}
+    shift = 0
+    for zi, z in enumerate(g.zones):
+        shift += before.get(zi, 0)
+        end = g.zones[zi + 1]["first_track"] if zi + 1 < len(g.zones) else len(g.tracks)
+        for t in g.tracks[z["first_track"]:end]:
+            t.cyl += shift
+        z["first_cylinder"] += shift
+        z["last_cylinder"] += shift
+    g.cylinders = _cylinder_starts(g.tracks, g.tracks[-1].cyl + 1)
+    return shift
+
+
+def _mend_overfull(tracks: list, head_skew: dict) -> list:
+    """A track holding more blocks than it has sectors has a boundary misplaced by the excess (a zone's first
+    track a block or two early, its last track short by as many): the excess goes to the neighbour with room
+    for it, the one before first (its first blocks), else the one after (its last). A track that also holds
+    the end of the zone or range before (Cheetah 9LP: a zone's short last track, 34 blocks, then the next
+    zone's first 245; HP C2247A: the rest of a track, a whole track of 72, then the first 64; Barracuda: a
+    range's last track, 38 blocks before its 88 spares, then the next range's first 126) is cut where the rest
+    is one track: the rest of the track before (where the walk saw a level change), then tracks of the zone
+    before, each placed a head switch on (no walk read told their angle). Left over-full, the spec gave its
+    zone a cylinder more and moved every later zone on (IBM 18ES: 9 cylinders), or laid every later block of
+    its zone that much too far round (Cheetah 9LP: 34 sectors)."""
+    out = []
+    for i, t in enumerate(tracks):
+        k = t.count + len(t.slips) - t.spt
+        a = out[-1] if out else None
+        b = tracks[i + 1] if i + 1 < len(tracks) else None
+        if t.count > t.spt and k < t.count:   # (more blocks and slips than sectors only: a slip misplaced)
+            if a is not None and a.spt == t.spt and a.count + len(a.slips) + k <= a.spt and not any(x < k for x in t.slips):
+                a.count += k
+                t.first, t.count, t.slips = t.first + k, t.count - k, [x - k for x in t.slips]
+            elif b is not None and b.spt == t.spt and b.count + len(b.slips) + k <= b.spt and not any(x >= t.count - k for x in t.slips):
+                t.count -= k
+                b.first, b.count, b.slips = b.first - k, b.count + k, [x + k for x in b.slips]
+            elif a is not None and head_skew.get(a.spt) is not None:
+                # cut where the rest fills the track exactly (a level change there read as a slip goes with it)
+                cut = next((c for c in range(1, t.count) if t.count - c + sum(1 for x in t.slips if x > c) == t.spt), None)
+                # what comes before it: the rest of the track before (where the walk saw a level change as far on
+                # as that track has room), then tracks of the zone before, each a head switch on
+                room = a.spt - a.count - len(a.slips)
+                take = room if cut is not None and 0 < room <= cut and any(abs(x - room) <= 1 for x in t.slips) else 0
+                # (within a zone only a piece of a sixteenth of a track or more, as `merge_split` judges slips: a
+                # block or two over is a boundary a noisy walk misplaced, desk250's 50,000 at 20 us of jitter)
+                if cut is not None and (a.spt != t.spt or 16 * (cut - take) >= a.spt):
+                    a.count += take
+                    first, left = t.first + take, cut - take
+                    while left > 0:
+                        prev = out[-1]
+                        sig = (prev.level + prev.first) % a.spt + head_skew[a.spt]
+                        out.append(Track(first, min(left, a.spt), a.spt, float((sig - first) % a.spt), exact=t.exact))
+                        first, left = first + min(left, a.spt), left - min(left, a.spt)
+                    t.first, t.count, t.slips = t.first + cut, t.count - cut, [x - cut for x in t.slips if x > cut]
+        out.append(t)
+    return out
+
+
 def _assemble(tracks: list, stats: dict) -> Geometry:
     """Cylinders and zones. Each zone's head-switch skew is its most common
     skew and its cylinder skew the next; the surfaces are the tracks between
-    cylinder skews. Walking the tracks in order, each boundary's skew says how
-    many head/cylinder switches the heads made: one, or more where whole
-    tracks were skipped (slipped tracks, or tracks left empty before the first
-    block); a skew no number of switches explains starts a new zone on a new
-    cylinder (spare space at a zone's end, then the next zone's own offset)."""
-    sk = [None]
-    for i in range(1, len(tracks)):
-        a, b = tracks[i - 1], tracks[i]
-        if a.spt != b.spt:
-            sk.append(None)
-            continue
-        sa = (a.level + a.first) % a.spt
-        sb = (b.level + b.first) % b.spt
-        sk.append(int(round(sb - sa)) % b.spt)
+    cylinder skews. Each track's cylinder and head are the assignment that
+    explains the skews at the least cost (`_place`): one switch, or more where
+    whole tracks were skipped (slipped tracks, or tracks left empty before the
+    first block); a cylinder's first track whose skew no switch explains
+    starts a new zone (spare space at a zone's end, then the next zone's own
+    offset). Cylinders holding no block between zones are not seen here
+    (`mechanics.zone_gaps` counts them by seeks)."""
+    tracks = _join_slivers(tracks)
+    sk = _skews_of(tracks)
     by_spt: dict = {}
     for i, v in enumerate(sk):
         if v is not None:
@@ -677,12 +797,15 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         order = np.argsort(-cnt)
         head_skew[n] = int(vals[order[0]])
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
+    exact = bool(stats.get("exact_mode", True))
+    _short_tracks_back(tracks, head_skew, cyl_skew, 0.5 if exact else 2.5)
+    tracks = _mend_overfull(tracks, head_skew)
+    sk = _skews_of(tracks)
     # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
     # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
     # (with noise, per sectors-per-track: a stretch across a change of zone holds both zones' skews, and a
     # new zone's first track has no skew of its own to choose its pair by)
     CHUNK = 240
-    exact = bool(stats.get("exact_mode", True))
     pairs = []
     for c0 in range(0, len(sk), CHUNK):
         by = {}
@@ -723,79 +846,36 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
                 gaps.append(i - last)
             last = i
     S = int(_mode(gaps, 1))
-    # place every track: (cylinder, head); zones break where nothing explains a skew
-    pos = []           # (cyl, head) per real track
-    zone_first = [0]   # first real track of each zone
-    zone_cyl = [0]
-    breaks = set()
-    # the first cylinder may begin before the first block: count the tracks before the first cylinder skew
-    first_cs = next((i for i, v in enumerate(sk) if v is not None and cyl_skew.get(tracks[i].spt) == v), None)
-    head0 = (S - first_cs) % S if first_cs is not None and first_cs < S else 0
-    cyl, head = 0, head0
-    pos.append((cyl, head))
-    phantom_total = head0
-    zone_pair = [pairs_for(0)[0] if pairs_for(0) else (head_skew.get(tracks[0].spt), cyl_skew.get(tracks[0].spt))]
-    cur = zone_pair[0]
-    for i in range(1, len(tracks)):
-        n = tracks[i].spt
-        v = sk[i]
-        step = None
-        for (ts, cs) in ([cur] + [p_ for p_ in pairs_for(i) if p_ != cur]):
-            if v is None or ts is None:
-                break
-            cs = ts if cs is None else cs
-            step = _switches(v, n, ts, cs, S, cyl, head, exact)
-            if step is not None:
-                if (ts, cs) != cur:   # the skews changed: a new zone from here
-                    step = None
-                    cur = (ts, cs)
-                break
-        if step is None:
-            cyl, head = cyl + 1, 0
-            zone_first.append(i)
-            zone_cyl.append(cyl)
-            pp = pairs_for(i)
-            if v is None and pp and not exact:
-                cur = pp[0]
-            elif v is not None:
-                for p_ in pp:
-                    if p_[0] is not None and _switches(v, n, p_[0], p_[1] if p_[1] is not None else p_[0], S, cyl - 1, S - 1, exact):
-                        cur = p_
-                        break
-            zone_pair.append(cur)
-            breaks.add(i)
-            if not exact and cur[0] is not None and cur[1] is not None and cur[1] != cur[0]:
-                # with noise a break need not be a zone's first track: its head is what the next cylinder
-                # skew says (head switches up to it), else a head count off from here on adds phantom tracks
-                for j in range(i + 1, min(i + S + 1, len(sk))):
-                    if sk[j] is None or tracks[j].spt != n:
-                        break
-                    if abs(float(_fold(np.array(sk[j] - cur[1]), n))) <= 2:
-                        head = max(S - (j - i), 0)
-                        break
-                    if abs(float(_fold(np.array(sk[j] - cur[0]), n))) > 2:
-                        break
-        else:
-            phantom_total += step[0]
-            cyl, head = step[1], step[2]
-        pos.append((cyl, head))
+    # place every track: (cylinder, head), and the zones
+
+    cands_of: dict = {}
+
+    def cands(i):
+        if i in cands_of:
+            return cands_of[i]
+        out = cands_of[i] = []
+        for ts_, cs_ in pairs_for(i) + [(head_skew.get(tracks[i].spt), cyl_skew.get(tracks[i].spt))]:
+            p_ = (ts_, ts_ if cs_ is None else cs_)
+            if ts_ is not None and p_ not in out:
+                out.append(p_)
+        return out
+    tracks, pos, zone_first, zone_pair, phantom_total, gap_possible = _place(tracks, sk, S, cands, exact)
+    sk = _skews_of(tracks)   # tracks continued on one slot are joined
+    zone_cyl = [pos[f][0] for f in zone_first]
+    breaks = zone_first[1:]
+    cyl = pos[-1][0]
     ncyl = cyl + 1
     for t, (c, h) in zip(tracks, pos):
         t.cyl, t.head = c, h
-    # first real track of every cylinder (an empty cylinder repeats the next one's)
-    cyl_starts = [0] * ncyl
-    k = len(tracks)
-    for c in range(ncyl - 1, -1, -1):
-        while k > 0 and pos[k - 1][0] >= c:
-            k -= 1
-        cyl_starts[c] = k
+    cyl_starts = _cylinder_starts(tracks, ncyl)
     zones = []
     for zi, f in enumerate(zone_first):
         end = zone_first[zi + 1] if zi + 1 < len(zone_first) else len(tracks)
         n = tracks[f].spt
         ts_, cs_ = zone_pair[zi] if zone_pair[zi] and zone_pair[zi][0] is not None else (head_skew.get(n), cyl_skew.get(n))
         zones.append({"first_cylinder": zone_cyl[zi], "last_cylinder": pos[end - 1][0], "spt": n, "first_track": f,
-                      "track_skew": ts_, "cylinder_skew": cs_ if cs_ is not None else ts_})
+                      "track_skew": ts_, "cylinder_skew": cs_ if cs_ is not None else ts_,
+                      "gap_possible": gap_possible[zi]})
     sizes = np.diff(cyl_starts + [len(tracks)])
     odd = int(np.sum(sizes != S))
     stats = dict(stats, odd_cylinders=odd, phantom_tracks=phantom_total, zone_breaks=len(breaks), skew_matches=float(np.mean([
@@ -803,22 +883,166 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     return Geometry(tracks, cyl_starts, S, zones, stats)
 
 
-def _switches(v: int, n: int, ts: int, cs: int, S: int, cyl: int, head: int, exact: bool, max_skip: Optional[int] = None):
-    """(skipped tracks, cylinder, head) after the switches a skew v implies from (cyl, head), or None.
-    With noise: one switch with up to two sectors of slack, else at most two skipped tracks (a skew that
-    takes many switches to explain is noise or a head count gone wrong, not dozens of phantom tracks)."""
-    if not exact:
-        for sl in (0, 1, -1, 2, -2):
-            r = _switches(v + sl, n, ts, cs, S, cyl, head, True, 0)
-            if r is not None:
-                return r
-        return _switches(v, n, ts, cs, S, cyl, head, True, 2)
-    acc, c, h = 0, cyl, head
-    for m in range(0, (2 * S if max_skip is None else max_skip) + 1):
-        if h + 1 < S:
-            acc, h = acc + ts, h + 1
-        else:
-            acc, h, c = acc + cs, 0, c + 1
-        if acc % n == v % n:
-            return (m, c, h)
-    return None
+# Costs of the placement (in units of one unexplained skew): a skew no switch explains (a slip, a level a sector or
+# two off, a new zone's own offset) 1; each track slot skipped without a block 1; a jump to the next cylinder's
+# first head past empty slots (a zone's spare tracks, then the next zone) 2; a track continued on the slot of the
+# one before it (a stretch that cut one track in two) 1. A phase of the cylinder switches that holds over the zone
+# costs nothing per cylinder; a wrong one costs at least 1 per cylinder, so one slip or odd skew never turns it.
+_UNEXPLAINED, _SKIP, _JUMP, _CONTINUED = 1.0, 1.0, 2.0, 1.0
+_MAX_SLOTS = 3   # a step over at most two empty track slots
+
+
+def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
+    """(cylinder, head) of every track: the assignment that explains the skews at the least cost (Viterbi over the
+    head of each track). A track's skew from the one before is one head switch (track skew), a cylinder switch
+    (cylinder skew, after the last surface) or a sum of them over empty slots; the heads' phase is chosen over the
+    whole run of one sectors-per-track, not carried switch by switch (a single unexplained skew once made the
+    sequential count wrong for the rest of a zone: every later cylinder skew read as a cylinder switch plus four
+    skipped tracks, Barracuda's model had 22% more cylinders than the truth). A change of sectors per track starts
+    a new cylinder. Returns (tracks, pos, zone_first, zone_pair, skipped slots, whether empty cylinders may lie
+    before each zone): tracks with those continued on the previous one's slot joined to it."""
+    tol = 0.5 if exact else 2.5
+    hs = np.arange(S)
+    kinds, prevs, wraps = [], [], []
+    cost = None
+    matched: dict = {}
+    for i, t in enumerate(tracks):
+        v = sk[i]
+        if i == 0 or v is None:
+            # a new run: any first head (the first zone's first block may lie past empty tracks); 0 on a tie
+            # (the run before ends at its cheapest head)
+            prevs.append(np.full(S, int(np.argmin(cost)) if cost is not None else 0))
+            cost = 1e-3 * hs
+            kinds.append(np.full(S, -1))
+            wraps.append(np.zeros(S, dtype=np.int64))
+            continue
+        n = t.spt
+        new = np.full(S, np.inf)
+        kind = np.full(S, 1)
+        prev = np.zeros(S, dtype=np.int64)
+        wr = np.zeros(S, dtype=np.int64)
+
+        def offer(c, h2, k, w, src):
+            better = c < new[h2]
+            h2b = h2[better]
+            new[h2b] = c[better]
+            kind[h2b] = k
+            prev[h2b] = src[better]
+            wr[h2b] = w[better] if np.ndim(w) else w
+        key = (v, n, tuple(cands(i)))
+        if key not in matched:
+            # the steps of 1 to _MAX_SLOTS slots, from each head, that the skew fits (the same for most tracks)
+            matched[key] = []
+            for ts, cs in key[2]:
+                for m in range(1, _MAX_SLOTS + 1):
+                    w = (hs + m) // S
+                    ok = np.abs(_fold(v - (m - w) * ts - w * cs, n)) <= tol
+                    if ok.any():
+                        matched[key].append((hs[ok], (hs[ok] + m) % S, w[ok], (m - 1) * _SKIP))
+        for src, dst, w, extra in matched[key]:
+            offer(cost[src] + extra, dst, 0, w, src)
+        offer(cost + _UNEXPLAINED, (hs + 1) % S, 1, (hs + 1) // S, hs)
+        j = int(np.argmin(cost))
+        offer(np.array([cost[j] + _JUMP]), np.array([0]), 2, np.array([1]), np.array([j]))
+        a = tracks[i - 1]
+        both = a.count + len(a.slips) + t.count + len(t.slips)
+        # (or a sector or two more where its first block lies right after the last of the one before: a noisy
+        # walk's sectors per track one short, Cheetah 9LP's 245-block tracks read as 244 and a one-block sliver)
+        if a.spt == n and (both <= n or both <= n + 2 and abs(_fold1(v - a.count - len(a.slips), n)) <= tol):
+            offer(cost + _CONTINUED, hs, 3, np.zeros(S, dtype=np.int64), hs)
+        cost = new
+        kinds.append(kind)
+        prevs.append(prev)
+        wraps.append(wr)
+    # back from the cheapest last head
+    N = len(tracks)
+    head = [0] * N
+    kd, wv = [0] * N, [0] * N
+    h = int(np.argmin(cost))
+    for i in range(N - 1, -1, -1):
+        head[i] = h
+        kd[i], wv[i] = int(kinds[i][h]), int(wraps[i][h])
+        h = int(prevs[i][h])
+    # cylinders; zones break at a new run, a jump, and a cylinder's first track whose skew no switch of the
+    # zone's pairs explains (a new zone's own offset) or only another pair explains. A skew nothing explains
+    # inside a cylinder (the angle turned there: a slip, DiskSim's skews after a slipped track) starts a new zone
+    # at that cylinder, so that the spec's one angle per zone is wrong for a few tracks only (kept in one zone,
+    # HP C2247A's model with 20 us of jitter had 63% of its blocks within a sector, against 93%). Not where one
+    # track's level alone is off. A zone's pair: the one that explains all its switches (a head switch alone
+    # fits every pair with that track skew: the cylinder switches choose among them).
+    out, pos, orig, zone_first, zone_orig, zone_pairs, gap_possible = [], [], [], [], [], [], []
+    cyl, skipped, zp = -1, 0, None
+
+    def sig(t):
+        return (t.level + t.first) % t.spt
+
+    def steps_skew(h0, h1, p):
+        # the skew of the switches from head h0 to head h1 (one to S slots on)
+        m = (h1 - h0) % S or S
+        w = (h0 + m) // S
+        return (m - w) * p[0] + w * p[1]
+
+    def fits(i, p):
+        # does pair p explain the step into track i (from head[i - 1] to head[i])?
+        return abs(_fold1(sig(tracks[i]) - sig(tracks[i - 1]) - steps_skew(head[i - 1], head[i], p), tracks[i].spt)) <= tol
+
+    def level_off(i):
+        # one track's own level off (noise, a slip at its start), not a turn of the angle: the track after it
+        # lies where the zone's switches put it from the one before it (this track off), or this one from the
+        # track two before (the one before off)
+        p = zp[0] if zp else (cands(i)[:1] or [None])[0]
+        if p is None:
+            return False
+        n = tracks[i].spt
+        return any(0 <= x and y < N and kd[y] in (0, 1) and kd[x + 1] in (0, 1) and tracks[x].spt == tracks[y].spt == n
+                   and abs(_fold1(sig(tracks[y]) - sig(tracks[x]) - steps_skew(head[x], head[x + 1], p)
+                                  - steps_skew(head[x + 1], head[y], p), n)) <= tol
+                   for x, y in ((i - 1, i + 1), (i - 2, i)))
+
+    def far(i):
+        # a skew far from the zone's switches (a new zone's own offset, a turn of the angle, not a level a few
+        # sectors off); no pair to judge by (a zone just begun): not far
+        p = zp[0] if zp else (cands(i)[:1] or [None])[0]
+        return p is not None and abs(_fold1(sig(tracks[i]) - sig(tracks[i - 1]) - steps_skew(head[i - 1], head[i], p),
+                                            tracks[i].spt)) > 3 * tol
+
+    def start_zone(at, i, possible):
+        zone_first.append(at)
+        zone_orig.append(i)
+        zone_pairs.append(None)
+        gap_possible.append(possible)
+    for i, t in enumerate(tracks):
+        k = kd[i]
+        if k == 3:   # the rest of the track before
+            a = out[-1]
+            out[-1] = Track(a.first, a.count + t.count, a.spt, a.level, a.slips + [a.count + x for x in t.slips],
+                            exact=a.exact)
+            if getattr(a, "predicted", False):
+                out[-1].predicted = True
+            continue
+        cyl += 1 if k == -1 else wv[i]
+        ok = [p for p in cands(i) if fits(i, p)] if k == 0 else []
+        if k == 0:
+            skipped += ((head[i] - head[i - 1]) % S or S) - 1
+        keep = [p for p in ok if p in zp] if zp else ok
+        if k in (-1, 2) or head[i] == 0 and (k == 1 and not level_off(i) or k == 0 and zp and not keep):
+            start_zone(len(out), i, k in (-1, 2) or k == 1 and far(i))
+            zp = zone_pairs[-1] = ok or None
+        elif k == 1 and (exact or far(i)) and not level_off(i):
+            # the angle turned inside this cylinder: a new zone from its first track (with noise only by more
+            # than noise turns it: desk250 with 20 us of jitter once had 51,163 zones, and a cylinder more for
+            # each that held an over-full track)
+            f = len(out)
+            while f > 0 and pos[f - 1][0] == cyl:
+                f -= 1
+            if f > zone_first[-1]:
+                start_zone(f, orig[f], False)
+                zp = None
+        elif k == 0 and keep:
+            zp = zone_pairs[-1] = keep
+        out.append(t)
+        pos.append((cyl, head[i]))
+        orig.append(i)
+    # no switch of its own matched: its first track's candidates
+    zone_pair = [(zp_ or cands(i)[:1] or [None])[0] for zp_, i in zip(zone_pairs, zone_orig)]
+    return out, pos, zone_first, zone_pair, skipped, gap_possible

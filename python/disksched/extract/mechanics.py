@@ -16,7 +16,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .device import Device
-from .layout import Geometry, Prober
+from .layout import Geometry, Prober, insert_empty_cylinders
 from .timing import Clock
 
 # The distances DIXtrac measures (and DiskSim's seek tables list): every one to
@@ -153,14 +153,27 @@ def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: 
     return results
 
 
+def _round(dev: Device, geo: Geo, clock: Clock, rng: random.Random, tasks: list, segments: int, write: bool = False,
+           first: int = 0, of: Optional[int] = None) -> list[float]:
+    """One lead per task (`positioning`), with enough far-away reads before and after each round that a track is
+    read again only after `segments` others (no cache hits)."""
+    distinct = sum(2 * len(a) for a, _ in tasks)
+    rounds = max(min(len(a) for a, _ in tasks), 1)   # a track comes round again after this many rounds
+    fill = -(-max(segments + 2 - distinct, 0) // rounds)
+    for _ in range(fill):
+        dev.read(rng.randrange(dev.blocks))
+    return positioning(dev, geo, clock, rng, tasks, write=write, fill=fill, first=first, of=of)
+
+
 def _tracks_of_cyl(g: Geometry, c: int) -> list:
     end = g.cylinders[c + 1] if c + 1 < len(g.cylinders) else len(g.tracks)
     return list(range(g.cylinders[c], end))
 
 
 def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, distances: list[int], per_distance: int = 4,
-               progress: Optional[Callable] = None, write: bool = False, segments: int = 16) -> tuple[list, list]:
-    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns)."""
+               progress: Optional[Callable] = None, write: bool = False, segments: int = 16,
+               head_switch: bool = True) -> tuple[list, list]:
+    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns), with `head_switch`."""
     geo = Geo(g)
     ncyl = len(g.cylinders)
     out = []
@@ -185,17 +198,13 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
             tasks.append((a[:n], b[:n]))
         leads = []
         while tasks and len(leads) < per_distance:
-            # enough far-away reads after each round that a track is read again only after `segments` others
-            distinct = sum(2 * len(a) for a, _ in tasks)
-            rounds = max(min(len(a) for a, _ in tasks), 1)   # a track comes round again after this many rounds
-            fill = -(-max(segments + 2 - distinct, 0) // rounds)
-            for _ in range(fill):
-                dev.read(rng.randrange(dev.blocks))
-            leads += positioning(dev, geo, clock, rng, tasks, write=write, fill=fill, first=len(leads), of=per_distance)
+            leads += _round(dev, geo, clock, rng, tasks, segments, write=write, first=len(leads), of=per_distance)
         v = np.array(leads, dtype=float)
         out.append((d, float(np.median(v)) / 1e6, float(v.max() - v.min()) / 1e6))
         if progress:
             progress(k + 1, len(distances))
+    if not head_switch:
+        return out, []
     # head switch: to the previous track of the same cylinder
     tasks = []
     for j in range(max(per_distance, 8)):
@@ -321,3 +330,76 @@ def write_report_after_read(dev: Device, g: Geometry, clock: Clock, rng: random.
         c_w = dev.write(b)
         out.append((c_w - c_r + T / 2) % T - T / 2)
     return float(np.median(out)) if out else None
+
+
+# Seeks across a zone boundary: (cylinders before it, cylinders after it) of each source and destination, a
+# cylinder further from the boundary on each side (distances 1, 3, 5 and 7 with no empty cylinder between).
+GAP_SIDES = ((0, 0), (1, 1), (2, 2), (3, 3))
+# The part of the curve measured before the gaps (they are found against it, up to this less 7 cylinders wide).
+GAP_CURVE_MAX = 100
+
+
+def _full_tracks(g: Geometry, c: int) -> list:
+    """The tracks of cylinder c that hold blocks on at least half their sectors: a probe to a spare sector of a
+    short one reads its first block a turn later (`Geo.lbn_at`), and the searches on Cheetah 9LP's one-track
+    zone of 28 blocks found a gap where there was none."""
+    return [i for i in _tracks_of_cyl(g, c) if 2 * g.tracks[i].count >= g.tracks[i].spt]
+
+
+def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve: list, segments: int = 16,
+              progress: Optional[Callable] = None) -> list[tuple[int, int, float]]:
+    """Empty cylinders before each zone, inserted into `g`'s numbering. The layout walk sees the next zone begin
+    on the cylinder after the last one holding blocks, but spare cylinders (a zone's spare tracks, cylinders
+    outside every zone) lie between them, and a seek across them pays their distance. At each zone boundary in
+    turn (the cylinders before it already renumbered), leads from cylinders before it to cylinders of the zone
+    after it (`GAP_SIDES`, the destination side cut to that zone's cylinders), distances D on the model's
+    numbering, against the measured curve (`curve`: (distance, lead ms, spread) on cylinders mostly within
+    zones): the gap is the g whose curve at D + g matches them best (median absolute difference), 0 unless that
+    beats no gap by more than a sector and the timing noise. Returns (zone index, gap, median difference ms)
+    per zone measured."""
+    dist = np.array([d for d, _, _ in curve], dtype=float)
+    lead = np.array([v for _, v, _ in curve], dtype=float)
+    out = []
+    for zi in range(1, len(g.zones)):
+        b_z = g.zones[zi]
+        if not b_z.get("gap_possible", True):
+            continue   # the skews carry on into it from the cylinder before (a zone begun for its angle)
+        cb = b_z["first_cylinder"]
+        sides = {}
+        for a, b in GAP_SIDES:
+            c0, c1 = cb - 1 - a, cb + min(b, b_z["last_cylinder"] - cb)
+            if c0 >= 0 and _full_tracks(g, c0) and _full_tracks(g, c1):
+                sides[(c0, c1)] = None
+        # each round's searches on distinct tracks (side by side on one they hit each other's read-ahead)
+        rounds: list = []
+        for c0, c1 in sides:
+            r = next((r for r in rounds if all(c1 != y and c0 != x for x, y in r)), None)
+            if r is None:
+                rounds.append([])
+                r = rounds[-1]
+            r.append((c0, c1))
+        if len(sides) < 2:
+            continue
+        geo = Geo(g)
+        ds, v = [], []
+        for r in rounds:
+            tasks = []
+            for k, (c0, c1) in enumerate(r):
+                ta, tb = _full_tracks(g, c0), _full_tracks(g, c1)
+                n = min(len(ta), len(tb))
+                tasks.append((ta[:n], tb[:n]) if k % 2 == 0 else (tb[:n], ta[:n]))   # both directions
+                ds.append(c1 - c0)
+            v += _round(dev, geo, clock, rng, tasks, segments)
+        v = np.array(v) / 1e6
+        x = np.array(ds, dtype=float)
+        err = [float(np.median(np.abs(v - np.interp(x + k, dist, lead)))) for k in range(0, int(dist.max() - x.max()) + 1)]
+        tol = clock.period_ns / b_z["spt"] / 1e6 + 2 * clock.noise_ns / 1e6
+        gap = int(np.argmin(err))
+        if err[0] <= err[gap] + tol:
+            gap = 0   # no seek says otherwise
+        if gap:
+            insert_empty_cylinders(g, [(zi, gap)])
+        out.append((zi, gap, err[gap]))
+        if progress:
+            progress(zi, len(g.zones) - 1)
+    return out
