@@ -821,3 +821,15 @@ def test_a_spec_the_simulator_refuses_is_never_written(dec_exact):
     assert "sectors_per_track = 58" in text
     with pytest.raises(DiskschedError, match="does not load"):
         _check_spec(text.replace("sectors_per_track = 58", "sectors_per_track = 0", 1))
+
+
+def test_spec_zone_limit_is_the_simulators():
+    """The extractor falls back to its coarse mode rather than write more zones than a spec may list: its limit
+    is the simulator's (the extractor may not import the simulator to ask it)."""
+    import re
+
+    from disksched.extract.spec import SPEC_MAX_ZONES
+
+    rust = (Path(__file__).parent.parent / "crates/disksched-core/src/disk/spec.rs").read_text()
+    m = re.search(r"pub const MAX_ZONES: u64 = 1 << (\d+);", rust)
+    assert m and SPEC_MAX_ZONES == 1 << int(m.group(1)), m

@@ -16,7 +16,7 @@ from .layout import Geometry, Track, _assemble, extract_layout, walk, zones_of_w
 from .mechanics import GAP_CURVE_MAX, lead_after_write, seek_curve, seek_distances, write_report_after_read, zone_gaps
 from .queue import drive_queue
 from .sampled import sampled_layout
-from .spec import layout_section
+from .spec import SPEC_MAX_ZONES, layout_section
 from .timing import Clock, hit_time, rotation_period
 from .watermark import read_water_mark
 
@@ -111,6 +111,11 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         trs, st = sampled_layout(dev, clock, rng, stride, spt0, segments=max(int(seg["segments"]), 1), spread=spread,
                                  progress=_stage(progress, "layout walk (sampled)"), check_every_tracks=check_every_tracks)
         g = _assemble(trs, st)
+    if len(g.zones) > SPEC_MAX_ZONES:
+        # not a layout of zones (maxtor300g's truth is a DiskSim 4 track table): what timing gives without one
+        return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0,
+                       why=f"the layout walk found {len(g.zones):,} zones, more than a spec holds ({SPEC_MAX_ZONES:,}): "
+                           "no zoned layout it follows; no layout, skews or zones, one zone of the measured media rate")
     g.stats["walk"] = walk_mode
     g.stats["walk_device_s"] = (dev.busy_ns - walk_s0) / 1e9
     g.stats["walk_estimate_min"] = est_min
@@ -515,16 +520,17 @@ def _seek_conf(row) -> float:
     return float(max(0.0, 1.0 - s / max(m, 1e-3)))
 
 
-def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: int, progress, writes, name, wall0) -> Extraction:
+def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: int, progress, writes, name, wall0,
+            why: Optional[str] = None) -> Extraction:
     """Timing too coarse to see the platter's angle (a real-time device on a
     shared machine, a network in between): what response times still give.
     The media rate from long sequential reads, the rotation period (as good
     as its coherence), seek by mean response against distance (the mean
     rotational latency, half a turn, taken off), the cache from hits. The
     layout is one zone of the blocks one turn carries, on one surface:
-    no skews, no slips, no zones."""
-    rows, notes = [], [f"timing too coarse for rotational positions (coherence {conf:.2f} < 0.8): "
-                       "no layout, skews or zones; one zone of the measured media rate"]
+    no skews, no slips, no zones. `why`: the reason, if not the coherence."""
+    rows, notes = [], [why or f"timing too coarse for rotational positions (coherence {conf:.2f} < 0.8): "
+                              "no layout, skews or zones; one zone of the measured media rate"]
     T = clock.period_ns
     rows.append(("rpm", 60e9 / T, "rev/min", conf, f"periodogram over {len(clock.anchor_blocks)} revisited blocks (coarse)"))
     hl = cache_tests.hit_line(dev, rng)

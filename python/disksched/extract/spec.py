@@ -54,6 +54,10 @@ def to_toml(spec: dict, header: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+# The most zones a spec may list (the simulator's `disk::spec::limits::MAX_ZONES`; tests/test_extract.py checks they agree).
+SPEC_MAX_ZONES = 1 << 16
+
+
 def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
     """[layout]: one zone per run of cylinders of one sectors-per-track and
     skews, spares at each zone's end (DiskSim's sectors-per-zone), every

@@ -91,23 +91,27 @@ def _fit_period(deltas: list, p: float, k: Optional[int] = None, tol: float = 0.
     return p
 
 
-def _revisits(dev: Device, rng: random.Random, anchors: int, rounds: int, hit_below_ns: Optional[float],
-              drop_hits: bool, progress: Optional[Callable]) -> Optional[tuple[list, list]]:
+def _revisits(dev: Device, rng: random.Random, anchors: int, rounds: int, drop_hits: bool,
+              progress: Optional[Callable]) -> Optional[tuple[list, list]]:
     """`anchors` far-apart blocks read in turn `rounds` times, each round in a
-    new random order: (blocks, completion times of each; with `drop_hits` not
-    those that answered faster than `hit_below_ns`, cache hits, which say
-    nothing of the platter). None if most of the first revisits were hits."""
+    new random order: (blocks, completion times of each). A revisit that
+    answered faster than every first read (each a seek to a far block) was a
+    cache hit, which says nothing of the platter: None if most of the first
+    revisits were, and with `drop_hits` such times are left out."""
     step = dev.blocks // anchors
     blocks = [i * step + rng.randrange(max(step // 2, 1)) for i in range(anchors)]
     times = [[] for _ in blocks]
     last = dev.now_ns()
+    fastest_miss = math.inf
     for r in range(rounds):
         order = list(range(anchors))
         rng.shuffle(order)
         quick = 0
         for i in order:
             t = dev.read(blocks[i])
-            hit = hit_below_ns is not None and t - last < hit_below_ns
+            if r == 0:
+                fastest_miss = min(fastest_miss, t - last)
+            hit = r > 0 and t - last < fastest_miss
             quick += hit
             if not (hit and drop_hits):
                 times[i].append(t)
@@ -119,16 +123,27 @@ def _revisits(dev: Device, rng: random.Random, anchors: int, rounds: int, hit_be
     return blocks, times
 
 
+def _fit_gaps(gaps: np.ndarray, p: float, tol: float = 0.3) -> float:
+    """Least squares of `gaps` (each a whole number of turns) on their turn
+    counts, those off by more than `tol` turns or under one turn left out."""
+    for _ in range(2):
+        m = np.round(gaps / p)
+        ok = (np.abs(gaps / p - m) < tol) & (m > 0)
+        if ok.any():
+            p = float((m[ok] * gaps[ok]).sum() / (m[ok] ** 2).sum())
+    return p
+
+
 def _period_from_first_revisits(deltas: list, p: float) -> float:
     """Refine `p` on the differences between anchors' first revisits (each a
     whole number of turns too), nearest in time first and then twice as far
-    apart at each step, so each step's revolution counts are unambiguous
-    from the last: the long revisits of many anchors then fit without a
-    periodogram over their whole span."""
+    apart at each step, so each step's turn counts are unambiguous from the
+    last: the long revisits of many anchors then fit without a periodogram
+    over their whole span."""
     firsts = np.sort([float(d[1]) for d in deltas])
     lag = 1
     while lag < len(firsts):
-        p = _fit_period([np.array([0.0, x]) for x in firsts[lag:] - firsts[:-lag]], p, None, 0.3)
+        p = _fit_gaps(firsts[lag:] - firsts[:-lag], p)
         lag *= 2
     return p
 
@@ -142,15 +157,13 @@ def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: 
     after its first. The period is the longest one under which every anchor's
     completions agree in phase (a periodogram; shorter submultiples agree too),
     refined by least squares on the revolution counts. Where most first
-    revisits answer as fast as a hit (`keep.hit_ns`, when measured: a cache of
-    more segments than anchors, as a 2,048-segment drive's), the test starts
+    revisits answer faster than any first read (a cache of more segments
+    than anchors, as a 2,048-segment drive's, serves them), the test starts
     again with twice the anchors and half the rounds (at least 4: each round
     spans longer), up to `max_anchors`. Returns (period ns, confidence = the
     coherence at it, revolutions spanned)."""
-    # A hit answers within its own spread of the hit time; a miss to a far block takes a seek on top.
-    hit_below_ns = keep.hit_ns + max(keep.hit_ns, 4 * keep.hit_spread_ns) if keep is not None and keep.hit_ns > 0 else None
     first_try = anchors
-    while (got := _revisits(dev, rng, anchors, rounds, hit_below_ns, anchors > first_try, progress)) is None:
+    while (got := _revisits(dev, rng, anchors, rounds, anchors > first_try, progress)) is None:
         if 2 * anchors > max_anchors:
             raise DeviceError(f"the cache still holds {anchors} far-apart blocks read in turn: no revisit reaches the platter")
         anchors, rounds = 2 * anchors, max(4, rounds // 2)
@@ -160,16 +173,28 @@ def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: 
     # coarse: first revisit only (span ~ a few hundred revolutions), grid fine enough for it; after a retry the
     # revisits span too many turns for that grid, so the periodogram is over the gaps between first revisits
     # (each a few turns) and the period is then carried up to the revisits' span (`_period_from_first_revisits`)
-    first = [d[:2] for d in deltas]
-    if anchors > first_try:
-        gaps = np.diff(np.sort([float(d[1]) for d in deltas]))
-        first = [np.array([0.0, g]) for g in gaps]
-    span = max(float(d[1]) for d in first)
     lo, hi = min_ms * 1e6, max_ms * 1e6
+    if anchors == first_try:
+        first = [d[:2] for d in deltas]
+        span = max(float(d[1]) for d in first)
+        coherence = lambda periods: _coherence(first, periods)  # noqa: E731
+    else:
+        # the gaps of up to 8 of the slowest turns, at most 512 of them (a pair's coherence is |cos(pi gap / P)|)
+        gaps = np.diff(np.sort([float(d[1]) for d in deltas]))
+        gaps = gaps[(gaps > 0) & (gaps <= 8 * hi)]
+        gaps = gaps[::max(1, len(gaps) // 512)]
+        if len(gaps) == 0:
+            raise DeviceError("no rotation period found (the anchors' revisits came back all at once)")
+        span = float(gaps.max())
+        coherence = lambda periods: np.abs(np.cos(np.pi * np.outer(1.0 / periods, gaps))).mean(axis=1)  # noqa: E731
     dp = 0.02 * lo * lo / span
     grid = np.arange(lo, hi, dp)
-    sc = np.concatenate([_coherence(first, grid[i:i + 4000]) for i in range(0, len(grid), 4000)])
+    sc = np.concatenate([coherence(grid[i:i + 4000]) for i in range(0, len(grid), 4000)])
     good = grid[sc >= 0.9 * sc.max()]
+    if anchors > first_try:
+        # gaps of a turn or two stay coherent over a wide band around each peak: only the peaks are candidates
+        peak = (sc >= 0.9 * sc.max()) & (sc >= np.roll(sc, 1)) & (sc >= np.roll(sc, -1))
+        good = grid[peak]
     # the longest coherent period (shorter submultiples are coherent too); refine with all revisits
     best = None
     for cand in sorted(good, reverse=True)[:50]:
