@@ -833,3 +833,17 @@ def test_spec_zone_limit_is_the_simulators():
     rust = (Path(__file__).parent.parent / "crates/disksched-core/src/disk/spec.rs").read_text()
     m = re.search(r"pub const MAX_ZONES: u64 = 1 << (\d+);", rust)
     assert m and SPEC_MAX_ZONES == 1 << int(m.group(1)), m
+
+
+def test_a_walk_past_a_specs_zones_falls_back_to_the_coarse_mode(monkeypatch):
+    """A layout the walk cannot follow as zones (maxtor300g's track table: 513,083 zones after 8.7 device hours)
+    is given up once the walk needs more dense stretches than a spec may list zones: the extraction ends in the
+    coarse mode and says why. DEC RZ26's walk needs 2, so with the limit at 1 it is given up."""
+    from disksched.extract import sampled
+    from disksched.extract.run import extract
+    from disksched.extract_devices import open_device
+
+    monkeypatch.setattr(sampled, "SPEC_MAX_ZONES", 1)
+    x = extract(open_device("sim:dec_rz26"), seed=1)
+    assert any("dense stretches" in n for n in x.notes), x.notes
+    assert x.spec["surfaces"] == 1 and len(x.spec["layout"]["zones"]) == 1

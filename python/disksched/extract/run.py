@@ -15,7 +15,7 @@ from .device import Device, DeviceError
 from .layout import Geometry, Track, _assemble, extract_layout, walk, zones_of_walk
 from .mechanics import GAP_CURVE_MAX, lead_after_write, seek_curve, seek_distances, write_report_after_read, zone_gaps
 from .queue import drive_queue
-from .sampled import sampled_layout
+from .sampled import NotZoned, sampled_layout
 from .spec import SPEC_MAX_ZONES, layout_section
 from .timing import Clock, hit_time, rotation_period
 from .watermark import read_water_mark
@@ -108,8 +108,13 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     if walk_mode == "full":
         g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"), spread=spread)
     else:
-        trs, st = sampled_layout(dev, clock, rng, stride, spt0, segments=max(int(seg["segments"]), 1), spread=spread,
-                                 progress=_stage(progress, "layout walk (sampled)"), check_every_tracks=check_every_tracks)
+        try:
+            trs, st = sampled_layout(dev, clock, rng, stride, spt0, segments=max(int(seg["segments"]), 1), spread=spread,
+                                     progress=_stage(progress, "layout walk (sampled)"), check_every_tracks=check_every_tracks)
+        except NotZoned as e:
+            return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0,
+                           why=f"{e} (more than a spec holds zones): no zoned layout it follows; no layout, skews or zones, "
+                               "one zone of the measured media rate")
         g = _assemble(trs, st)
     if len(g.zones) > SPEC_MAX_ZONES:
         # not a layout of zones (maxtor300g's truth is a DiskSim 4 track table): what timing gives without one

@@ -34,9 +34,16 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .device import Device
+from .device import Device, DeviceError
 from .layout import ZONE_MIN_PAIRS, Track, _fold, _mode, pair_spt, tracks_of_walk, walk
+from .spec import SPEC_MAX_ZONES
 from .timing import Clock, refine_period
+
+
+class NotZoned(DeviceError):
+    """The walk needed more dense stretches than a spec may list zones (each stretch may begin one): the
+    layout is not zones of cylinders it can follow (maxtor300g's truth, a DiskSim 4 track table, took 8.7
+    device hours of walking to find 513,083 zones before this stop)."""
 
 
 @dataclass
@@ -333,6 +340,8 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
                   "suspect_hits"):
             stats[k] += int(st.get(k, 0))
         stats["dense_stretches"] += 1
+        if stats["dense_stretches"] > SPEC_MAX_ZONES:
+            raise NotZoned(f"the layout walk needed over {SPEC_MAX_ZONES:,} dense stretches")
         if hi < end and len(trs) > 1:
             trs = trs[:-1]        # the last track is cut at `hi`
         stats["dense_tracks"] += len(trs)
