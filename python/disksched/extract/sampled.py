@@ -42,8 +42,8 @@ from .timing import Clock, refine_period
 
 class NotZoned(DeviceError):
     """The walk needed more dense stretches than a spec may list zones (each stretch may begin one): the
-    layout is not zones of cylinders it can follow (maxtor300g's truth, a DiskSim 4 track table, took 8.7
-    device hours of walking to find 513,083 zones before this stop)."""
+    layout is not zones of cylinders it can follow. (maxtor300g's DiskSim 4 track table stays under it:
+    its walk takes 524 device minutes without reaching it, and only the zones it assembles, 262,243, say so.)"""
 
 
 @dataclass
