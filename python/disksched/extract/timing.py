@@ -160,8 +160,8 @@ def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: 
     after its first. The period is the longest one under which every anchor's
     completions agree in phase (a periodogram; shorter submultiples agree too),
     refined by least squares on the revolution counts. Where most first
-    revisits answer faster than any first read (a cache of more segments
-    than anchors, as a 2,048-segment drive's, serves them), the test starts
+    revisits answer faster than nine in ten first reads (a cache of more
+    segments than anchors, as a 2,048-segment drive's, serves them), the test starts
     again with twice the anchors and half the rounds (at least 4: each round
     spans longer), up to `max_anchors`. Returns (period ns, confidence = the
     coherence at it, revolutions spanned)."""
@@ -171,13 +171,14 @@ def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: 
             raise DeviceError(f"the cache still holds {anchors} far-apart blocks read in turn: no revisit reaches the platter")
         anchors, rounds = 2 * anchors, max(4, rounds // 2)
     blocks, times = got
+    retried = anchors > first_try
     # (An anchor read back too soon, still in a segment, keeps only its misses; one with no revisit left is out.)
     deltas = [np.array(t, dtype=float) - t[0] for t in times if len(t) >= 2]
     # coarse: first revisit only (span ~ a few hundred revolutions), grid fine enough for it; after a retry the
     # revisits span too many turns for that grid, so the periodogram is over the gaps between first revisits
     # (each a few turns) and the period is then carried up to the revisits' span (`_period_from_first_revisits`)
     lo, hi = min_ms * 1e6, max_ms * 1e6
-    if anchors == first_try:
+    if not retried:
         first = [d[:2] for d in deltas]
         span = max(float(d[1]) for d in first)
         coherence = lambda periods: _coherence(first, periods)  # noqa: E731
@@ -194,14 +195,14 @@ def rotation_period(dev: Device, rng: random.Random, anchors: int = 48, rounds: 
     grid = np.arange(lo, hi, dp)
     sc = np.concatenate([coherence(grid[i:i + 4000]) for i in range(0, len(grid), 4000)])
     good = grid[sc >= 0.9 * sc.max()]
-    if anchors > first_try:
+    if retried:
         # gaps of a turn or two stay coherent over a wide band around each peak: only the peaks are candidates
         peak = (sc >= 0.9 * sc.max()) & (sc >= np.roll(sc, 1)) & (sc >= np.roll(sc, -1))
         good = grid[peak]
     # the longest coherent period (shorter submultiples are coherent too); refine with all revisits
     best = None
     for cand in sorted(good, reverse=True)[:50]:
-        p = float(cand) if anchors == first_try else _period_from_first_revisits(deltas, float(cand))
+        p = _period_from_first_revisits(deltas, float(cand)) if retried else float(cand)
         for k in range(2, rounds + 1):  # one more revisit at a time: the revolution counts stay unambiguous
             p = _fit_period(deltas, p, k, 0.02 if k == rounds else 0.3)
         c = float(_coherence(deltas, np.array([p]))[0])
