@@ -113,14 +113,13 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                                      progress=_stage(progress, "layout walk (sampled)"), check_every_tracks=check_every_tracks)
         except NotZoned as e:
             return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0,
-                           why=f"{e} (more than a spec holds zones): no zoned layout it follows; no layout, skews or zones, "
-                               "one zone of the measured media rate")
+                           why=f"{e} (more than a spec holds zones): no zoned layout it follows")
         g = _assemble(trs, st)
     if len(g.zones) > SPEC_MAX_ZONES:
         # not a layout of zones (maxtor300g's truth is a DiskSim 4 track table): what timing gives without one
         return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0,
                        why=f"the layout walk found {len(g.zones):,} zones, more than a spec holds ({SPEC_MAX_ZONES:,}): "
-                           "no zoned layout it follows; no layout, skews or zones, one zone of the measured media rate")
+                           "no zoned layout it follows")
     g.stats["walk"] = walk_mode
     g.stats["walk_device_s"] = (dev.busy_ns - walk_s0) / 1e9
     g.stats["walk_estimate_min"] = est_min
@@ -533,9 +532,9 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     as its coherence), seek by mean response against distance (the mean
     rotational latency, half a turn, taken off), the cache from hits. The
     layout is one zone of the blocks one turn carries, on one surface:
-    no skews, no slips, no zones. `why`: the reason, if not the coherence."""
-    rows, notes = [], [why or f"timing too coarse for rotational positions (coherence {conf:.2f} < 0.8): "
-                              "no layout, skews or zones; one zone of the measured media rate"]
+    no skews, no slips, no zones. `why`: the reason, if not the period's coherence."""
+    why = why or f"timing too coarse for rotational positions (coherence {conf:.2f} < 0.8)"
+    rows, notes = [], [f"{why}: no layout, skews or zones; one zone of the measured media rate"]
     T = clock.period_ns
     rows.append(("rpm", 60e9 / T, "rev/min", conf, f"periodogram over {len(clock.anchor_blocks)} revisited blocks (coarse)"))
     hl = cache_tests.hit_line(dev, rng)
