@@ -77,8 +77,9 @@ impl Cache {
     pub fn lookup(&self, lbn: u64, end: u64, include_writes: bool) -> Option<(usize, u64)> {
         // The longest prefix; the lowest index among equals.
         let mut best: Option<(usize, u64)> = None;
-        for (i, s) in self.readable(include_writes) {
-            if s.lo <= lbn && lbn < s.hi {
+        for (i, s) in self.segments.iter().enumerate() {
+            let Some(s) = s.filter(|s| s.lo <= lbn && lbn < s.hi && (include_writes || !s.write)) else { continue };
+            if Some(i) != self.write_segment {
                 let n = s.hi.min(end) - lbn;
                 if best.is_none_or(|(_, m)| n > m) {
                     best = Some((i, n));
@@ -112,8 +113,17 @@ impl Cache {
         let reserved = self.write_segment;
         let i = match reserved.filter(|_| write) {
             Some(w) => w,
-            None => self.segments.iter().enumerate().filter(|(i, _)| Some(*i) != reserved)
-                .min_by_key(|(_, s)| s.map_or(0, |s| s.last_used)).map(|(i, _)| i).unwrap(),
+            None => {
+                // The first of the least recently used (an empty segment counts as never used).
+                let (mut i, mut oldest) = (usize::MAX, u64::MAX);
+                for (k, s) in self.segments.iter().enumerate() {
+                    let used = s.map_or(0, |s| s.last_used);
+                    if used < oldest && Some(k) != reserved {
+                        (i, oldest) = (k, used);
+                    }
+                }
+                i
+            }
         };
         self.clock += 1;
         self.segments[i] = Some(Segment { lo, hi, last_used: self.clock, write });
