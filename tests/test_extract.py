@@ -847,3 +847,20 @@ def test_a_walk_past_a_specs_zones_falls_back_to_the_coarse_mode(monkeypatch):
     x = extract(open_device("sim:dec_rz26"), seed=1)
     assert any("dense stretches" in n for n in x.notes), x.notes
     assert x.spec["surfaces"] == 1 and len(x.spec["layout"]["zones"]) == 1
+
+
+def test_the_budget_ends_a_walk_that_runs_past_it():
+    """`--budget-min` is checked against a guess before the walk (Cheetah 4LP's: 2.0 device minutes, assuming
+    the layout changes at one checkpoint in ten) and enforced during it (its walk takes 5.3 without a budget):
+    with 3 minutes the walk stops within one command of them and the extraction ends in the coarse mode, saying so."""
+    import re
+
+    from disksched.extract.run import extract
+    from disksched.extract_devices import open_device
+
+    x = extract(open_device("sim:cheetah4lp"), seed=1, budget_min=3.0)
+    note = next((n for n in x.notes if "passed --budget-min 3" in n), None)
+    assert note is not None, x.notes
+    walked = float(re.search(r"after ([0-9.]+) device minutes", note).group(1))
+    assert 3.0 <= walked < 3.01, note
+    assert x.spec["surfaces"] == 1 and len(x.spec["layout"]["zones"]) == 1

@@ -641,7 +641,8 @@ def extract(device: str = typer.Argument(..., metavar="DEVICE", help="A block de
             report: Optional[Path] = typer.Option(None, "--report", help="Folder for the parameter table and plots."),
             allow_writes: Optional[str] = typer.Option(None, "--allow-writes",
                                                        help="Blocks LO-HI (inclusive) the write tests may overwrite; never on a mounted device."),
-            budget_min: Optional[float] = typer.Option(None, "--budget-min", help="Refuse to start if the walk alone would take longer (device minutes)."),
+            budget_min: Optional[float] = typer.Option(None, "--budget-min", help="Device minutes for the layout walk: refused at the start when its estimate is longer, "
+                                                          "ended (a coarse model) when the walk runs longer."),
             walk: str = typer.Option("sampled", "--walk", help="Layout walk: sampled (stretches, checked predictions between) or full (every track)."),
             seed: int = typer.Option(1, help="Seed of the test's random choices (and of sim: jitter)."),
             name: Optional[str] = typer.Option(None, help="The spec's name (default: the file's stem)."),

@@ -22,6 +22,10 @@ class DeviceError(Exception):
     """A device that cannot be opened, read or written (one line, no traceback)."""
 
 
+class OverBudget(Exception):
+    """The device time `Device.limit_busy` allowed is used up (raised by the command that used it up)."""
+
+
 class Device(ABC):
     #: capacity in blocks
     blocks: int = 0
@@ -38,6 +42,17 @@ class Device(ABC):
         self.busy_ns = 0
         self.commands = 0
         self._write_range: Optional[Tuple[int, int]] = None
+        self._busy_limit: Optional[int] = None
+
+    def limit_busy(self, until_ns: Optional[int]) -> None:
+        """Raise `OverBudget` from the command that takes `busy_ns` past `until_ns` (None: no limit)."""
+        self._busy_limit = until_ns
+
+    def _spent(self, ns: int, commands: int) -> None:
+        self.busy_ns += ns
+        self.commands += commands
+        if self._busy_limit is not None and self.busy_ns > self._busy_limit:
+            raise OverBudget(f"{self.busy_ns / 60e9:.2f} device minutes used, {self._busy_limit / 60e9:.2f} allowed")
 
     def allow_writes(self, lo: int, hi: int) -> None:
         """Writes are refused except to LBNs in [lo, hi)."""
@@ -75,8 +90,7 @@ class Device(ABC):
             done = self._io_batch(list(cmds))
         else:
             done = [self._io(lbn, blocks, False) for lbn, blocks in cmds]
-        self.busy_ns += max(done) - t0
-        self.commands += len(cmds)
+        self._spent(max(done) - t0, len(cmds))
         return done
 
     def _io_batch(self, cmds: list) -> list:
@@ -98,8 +112,7 @@ class Device(ABC):
         self._check(lbn, blocks)
         t0 = self.now_ns()
         t1 = self._io(lbn, blocks, write)
-        self.busy_ns += t1 - t0
-        self.commands += 1
+        self._spent(t1 - t0, 1)
         return t1
 
     def idle(self, ns: int) -> None:

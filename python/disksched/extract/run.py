@@ -11,7 +11,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import cache as cache_tests
-from .device import Device, DeviceError
+from .device import Device, DeviceError, OverBudget
 from .layout import Geometry, Track, _assemble, extract_layout, walk, zones_of_walk
 from .mechanics import GAP_CURVE_MAX, lead_after_write, seek_curve, seek_distances, write_report_after_read, zone_gaps
 from .queue import drive_queue
@@ -105,16 +105,25 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     seg = cache_tests.segments(dev, rng, hit, readahead_wait_ns=readahead_wait_ns)
     spread = max(int(seg["segments"]) + 2, 4) if seg.get("confidence", 0) >= 0.9 else 24
     walk_s0 = dev.busy_ns
-    if walk_mode == "full":
-        g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"), spread=spread)
-    else:
-        try:
+    # The estimate is a guess (the walk cannot know how often the layout changes): the budget also ends the walk.
+    dev.limit_busy(None if budget_min is None else walk_s0 + int(budget_min * 60e9))
+    why = None
+    try:
+        if walk_mode == "full":
+            g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"), spread=spread)
+        else:
             trs, st = sampled_layout(dev, clock, rng, stride, spt0, segments=max(int(seg["segments"]), 1), spread=spread,
                                      progress=_stage(progress, "layout walk (sampled)"), check_every_tracks=check_every_tracks)
-        except NotZoned as e:
-            return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0,
-                           why=f"{e} (more than a spec holds zones): no zoned layout it follows")
-        g = _assemble(trs, st)
+            g = _assemble(trs, st)
+    except NotZoned as e:
+        why = f"{e} (more than a spec holds zones): no zoned layout it follows"
+    except OverBudget:
+        why = (f"the {walk_mode} layout walk passed --budget-min {budget_min:g} after {(dev.busy_ns - walk_s0) / 60e9:.2f} "
+               f"device minutes (estimated {est_min:.1f} before it)")
+    finally:
+        dev.limit_busy(None)
+    if why:
+        return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0, why=why)
     if len(g.zones) > SPEC_MAX_ZONES:
         # not a layout of zones (maxtor300g's truth is a DiskSim 4 track table): what timing gives without one
         return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0,
