@@ -92,8 +92,10 @@ pub(crate) fn cyl_key(r: &Request) -> CylKey {
 /// The disks with requests in a positional index, in order.
 #[inline]
 pub(crate) fn disks_of<V>(map: &std::collections::BTreeMap<CylKey, V>) -> impl Iterator<Item = u32> + '_ {
+    // (The last key's disk ends the walk without a search: one disk's index, the usual case, needs none.)
+    let last = map.last_key_value().map(|(k, _)| k.0);
     std::iter::successors(map.keys().next().map(|k| k.0), move |&d| {
-        d.checked_add(1).and_then(|n| map.range((n, 0, 0)..).next().map(|k| k.0 .0))
+        (Some(d) != last).then(|| map.range((d + 1, 0, 0)..).next().map(|k| k.0 .0)).flatten()
     })
 }
 
@@ -155,14 +157,12 @@ pub(crate) fn next_on_disk<V>(map: &std::collections::BTreeMap<LbnKey, V>, disk:
 /// Disk `disk`'s requests in a positional index at cylinder `cylinder` or
 /// above (nearest first), and below it (nearest first).
 #[inline]
-#[allow(clippy::type_complexity)]
 pub(crate) fn outward<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32, cylinder: u32)
-    -> (std::collections::btree_map::Range<'_, CylKey, V>, std::iter::Rev<std::collections::btree_map::Range<'_, CylKey, V>>) {
-    let up = match disk.checked_add(1) {
-        Some(next) => map.range((disk, cylinder, 0)..(next, 0, 0)),
-        None => map.range((disk, cylinder, 0)..),
-    };
-    (up, map.range((disk, 0, 0)..(disk, cylinder, 0)).rev())
+    -> (impl Iterator<Item = (&CylKey, &V)>, impl Iterator<Item = (&CylKey, &V)>) {
+    // One bounded side each (the tree searched once a side); the disk's own keys end each walk.
+    let up = map.range((disk, cylinder, 0)..).take_while(move |(k, _)| k.0 == disk);
+    let down = map.range(..(disk, cylinder, 0)).rev().take_while(move |(k, _)| k.0 == disk);
+    (up, down)
 }
 
 /// Disk `disk`'s nearest requests at or above and below `cylinder` in a
