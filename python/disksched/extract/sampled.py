@@ -28,6 +28,7 @@ boundary's LBN, which a slip moves.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -35,7 +36,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .device import Device, DeviceError
-from .layout import ZONE_MIN_PAIRS, Track, _fold, _mode, pair_spt, tracks_of_walk, walk
+from .layout import ZONE_MIN_PAIRS, Track, _fold, _mode, _place, _skews_of, pair_spt, tracks_of_walk, walk
 from .spec import SPEC_MAX_ZONES
 from .timing import Clock, refine_period
 
@@ -125,14 +126,46 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
             return None               # the cylinder pattern broke near the end: measure on
         head %= S
     elif cs != ts:
-        # with noise one level off by a few sectors makes two odd skews: the cylinder switches' place
-        # modulo the surfaces by a vote of the skews near the cylinder skew over the last few cylinders
-        recent = range(max(0, len(sk) - 4 * S), len(sk))
-        votes = np.bincount([i % S for i in recent if abs(float(_fold(np.array(sk[i] - cs), n))) <= slack],
-                            minlength=S)
-        if votes.max() < 2 and need_head:
+        # with noise: the heads of the last few cylinders' tracks by the least-cost assignment that explains
+        # their skews (`layout._place`, as the whole layout is assembled), not by counting tracks: a dense
+        # stretch can hold a one-block sliver cut off a track, or a range's short last track joined to the
+        # next (both seen on Cheetah 4LP at 20 us of jitter), and counting them put every later cylinder
+        # switch a track off, which checkpoints a multiple of the surfaces apart never saw
+        # Tracks the walk measured decide, where they show a cylinder switch: predicted ones only repeat
+        # the phase they were predicted with (a wrong one never corrected itself: each of its cylinders
+        # cost the assignment as much as the few measured tracks after it)
+        m = 0
+        while m < len(tail) and not getattr(tail[-1 - m], "predicted", False):
+            m += 1
+        win = tail[-min(len(tail), 4 * S + 1):]
+        if m >= 2:
+            own = tail[-m:][-(4 * S + 1):]
+            placed, pos, *_ = _place(own, _skews_of(own), S, lambda i: [(ts, cs)], False)
+            sk_own = _skews_of(placed)
+            if any(b[1] == 0 and b[0] == a[0] + 1 and abs(float(_fold(np.array(v - cs), n))) <= slack
+                   for a, b, v in zip(pos, pos[1:], sk_own[1:]) if v is not None):
+                win = None
+        if win is not None:
+            placed, pos, *_ = _place(win, _skews_of(win), S, lambda i: [(ts, cs)], False)
+        head = pos[-1][1]
+        if need_head and win is not None and sum(1 for c, h in pos if h == 0) < 2:
             return None
-        head = (len(sk) - 1 - int(np.argmax(votes))) % S
+        count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
+        last = placed[-1]
+        # one track's level can be a few sectors off: carry each placed track's first block forward by the
+        # switches between its slot and the last one's, and take the median (a track the skews do not
+        # place near that, a spare area or a level far off, left out)
+        c1, h1 = pos[-1]
+        proj = []
+        for t, (c, h) in zip(placed, pos):
+            d = (c1 - c) * S + h1 - h
+            acc = (d - (c1 - c)) * ts + (c1 - c) * cs
+            v = float(_fold(np.array(_sigma(t) + acc - _sigma(last)), n))
+            if abs(v) <= slack + 3:
+                proj.append(v)
+        base = _sigma(last) + (float(np.median(proj)) if proj else 0.0)
+        last = Track(last.first, last.count, n, float((base - last.first) % n), list(last.slips), exact=last.exact)
+        return _Zone(n, count, ts, cs, S, head, last)
     count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
     last = tail[-1]
     if slack:
@@ -383,8 +416,13 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             tracks[n0:] = _tidy(tracks[n0:] + more, zl) if zl is not None else tracks[n0:] + more
             continue
         maybe_refine()
-        # checkpoints C, 2C, ... tracks ahead, in LBN order; the first that disagrees ends the batch
+        # checkpoints C, 2C, ... tracks ahead, in LBN order; the first that disagrees ends the batch. C is
+        # prime to the surfaces, so that the checkpoints fall on every head in turn: a predicted phase of the
+        # cylinder switches a track off moves the level of some of them (C a multiple of the surfaces, as
+        # 32 is of Cheetah 4LP's 8, saw every checkpoint at the same head, and a wrong phase never)
         C = check_every_tracks
+        while math.gcd(C, z.surfaces) != 1:
+            C += 1
         ks = [C * i for i in range(1, batch + 1)]
         ks = [k for k in ks if predict(z, k).first + z.count < end] or [1]
         lo, hi = 0, None
