@@ -106,8 +106,11 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
         return None
     sk = _skews(tail)
     ts = int(_mode(sk))
-    near = [abs(float(_fold(np.array(v - ts), n))) <= slack for v in sk]
-    far = [v for v, m in zip(sk, near) if not m]
+    # the cylinder skew: the commonest other skew, more than twice the slack from the head switch's (with
+    # noise a track's slips or a level a sector or two off make skews a few sectors short of a head switch:
+    # Cheetah 9LP's 94 for 97 at 20 us of jitter, taken for its cylinder skew, 133, and kept by every track
+    # predicted with it; its true pairs lie 5 or more apart)
+    far = [v for v in sk if abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
     vals, cnt = np.unique(far, return_counts=True) if far else (np.array([ts]), np.array([0]))
     cs = int(vals[np.argmax(cnt)]) if cnt.max() >= 2 else ts
     S = surfaces or surfaces_of(tail, slack) or 1
@@ -125,7 +128,7 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
         if head >= S and need_head:
             return None               # the cylinder pattern broke near the end: measure on
         head %= S
-    elif cs != ts:
+    elif cs != ts and S > 1:
         # with noise: the heads of the last few cylinders' tracks by the least-cost assignment that explains
         # their skews (`layout._place`, as the whole layout is assembled), not by counting tracks: a dense
         # stretch can hold a one-block sliver cut off a track, or a range's short last track joined to the
@@ -322,6 +325,23 @@ class _Checker:
         return self._agrees(nxt.first - 1, prev.level + len(prev.slips), prev.spt)
 
 
+def _one_period(tracks: list, measured: list, period_ns: float) -> None:
+    """Every track's level under one period, the final one. A level is a phase (time / period, mod 1) times
+    the sectors per track: read at time t under a period P, it is t (1/P' - 1/P) turns off under the final
+    P'. The period is refitted as the walk goes on (each time the span since the last fit has doubled), and
+    a stretch read early keeps the error of the period of its time. A predicted track is under the period
+    of the stretch it was predicted from (the last one before it)."""
+    if not measured:
+        return
+    los = [m[0] for m in measured]
+    for t in tracks:
+        k = int(np.searchsorted(los, t.first, side="right")) - 1
+        if k < 0:
+            continue
+        _, when, p = measured[k]
+        t.level = float((t.level + when * (1.0 / period_ns - 1.0 / p) * t.spt) % t.spt)
+
+
 def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, spt_hint: int, *,
                    segments: int = 24, spread: int = 24, progress: Optional[Callable] = None,
                    check_every_tracks: int = 32, calib_tracks: int = 48, back_tracks: int = 16,
@@ -367,6 +387,10 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
                 return None
         trs, st = tracks_of_walk(dev, clock, rng, w, lo, hi, refine=maybe_refine, calib_per_zone=calib_per_zone,
                                  spread=spread, spt=spt)
+        # the period its levels were read under, and when: re-expressed under the final period at the end
+        while measured and measured[-1][0] >= lo:
+            measured.pop()
+        measured.append((lo, float(np.median(w.t)) if len(w.t) else float(dev.now_ns()), clock.period_ns))
         if not first_stats:
             first_stats.update(st)
         for k in ("walk_probes", "probes", "runs", "boundary_windows", "slip_windows", "calibrated", "search_rounds",
@@ -381,6 +405,7 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         return trs
 
     exact = True
+    measured: list = []     # (first LBN of a dense stretch, when it was read, the period its levels are under)
     tracks = dense(0, calib_tracks * spt_hint)
     exact = bool(first_stats.get("exact_mode", True))
     surfaces = surfaces_of(tracks, slack=0 if exact else 2)
@@ -416,12 +441,14 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             tracks[n0:] = _tidy(tracks[n0:] + more, zl) if zl is not None else tracks[n0:] + more
             continue
         maybe_refine()
-        # checkpoints C, 2C, ... tracks ahead, in LBN order; the first that disagrees ends the batch. C is
-        # prime to the surfaces, so that the checkpoints fall on every head in turn: a predicted phase of the
-        # cylinder switches a track off moves the level of some of them (C a multiple of the surfaces, as
-        # 32 is of Cheetah 4LP's 8, saw every checkpoint at the same head, and a wrong phase never)
+        # checkpoints C, 2C, ... tracks ahead, in LBN order; the first that disagrees ends the batch. With
+        # noise C is prime to the surfaces, so that the checkpoints fall on every head in turn: a predicted
+        # phase of the cylinder switches a track off moves the level of some of them (C a multiple of the
+        # surfaces, as 32 is of Cheetah 4LP's 8, saw every checkpoint at the same head, and a wrong phase
+        # never). Without noise the phase is counted exactly and C stays (33 for HP C2490A's 18 surfaces
+        # moved its checkpoints, and 0.5% of its blocks, a few cylinders a track off, lost their angle)
         C = check_every_tracks
-        while math.gcd(C, z.surfaces) != 1:
+        while not exact and math.gcd(C, z.surfaces) != 1:
             C += 1
         ks = [C * i for i in range(1, batch + 1)]
         ks = [k for k in ks if predict(z, k).first + z.count < end] or [1]
@@ -470,6 +497,7 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         ahead = min(ahead * 2, 512) if hi <= 2 else ahead_tracks
     if clock.anchor_blocks:
         refine_period(dev, clock)
+    _one_period(tracks, measured, clock.period_ns)
     stats["checks"], stats["check_probes"] = chk.checks, chk.probes
     stats["probes"] += chk.probes
     out = dict(first_stats)
