@@ -617,18 +617,32 @@ def _earliest(phases: list) -> float:
 
 
 def _split_at_last(t: Track, tol: float, confirm: int):
-    """Generator: where the track after `t` begins inside it (None if `t`'s last
-    block shows `t`'s own level): the last block's level (earliest of
-    1 + `confirm` reads), then a search for the first block at that level."""
+    """Generator: where the track after `t` begins inside it (None if `t`'s first
+    and last blocks both show `t`'s own level): the last block's level (earliest
+    of 1 + `confirm` reads), then a search for the first block at that level;
+    else the same from the first block. Returns (boundary, the second part's
+    level, the first part's)."""
     x, n = t.first + t.count - 1, t.spt
     phs = []
     for _ in range(1 + confirm):
         phs.append((yield x))
     lev = float((_earliest(phs) * n - x) % n)
     if abs(float(_fold(np.array(lev - t.level), n))) <= tol:
-        return None
+        # the last block shows the track's level: the boundary missed may be near its start instead (a
+        # range's short last track that no walk read fell on, then the next track, whose level the run
+        # shows: Cheetah 4LP's 87 blocks before 108 spares at 20 us of jitter). The first block's level
+        # (earliest of as many reads) and a search for where the run's level begins; the first part
+        # keeps the first block's level
+        phs = []
+        for _ in range(1 + confirm):
+            phs.append((yield t.first))
+        lev0 = float((_earliest(phs) * n - t.first) % n)
+        if abs(float(_fold(np.array(lev0 - t.level), n))) <= tol:
+            return None
+        b = yield from search(t.first, x, (lev0, n), (t.level, n), confirm)
+        return b, t.level, lev0
     b = yield from search(t.first, x, (t.level, n), (lev, n), confirm)
-    return b, lev
+    return b, lev, t.level
 
 
 def _split_overlong(tracks: list, prober: "Prober", tol: float, confirm: int, rounds: int = 3) -> int:
@@ -646,8 +660,8 @@ def _split_overlong(tracks: list, prober: "Prober", tol: float, confirm: int, ro
             if r is None:
                 continue
             t = tracks[i]
-            b, lev = r
-            head = Track(t.first, b - t.first, t.spt, t.level, [x for x in t.slips if x < b - t.first], exact=t.exact)
+            b, lev, lev0 = r
+            head = Track(t.first, b - t.first, t.spt, lev0, [x for x in t.slips if x < b - t.first], exact=t.exact)
             tail = Track(b, t.first + t.count - b, t.spt, lev, [x - (b - t.first) for x in t.slips if x > b - t.first],
                          exact=True)
             tracks[i:i + 1] = [head, tail]

@@ -28,6 +28,7 @@ boundary's LBN, which a slip moves.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -35,7 +36,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .device import Device, DeviceError
-from .layout import ZONE_MIN_PAIRS, Track, _fold, _mode, pair_spt, tracks_of_walk, walk
+from .layout import ZONE_MIN_PAIRS, Track, _fold, _mode, _place, _skews_of, pair_spt, tracks_of_walk, walk
 from .spec import SPEC_MAX_ZONES
 from .timing import Clock, refine_period
 
@@ -105,8 +106,11 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
         return None
     sk = _skews(tail)
     ts = int(_mode(sk))
-    near = [abs(float(_fold(np.array(v - ts), n))) <= slack for v in sk]
-    far = [v for v, m in zip(sk, near) if not m]
+    # the cylinder skew: the commonest other skew, more than twice the slack from the head switch's (with
+    # noise a track's slips or a level a sector or two off make skews a few sectors short of a head switch:
+    # Cheetah 9LP's 94 for 97 at 20 us of jitter, taken for its cylinder skew, 133, and kept by every track
+    # predicted with it; its true pairs lie 5 or more apart)
+    far = [v for v in sk if abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
     vals, cnt = np.unique(far, return_counts=True) if far else (np.array([ts]), np.array([0]))
     cs = int(vals[np.argmax(cnt)]) if cnt.max() >= 2 else ts
     S = surfaces or surfaces_of(tail, slack) or 1
@@ -124,15 +128,47 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
         if head >= S and need_head:
             return None               # the cylinder pattern broke near the end: measure on
         head %= S
-    elif cs != ts:
-        # with noise one level off by a few sectors makes two odd skews: the cylinder switches' place
-        # modulo the surfaces by a vote of the skews near the cylinder skew over the last few cylinders
-        recent = range(max(0, len(sk) - 4 * S), len(sk))
-        votes = np.bincount([i % S for i in recent if abs(float(_fold(np.array(sk[i] - cs), n))) <= slack],
-                            minlength=S)
-        if votes.max() < 2 and need_head:
+    elif cs != ts and S > 1:
+        # with noise: the heads of the last few cylinders' tracks by the least-cost assignment that explains
+        # their skews (`layout._place`, as the whole layout is assembled), not by counting tracks: a dense
+        # stretch can hold a one-block sliver cut off a track, or a range's short last track joined to the
+        # next (both seen on Cheetah 4LP at 20 us of jitter), and counting them put every later cylinder
+        # switch a track off, which checkpoints a multiple of the surfaces apart never saw
+        # Tracks the walk measured decide, where they show a cylinder switch: predicted ones only repeat
+        # the phase they were predicted with (a wrong one never corrected itself: each of its cylinders
+        # cost the assignment as much as the few measured tracks after it)
+        m = 0
+        while m < len(tail) and not getattr(tail[-1 - m], "predicted", False):
+            m += 1
+        win = tail[-min(len(tail), 4 * S + 1):]
+        if m >= 2:
+            own = tail[-m:][-(4 * S + 1):]
+            placed, pos, *_ = _place(own, _skews_of(own), S, lambda i: [(ts, cs)], False)
+            sk_own = _skews_of(placed)
+            if any(b[1] == 0 and b[0] == a[0] + 1 and abs(float(_fold(np.array(v - cs), n))) <= slack
+                   for a, b, v in zip(pos, pos[1:], sk_own[1:]) if v is not None):
+                win = None
+        if win is not None:
+            placed, pos, *_ = _place(win, _skews_of(win), S, lambda i: [(ts, cs)], False)
+        head = pos[-1][1]
+        if need_head and win is not None and sum(1 for c, h in pos if h == 0) < 2:
             return None
-        head = (len(sk) - 1 - int(np.argmax(votes))) % S
+        count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
+        last = placed[-1]
+        # one track's level can be a few sectors off: carry each placed track's first block forward by the
+        # switches between its slot and the last one's, and take the median (a track the skews do not
+        # place near that, a spare area or a level far off, left out)
+        c1, h1 = pos[-1]
+        proj = []
+        for t, (c, h) in zip(placed, pos):
+            d = (c1 - c) * S + h1 - h
+            acc = (d - (c1 - c)) * ts + (c1 - c) * cs
+            v = float(_fold(np.array(_sigma(t) + acc - _sigma(last)), n))
+            if abs(v) <= slack + 3:
+                proj.append(v)
+        base = _sigma(last) + (float(np.median(proj)) if proj else 0.0)
+        last = Track(last.first, last.count, n, float((base - last.first) % n), list(last.slips), exact=last.exact)
+        return _Zone(n, count, ts, cs, S, head, last)
     count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
     last = tail[-1]
     if slack:
@@ -289,6 +325,25 @@ class _Checker:
         return self._agrees(nxt.first - 1, prev.level + len(prev.slips), prev.spt)
 
 
+def _one_period(tracks: list, measured: list, period_ns: float) -> None:
+    """Every track's level under one period, the final one. A level is a phase (time / period, mod 1) times
+    the sectors per track: read at time t under a period P, it is t (1/P' - 1/P) turns off under the final
+    P'. The period is refitted as the walk goes on (each time the span since the last fit has doubled), and
+    a stretch read early keeps the error of the period of its time. A predicted track is under the period
+    of the stretch it was predicted from (the last one before it). With noise only: without it the period is
+    exact to a few parts in a billion, and the shifts it made (hundredths of a sector) moved the lead
+    searches' probes enough to move HP C2247A's read-miss overhead error from 22 to 51 us."""
+    if not measured:
+        return
+    los = [m[0] for m in measured]
+    for t in tracks:
+        k = int(np.searchsorted(los, t.first, side="right")) - 1
+        if k < 0:
+            continue
+        _, when, p = measured[k]
+        t.level = float((t.level + when * (1.0 / period_ns - 1.0 / p) * t.spt) % t.spt)
+
+
 def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, spt_hint: int, *,
                    segments: int = 24, spread: int = 24, progress: Optional[Callable] = None,
                    check_every_tracks: int = 32, calib_tracks: int = 48, back_tracks: int = 16,
@@ -334,6 +389,10 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
                 return None
         trs, st = tracks_of_walk(dev, clock, rng, w, lo, hi, refine=maybe_refine, calib_per_zone=calib_per_zone,
                                  spread=spread, spt=spt)
+        # the period its levels were read under, and when: re-expressed under the final period at the end
+        while measured and measured[-1][0] >= lo:
+            measured.pop()
+        measured.append((lo, float(np.median(w.t)) if len(w.t) else float(dev.now_ns()), clock.period_ns))
         if not first_stats:
             first_stats.update(st)
         for k in ("walk_probes", "probes", "runs", "boundary_windows", "slip_windows", "calibrated", "search_rounds",
@@ -348,6 +407,7 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         return trs
 
     exact = True
+    measured: list = []     # (first LBN of a dense stretch, when it was read, the period its levels are under)
     tracks = dense(0, calib_tracks * spt_hint)
     exact = bool(first_stats.get("exact_mode", True))
     surfaces = surfaces_of(tracks, slack=0 if exact else 2)
@@ -383,8 +443,15 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             tracks[n0:] = _tidy(tracks[n0:] + more, zl) if zl is not None else tracks[n0:] + more
             continue
         maybe_refine()
-        # checkpoints C, 2C, ... tracks ahead, in LBN order; the first that disagrees ends the batch
+        # checkpoints C, 2C, ... tracks ahead, in LBN order; the first that disagrees ends the batch. With
+        # noise C is prime to the surfaces, so that the checkpoints fall on every head in turn: a predicted
+        # phase of the cylinder switches a track off moves the level of some of them (C a multiple of the
+        # surfaces, as 32 is of Cheetah 4LP's 8, saw every checkpoint at the same head, and a wrong phase
+        # never). Without noise the phase is counted exactly and C stays (33 for HP C2490A's 18 surfaces
+        # moved its checkpoints, and 0.5% of its blocks, a few cylinders a track off, lost their angle)
         C = check_every_tracks
+        while not exact and math.gcd(C, z.surfaces) != 1:
+            C += 1
         ks = [C * i for i in range(1, batch + 1)]
         ks = [k for k in ks if predict(z, k).first + z.count < end] or [1]
         lo, hi = 0, None
@@ -432,6 +499,8 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         ahead = min(ahead * 2, 512) if hi <= 2 else ahead_tracks
     if clock.anchor_blocks:
         refine_period(dev, clock)
+    if not exact:
+        _one_period(tracks, measured, clock.period_ns)
     stats["checks"], stats["check_probes"] = chk.checks, chk.probes
     stats["probes"] += chk.probes
     out = dict(first_stats)
