@@ -175,9 +175,11 @@ def _tracks_of_cyl(g: Geometry, c: int) -> list:
 def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, distances: list[int], per_distance: int = 4,
                progress: Optional[Callable] = None, write: bool = False, segments: int = 16,
                head_switch: bool = True) -> tuple[list, list]:
-    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns), with `head_switch`."""
+    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns), with `head_switch`.
+    Each lead is put on the median track's sector (`_on_median_sector`)."""
     geo = Geo(g)
     ncyl = len(g.cylinders)
+    on_median = _on_median_sector(g, clock)
     out = []
     for k, d in enumerate(distances):
         # Distinct cylinder pairs: searches on the same tracks side by side hit each other's read-ahead (at the
@@ -200,7 +202,8 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
             tasks.append((a[:n], b[:n]))
         leads = []
         while tasks and len(leads) < per_distance:
-            leads += _round(dev, geo, clock, rng, tasks, segments, write=write, first=len(leads), of=per_distance)
+            leads += on_median(_round(dev, geo, clock, rng, tasks, segments, write=write, first=len(leads), of=per_distance),
+                               tasks)
         v = np.array(leads, dtype=float)
         out.append((d, float(np.median(v)) / 1e6, float(v.max() - v.min()) / 1e6))
         if progress:
@@ -215,8 +218,22 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
         if len(tr) < 2:
             continue
         tasks.append((tr[1:], tr[:-1]))
-    hs = positioning(dev, geo, clock, rng, tasks, write=write, fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)) if tasks else []
+    hs = on_median(positioning(dev, geo, clock, rng, tasks, write=write, fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)),
+                   tasks) if tasks else []
     return out, hs
+
+
+def _on_median_sector(g: Geometry, clock: Clock) -> Callable[[list, list], list]:
+    """A lead holds a sector and a half of its destination track (its own sector, and half of one landing late on
+    average), which the caller takes off as the median track's (`lead_to_seek` in `extract/run.py`): each lead
+    moved by the difference, so that leads on other zones' tracks compare. Atlas III's head switch, measured on
+    tracks of 168-256 sectors (a sector of 33-50 us) and taken off as its median track's, came out 24 us long, on
+    the wrong side of a threshold of its sequential reads (a track's crossing a turn late: 0.21 ms of demerit)."""
+    med = float(np.median([t.spt for t in g.tracks]))
+
+    def move(leads: list, tasks: list) -> list:
+        return [v - 1.5 * clock.period_ns * (1.0 / g.tracks[b[0]].spt - 1.0 / med) for v, (_, b) in zip(leads, tasks)]
+    return move
 
 
 def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
@@ -360,8 +377,10 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
     after it (`GAP_SIDES`, the destination side cut to that zone's cylinders), distances D on the model's
     numbering, against the measured curve (`curve`: (distance, lead ms, spread) on cylinders mostly within
     zones): the gap is the g whose curve at D + g matches them best (median absolute difference), 0 unless that
-    beats no gap by more than a sector and the timing noise. Returns (zone index, gap, median difference ms)
-    per zone measured."""
+    fits within a sector and twice as well as no gap, and better by over half a sector. Each lead is put on the
+    curve's sector (a lead holds a sector and a half of its destination's; the curve's, of the median track's,
+    `curve_spt`), and the boundary's leads have their probe offsets spread over a sector, as the curve's have.
+    Returns (zone index, gap, median difference ms) per zone measured."""
     dist = np.array([d for d, _, _ in curve], dtype=float)
     lead = np.array([v for _, v, _ in curve], dtype=float)
     if curve_spt is None:   # the curve's pairs lie anywhere: its leads hold the median track's sector
@@ -405,13 +424,13 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
         v = (np.array(v) - 1.5 * clock.period_ns * (1.0 / np.array(dst_spt, dtype=float) - 1.0 / curve_spt)) / 1e6
         x = np.array(ds, dtype=float)
         err = [float(np.median(np.abs(v - np.interp(x + k, dist, lead)))) for k in range(0, int(dist.max() - x.max()) + 1)]
-        # No gap unless the best fits at least twice as well as none (its median residual is the leads' own
-        # scatter) and by over half a sector. (Before: by a sector and twice the host's noise, over 0.18 ms at 20
-        # us of jitter, which refused every one of IBM 18ES's gaps there, and exact refused those whose
-        # no-gap fit was 26-38 us, about a sector, off.)
+        # No gap unless the best fits within a sector (median residual), and at least twice as well as none (its
+        # median residual is the leads' own scatter) and by over half a sector. (Before: by a sector and twice
+        # the host's noise, over 0.18 ms at 20 us of jitter, which refused every one of IBM 18ES's gaps there,
+        # and exact refused those whose no-gap fit was 26-38 us, about a sector, off.)
         half_sector = 0.5 * clock.period_ns / b_z["spt"] / 1e6
         gap = int(np.argmin(err))
-        if err[0] <= max(2 * err[gap], err[gap] + half_sector):
+        if err[0] <= max(2 * err[gap], err[gap] + half_sector) or err[gap] >= 2 * half_sector:
             gap = 0   # no seek says otherwise
         if gap:
             insert_empty_cylinders(g, [(zi, gap)])
