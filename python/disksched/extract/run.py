@@ -174,7 +174,11 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     # (measured on the walk's numbering, a pair 3,300 cylinders apart crossed about 10 of IBM 18ES's empty ones)
     segs = max(int(seg["segments"]), 1)
     near = [d for d in seek_distances(len(g.cylinders) - 1) if d <= GAP_CURVE_MAX]
-    sc, _ = seek_curve(dev, g, clock, rng, near, per_distance=seek_per_distance, progress=_stage(progress, "seek curve"),
+    # (twice the searches per distance under timing noise: each lead carries its probe's noise, and the median of
+    # 4 put single distances of Atlas III's and desk250's near curves 5-6% off at 20 us; the zone gaps are fitted
+    # to this part of the curve)
+    near_per_distance = seek_per_distance * (2 if clock.noise_ns >= 1000 else 1)
+    sc, _ = seek_curve(dev, g, clock, rng, near, per_distance=near_per_distance, progress=_stage(progress, "seek curve"),
                        segments=segs, head_switch=False)
     # (its own random stream, as the water mark's)
     gaps = zone_gaps(dev, g, clock, random.Random(f"{seed}-zone-gaps"), sc, segments=segs,
