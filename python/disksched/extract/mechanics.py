@@ -10,6 +10,7 @@ overhead + positioning + one sector + completion time.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Callable, Optional
 
@@ -239,7 +240,8 @@ def _on_median_sector(g: Geometry, clock: Clock) -> Callable[[list, list], list]
 
 def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
                      write: bool = False, switch: bool = False, steps: int = 12, offset: float = 0.5,
-                     on_read_phases: bool = False, after_read: Optional[Callable[[float], bool]] = None) -> Optional[float]:
+                     on_read_phases: bool = False, after_read: Optional[Callable[[float], bool]] = None,
+                     interval: Optional[list] = None) -> Optional[float]:
     """Minimal lead (ns) of a command to the track the head is already on
     (overhead + one sector + completion, no positioning: DIXtrac's MTBRC idea
     without its cache-disabling mode page), or with `switch` to the previous
@@ -268,7 +270,13 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     With `after_read` (a read-hit test) the head is put on the track by a
     read instead, from the track's first half (its read-ahead stays on the
     track until the probe stops it) and the probe follows it at once; a
-    step whose read hit the buffer (the head did not go there) is skipped."""
+    step whose read hit the buffer (the head did not go there) is skipped.
+
+    With `interval` (a list, and `on_read_phases`) the search also appends (lo, hi): the latest read phase
+    less its track's sector that missed, the earliest that made it (ns after t0): the command's overhead and
+    positioning and the completion after a block lie between, whatever point of the sector grid the probe
+    met. (Under timing noise that point is random: the idle turns are counted from a completion learned
+    late, so the offsets chosen spread nothing; the intervals of several searches still narrow it.)"""
     geo = Geo(g)
     whole = {i for i, t in enumerate(g.tracks) if t.count >= 16 and lo <= t.first and t.first + t.count <= hi}
     starts = set(g.cylinders)
@@ -278,6 +286,7 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     T = clock.period_ns
     lo_g, hi_g = 0.0, 1.5 * T
     best = hi_g
+    v_lo, v_hi = -math.inf, math.inf
     for _ in range(steps):
         gap = (lo_g + hi_g) / 2
         k, kd = inside[rng.randrange(len(inside))]
@@ -302,10 +311,15 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
             # the block's read-completion phase after t0, in the turn of the gap asked for (within a sector of it)
             rel = ((geo.sector_of(y) / g.tracks[kd].spt - clock.phase(t0)) % 1.0) * T
             due = rel + round((gap - rel) / T) * T
+            if not write and got < due - T / g.tracks[kd].spt - 2 * clock.noise_ns - 1000:
+                continue   # a buffer hit (as below)
+            sector = T / g.tracks[kd].spt
             if got < due + T / 2:
                 hi_g, best = min(hi_g, due), min(best, got)
+                v_hi = min(v_hi, due - sector)
             else:
                 lo_g = max(lo_g, due)
+                v_lo = max(v_lo, due - sector)
             if hi_g - lo_g < 1000:
                 break
             continue
@@ -320,7 +334,25 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
             lo_g = max(lo_g, got - round((got - gap) / T) * T)
         if hi_g - lo_g < 1000:
             break
+    if interval is not None and on_read_phases and math.isfinite(v_lo) and math.isfinite(v_hi):
+        interval.append((v_lo, v_hi))
     return best if on_read_phases else hi_g
+
+
+def vote(intervals: list) -> Optional[float]:
+    """The middle of the stretch that the most intervals (lo, hi) cover (a few wrong ones outvoted)."""
+    if not intervals:
+        return None
+    edges = sorted({x for iv in intervals for x in iv})
+    best, where = -1, None
+    for a, b in zip(edges, edges[1:]):
+        m = (a + b) / 2
+        n = sum(lo <= m <= hi for lo, hi in intervals)
+        if n > best:
+            best, where = n, [a, b]
+        elif n == best and where is not None and a == where[1]:
+            where[1] = b
+    return (where[0] + where[1]) / 2 if where else float(np.median([(lo + hi) / 2 for lo, hi in intervals]))
 
 
 def write_report_after_read(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
