@@ -883,3 +883,71 @@ def test_the_budget_ends_a_walk_that_runs_past_it():
     walked = float(re.search(r"after ([0-9.]+) device minutes", note).group(1))
     assert 3.0 <= walked < 3.01, note
     assert x.spec["surfaces"] == 1 and len(x.spec["layout"]["zones"]) == 1
+
+
+def test_noise_median_from_hits():
+    """The host's noise is only ever late: a hit's response is a fixed time plus it, so the hits' median less
+    their least is the noise's median (`Clock.noise_median_ns`, taken off every lead). Against the median of
+    the sim device's own noise (95% exponential with mean 20 us, 5% with mean 200 us), solved here; exact, 0."""
+    import random
+
+    from disksched.extract.timing import Clock, hit_time
+    from disksched.extract_devices import open_device
+
+    lo, hi = 0.0, 1e6   # ns: P(noise <= x) = 0.5
+    for _ in range(100):
+        x = (lo + hi) / 2
+        p = 0.95 * (1 - np.exp(-x / 20e3)) + 0.05 * (1 - np.exp(-x / 200e3))
+        lo, hi = (x, hi) if p < 0.5 else (lo, x)
+    c = Clock()
+    hit_time(open_device("sim:atlas10k?jitter_us=20", seed=1), random.Random(1), n=200, keep=c)
+    assert abs(c.noise_median_ns - x) < 0.2 * x, (c.noise_median_ns, x)
+    e = Clock()
+    hit_time(open_device("sim:atlas10k", seed=1), random.Random(1), keep=e)
+    assert e.noise_median_ns == 0.0
+
+
+def test_read_miss_under_jitter_within_50us(tmp_path):
+    """Cheetah 4LP at 20 us of jitter: the difference of a read's leads after a write to the cylinder's other
+    track and to its own (its head switch less its same-track cost, 0.069 ms in the truth) was refused under
+    twice the host's noise (0.09 ms), the same-track cost taken as the whole switch, and the read miss as a
+    host times it (`overhead_errors`) came out 73 us long; its leads learned late by the noise besides.
+    Against the truth (read by the round-trip module), both read-miss overheads within the issue's 50 us."""
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.spec import to_toml
+
+    dev, x = _extract("sim:cheetah4lp?jitter_us=20")
+    p = tmp_path / "m.toml"
+    p.write_text(to_toml(x.spec))
+    o = rt.overhead_errors("cheetah4lp", str(p))
+    assert o["read_overhead_after_read_err_us"] <= 50 and o["read_overhead_after_write_err_us"] <= 50, o
+
+
+def test_zone_gaps_keep_ibm18es_one_cylinder_spike(tmp_path):
+    """IBM 18ES's truth has an empty cylinder between most of its zones and a seek table with a spike one
+    cylinder wide (3400 cylinders: 1.026 ms in a curve near 7.4). Counted from four leads at 1, 3, 5 and 7
+    cylinders, four of its 60 boundaries got two empty cylinders, and the model's 3400 fell a cylinder or two
+    off the spike: 8.4%. Against the truth, the seek within the issue's 5% at every distance it tabulates."""
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.spec import to_toml
+
+    dev, x = _extract("sim:ibm18es")
+    p = tmp_path / "m.toml"
+    p.write_text(to_toml(x.spec))
+    s = rt.seek_errors("ibm18es", str(p))
+    assert s["max_rel"] <= 0.05, [r for r in s["rows"] if abs(r[2] - r[1]) > 0.05 * r[1]]
+
+
+def test_atlas3_head_switch_on_each_tracks_sector(tmp_path):
+    """Atlas III's head switch (0.999 ms, no read overhead) lies within a sector of a threshold of its
+    sequential stream: measured on tracks of 168-256 sectors and each lead's sector and a half taken off as the
+    median track's, switch + overhead came out 1.023 ms and the model's sequential reads lost a turn at track
+    crossings (0.207 ms of demerit). Against the truth, sequential demerit and throughput within the bars."""
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.spec import to_toml
+
+    dev, x = _extract("sim:atlas3")
+    p = tmp_path / "m.toml"
+    p.write_text(to_toml(x.spec))
+    d = rt.demerit("atlas3", str(p))["sequential"]
+    assert d["demerit_ms"] <= 0.1 and d["throughput_rel"] <= 0.03, d

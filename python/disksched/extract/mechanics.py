@@ -10,6 +10,7 @@ overhead + positioning + one sector + completion time.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Callable, Optional
 
@@ -120,12 +121,14 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
 
 
 def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: list, steps: int = 10,
-                write: bool = False, fill: int = 0, first: int = 0, of: Optional[int] = None) -> list[float]:
+                write: bool = False, fill: int = 0, first: int = 0, of: Optional[int] = None,
+                slots: Optional[list] = None) -> list[float]:
     """Minimal lead (ns) for each (source tracks, destination tracks) task; the
     searches run interleaved (each step a positioning read and a probe, back to
     back), `fill` far-away reads after each round. The tasks' probes are sent
-    at offsets spread over a sector (`_lead_search`): task i the (first + i)-th of `of`."""
-    tasks = [_lead_search(a, b, geo, clock, rng, steps, write, offset=((first + i + 0.5) / (of or len(pairs))) % 1.0)
+    at offsets spread over a sector (`_lead_search`): task i the (first + i)-th of `of` (or the slots[i]-th)."""
+    slots = slots if slots is not None else [first + i for i in range(len(pairs))]
+    tasks = [_lead_search(a, b, geo, clock, rng, steps, write, offset=((slots[i] + 0.5) / (of or len(pairs))) % 1.0)
              for i, (a, b) in enumerate(pairs)]
     results = [None] * len(tasks)
     ops = {}
@@ -154,7 +157,7 @@ def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: 
 
 
 def _round(dev: Device, geo: Geo, clock: Clock, rng: random.Random, tasks: list, segments: int, write: bool = False,
-           first: int = 0, of: Optional[int] = None) -> list[float]:
+           first: int = 0, of: Optional[int] = None, slots: Optional[list] = None) -> list[float]:
     """One lead per task (`positioning`), with enough far-away reads before and after each round that a track is
     read again only after `segments` others (no cache hits)."""
     distinct = sum(2 * len(a) for a, _ in tasks)
@@ -162,7 +165,7 @@ def _round(dev: Device, geo: Geo, clock: Clock, rng: random.Random, tasks: list,
     fill = -(-max(segments + 2 - distinct, 0) // rounds)
     for _ in range(fill):
         dev.read(rng.randrange(dev.blocks))
-    return positioning(dev, geo, clock, rng, tasks, write=write, fill=fill, first=first, of=of)
+    return positioning(dev, geo, clock, rng, tasks, write=write, fill=fill, first=first, of=of, slots=slots)
 
 
 def _tracks_of_cyl(g: Geometry, c: int) -> list:
@@ -173,9 +176,11 @@ def _tracks_of_cyl(g: Geometry, c: int) -> list:
 def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, distances: list[int], per_distance: int = 4,
                progress: Optional[Callable] = None, write: bool = False, segments: int = 16,
                head_switch: bool = True) -> tuple[list, list]:
-    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns), with `head_switch`."""
+    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns), with `head_switch`.
+    Each lead is put on the median track's sector (`_on_median_sector`)."""
     geo = Geo(g)
     ncyl = len(g.cylinders)
+    on_median = _on_median_sector(g, clock)
     out = []
     for k, d in enumerate(distances):
         # Distinct cylinder pairs: searches on the same tracks side by side hit each other's read-ahead (at the
@@ -198,7 +203,8 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
             tasks.append((a[:n], b[:n]))
         leads = []
         while tasks and len(leads) < per_distance:
-            leads += _round(dev, geo, clock, rng, tasks, segments, write=write, first=len(leads), of=per_distance)
+            leads += on_median(_round(dev, geo, clock, rng, tasks, segments, write=write, first=len(leads), of=per_distance),
+                               tasks)
         v = np.array(leads, dtype=float)
         out.append((d, float(np.median(v)) / 1e6, float(v.max() - v.min()) / 1e6))
         if progress:
@@ -207,19 +213,35 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
         return out, []
     # head switch: to the previous track of the same cylinder
     tasks = []
-    for j in range(max(per_distance, 8)):
+    # (16 under timing noise: the median of 8 moved by 40 us between runs of DEC RZ26 at 20 us)
+    for j in range(max(per_distance, 16 if clock.noise_ns >= 1000 else 8)):
         c = rng.randrange(ncyl)
         tr = _tracks_of_cyl(g, c)
         if len(tr) < 2:
             continue
         tasks.append((tr[1:], tr[:-1]))
-    hs = positioning(dev, geo, clock, rng, tasks, write=write, fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)) if tasks else []
+    hs = on_median(positioning(dev, geo, clock, rng, tasks, write=write, fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)),
+                   tasks) if tasks else []
     return out, hs
+
+
+def _on_median_sector(g: Geometry, clock: Clock) -> Callable[[list, list], list]:
+    """A lead holds a sector and a half of its destination track (its own sector, and half of one landing late on
+    average), which the caller takes off as the median track's (`lead_to_seek` in `extract/run.py`): each lead
+    moved by the difference, so that leads on other zones' tracks compare. Atlas III's head switch, measured on
+    tracks of 168-256 sectors (a sector of 33-50 us) and taken off as its median track's, came out 24 us long, on
+    the wrong side of a threshold of its sequential reads (a track's crossing a turn late: 0.21 ms of demerit)."""
+    med = float(np.median([t.spt for t in g.tracks]))
+
+    def move(leads: list, tasks: list) -> list:
+        return [v - 1.5 * clock.period_ns * (1.0 / g.tracks[b[0]].spt - 1.0 / med) for v, (_, b) in zip(leads, tasks)]
+    return move
 
 
 def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
                      write: bool = False, switch: bool = False, steps: int = 12, offset: float = 0.5,
-                     on_read_phases: bool = False, after_read: Optional[Callable[[float], bool]] = None) -> Optional[float]:
+                     on_read_phases: bool = False, after_read: Optional[Callable[[float], bool]] = None,
+                     interval: Optional[list] = None) -> Optional[float]:
     """Minimal lead (ns) of a command to the track the head is already on
     (overhead + one sector + completion, no positioning: DIXtrac's MTBRC idea
     without its cache-disabling mode page), or with `switch` to the previous
@@ -248,7 +270,13 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     With `after_read` (a read-hit test) the head is put on the track by a
     read instead, from the track's first half (its read-ahead stays on the
     track until the probe stops it) and the probe follows it at once; a
-    step whose read hit the buffer (the head did not go there) is skipped."""
+    step whose read hit the buffer (the head did not go there) is skipped.
+
+    With `interval` (a list, and `on_read_phases`) the search also appends (lo, hi): the latest read phase
+    less its track's sector that missed, the earliest that made it (ns after t0): the command's overhead and
+    positioning and the completion after a block lie between, whatever point of the sector grid the probe
+    met. (Under timing noise that point is random: the idle turns are counted from a completion learned
+    late, so the offsets chosen spread nothing; the intervals of several searches still narrow it.)"""
     geo = Geo(g)
     whole = {i for i, t in enumerate(g.tracks) if t.count >= 16 and lo <= t.first and t.first + t.count <= hi}
     starts = set(g.cylinders)
@@ -258,6 +286,7 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     T = clock.period_ns
     lo_g, hi_g = 0.0, 1.5 * T
     best = hi_g
+    v_lo, v_hi = -math.inf, math.inf
     for _ in range(steps):
         gap = (lo_g + hi_g) / 2
         k, kd = inside[rng.randrange(len(inside))]
@@ -282,10 +311,15 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
             # the block's read-completion phase after t0, in the turn of the gap asked for (within a sector of it)
             rel = ((geo.sector_of(y) / g.tracks[kd].spt - clock.phase(t0)) % 1.0) * T
             due = rel + round((gap - rel) / T) * T
+            if not write and got < due - T / g.tracks[kd].spt - 2 * clock.noise_ns - 1000:
+                continue   # a buffer hit (as below)
+            sector = T / g.tracks[kd].spt
             if got < due + T / 2:
                 hi_g, best = min(hi_g, due), min(best, got)
+                v_hi = min(v_hi, due - sector)
             else:
                 lo_g = max(lo_g, due)
+                v_lo = max(v_lo, due - sector)
             if hi_g - lo_g < 1000:
                 break
             continue
@@ -300,7 +334,25 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
             lo_g = max(lo_g, got - round((got - gap) / T) * T)
         if hi_g - lo_g < 1000:
             break
+    if interval is not None and on_read_phases and math.isfinite(v_lo) and math.isfinite(v_hi):
+        interval.append((v_lo, v_hi))
     return best if on_read_phases else hi_g
+
+
+def vote(intervals: list) -> Optional[float]:
+    """The middle of the stretch that the most intervals (lo, hi) cover (a few wrong ones outvoted)."""
+    if not intervals:
+        return None
+    edges = sorted({x for iv in intervals for x in iv})
+    best, where = -1, None
+    for a, b in zip(edges, edges[1:]):
+        m = (a + b) / 2
+        n = sum(lo <= m <= hi for lo, hi in intervals)
+        if n > best:
+            best, where = n, [a, b]
+        elif n == best and where is not None and a == where[1]:
+            where[1] = b
+    return (where[0] + where[1]) / 2 if where else float(np.median([(lo + hi) / 2 for lo, hi in intervals]))
 
 
 def write_report_after_read(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
@@ -332,9 +384,12 @@ def write_report_after_read(dev: Device, g: Geometry, clock: Clock, rng: random.
     return float(np.median(out)) if out else None
 
 
-# Seeks across a zone boundary: (cylinders before it, cylinders after it) of each source and destination, a
-# cylinder further from the boundary on each side (distances 1, 3, 5 and 7 with no empty cylinder between).
-GAP_SIDES = ((0, 0), (1, 1), (2, 2), (3, 3))
+# Seeks across a zone boundary: (cylinders before it, cylinders after it) of each source and destination
+# (distances 1, 2, 2, 3, 4, 4, 5 and 7 with no empty cylinder between). Mostly short ones: the curve is steepest
+# there, so they tell one gap from the next by the most (IBM 18ES: 56 us between 2 and 3 cylinders, 8 between 6
+# and 7); with four, at 1, 3, 5 and 7, one lead a sector off chose two empty cylinders for one at four of its
+# 60 boundaries.
+GAP_SIDES = ((0, 0), (0, 1), (1, 0), (1, 1), (1, 2), (2, 1), (2, 2), (3, 3))
 # The part of the curve measured before the gaps (they are found against it, up to this less 7 cylinders wide).
 GAP_CURVE_MAX = 100
 
@@ -347,7 +402,7 @@ def _full_tracks(g: Geometry, c: int) -> list:
 
 
 def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve: list, segments: int = 16,
-              progress: Optional[Callable] = None) -> list[tuple[int, int, float]]:
+              progress: Optional[Callable] = None, curve_spt: Optional[float] = None) -> list[tuple[int, int, float]]:
     """Empty cylinders before each zone, inserted into `g`'s numbering. The layout walk sees the next zone begin
     on the cylinder after the last one holding blocks, but spare cylinders (a zone's spare tracks, cylinders
     outside every zone) lie between them, and a seek across them pays their distance. At each zone boundary in
@@ -355,10 +410,14 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
     after it (`GAP_SIDES`, the destination side cut to that zone's cylinders), distances D on the model's
     numbering, against the measured curve (`curve`: (distance, lead ms, spread) on cylinders mostly within
     zones): the gap is the g whose curve at D + g matches them best (median absolute difference), 0 unless that
-    beats no gap by more than a sector and the timing noise. Returns (zone index, gap, median difference ms)
-    per zone measured."""
+    fits within a sector and twice as well as no gap, and better by over half a sector. Each lead is put on the
+    curve's sector (a lead holds a sector and a half of its destination's; the curve's, of the median track's,
+    `curve_spt`), and the boundary's leads have their probe offsets spread over a sector, as the curve's have.
+    Returns (zone index, gap, median difference ms) per zone measured."""
     dist = np.array([d for d, _, _ in curve], dtype=float)
     lead = np.array([v for _, v, _ in curve], dtype=float)
+    if curve_spt is None:   # the curve's pairs lie anywhere: its leads hold the median track's sector
+        curve_spt = float(np.median([t.spt for t in g.tracks]))
     out = []
     for zi in range(1, len(g.zones)):
         b_z = g.zones[zi]
@@ -381,7 +440,8 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
         if len(sides) < 2:
             continue
         geo = Geo(g)
-        ds, v = [], []
+        ds, v, dst_spt = [], [], []
+        order = {side: k for k, side in enumerate(sides)}
         for r in rounds:
             tasks = []
             for k, (c0, c1) in enumerate(r):
@@ -389,13 +449,21 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
                 n = min(len(ta), len(tb))
                 tasks.append((ta[:n], tb[:n]) if k % 2 == 0 else (tb[:n], ta[:n]))   # both directions
                 ds.append(c1 - c0)
-            v += _round(dev, geo, clock, rng, tasks, segments)
-        v = np.array(v) / 1e6
+                dst_spt.append(g.tracks[tasks[-1][1][0]].spt)
+            # each lead's probe offset its own of those spread over a sector across the boundary's leads (the
+            # curve's leads are so spread): a lead lands up to a sector late, by a fraction its offset sets
+            v += _round(dev, geo, clock, rng, tasks, segments, slots=[order[side] for side in r], of=len(sides))
+        # a lead holds one sector of its destination (and lands half of one late): put each on the curve's sector
+        v = (np.array(v) - 1.5 * clock.period_ns * (1.0 / np.array(dst_spt, dtype=float) - 1.0 / curve_spt)) / 1e6
         x = np.array(ds, dtype=float)
         err = [float(np.median(np.abs(v - np.interp(x + k, dist, lead)))) for k in range(0, int(dist.max() - x.max()) + 1)]
-        tol = clock.period_ns / b_z["spt"] / 1e6 + 2 * clock.noise_ns / 1e6
+        # No gap unless the best fits within a sector (median residual), and at least twice as well as none (its
+        # median residual is the leads' own scatter) and by over half a sector. (Before: by a sector and twice
+        # the host's noise, over 0.18 ms at 20 us of jitter, which refused every one of IBM 18ES's gaps there,
+        # and exact refused those whose no-gap fit was 26-38 us, about a sector, off.)
+        half_sector = 0.5 * clock.period_ns / b_z["spt"] / 1e6
         gap = int(np.argmin(err))
-        if err[0] <= err[gap] + tol:
+        if err[0] <= max(2 * err[gap], err[gap] + half_sector) or err[gap] >= 2 * half_sector:
             gap = 0   # no seek says otherwise
         if gap:
             insert_empty_cylinders(g, [(zi, gap)])

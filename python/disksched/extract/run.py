@@ -13,7 +13,7 @@ import numpy as np
 from . import cache as cache_tests
 from .device import Device, DeviceError, OverBudget
 from .layout import Geometry, Track, _assemble, extract_layout, walk, zones_of_walk
-from .mechanics import GAP_CURVE_MAX, lead_after_write, seek_curve, seek_distances, write_report_after_read, zone_gaps
+from .mechanics import GAP_CURVE_MAX, lead_after_write, seek_curve, seek_distances, vote, write_report_after_read, zone_gaps
 from .queue import drive_queue
 from .sampled import NotZoned, sampled_layout
 from .spec import SPEC_MAX_ZONES, layout_section
@@ -57,7 +57,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     clock = Clock()
     if progress:
         progress("hit time", 0, 1)
-    clock.hit_ns, clock.hit_spread_ns = hit_time(dev, rng)
+    clock.hit_ns, clock.hit_spread_ns = hit_time(dev, rng, keep=clock)
     clock.period_ns, conf, revs = rotation_period(dev, rng, progress=_stage(progress, "rotation"), keep=clock)
     clock.period_confidence = conf
     reread_misses = clock.hit_ns > 0.5 * clock.period_ns
@@ -66,6 +66,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         notes.append(f"a re-read block is not served from the buffer ({clock.hit_ns / 1e6:.3f} ms): no hit filter; "
                      "read hits measured on the read-ahead's data")
         clock.hit_ns = 0.0
+        clock.noise_median_ns = 0.0   # the re-reads' spread is the platter's, not the host's
     if conf < 0.8:
         return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0)
     rows.append(("rpm", 60e9 / clock.period_ns, "rev/min", conf,
@@ -135,16 +136,17 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     st = g.stats
     if clock.noise_ns >= 1000:
         # With timing noise (only ever late) each size's fastest of 5 sits a fifth of the mean delay late, the
-        # slope off by what those minima scatter: 20 more per size. (After the walk, whose commands and noise
-        # they would otherwise change: with jitter its layout moves with them, HP C2247A's from 99.93% of LBNs
-        # on their true track to 94.8%.)
-        hl = cache_tests.merge_hit_lines(hl, cache_tests.hit_line(dev, rng, readahead_wait_ns=readahead_wait_ns, reps=20))
+        # slope off by what those minima scatter: 75 more per size (the fastest of 80 sits about 1/80 of the
+        # mean delay late; of 25, a bus time 0.1% over Cheetah 9LP's cost its sequential reads 0.43 ms of
+        # demerit at 20 us). (After the walk, whose commands and noise they would otherwise change: with jitter
+        # its layout moves with them, HP C2247A's from 99.93% of LBNs on their true track to 94.8%.)
+        hl = cache_tests.merge_hit_lines(hl, cache_tests.hit_line(dev, rng, readahead_wait_ns=readahead_wait_ns, reps=75))
         bus = hl["bus_ns_per_block"]
         rows = [r for r in rows if r[0] not in ("bus_sector_ms", "read_hit_overhead_ms")]
         rows.append(("bus_sector_ms", bus / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus),
-                     "slope of read-hit response vs size (fastest of 25 per size)"))
+                     "slope of read-hit response vs size (fastest of 80 per size)"))
         rows.append(("read_hit_overhead_ms", hl["hit_overhead_ns"] / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus),
-                     "intercept of read-hit response vs size (fastest of 25 per size)"))
+                     "intercept of read-hit response vs size (fastest of 80 per size)"))
     # confidence: the share of track boundaries whose skew is one of its zone's two
     rows.append(("surfaces", g.surfaces, "", _share_conf(st["odd_cylinders"], len(g.cylinders)),
                  "tracks between cylinder skews (mode)"))
@@ -181,7 +183,11 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     # (measured on the walk's numbering, a pair 3,300 cylinders apart crossed about 10 of IBM 18ES's empty ones)
     segs = max(int(seg["segments"]), 1)
     near = [d for d in seek_distances(len(g.cylinders) - 1) if d <= GAP_CURVE_MAX]
-    sc, _ = seek_curve(dev, g, clock, rng, near, per_distance=seek_per_distance, progress=_stage(progress, "seek curve"),
+    # (twice the searches per distance under timing noise: each lead carries its probe's noise, and the median of
+    # 4 put single distances of Atlas III's and desk250's near curves 5-6% off at 20 us; the zone gaps are fitted
+    # to this part of the curve)
+    near_per_distance = seek_per_distance * (2 if clock.noise_ns >= 1000 else 1)
+    sc, _ = seek_curve(dev, g, clock, rng, near, per_distance=near_per_distance, progress=_stage(progress, "seek curve"),
                        segments=segs, head_switch=False)
     # (its own random stream, as the water mark's)
     gaps = zone_gaps(dev, g, clock, random.Random(f"{seed}-zone-gaps"), sc, segments=segs,
@@ -198,8 +204,10 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     tau_ms = clock.period_ns / float(np.median(spts)) / 1e6
     C_ms = bus / 1e6
     # a lead = overhead + positioning + one sector + completion (bus of one block); the search lands half a
-    # sector late on average
-    lead_to_seek = C_ms + 1.5 * tau_ms
+    # sector late on average, and a lead is learned late by about one completion's noise (its probe's: the
+    # median, `Clock.noise_median_ns`; before, under 20 us of jitter every lead, and so the seek curve and the
+    # overheads, came out 7-44 us long)
+    lead_to_seek = C_ms + 1.5 * tau_ms + clock.noise_median_ns / 1e6
     pos_hs = float(np.median(hs)) / 1e6 - lead_to_seek if hs else 0.0
     wb, split = None, None
     if writes is not None:
@@ -249,8 +257,11 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                              "track skew cannot hold, or of the one-cylinder lead that the cylinder skew cannot hold "
                              "(a lower bound)" + ("" if hs else "; no head switch seen")), 0.3
     emitted = [(float(d), max(round(m - lead_to_seek - overhead_ms, 4), 0.0)) for d, m, _ in sc]
+    # the difference of the two leads after a write counts where over a sector, or twice its standard error
+    # (before, twice the host's noise: 0.09 ms at 20 us, over Cheetah 4LP's 0.069, whose read miss then came
+    # out 73 us long)
     same_track_ms = _same_track_ms(emitted, hs_ms if hs else None, split, split_used,
-                                   max(tau_ms, 2 * clock.noise_ns / 1e6))
+                                   max(tau_ms, 2 * split["head_switch_se_ms"]) if split else tau_ms)
     # the read after a write is measured whatever hides under it: it is what such a read takes, its same-track
     # cost included (the model adds its own)
     overhead_after_write_ms = max(split["read_overhead_ms"] - same_track_ms, 0.0) if split else overhead_ms
@@ -429,22 +440,50 @@ def _same_track_ms(emitted: list, hs_ms: Optional[float], split: Optional[dict],
 
 def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, writes: tuple,
                            lead_to_seek_ms: float, write_back: bool, hit: Callable[[float], bool],
-                           runs: int = 5) -> Optional[dict]:
+                           runs: Optional[int] = None) -> Optional[dict]:
     """Leads from a write's track (medians of `runs` searches, ms): to the
     same track (read overhead after a write), to the previous track of its
     cylinder (that + the head switch), and for a write-through drive a write
     to the same track (write overhead with its completion costs, which
     `_completion_split` parts by `write_report_after_read_ms`) and to the
     previous track (+ the head switch and write settle). None when the
-    writable range holds no two tracks of one cylinder."""
+    writable range holds no two tracks of one cylinder. `runs`: 5 searches per
+    lead, 9 under timing noise (each lead carries its probe's noise: the
+    median of 5 scattered by about a sector of Cheetah 4LP at 20 us); the
+    head switch's standard error (`head_switch_se_ms`) from their spread."""
+    if runs is None:
+        runs = 9 if clock.noise_ns >= 1000 else 5
+    spread = {}
+
+    # Under timing noise a read's lead is the vote of its searches' intervals (`mechanics.vote`): the point of
+    # the sector grid each probe met is random there (the idle turns count from a completion learned late),
+    # so the median of their leads scattered by a sector / (2 sqrt(n)) (DEC RZ26: 32 us); the intervals, in
+    # read phases (noise-free), less each track's sector, are put back on the terms the medians are in (a
+    # sector and a half of the median track, the noise median) so that `lead_to_seek_ms` takes them off alike.
+    med_sector_ns = clock.period_ns / float(np.median([t.spt for t in g.tracks]))
+
     def lead(**kw):
-        v = [lead_after_write(dev, g, clock, rng, writes[0], writes[1], offset=(i + 0.5) / runs, **kw) for i in range(runs)]
-        return None if None in v else float(np.median(v)) / 1e6
+        voting = clock.noise_ns >= 1000 and not kw.get("write")
+        ivs: list = []
+        extra = {"on_read_phases": True, "interval": ivs} if voting else {}
+        v = [lead_after_write(dev, g, clock, rng, writes[0], writes[1], offset=(i + 0.5) / runs, **kw, **extra)
+             for i in range(runs)]
+        if None in v:
+            return None
+        if voting and len(ivs) >= max(3, runs // 2):
+            mids = np.array([(a + b) / 2 for a, b in ivs]) / 1e6
+            spread[tuple(sorted(kw))] = 1.2533 * 1.4826 * float(np.median(np.abs(mids - np.median(mids)))) / np.sqrt(len(mids))
+            return (vote(ivs) + 1.5 * med_sector_ns + clock.noise_median_ns) / 1e6
+        v = np.array(v, dtype=float) / 1e6
+        # the standard error of a median, from the median absolute deviation (robust to a late tail)
+        spread[tuple(sorted(kw))] = 1.2533 * 1.4826 * float(np.median(np.abs(v - np.median(v)))) / np.sqrt(len(v))
+        return float(np.median(v))
 
     same, switch = lead(), lead(switch=True)
     if same is None or switch is None:
         return None
-    out = {"read_overhead_ms": same - lead_to_seek_ms, "head_switch_ms": switch - same, "write_overhead_ms": None}
+    out = {"read_overhead_ms": same - lead_to_seek_ms, "head_switch_ms": switch - same, "write_overhead_ms": None,
+           "head_switch_se_ms": float(np.hypot(spread[()], spread[("switch",)]))}
     if not write_back:  # a buffered write is reported before it reaches the media: its lead says nothing
         # (bisecting on the blocks' read phases: a write reports off them by its own completion costs)
         w_same = lead(write=True, on_read_phases=True)

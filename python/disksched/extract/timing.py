@@ -22,6 +22,7 @@ class Clock:
     """What the timing tests learned first: hit response, noise, rotation."""
     hit_ns: float = 0.0           # response of a 1-block read hit (median)
     hit_spread_ns: float = 0.0    # its spread (p90 - p10): the host's timing noise
+    noise_median_ns: float = 0.0  # its median less its least: how late a completion is typically learned
     period_ns: float = 0.0        # rotation period
     period_confidence: float = 0.0
     anchors: int = 0
@@ -38,15 +39,19 @@ class Clock:
         return max(self.hit_spread_ns, 0.0)
 
 
-def hit_time(dev: Device, rng: random.Random, n: int = 24) -> tuple[float, float]:
+def hit_time(dev: Device, rng: random.Random, n: int = 24, keep: Optional[Clock] = None) -> tuple[float, float]:
     """Read a block, then the same block again at once (a cache hit on any drive
-    with a read cache): the median and p10-p90 spread of the second response."""
+    with a read cache): the median and p10-p90 spread of the second response.
+    With `keep`, its `noise_median_ns`: the median less the least (a hit takes
+    a fixed time, and the host learns of it late by its noise, never early)."""
     out = []
     for _ in range(n):
         x = rng.randrange(dev.blocks)
         t = dev.read(x)
         out.append(dev.read(x) - t)
     a = np.array(out, dtype=float)
+    if keep is not None:
+        keep.noise_median_ns = float(np.median(a) - a.min())
     return float(np.median(a)), float(np.percentile(a, 90) - np.percentile(a, 10))
 
 
