@@ -193,11 +193,7 @@ impl Simulation {
 /// later, no noise (its prediction errors are the belief's), no background
 /// work, and a workload without range requests (placed from the heads).
 fn belief_unread(cfg: &SimConfig, levels: &[QueueLevel], units: &[DiskUnit]) -> bool {
-    let ranges = !matches!(cfg.workload, WorkloadConfig::Open(_) | WorkloadConfig::Closed(_) | WorkloadConfig::Sequential(_)
-        | WorkloadConfig::Trace(_) | WorkloadConfig::Oltp(_) | WorkloadConfig::Strided(_) | WorkloadConfig::Local(_)
-        | WorkloadConfig::Hotcold(_) | WorkloadConfig::Onoff(_) | WorkloadConfig::Schedule(_) | WorkloadConfig::Dd(_)
-        | WorkloadConfig::Stream(_) | WorkloadConfig::Fio(_));
-    units.len() == 1 && cfg.reconfigure.is_empty() && cfg.disk.noise.is_none() && cfg.freeblock.is_none() && !ranges
+    units.len() == 1 && cfg.reconfigure.is_empty() && cfg.disk.noise.is_none() && cfg.freeblock.is_none() && !cfg.workload.may_make_ranges()
         && !levels.iter().map(|l| &l.sched).chain(units.iter().map(|u| &u.queue.sched)).any(|s| s.reads_heads())
 }
 

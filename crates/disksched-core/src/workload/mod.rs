@@ -124,6 +124,19 @@ pub enum WorkloadConfig {
 }
 
 impl WorkloadConfig {
+    /// Whether its requests may be range requests (placed from the heads at
+    /// dispatch): a mix or a plug-in may hold any workload. Every kind is named,
+    /// so a new one must say.
+    pub fn may_make_ranges(&self) -> bool {
+        match self {
+            WorkloadConfig::RangeWrites(_) | WorkloadConfig::RangeAlloc(_) | WorkloadConfig::Mix(_) | WorkloadConfig::Plugin(_) => true,
+            WorkloadConfig::Open(_) | WorkloadConfig::Closed(_) | WorkloadConfig::Sequential(_) | WorkloadConfig::Trace(_)
+            | WorkloadConfig::Oltp(_) | WorkloadConfig::Strided(_) | WorkloadConfig::Local(_) | WorkloadConfig::Hotcold(_)
+            | WorkloadConfig::Onoff(_) | WorkloadConfig::Schedule(_) | WorkloadConfig::Dd(_) | WorkloadConfig::Stream(_)
+            | WorkloadConfig::Fio(_) => false,
+        }
+    }
+
     /// The generator this config describes, for a disk of `capacity_blocks` blocks of `sector_bytes`; relative trace paths resolve against `base_dir`.
     pub fn build(&self, capacity_blocks: u64, sector_bytes: u32, base_dir: Option<&std::path::Path>) -> Result<Box<dyn Generator>> {
         Ok(match self {
