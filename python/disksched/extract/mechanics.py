@@ -402,7 +402,7 @@ def _full_tracks(g: Geometry, c: int) -> list:
 
 
 def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve: list, segments: int = 16,
-              progress: Optional[Callable] = None, curve_spt: Optional[float] = None) -> list[tuple[int, int, float]]:
+              progress: Optional[Callable] = None) -> list[tuple[int, int, float]]:
     """Empty cylinders before each zone, inserted into `g`'s numbering. The layout walk sees the next zone begin
     on the cylinder after the last one holding blocks, but spare cylinders (a zone's spare tracks, cylinders
     outside every zone) lie between them, and a seek across them pays their distance. At each zone boundary in
@@ -411,13 +411,12 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
     numbering, against the measured curve (`curve`: (distance, lead ms, spread) on cylinders mostly within
     zones): the gap is the g whose curve at D + g matches them best (median absolute difference), 0 unless that
     fits within a sector and twice as well as no gap, and better by over half a sector. Each lead is put on the
-    curve's sector (a lead holds a sector and a half of its destination's; the curve's, of the median track's,
-    `curve_spt`), and the boundary's leads have their probe offsets spread over a sector, as the curve's have.
+    curve's sector, the median track's (`_on_median_sector`, as `seek_curve` puts the curve's), and the
+    boundary's leads have their probe offsets spread over a sector, as the curve's have.
     Returns (zone index, gap, median difference ms) per zone measured."""
     dist = np.array([d for d, _, _ in curve], dtype=float)
     lead = np.array([v for _, v, _ in curve], dtype=float)
-    if curve_spt is None:   # the curve's pairs lie anywhere: its leads hold the median track's sector
-        curve_spt = float(np.median([t.spt for t in g.tracks]))
+    on_median = _on_median_sector(g, clock)
     out = []
     for zi in range(1, len(g.zones)):
         b_z = g.zones[zi]
@@ -440,7 +439,7 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
         if len(sides) < 2:
             continue
         geo = Geo(g)
-        ds, v, dst_spt = [], [], []
+        ds, v = [], []
         order = {side: k for k, side in enumerate(sides)}
         for r in rounds:
             tasks = []
@@ -449,12 +448,11 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
                 n = min(len(ta), len(tb))
                 tasks.append((ta[:n], tb[:n]) if k % 2 == 0 else (tb[:n], ta[:n]))   # both directions
                 ds.append(c1 - c0)
-                dst_spt.append(g.tracks[tasks[-1][1][0]].spt)
             # each lead's probe offset its own of those spread over a sector across the boundary's leads (the
             # curve's leads are so spread): a lead lands up to a sector late, by a fraction its offset sets
-            v += _round(dev, geo, clock, rng, tasks, segments, slots=[order[side] for side in r], of=len(sides))
-        # a lead holds one sector of its destination (and lands half of one late): put each on the curve's sector
-        v = (np.array(v) - 1.5 * clock.period_ns * (1.0 / np.array(dst_spt, dtype=float) - 1.0 / curve_spt)) / 1e6
+            v += on_median(_round(dev, geo, clock, rng, tasks, segments, slots=[order[side] for side in r], of=len(sides)),
+                           tasks)
+        v = np.array(v) / 1e6
         x = np.array(ds, dtype=float)
         err = [float(np.median(np.abs(v - np.interp(x + k, dist, lead)))) for k in range(0, int(dist.max() - x.max()) + 1)]
         # No gap unless the best fits within a sector (median residual), and at least twice as well as none (its

@@ -123,13 +123,11 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                f"device minutes (estimated {est_min:.1f} before it)")
     finally:
         dev.limit_busy(None)
+    if why is None and len(g.zones) > SPEC_MAX_ZONES:
+        # not a layout of zones (maxtor300g's truth is a DiskSim 4 track table): what timing gives without one
+        why = f"the layout walk found {len(g.zones):,} zones, more than a spec holds ({SPEC_MAX_ZONES:,}): no zoned layout it follows"
     if why:
         return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0, why=why)
-    if len(g.zones) > SPEC_MAX_ZONES:
-        # not a layout of zones (maxtor300g's truth is a DiskSim 4 track table): what timing gives without one
-        return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0,
-                       why=f"the layout walk found {len(g.zones):,} zones, more than a spec holds ({SPEC_MAX_ZONES:,}): "
-                           "no zoned layout it follows")
     g.stats["walk"] = walk_mode
     g.stats["walk_device_s"] = (dev.busy_ns - walk_s0) / 1e9
     g.stats["walk_estimate_min"] = est_min
@@ -471,12 +469,10 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
         if None in v:
             return None
         if voting and len(ivs) >= max(3, runs // 2):
-            mids = np.array([(a + b) / 2 for a, b in ivs]) / 1e6
-            spread[tuple(sorted(kw))] = 1.2533 * 1.4826 * float(np.median(np.abs(mids - np.median(mids)))) / np.sqrt(len(mids))
+            spread[tuple(sorted(kw))] = _median_se(np.array([(a + b) / 2 for a, b in ivs]) / 1e6)
             return (vote(ivs) + 1.5 * med_sector_ns + clock.noise_median_ns) / 1e6
         v = np.array(v, dtype=float) / 1e6
-        # the standard error of a median, from the median absolute deviation (robust to a late tail)
-        spread[tuple(sorted(kw))] = 1.2533 * 1.4826 * float(np.median(np.abs(v - np.median(v)))) / np.sqrt(len(v))
+        spread[tuple(sorted(kw))] = _median_se(v)
         return float(np.median(v))
 
     same, switch = lead(), lead(switch=True)
@@ -502,6 +498,11 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
             if w_switch is not None and w_switch - w_same < 0.5 * clock.period_ns / 1e6:
                 out["write_switch_ms"] = w_switch - w_same
     return out
+
+
+def _median_se(v: np.ndarray) -> float:
+    """The standard error of the median of `v`, from its median absolute deviation (robust to a late tail)."""
+    return 1.2533 * 1.4826 * float(np.median(np.abs(v - np.median(v)))) / np.sqrt(len(v))
 
 
 def _completion_split(write_lead_ms: float, write_report_after_read_ms: Optional[float], bus_ms: float,
