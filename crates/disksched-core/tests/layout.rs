@@ -110,6 +110,15 @@ fn first_piece_and_track_of_lbn_agree_with_the_full_layout_on_every_drive() {
             let blocks = (1 + (x >> 3) % 1200).min(cap - lbn) as u32;
             l.pieces(lbn, blocks, &mut pieces);
             assert_eq!(l.first_piece(lbn, blocks), pieces[0], "{name}: lbn {lbn} blocks {blocks}");
+            // Each piece holds the LBNs its sectors hold, as the inverse mapping finds them, in order.
+            let mut next = lbn;
+            for p in &pieces {
+                let held: Vec<u64> = (0..p.span_sectors)
+                    .filter_map(|k| l.pbn_to_lbn(Pbn { cylinder: p.cylinder, head: p.head, sector: (p.first_sector + k) % p.sectors_per_track }))
+                    .collect();
+                assert_eq!(held, (next..next + p.blocks as u64).collect::<Vec<_>>(), "{name}: lbn {lbn} blocks {blocks} piece {p:?}");
+                next += p.blocks as u64;
+            }
             let p = l.lbn_to_pbn(lbn);
             let (first, n) = l.track_lbns_of(lbn);
             assert_eq!((first, n), l.track_lbns(p.cylinder, p.head), "{name}: lbn {lbn}");

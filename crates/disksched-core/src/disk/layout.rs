@@ -297,14 +297,23 @@ impl Layout {
         // (One unit, as under zone sparing: no division.)
         let unit = if z.units == 1 { 0 } else { (i / z.unit_blocks).min(z.units - 1) };
         let base = unit * z.unit_slots;
-        let mut slot = base + (i - unit * z.unit_blocks);
-        // Every slip at or below the candidate slot pushes it one further.
-        let mut k = z.slips.partition_point(|&s| s < base);
+        Self::walk_slips(z, base + (i - unit * z.unit_blocks), Self::slips_below(z, base)).0
+    }
+
+    /// How many of the zone's slips lie below `slot` (none below its first: no search).
+    fn slips_below(z: &Zone, slot: u64) -> usize {
+        if slot == 0 { 0 } else { z.slips.partition_point(|&s| s < slot) }
+    }
+
+    /// Push candidate `slot` one further for every slip at or below it, from
+    /// slip index `k` on (every earlier slip already counted): the slot and
+    /// the index of the first slip above it.
+    fn walk_slips(z: &Zone, mut slot: u64, mut k: usize) -> (u64, usize) {
         while k < z.slips.len() && z.slips[k] <= slot {
             slot += 1;
             k += 1;
         }
-        slot
+        (slot, k)
     }
 
     /// Number of LBN positions (empty front positions included) in slots below `slot`.
@@ -314,7 +323,7 @@ impl Layout {
             return (z.units - 1) * z.unit_blocks + z.last_unit_blocks;
         }
         let base = unit * z.unit_slots;
-        let slipped = (z.slips.partition_point(|&s| s < slot) - z.slips.partition_point(|&s| s < base)) as u64;
+        let slipped = (z.slips.partition_point(|&s| s < slot) - Self::slips_below(z, base)) as u64;
         unit * z.unit_blocks + (slot - base - slipped).min(Self::unit_blocks_of(z, unit))
     }
 
@@ -472,10 +481,25 @@ impl Layout {
     fn zone_piece(&self, lbn: u64, left: u64) -> TrackPiece {
         let z = self.zone_of_lbn(lbn);
         let i = lbn - z.first_lbn + z.empty;
-        let slot = Self::slot_of(z, i);
         let spt = z.spt as u64;
+        // `slot_of(i)`, keeping where its walk over the slips stopped: the
+        // track's other counts continue that walk instead of searching again.
+        let unit = if z.units == 1 { 0 } else { (i / z.unit_blocks).min(z.units - 1) };
+        let base = unit * z.unit_slots;
+        let k_base = Self::slips_below(z, base);
+        let (slot, k) = Self::walk_slips(z, base + (i - unit * z.unit_blocks), k_base);
         let track_end = (slot / spt + 1) * spt;
-        let on_track = (Self::blocks_before(z, track_end) - i).min(z.first_lbn + z.blocks - lbn);
+        // A track inside its sparing unit, not its last: the LBN positions
+        // before `track_end` follow from the slips below it (at a unit's end,
+        // or a track across units, `blocks_before` says what the next unit holds).
+        let in_unit = track_end - spt >= base && track_end < base + z.unit_slots;
+        let before_end = if in_unit {
+            let slipped = (k + z.slips[k..].partition_point(|&s| s < track_end) - k_base) as u64;
+            unit * z.unit_blocks + (track_end - base - slipped).min(Self::unit_blocks_of(z, unit))
+        } else {
+            Self::blocks_before(z, track_end)
+        };
+        let on_track = (before_end - i).min(z.first_lbn + z.blocks - lbn);
         let mut n = left.min(on_track);
         // A remapped defect is a piece of its own, at its spare.
         let lo = z.defects.partition_point(|d| d.0 < slot);
@@ -484,7 +508,8 @@ impl Layout {
         } else if lo < z.defects.len() && z.defects[lo].0 < track_end {
             n = n.min(Self::blocks_before(z, z.defects[lo].0) - i);
         }
-        let last_slot = Self::slot_of(z, i + n - 1);
+        // (The same walk on: the slips it passed lie below this slot too.)
+        let last_slot = if in_unit { Self::walk_slips(z, slot + n - 1, k).0 } else { Self::slot_of(z, i + n - 1) };
         let p = self.pbn_of_slot(z, Self::remapped(z, slot));
         TrackPiece {
             cylinder: p.cylinder,
