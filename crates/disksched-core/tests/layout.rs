@@ -98,6 +98,7 @@ proptest! {
 fn first_piece_and_track_of_lbn_agree_with_the_full_layout_on_every_drive() {
     use disksched_core::disk::{builtin, DiskModel, Predictor};
     let mut pieces = Vec::new();
+    let mut laid_out = 0;
     for name in builtin::names() {
         let m = std::sync::Arc::new(DiskModel::new(builtin::resolve(name, None).unwrap()).unwrap());
         let predictor = Predictor::exact(m.clone());
@@ -127,12 +128,23 @@ fn first_piece_and_track_of_lbn_agree_with_the_full_layout_on_every_drive() {
             assert_eq!(l.lbn_to_pbn_spt(lbn), (p, l.sectors_per_track(p.cylinder, p.head)), "{name}: lbn {lbn}");
             let near = l.track_lbns_of(lbn.saturating_sub((x >> 7) % 600));
             assert_eq!(l.track_lbns_of_near(lbn, near), (first, n), "{name}: lbn {lbn} near {near:?}");
+            // The read-ahead's first piece laid out from the read's own piece, where that tells.
+            let after = lbn + pieces[0].blocks as u64;
+            if after < cap {
+                let b = (1 + (x >> 17) % 600).min(cap - after) as u32;
+                let track = l.track_lbns(pieces[0].cylinder, pieces[0].head);
+                if let Some(p) = l.piece_after(&pieces[0], track, after, b) {
+                    assert_eq!(p, l.first_piece(after, b), "{name}: after lbn {lbn} blocks {blocks}");
+                    laid_out += 1;
+                }
+            }
             // A request's target and its one-track piece, mapped once on arrival.
             let (target, piece) = predictor.target_mapped(lbn, blocks);
             assert_eq!(target, predictor.target(lbn), "{name}: lbn {lbn}");
             assert_eq!(piece, (pieces.len() == 1).then_some(pieces[0]), "{name}: lbn {lbn} blocks {blocks}");
         }
     }
+    assert!(laid_out > 1000, "piece_after told only {laid_out} pieces");
 }
 
 /// A memo takes a piece only from its own layout (or a clone of it): a piece

@@ -379,6 +379,10 @@ struct ReadAhead {
     /// head, once laid out (a stream asks at every command; None after any
     /// change to `from`, `start`, `lbn` or `limit`).
     next: Option<(TrackPiece, u64)>,
+    /// The piece at `lbn`, when the read that started it laid it out in
+    /// advance (its track's rest): `next` without mapping (None after any
+    /// change to `lbn` or `limit`).
+    first: Option<TrackPiece>,
 }
 
 /// The simulated drive: a model, its mechanism and its buffer cache.
@@ -561,6 +565,10 @@ impl Drive {
         let max_ra = if same_track || self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo, own_track) } else { 0 };
         let min_ra = if same_track { spec.same_track_read_ahead_blocks.max(spec.read_ahead_min_blocks) } else { spec.read_ahead_min_blocks };
         self.last_read_end = Some(end);
+        // A one-track read whose track was looked up: the read-ahead's first
+        // piece is often that track's rest, laid out without mapping.
+        let first = own_track.filter(|_| max_ra > 0 && self.pieces.len() == 1)
+            .and_then(|track| model.layout.piece_after(&self.pieces[0], track, end, max_ra));
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment,
             from: (a.cylinder, a.head),
@@ -569,6 +577,7 @@ impl Drive {
             limit: max_ra,
             min: min_ra.min(max_ra),
             next: None,
+            first,
         });
         self.drop_sent_request(lbn, end);
         self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
@@ -787,7 +796,7 @@ impl Drive {
                             let ra = self.readahead.as_mut().expect("checked");
                             let limit = ra.limit.max(want.saturating_sub(ra.lbn) as u32);
                             if limit != ra.limit {
-                                *ra = ReadAhead { limit, next: None, ..*ra };
+                                *ra = ReadAhead { limit, next: None, first: None, ..*ra };
                             }
                         }
                         // A stopped one is restarted only by a hit that finds
@@ -803,7 +812,7 @@ impl Drive {
                             if free <= now.0 && want > hi && hi < model.layout.capacity() {
                                 let limit = (want - hi).min(model.layout.capacity() - hi) as u32;
                                 let start = now.0 + ctl.overhead_ns[0][last_w];
-                                self.readahead = Some(ReadAhead { segment: i, from, start, lbn: hi, limit, min: 0, next: None });
+                                self.readahead = Some(ReadAhead { segment: i, from, start, lbn: hi, limit, min: 0, next: None, first: None });
                             }
                         }
                         _ => {}
@@ -844,7 +853,7 @@ impl Drive {
         let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo), None);
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
-            segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0, next: None,
+            segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0, next: None, first: None,
         });
         self.drop_sent_request(lbn, end);
         self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
@@ -869,7 +878,7 @@ impl Drive {
             let (p, tm) = match ra.next {
                 Some(next) => next,
                 None => {
-                    let p = model.layout.first_piece(ra.lbn, ra.limit);
+                    let p = ra.first.unwrap_or_else(|| model.layout.first_piece(ra.lbn, ra.limit));
                     let tm = ra.start + model.position_ns(ra.from, (p.cylinder, p.head), Access::Onward { write: false }, 0);
                     (p, m.arrive_ns(tm, sector_phase(p.first_sector, p.sectors_per_track)))
                 }
@@ -888,7 +897,7 @@ impl Drive {
                 break;
             }
             ra = ReadAhead { from: at, start: tm + piece_ns, lbn: ra.lbn + p.blocks as u64, limit: ra.limit - p.blocks,
-                min: ra.min.saturating_sub(p.blocks), next: None, ..ra };
+                min: ra.min.saturating_sub(p.blocks), next: None, first: None, ..ra };
         }
         self.readahead = Some(ra);
         let (at, got, finished) = match out {

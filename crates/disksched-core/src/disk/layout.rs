@@ -476,6 +476,21 @@ impl Layout {
         self.zone_piece(lbn, blocks as u64)
     }
 
+    /// `first_piece(lbn, blocks)` where `lbn` follows `prev`'s last LBN and
+    /// `track` is `track_lbns` of `prev`'s track, when it tells without
+    /// mapping: `lbn` on that track, every one of its sectors an LBN of it
+    /// in order (no slip, no spare) and no remapped defect in its zone.
+    /// None: ask `first_piece`.
+    pub fn piece_after(&self, prev: &TrackPiece, track: (u64, u64), lbn: u64, blocks: u32) -> Option<TrackPiece> {
+        let (first, n) = track;
+        let spt = prev.sectors_per_track;
+        if self.table.is_some() || n != spt as u64 || !(first <= lbn && lbn < first + n) || !self.zone_of_lbn(lbn).defects.is_empty() {
+            return None;
+        }
+        let blocks = (blocks as u64).min(first + n - lbn) as u32;
+        Some(TrackPiece { first_sector: (prev.first_sector + prev.span_sectors) % spt, span_sectors: blocks, blocks, ..*prev })
+    }
+
     /// The piece holding `lbn` and as many of the `left` LBNs after it as share its track.
     #[inline]
     fn zone_piece(&self, lbn: u64, left: u64) -> TrackPiece {
