@@ -571,6 +571,15 @@ fn a_remapped_defect_is_served_from_its_spare() {
     l.pieces(0, 5, &mut pieces);
     let got: Vec<(u32, u32)> = pieces.iter().map(|p| (p.first_sector, p.blocks)).collect();
     assert_eq!(got, vec![(0, 2), (9, 1), (3, 2)]);
+    // Each piece names the LBNs of the track it lies on, the spare's included.
+    for (lbn, defects) in [(0, "[[2, 9]]"), (10, "[[12, 9]]")] {
+        let l = tiny("sectors-per-track", &format!("spares = 1\ndefects = {defects}"), "");
+        l.pieces(lbn, 12, &mut pieces);
+        assert!(pieces.len() >= 3, "{defects}: {pieces:?}");
+        for p in &pieces {
+            assert_eq!((p.track_first_lbn, p.track_blocks as u64), l.track_lbns(p.cylinder, p.head), "{defects}: {p:?}");
+        }
+    }
 }
 
 // ---- importer edge cases and malformed files --------------------------------

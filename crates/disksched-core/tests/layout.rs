@@ -111,6 +111,10 @@ fn first_piece_and_track_of_lbn_agree_with_the_full_layout_on_every_drive() {
             let blocks = (1 + (x >> 3) % 1200).min(cap - lbn) as u32;
             l.pieces(lbn, blocks, &mut pieces);
             assert_eq!(l.first_piece(lbn, blocks), pieces[0], "{name}: lbn {lbn} blocks {blocks}");
+            for p in &pieces {
+                let track = l.track_lbns(p.cylinder, p.head);
+                assert_eq!((p.track_first_lbn, p.track_blocks as u64), track, "{name}: lbn {lbn} blocks {blocks} piece {p:?}");
+            }
             // Each piece holds the LBNs its sectors hold, as the inverse mapping finds them, in order.
             let mut next = lbn;
             for p in &pieces {
@@ -132,8 +136,7 @@ fn first_piece_and_track_of_lbn_agree_with_the_full_layout_on_every_drive() {
             let after = lbn + pieces[0].blocks as u64;
             if after < cap {
                 let b = (1 + (x >> 17) % 600).min(cap - after) as u32;
-                let track = l.track_lbns(pieces[0].cylinder, pieces[0].head);
-                if let Some(p) = l.piece_after(&pieces[0], track, after, b) {
+                if let Some(p) = l.piece_after(&pieces[0], after, b) {
                     assert_eq!(p, l.first_piece(after, b), "{name}: after lbn {lbn} blocks {blocks}");
                     laid_out += 1;
                 }

@@ -547,8 +547,8 @@ impl Drive {
         // The LBNs of the request's first track, once looked up (the read-ahead's track is often the same).
         let mut own_track = None;
         if spec.read_any_free_blocks && cached == 0 {
-            // (Only the track's first LBN: `track_lbns`, not `track_span`, which lists the slips.)
-            let (track_first_lbn, track_blocks) = model.layout.track_lbns(self.pieces[0].cylinder, self.pieces[0].head);
+            // (The piece knows its track's LBNs: `track_lbns` of its track.)
+            let (track_first_lbn, track_blocks) = (self.pieces[0].track_first_lbn, self.pieces[0].track_blocks as u64);
             own_track = Some((track_first_lbn, track_blocks));
             if track_blocks > 0 {
                 let spt = self.pieces[0].sectors_per_track;
@@ -565,10 +565,8 @@ impl Drive {
         let max_ra = if same_track || self.reads_ahead_after(lbn) { self.readahead_blocks(lbn, end, lo, own_track) } else { 0 };
         let min_ra = if same_track { spec.same_track_read_ahead_blocks.max(spec.read_ahead_min_blocks) } else { spec.read_ahead_min_blocks };
         self.last_read_end = Some(end);
-        // A one-track read whose track was looked up: the read-ahead's first
-        // piece is often that track's rest, laid out without mapping.
-        let first = own_track.filter(|_| max_ra > 0 && self.pieces.len() == 1)
-            .and_then(|track| model.layout.piece_after(&self.pieces[0], track, end, max_ra));
+        // The read-ahead's first piece is often the rest of the read's last track, laid out without mapping.
+        let first = self.pieces.last().filter(|_| max_ra > 0).and_then(|last| model.layout.piece_after(last, end, max_ra));
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment,
             from: (a.cylinder, a.head),

@@ -45,6 +45,11 @@ pub struct TrackPiece {
     pub blocks: u32,
     /// Physical sectors on the track.
     pub sectors_per_track: u32,
+    /// The first LBN its track holds and how many (`Layout::track_lbns` of
+    /// the track): what the drive's read-ahead asks of a read's track.
+    pub track_first_lbn: u64,
+    /// LBNs its track holds.
+    pub track_blocks: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -430,7 +435,7 @@ impl Layout {
     /// The track pieces that `blocks` LBNs starting at `lbn` occupy, in transfer order.
     pub fn pieces(&self, lbn: u64, blocks: u32, out: &mut Vec<TrackPiece>) {
         if let Some(t) = &self.table {
-            return t.pieces(lbn, blocks, out);
+            return t.pieces(lbn, blocks, self.capacity, out);
         }
         out.clear();
         let (mut lbn, mut left) = (lbn, blocks as u64);
@@ -471,18 +476,17 @@ impl Layout {
     pub fn first_piece(&self, lbn: u64, blocks: u32) -> TrackPiece {
         debug_assert!(blocks > 0);
         if let Some(t) = &self.table {
-            return t.first_piece(lbn, blocks);
+            return t.first_piece(lbn, blocks, self.capacity);
         }
         self.zone_piece(lbn, blocks as u64)
     }
 
-    /// `first_piece(lbn, blocks)` where `lbn` follows `prev`'s last LBN and
-    /// `track` is `track_lbns` of `prev`'s track, when it tells without
-    /// mapping: `lbn` on that track, every one of its sectors an LBN of it
-    /// in order (no slip, no spare) and no remapped defect in its zone.
-    /// None: ask `first_piece`.
-    pub fn piece_after(&self, prev: &TrackPiece, track: (u64, u64), lbn: u64, blocks: u32) -> Option<TrackPiece> {
-        let (first, n) = track;
+    /// `first_piece(lbn, blocks)` where `lbn` follows `prev`'s last LBN,
+    /// when it tells without mapping: `lbn` on `prev`'s track, every one of
+    /// its sectors an LBN of it in order (no slip, no spare) and no remapped
+    /// defect in its zone. None: ask `first_piece`.
+    pub fn piece_after(&self, prev: &TrackPiece, lbn: u64, blocks: u32) -> Option<TrackPiece> {
+        let (first, n) = (prev.track_first_lbn, prev.track_blocks as u64);
         let spt = prev.sectors_per_track;
         if self.table.is_some() || n != spt as u64 || !(first <= lbn && lbn < first + n) || !self.zone_of_lbn(lbn).defects.is_empty() {
             return None;
@@ -508,11 +512,13 @@ impl Layout {
         // before `track_end` follow from the slips below it (at a unit's end,
         // or a track across units, `blocks_before` says what the next unit holds).
         let in_unit = track_end - spt >= base && track_end < base + z.unit_slots;
-        let before_end = if in_unit {
-            let slipped = (k + z.slips[k..].partition_point(|&s| s < track_end) - k_base) as u64;
-            unit * z.unit_blocks + (track_end - base - slipped).min(Self::unit_blocks_of(z, unit))
+        let track_start = track_end - spt;
+        let (before_start, before_end) = if in_unit {
+            let in_unit_before = |slot: u64, slipped: usize| unit * z.unit_blocks + (slot - base - slipped as u64).min(Self::unit_blocks_of(z, unit));
+            (in_unit_before(track_start, z.slips[k_base..k].partition_point(|&s| s < track_start)),
+             in_unit_before(track_end, k + z.slips[k..].partition_point(|&s| s < track_end) - k_base))
         } else {
-            Self::blocks_before(z, track_end)
+            (Self::blocks_before(z, track_start), Self::blocks_before(z, track_end))
         };
         let on_track = (before_end - i).min(z.first_lbn + z.blocks - lbn);
         let mut n = left.min(on_track);
@@ -525,7 +531,14 @@ impl Layout {
         }
         // (The same walk on: the slips it passed lie below this slot too.)
         let last_slot = if in_unit { Self::walk_slips(z, slot + n - 1, k).0 } else { Self::slot_of(z, i + n - 1) };
-        let p = self.pbn_of_slot(z, Self::remapped(z, slot));
+        let stored = Self::remapped(z, slot);
+        let p = self.pbn_of_slot(z, stored);
+        // The LBNs of the track it lies on (a remapped defect's: its spare's track).
+        let (track_first_lbn, track_blocks) = if stored == slot {
+            self.track_of_positions(z, before_start, before_end)
+        } else {
+            self.zone_track(z, stored / spt).map_or((0, 0), |(_, _, first_lbn, blocks, _)| (first_lbn, blocks))
+        };
         TrackPiece {
             cylinder: p.cylinder,
             head: p.head,
@@ -533,6 +546,8 @@ impl Layout {
             span_sectors: (last_slot - slot + 1) as u32,
             blocks: n as u32,
             sectors_per_track: z.spt,
+            track_first_lbn,
+            track_blocks: track_blocks as u32,
         }
     }
 }
@@ -630,12 +645,18 @@ impl Layout {
     /// `track_at` of zone-relative track `j` of zone `z`.
     fn zone_track<'a>(&self, z: &'a Zone, j: u64) -> Option<(&'a Zone, u64, u64, u64, u64)> {
         let spt = z.spt as u64;
+        let (before, after) = (Self::blocks_before(z, j * spt), Self::blocks_before(z, (j + 1) * spt));
+        let (first_lbn, blocks) = self.track_of_positions(z, before, after);
+        (blocks > 0).then_some((z, j, first_lbn, blocks, before.max(z.empty)))
+    }
+
+    /// The first LBN and LBN count of a track of zone `z` whose slots hold
+    /// the LBN positions [`before`, `after`).
+    fn track_of_positions(&self, z: &Zone, before: u64, after: u64) -> (u64, u64) {
         // LBN positions below `empty` (the zone's empty front) hold no LBN.
-        let before = Self::blocks_before(z, j * spt).max(z.empty);
-        let after = Self::blocks_before(z, (j + 1) * spt).max(z.empty);
+        let (before, after) = (before.max(z.empty), after.max(z.empty));
         let first_lbn = z.first_lbn + before - z.empty;
-        let blocks = (after - before).min(self.capacity.saturating_sub(first_lbn));
-        (blocks > 0).then_some((z, j, first_lbn, blocks, before))
+        (first_lbn, (after - before).min(self.capacity.saturating_sub(first_lbn)))
     }
 
     /// The LBNs on track (`cylinder`, `head`), or None if it holds none.

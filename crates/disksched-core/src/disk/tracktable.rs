@@ -261,7 +261,7 @@ impl TrackTable {
         (lbn < capacity).then_some(lbn)
     }
 
-    pub(crate) fn pieces(&self, lbn: u64, blocks: u32, out: &mut Vec<TrackPiece>) {
+    pub(crate) fn pieces(&self, lbn: u64, blocks: u32, capacity: u64, out: &mut Vec<TrackPiece>) {
         out.clear();
         let (mut lbn, mut left) = (lbn, blocks as u64);
         let mut i = self.track_of_lbn(lbn);
@@ -279,6 +279,8 @@ impl TrackTable {
                     span_sectors: (last - slot + 1) as u32,
                     blocks: n as u32,
                     sectors_per_track: t.spt as u32,
+                    track_first_lbn: t.lbn,
+                    track_blocks: (t.blocks as u64).min(capacity - t.lbn) as u32,
                 });
             }
             lbn += n;
@@ -288,7 +290,7 @@ impl TrackTable {
     }
 
     /// The first piece `pieces(lbn, blocks)` gives (`blocks` > 0).
-    pub(crate) fn first_piece(&self, lbn: u64, blocks: u32) -> TrackPiece {
+    pub(crate) fn first_piece(&self, lbn: u64, blocks: u32, capacity: u64) -> TrackPiece {
         let mut i = self.track_of_lbn(lbn);
         loop {
             let t = &self.tracks[i];
@@ -303,6 +305,8 @@ impl TrackTable {
                     span_sectors: (last - slot + 1) as u32,
                     blocks: n as u32,
                     sectors_per_track: t.spt as u32,
+                    track_first_lbn: t.lbn,
+                    track_blocks: (t.blocks as u64).min(capacity - t.lbn) as u32,
                 };
             }
             i += 1;
