@@ -571,6 +571,14 @@ fn a_remapped_defect_is_served_from_its_spare() {
     l.pieces(0, 5, &mut pieces);
     let got: Vec<(u32, u32)> = pieces.iter().map(|p| (p.first_sector, p.blocks)).collect();
     assert_eq!(got, vec![(0, 2), (9, 1), (3, 2)]);
+    // A full track holding a defective slot (its spare at the zone's end):
+    // the piece after a read on it is not that track's rest.
+    let l = tiny("sectors-per-zone", "spares = 1\ndefects = [[4, 59]]", "");
+    let read = l.first_piece(0, 2);
+    assert_eq!(read.track_blocks, 10, "a full track");
+    let next = l.first_piece(2, 5);
+    assert_eq!(next.blocks, 2, "the piece stops before the defect");
+    assert!(l.piece_after(&read, 2, 5).is_none_or(|p| p == next), "{:?} against {next:?}", l.piece_after(&read, 2, 5));
     // Each piece names the LBNs of the track it lies on, the spare's included.
     for (lbn, defects) in [(0, "[[2, 9]]"), (10, "[[12, 9]]")] {
         let l = tiny("sectors-per-track", &format!("spares = 1\ndefects = {defects}"), "");

@@ -99,6 +99,8 @@ pub struct Layout {
     /// A table-driven layout (DiskSim 4's g4) instead of the zones; the zone
     /// code paths below are untouched when it is None.
     table: Option<Box<TrackTable>>,
+    /// Some zone has a remapped defect (`piece_after` asks).
+    remaps: bool,
     /// Unique per `Layout::new` (a clone keeps it: same content): what a
     /// `MappedPieces` checks that its pieces came from this layout.
     id: u64,
@@ -122,7 +124,7 @@ impl Layout {
                     "the layout maps {} blocks, fewer than the {} stated", t.mapped, spec.blocks)));
             }
             return Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones: Vec::new(),
-                zone_end_lbns: Vec::new(), zone_last_cyls: Vec::new(), capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)), id: next_layout_id() });
+                zone_end_lbns: Vec::new(), zone_last_cyls: Vec::new(), capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)), remaps: false, id: next_layout_id() });
         }
         let surfaces = spec.surfaces as u64;
         let mut zones = Vec::with_capacity(spec.layout.zones.len());
@@ -231,8 +233,9 @@ impl Layout {
         // A drive may export fewer LBNs than its zones could hold; the rest are unused.
         let zone_end_lbns = zones.iter().map(|z| z.first_lbn + z.blocks).collect();
         let zone_last_cyls = zones.iter().map(|z| z.last_cyl).collect();
+        let remaps = zones.iter().any(|z| !z.defects.is_empty());
         Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, zone_end_lbns, zone_last_cyls,
-                    capacity: spec.blocks, mapped: next_lbn, table: None, id: next_layout_id() })
+                    capacity: spec.blocks, mapped: next_lbn, table: None, remaps, id: next_layout_id() })
     }
 
     /// LBNs the drive exposes.
@@ -484,11 +487,11 @@ impl Layout {
     /// `first_piece(lbn, blocks)` where `lbn` follows `prev`'s last LBN,
     /// when it tells without mapping: `lbn` on `prev`'s track, every one of
     /// its sectors an LBN of it in order (no slip, no spare) and no remapped
-    /// defect in its zone. None: ask `first_piece`.
+    /// defect on the drive. None: ask `first_piece`.
     pub fn piece_after(&self, prev: &TrackPiece, lbn: u64, blocks: u32) -> Option<TrackPiece> {
         let (first, n) = (prev.track_first_lbn, prev.track_blocks as u64);
         let spt = prev.sectors_per_track;
-        if self.table.is_some() || n != spt as u64 || !(first <= lbn && lbn < first + n) || !self.zone_of_lbn(lbn).defects.is_empty() {
+        if self.table.is_some() || self.remaps || n != spt as u64 || !(first <= lbn && lbn < first + n) {
             return None;
         }
         let blocks = (blocks as u64).min(first + n - lbn) as u32;
