@@ -363,16 +363,19 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
 
 def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start: int, end: int,
                    refine: Optional[Callable] = None, calib_per_zone: int = 40, debug: bool = False,
-                   spread: int = 24, spt: Optional[int] = None) -> tuple[list, dict]:
+                   spread: int = 24, spt: Optional[int] = None, zones: Optional[list] = None) -> tuple[list, dict]:
     """The tracks of [start, end) from a walk over it (`start` must be a track's
     first LBN; the last track ends at `end`, cut short if `end` is inside it),
     boundaries and slips placed by single-block probes. `spt`: the sectors per
     track of the whole stretch, when already known (a stretch too short to
-    tell zones apart)."""
+    tell zones apart); `zones`: the walk's reads' sectors per track, (first
+    read, last read, spt), when known (else `zones_of_walk`'s)."""
     # timing noise, as a fraction of one pair's phase step
     stride = w.stride
+    w0 = w
     noise_frac = 2 * clock.noise_ns / clock.period_ns / max(stride / 400.0, 1e-9)
-    zr = zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02) if spt is None else [(0, len(w.x) - 1, spt)]
+    zr = (zones if zones is not None else zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02)) \
+        if spt is None else [(0, len(w.x) - 1, spt)]
     sp = np.zeros(len(w.x), dtype=np.int64)
     for a, b, n in zr:
         sp[a:b + 1] = n
@@ -598,13 +601,127 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
                 tr.slips.append(slips_at[si][0] - tr.first)
             si += 1
         tracks.append(tr)
+    if not exact_mode and spt is None and zones is None:
+        # with noise the walk's sectors per track can be a sector off, or a blend of two zones': the LBN counts
+        # of the tracks say so; walked again under the counts' zones (the searches with them)
+        by_count = _zones_by_counts(tracks, 0.02)
+        if by_count != [t.spt for t in tracks]:
+            zr2 = _read_zones(w0, tracks, by_count)
+            trs2, st2 = tracks_of_walk(dev, clock, rng, w0, start, end, refine=refine, calib_per_zone=calib_per_zone,
+                                       debug=debug, spread=spread, zones=zr2)
+            st2["probes"] += prober.probes
+            st2["suspect_hits"] += prober.suspect_hits
+            st2["spt_settled"] = st2.get("spt_settled", 0) + sum(1 for t, n in zip(tracks, by_count) if t.spt != n)
+            return trs2, st2
     split = 0 if exact_mode else _split_overlong(tracks, prober, tol, confirm)
     stats = {"walk_probes": int(len(X)), "stride": stride, "runs": len(runs), "boundary_windows": nb, "split_overlong": split,
-             "slip_windows": len(slipw), "calibrated": len(calib), "search_rounds": rounds,
+             "slip_windows": len(slipw), "calibrated": len(calib), "search_rounds": rounds, "spt_settled": 0,
              "probes": prober.probes, "suspect_hits": prober.suspect_hits, "exact_mode": bool(exact_mode),
              "level_tolerance_sectors": tol, "zone_skews": {str(k): v for k, v in zone_skews.items()},
              "zone_track_count": {str(k): v for k, v in zone_count.items()}}
     return tracks, stats
+
+
+def _runs_of_spt(tracks: list) -> list:
+    """[a, b): runs of consecutive tracks of one sectors-per-track."""
+    out, i = [], 0
+    while i < len(tracks):
+        j = i
+        while j < len(tracks) and tracks[j].spt == tracks[i].spt:
+            j += 1
+        out.append((i, j))
+        i = j
+    return out
+
+
+def _zones_by_counts(tracks: list, rel: float) -> list:
+    """With timing noise, the sectors per track of a stretch's tracks by their LBN counts, which the boundary
+    probes give exactly. A zone's sectors per track from the walk is stride / the mean phase step of its
+    same-track pairs: under 20 us of jitter (a step's noise a tenth of it) its standard error over a 48-track
+    stretch is about half a sector, and rounding read IBM 18ES's 364 as 363 and 351 as 350; a short run of
+    pairs split off a zone, or across a zone change (the noisy median cannot place it to the pair), gives a
+    few tracks a value a sector or two off, or between the two zones' (380 between 390 and 374). Every later
+    track of the zone was predicted under that value, each check and short stretch inherited it, and the
+    assembly made a zone, and a cylinder, at each change: IBM 18ES's model had 32 cylinders more than its
+    exact extraction, and whole zones' angles a sector or two off.
+    The rules, each on runs of tracks of one sectors-per-track (a run's count: the commonest LBNs + slips of
+    its tracks, the stretch's last, cut short, left out): a track cannot hold more than it has sectors, so a
+    run whose count is above its sectors per track, by no more than `rel` of it, has that many (never
+    lowered: a zone may keep spare sectors on each track); neighbouring runs within `rel` of each other with
+    one count are one zone, of that count where it lies between the two (the walk cannot tell them apart),
+    else of the longer run's; and a run's partial tracks before its first full one, after another run, that
+    fit on one track of that run together, are that run's (a zone's short last track, cut in pieces where
+    the blend's sectors per track moved its level). Returns each track's sectors per track."""
+    new = [t.spt for t in tracks]
+    if len(tracks) < 2:
+        return new
+    last = len(tracks) - 1          # cut at the stretch's end: not a full track
+
+    def held(k):
+        return tracks[k].count + len(tracks[k].slips)
+
+    def runs():
+        out, i = [], 0
+        while i < len(new):
+            j = i
+            while j < len(new) and new[j] == new[i]:
+                j += 1
+            v = [held(k) for k in range(i, j) if k != last]
+            out.append([i, j, new[i], int(_mode(v)) if v else None])
+            i = j
+        return out
+
+    for a, b, n, c in runs():
+        if c is not None and n < c <= n + max(1.0, rel * n):
+            new[a:b] = [c] * (b - a)
+    merged = True
+    while merged:
+        merged = False
+        rs = runs()
+        for (a, b, n, c), (a2, b2, n2, c2) in zip(rs, rs[1:]):
+            if c is not None and c == c2 and abs(n - n2) <= rel * max(n, n2):
+                v = c if min(n, n2) <= c <= max(n, n2) else (n if b - a >= b2 - a2 else n2)
+                new[a:b2] = [v] * (b2 - a)
+                merged = True
+                break
+    rs = runs()
+    for (_, _, p, pc), (a, b, n, c) in zip(rs, rs[1:]):
+        if c is None or pc is None or pc == c:
+            continue
+        # the zone change placed a track or two late: the run's first tracks, up to its first full one, pieces
+        # (a track cut where the other sectors per track moved its level) or holding the run before's count
+        # where that is more than this run has sectors, all no more than a track of the run before
+        k = a
+        while k < b and k != last and (held(k) < c or held(k) == pc > n) and held(k) <= pc:
+            k += 1
+        if k > a and k < b and held(k) == c:
+            new[a:k] = [p] * (k - a)
+    for (a, b, n, c), (_, _, q, qc) in zip(rs, rs[1:]):
+        if c is None or qc is None or qc == c:
+            continue
+        # placed a track or two early: the run's last tracks holding the next run's count where that is more
+        # than this run has sectors
+        k = b
+        while k > a and k - 1 != last and held(k - 1) == qc > n:
+            k -= 1
+        if k < b:
+            new[k:b] = [q] * (b - k)
+    return new
+
+
+def _read_zones(w: Walk, tracks: list, spt_of_track: list) -> list:
+    """(first read, last read, sectors per track) of a walk's reads, each on its track's."""
+    firsts = np.array([t.first for t in tracks], dtype=np.int64)
+    k = np.clip(np.searchsorted(firsts, w.x, side="right") - 1, 0, len(tracks) - 1)
+    n = np.array(spt_of_track, dtype=np.int64)[k]
+    out, i = [], 0
+    while i < len(n):
+        j = i
+        while j + 1 < len(n) and n[j + 1] == n[i]:
+            j += 1
+        out.append((i, j, int(n[i])))
+        i = j + 1
+    return out
 
 
 def _earliest(phases: list) -> float:
