@@ -1176,4 +1176,53 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
         orig.append(i)
     # no switch of its own matched: its first track's candidates
     zone_pair = [(zp_ or cands(i)[:1] or [None])[0] for zp_, i in zip(zone_pairs, zone_orig)]
+    if not exact:
+        zone_first, zone_pair, gap_possible = _own_skews(out, pos, S, zone_first, zone_pair, gap_possible)
     return out, pos, zone_first, zone_pair, skipped, gap_possible
+
+
+def _own_skews(out: list, pos: list, S: int, zone_first: list, zone_pair: list, gap_possible: list) -> tuple:
+    """With timing noise, each zone's skews are the commonest of its own switches (a track one slot after the
+    one before: a head switch on one cylinder, a cylinder switch from the last head to the first), and a zone
+    whose cylinder switches change their skew for good (the same new value at three or more in a row, up to its
+    end or the next change) is split at the first of them. A switch fits a pair within 2.5 sectors, so (51, 87)
+    and (51, 88) both fit every switch of IBM 18ES's zone from cylinder 3,598 (88 to 3,853, then 87), and the
+    spec took the first candidate: its angle drifted a sector a cylinder, and a quarter of the zone's blocks
+    lay 5 sectors off. The tracks the walk measured hold their skews exactly but for one in a hundred, and the
+    predicted ones exactly. Returns (zone_first, zone_pair, gap_possible)."""
+    zf, zpair, gp = [], [], []
+    for zi, f in enumerate(zone_first):
+        e = zone_first[zi + 1] if zi + 1 < len(zone_first) else len(out)
+        heads, cyls = [], []
+        for j in range(f + 1, e):
+            a, b = out[j - 1], out[j]
+            if a.spt != b.spt:
+                continue
+            (c0, h0), (c1, h1) = pos[j - 1], pos[j]
+            v = int(round((b.level + b.first) % b.spt - (a.level + a.first) % a.spt)) % b.spt
+            if c1 == c0 and h1 == h0 + 1:
+                heads.append(v)
+            elif c1 == c0 + 1 and h1 == 0 and h0 == S - 1:
+                cyls.append((j, v))
+        # a change of the cylinder skew for good: three or more in a row of a value, after three or more of another
+        cuts = []
+        vals = [v for _, v in cyls]
+        k = 0
+        while k < len(vals):
+            m = k
+            while m < len(vals) and vals[m] == vals[k]:
+                m += 1
+            if m - k >= 3 and cuts and vals[k] != cuts[-1][1] or m - k >= 3 and not cuts:
+                cuts.append((k, vals[k]))
+            k = m
+        starts = [f] + [cyls[k][0] for k, _ in cuts[1:]]
+        for si, st in enumerate(starts):
+            en = starts[si + 1] if si + 1 < len(starts) else e
+            p = zone_pair[zi]
+            ts = int(_mode(heads)) if len(heads) >= 3 else (p[0] if p else None)
+            own = [v for j, v in cyls if st <= j < en]
+            cs = int(_mode(own)) if len(own) >= 2 else (p[1] if p else None)
+            zf.append(st)
+            zpair.append((ts, cs) if ts is not None else p)
+            gp.append(gap_possible[zi] if si == 0 else False)
+    return zf, zpair, gp
