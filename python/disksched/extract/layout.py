@@ -604,7 +604,7 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
     if not exact_mode and spt is None and zones is None:
         # with noise the walk's sectors per track can be a sector off, or a blend of two zones': the LBN counts
         # of the tracks say so; walked again under the counts' zones (the searches with them)
-        by_count = _zones_by_counts(tracks, 0.02)
+        by_count = _zones_by_counts(tracks, 0.02, _spt_by_drift(tracks, w, clock))
         if by_count != [t.spt for t in tracks]:
             zr2 = _read_zones(w0, tracks, by_count)
             trs2, st2 = tracks_of_walk(dev, clock, rng, w0, start, end, refine=refine, calib_per_zone=calib_per_zone,
@@ -634,7 +634,47 @@ def _runs_of_spt(tracks: list) -> list:
     return out
 
 
-def _zones_by_counts(tracks: list, rel: float) -> list:
+def _spt_by_drift(tracks: list, w: Walk, clock: Clock, min_tracks: int = 8) -> list:
+    """With timing noise, each run of one sectors-per-track checked by its tracks' levels: read under n sectors a
+    track of n' has its levels drift by (n - n') / n' a block, half a sector a half track for one sector off.
+    Noise is only late, so each half of a track's walk reads gives its earliest level; the median over the run's
+    whole tracks of the second half's less the first's is (n - n') / 2 (its noise a tenth of a sector over
+    eight tracks of IBM 18ES at 20 us of jitter), where the mean phase step's standard error is half a sector
+    (`_zones_by_counts`: 339 read for 338, which its counts, 338 on every track, cannot tell from a spare sector
+    a track). Returns each track's sectors per track, the run's corrected where the drift says a whole
+    sector or two."""
+    out = [t.spt for t in tracks]
+    ph = (w.t / clock.period_ns) % 1.0
+    i = 0
+    while i < len(tracks):
+        j = i
+        while j < len(tracks) and tracks[j].spt == tracks[i].spt:
+            j += 1
+        n = tracks[i].spt
+        d = []
+        for t in tracks[i:min(j, len(tracks) - 1)]:
+            if t.count < 0.9 * n:
+                continue
+            m = (w.x >= t.first) & (w.x < t.first + t.count)
+            if m.sum() < 4:
+                continue
+            x = w.x[m]
+            o = (ph[m] * n - x) % n
+            rel = _fold(o - float(np.median(o)), n)
+            h = x >= t.first + t.count // 2
+            if h.any() and (~h).any():
+                # (per block, over the distance between the two halves' mean LBNs)
+                d.append((float(rel[h].min()) - float(rel[~h].min())) / max(float(x[h].mean() - x[~h].mean()), 1.0) * n)
+        if len(d) >= min_tracks:
+            est = float(np.median(d))
+            k = int(round(est))
+            if k and abs(est - k) < 0.35 and abs(k) <= 2:
+                out[i:j] = [n - k] * (j - i)
+        i = j
+    return out
+
+
+def _zones_by_counts(tracks: list, rel: float, spt0: Optional[list] = None) -> list:
     """With timing noise, the sectors per track of a stretch's tracks by their LBN counts, which the boundary
     probes give exactly. A zone's sectors per track from the walk is stride / the mean phase step of its
     same-track pairs: under 20 us of jitter (a step's noise a tenth of it) its standard error over a 48-track
@@ -652,7 +692,7 @@ def _zones_by_counts(tracks: list, rel: float) -> list:
     else of the longer run's; and a run's partial tracks before its first full one, after another run, that
     fit on one track of that run together, are that run's (a zone's short last track, cut in pieces where
     the blend's sectors per track moved its level). Returns each track's sectors per track."""
-    new = [t.spt for t in tracks]
+    new = list(spt0) if spt0 is not None else [t.spt for t in tracks]
     if len(tracks) < 2:
         return new
     last = len(tracks) - 1          # cut at the stretch's end: not a full track
@@ -906,6 +946,131 @@ def _mend_overfull(tracks: list, head_skew: dict) -> list:
     return out
 
 
+def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> list:
+    """With timing noise, the whole layout's runs of one sectors-per-track by their LBN counts, as
+    `_zones_by_counts` does a dense stretch's (a short stretch walked in the zone before cannot tell a new
+    zone's first tracks from it, nor a predicted run its sectors per track from one off): neighbouring runs
+    within `rel` of each other whose tracks hold one count are one zone (of that count, where it lies between
+    them; levels scaled by the angle); and a run's last few tracks that do not hold its count (or hold slips)
+    but together hold a whole number of the next run's tracks are that run's first tracks, each a head switch
+    before the next (IBM 18ES at 20 us: a new zone's first 374-block track walked as one of 390 with 7 slips,
+    a 286 as a 312; each began a cylinder of its own at the change of sectors per track)."""
+    def runs(ts):
+        out, i = [], 0
+        while i < len(ts):
+            j = i
+            while j < len(ts) and ts[j].spt == ts[i].spt:
+                j += 1
+            out.append((i, j))
+            i = j
+        return out
+
+    def common(ts, a, b):
+        v = [t.count for t in ts[a:b] if not t.slips]
+        return int(_mode(v)) if v else None
+
+    out = list(tracks)
+    changed = True
+    while changed:
+        changed = False
+        rs = runs(out)
+        for (a, b), (a2, b2) in zip(rs, rs[1:]):
+            n, n2 = out[a].spt, out[a2].spt
+            c, c2 = common(out, a, b), common(out, a2, b2)
+            if c is None or c != c2 or abs(n - n2) > rel * max(n, n2) or c > max(n, n2):
+                continue
+            v = c if min(n, n2) <= c <= max(n, n2) else (n if b - a >= b2 - a2 else n2)
+            prev = None     # (the track before: its sector under the old sectors per track, and the new)
+            for t in out[a:b2]:
+                if t.spt != v:
+                    m = t.spt
+                    sig = (t.level + t.first) % m
+                    if getattr(t, "predicted", False) and prev is not None and prev[0] == m:
+                        # a predicted track is its predictor's whole skews on from the track before, counted in the
+                        # old sectors: whole skews in the new ones (scaled, 54 sectors of 365 drifted 0.15 a track)
+                        new = prev[2] + round(float(_fold1(sig - prev[1], m)) * v / m)
+                    else:
+                        new = sig * v / m
+                    prev = (m, sig, new)
+                    t.spt, t.level = v, float((new - t.first) % v)
+                else:
+                    prev = None
+            changed = True
+            break
+    rs = runs(out)
+    for (a, b), (a2, b2) in reversed(list(zip(rs, rs[1:]))):
+        c, c2 = common(out, a, b), common(out, a2, min(b2, a2 + 50))
+        u = out[a2]
+        if c2 is None or u.count != c2 or u.slips:
+            continue
+        sk = _skews_of(out[a2:min(b2, a2 + 50)])[1:]
+        if len(sk) < 3:
+            continue
+        ts = int(_mode(sk))
+        k0 = b
+        while k0 > max(a + 1, b - tail) and (out[k0 - 1].count != c or out[k0 - 1].slips):
+            k0 -= 1
+        # the most of them that hold a whole number of the next run's tracks
+        while k0 < b and sum(t.count for t in out[k0:b]) % c2:
+            k0 += 1
+        if k0 == b:
+            continue
+        tot = sum(t.count for t in out[k0:b])
+        k = tot // c2
+        n2, first = u.spt, out[k0].first
+        sig_u = (u.level + u.first) % n2
+        out[k0:b] = [Track(first + m * c2, c2, n2, float((sig_u - (k - m) * ts - first - m * c2) % n2), exact=out[k0].exact)
+                     for m in range(k)]
+    return out
+
+
+def _regroup_pieces(tracks: list, longest: int = 8) -> list:
+    """With timing noise, pieces between two whole tracks: a run of tracks of one sectors-per-track between two
+    tracks of one count L (without slips), whose counts (not all L) add up to k L, is k tracks of L (the
+    slips a stretch's tidying put where it joined pieces go: the noise hides slips). A noisy
+    walk's boundary searches can cut a track at a late probe (IBM 18ES at 20 us: 301, 92 and 231 blocks for
+    two tracks of 312; a one-block sliver, the first block of a track, before the other 363), and each piece
+    took a track slot, or began a cylinder, in the assembly: a cylinder too many each time. Each track's level
+    is that of the largest piece that begins on it (a track's LBNs share one level; a piece beginning on the
+    track before carries that one's)."""
+    out = list(tracks)
+    i = 1
+    while i < len(out) - 1:
+        a = out[i - 1]
+        L, n = a.count, a.spt
+        if a.slips or out[i].spt != n or out[i].count == L or L > n:
+            i += 1
+            continue
+        done = False
+        tot = 0
+        for j in range(i, min(i + longest, len(out) - 1)):
+            t = out[j]
+            if t.spt != n:
+                break
+            tot += t.count
+            b = out[j + 1]
+            if tot % L == 0 and b.count == L and b.spt == n and not b.slips:
+                k = tot // L
+                first = out[i].first
+                new = []
+                for m in range(k):
+                    F = first + m * L
+                    inside = [t2 for t2 in out[i:j + 1] if F <= t2.first < F + L and t2.count >= 4]
+                    src = max(inside, key=lambda t2: min(t2.first + t2.count, F + L) - t2.first) if inside else None
+                    if src is None:
+                        src = max(out[i:j + 1], key=lambda t2: min(t2.first + t2.count, F + L) - max(t2.first, F))
+                    new.append(Track(F, L, n, src.level, [], exact=src.exact))
+                out[i:j + 1] = new
+                i += k
+                done = True
+                break
+            if tot > longest * L:
+                break
+        if not done:
+            i += 1
+    return out
+
+
 def _assemble(tracks: list, stats: dict) -> Geometry:
     """Cylinders and zones. Each zone's head-switch skew is its most common
     skew and its cylinder skew the next; the surfaces are the tracks between
@@ -916,6 +1081,9 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     starts a new zone (spare space at a zone's end, then the next zone's own
     offset). Cylinders holding no block between zones are not seen here
     (`mechanics.zone_gaps` counts them by seeks)."""
+    exact = bool(stats.get("exact_mode", True))
+    if not exact:
+        tracks = _zone_changes_by_counts(tracks)
     tracks = _join_slivers(tracks)
     sk = _skews_of(tracks)
     by_spt: dict = {}
@@ -928,9 +1096,10 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         order = np.argsort(-cnt)
         head_skew[n] = int(vals[order[0]])
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
-    exact = bool(stats.get("exact_mode", True))
     _short_tracks_back(tracks, head_skew, cyl_skew, 0.5 if exact else 2.5)
     tracks = _mend_overfull(tracks, head_skew)
+    if not exact:
+        tracks = _regroup_pieces(tracks)
     sk = _skews_of(tracks)
     # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
     # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
@@ -1224,5 +1393,5 @@ def _own_skews(out: list, pos: list, S: int, zone_first: list, zone_pair: list, 
             cs = int(_mode(own)) if len(own) >= 2 else (p[1] if p else None)
             zf.append(st)
             zpair.append((ts, cs) if ts is not None else p)
-            gp.append(gap_possible[zi] if si == 0 else False)
+            gp.append(gap_possible[zi] if si == 0 else True)   # (empty cylinders may lie at the change: seeks tell)
     return zf, zpair, gp

@@ -120,9 +120,14 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
     # Cheetah 9LP's 94 for 97 at 20 us of jitter, taken for its cylinder skew, 133, and kept by every track
     # predicted with it; its true pairs lie 5 or more apart)
     far = [v for v in src if abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
+    recent = src is meas and len(far) >= 3
+    if len(far) < 2:
+        # (too few measured cylinder switches: a short stretch of DEC RZ26's 14 surfaces holds none, and the
+        # cylinder skew fell to the head switch's; the whole tail's then)
+        far = [v for v in sk if abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
     vals, cnt = np.unique(far, return_counts=True) if far else (np.array([ts]), np.array([0]))
     cs = int(vals[np.argmax(cnt)]) if cnt.max() >= 2 else ts
-    if slack and len(far) >= 3:
+    if recent:
         # (and the latest measured cylinder switches decide: two of the last three)
         lv, lc = np.unique(far[-3:], return_counts=True)
         if lc.max() >= 2:
