@@ -1024,7 +1024,7 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
     return out
 
 
-def _regroup_pieces(tracks: list, longest: int = 8) -> list:
+def _regroup_pieces(tracks: list, longest: int = 256) -> list:
     """With timing noise, pieces between two whole tracks: a run of tracks of one sectors-per-track between two
     tracks of one count L (without slips), whose counts (not all L) add up to k L, is k tracks of L (the
     slips a stretch's tidying put where it joined pieces go: the noise hides slips). A noisy
@@ -1099,7 +1099,8 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     _short_tracks_back(tracks, head_skew, cyl_skew, 0.5 if exact else 2.5)
     tracks = _mend_overfull(tracks, head_skew)
     if not exact:
-        tracks = _regroup_pieces(tracks)
+        # (again: an over-full track cut into tracks of the zone before can end in one of the next zone's)
+        tracks = _regroup_pieces(_zone_changes_by_counts(tracks))
     sk = _skews_of(tracks)
     # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
     # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
