@@ -1024,7 +1024,7 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
     return out
 
 
-def _regroup_pieces(tracks: list, longest: int = 256) -> list:
+def _regroup_pieces(tracks: list, longest: int = 8, chain: int = 256) -> list:
     """With timing noise, pieces between two whole tracks: a run of tracks of one sectors-per-track between two
     tracks of one count L (without slips), whose counts (not all L) add up to k L, is k tracks of L (the
     slips a stretch's tidying put where it joined pieces go: the noise hides slips). A noisy
@@ -1043,7 +1043,14 @@ def _regroup_pieces(tracks: list, longest: int = 256) -> list:
             continue
         done = False
         tot = 0
-        for j in range(i, min(i + longest, len(out) - 1)):
+        # (a first piece over-full, more blocks than sectors, or a sliver is a boundary placed late: the chain of
+        # boundaries the count carried after it runs on to the short track that makes up for it, HP C2490A's
+        # one-block sliver ... 71, 89 tracks on, which the assembly then joined to the track before, 73 blocks
+        # on 72 sectors, and the spec laid every later block of the zone a sector on; else a few pieces only:
+        # ST41601N's short last track of each cylinder and a later one made up whole tracks by chance, and 5% of
+        # its blocks left their true track)
+        reach = chain if out[i].count + len(out[i].slips) > n or 16 * out[i].count <= n else longest
+        for j in range(i, min(i + reach, len(out) - 1)):
             t = out[j]
             if t.spt != n:
                 break
@@ -1064,7 +1071,7 @@ def _regroup_pieces(tracks: list, longest: int = 256) -> list:
                 i += k
                 done = True
                 break
-            if tot > longest * L:
+            if tot > reach * L:
                 break
         if not done:
             i += 1
