@@ -465,10 +465,10 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
         if clock.noise_ns >= 1000:
             # With timing noise, the median of the signed differences: each lead carries its probe's noise (late
             # only, as the curve's own leads do), and the median absolute difference of IBM 18ES's 8 leads a
-            # boundary at 20 us of jitter was 15-35 us at the right gap, over the sector the rule below asks for
-            # (a gap of one refused at 14 of its boundaries where the signed median was within 10 us of the curve's
-            # against 45-100 us with none; its model then had 11,471 cylinders, the truth 11,474, and missed the
-            # one-cylinder spike at 3,400 by 15%)
+            # boundary at 20 us of jitter was 15-35 us at the right gap, at times over the sector the rule below
+            # asks for (a gap of one refused at five of its boundaries, where the signed median was within 15 us
+            # of the curve's against 45-80 us with none, and put at two at two more; its model then had 11,471
+            # cylinders, the truth 11,474, and missed the one-cylinder spike at 3,400 by 15%)
             # The curve rises with distance: the gap is where the signed median crosses zero (the first
             # crossing: further on the curve's bumps cross it again)
             sgn = [float(np.median(v - np.interp(x + k, dist, lead))) for k in range(len(err))]
