@@ -363,16 +363,19 @@ def extract_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
 
 def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start: int, end: int,
                    refine: Optional[Callable] = None, calib_per_zone: int = 40, debug: bool = False,
-                   spread: int = 24, spt: Optional[int] = None) -> tuple[list, dict]:
+                   spread: int = 24, spt: Optional[int] = None, zones: Optional[list] = None) -> tuple[list, dict]:
     """The tracks of [start, end) from a walk over it (`start` must be a track's
     first LBN; the last track ends at `end`, cut short if `end` is inside it),
     boundaries and slips placed by single-block probes. `spt`: the sectors per
     track of the whole stretch, when already known (a stretch too short to
-    tell zones apart)."""
+    tell zones apart); `zones`: the walk's reads' sectors per track, (first
+    read, last read, spt), when known (else `zones_of_walk`'s)."""
     # timing noise, as a fraction of one pair's phase step
     stride = w.stride
+    w0 = w
     noise_frac = 2 * clock.noise_ns / clock.period_ns / max(stride / 400.0, 1e-9)
-    zr = zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02) if spt is None else [(0, len(w.x) - 1, spt)]
+    zr = (zones if zones is not None else zones_of_walk(w, clock, rel_tol=0.0 if noise_frac < 0.02 else 0.02)) \
+        if spt is None else [(0, len(w.x) - 1, spt)]
     sp = np.zeros(len(w.x), dtype=np.int64)
     for a, b, n in zr:
         sp[a:b + 1] = n
@@ -598,13 +601,167 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
                 tr.slips.append(slips_at[si][0] - tr.first)
             si += 1
         tracks.append(tr)
+    if not exact_mode and spt is None and zones is None:
+        # with noise the walk's sectors per track can be a sector off, or a blend of two zones': the LBN counts
+        # of the tracks say so; walked again under the counts' zones (the searches with them)
+        by_count = _zones_by_counts(tracks, 0.02, _spt_by_drift(tracks, w, clock))
+        if by_count != [t.spt for t in tracks]:
+            zr2 = _read_zones(w0, tracks, by_count)
+            trs2, st2 = tracks_of_walk(dev, clock, rng, w0, start, end, refine=refine, calib_per_zone=calib_per_zone,
+                                       debug=debug, spread=spread, zones=zr2)
+            st2["probes"] += prober.probes
+            st2["suspect_hits"] += prober.suspect_hits
+            st2["spt_settled"] = st2.get("spt_settled", 0) + sum(1 for t, n in zip(tracks, by_count) if t.spt != n)
+            return trs2, st2
     split = 0 if exact_mode else _split_overlong(tracks, prober, tol, confirm)
     stats = {"walk_probes": int(len(X)), "stride": stride, "runs": len(runs), "boundary_windows": nb, "split_overlong": split,
-             "slip_windows": len(slipw), "calibrated": len(calib), "search_rounds": rounds,
+             "slip_windows": len(slipw), "calibrated": len(calib), "search_rounds": rounds, "spt_settled": 0,
              "probes": prober.probes, "suspect_hits": prober.suspect_hits, "exact_mode": bool(exact_mode),
              "level_tolerance_sectors": tol, "zone_skews": {str(k): v for k, v in zone_skews.items()},
              "zone_track_count": {str(k): v for k, v in zone_count.items()}}
     return tracks, stats
+
+
+def _runs_of_spt(tracks: list) -> list:
+    """[a, b): runs of consecutive tracks of one sectors-per-track."""
+    out, i = [], 0
+    while i < len(tracks):
+        j = i
+        while j < len(tracks) and tracks[j].spt == tracks[i].spt:
+            j += 1
+        out.append((i, j))
+        i = j
+    return out
+
+
+def _spt_by_drift(tracks: list, w: Walk, clock: Clock, min_tracks: int = 8) -> list:
+    """With timing noise, each run of one sectors-per-track checked by its tracks' levels: read under n sectors a
+    track of n' has its levels drift by (n - n') / n' a block, half a sector a half track for one sector off.
+    Noise is only late, so each half of a track's walk reads gives its earliest level; the median over the run's
+    whole tracks of the second half's less the first's is (n - n') / 2 (its noise a tenth of a sector over
+    eight tracks of IBM 18ES at 20 us of jitter), where the mean phase step's standard error is half a sector
+    (`_zones_by_counts`: 339 read for 338, which its counts, 338 on every track, cannot tell from a spare sector
+    a track). Returns each track's sectors per track, the run's corrected where the drift says a whole
+    sector or two."""
+    out = [t.spt for t in tracks]
+    ph = (w.t / clock.period_ns) % 1.0
+    i = 0
+    while i < len(tracks):
+        j = i
+        while j < len(tracks) and tracks[j].spt == tracks[i].spt:
+            j += 1
+        n = tracks[i].spt
+        d = []
+        for t in tracks[i:min(j, len(tracks) - 1)]:
+            if t.count < 0.9 * n:
+                continue
+            m = (w.x >= t.first) & (w.x < t.first + t.count)
+            if m.sum() < 4:
+                continue
+            x = w.x[m]
+            o = (ph[m] * n - x) % n
+            rel = _fold(o - float(np.median(o)), n)
+            h = x >= t.first + t.count // 2
+            if h.any() and (~h).any():
+                # (per block, over the distance between the two halves' mean LBNs)
+                d.append((float(rel[h].min()) - float(rel[~h].min())) / max(float(x[h].mean() - x[~h].mean()), 1.0) * n)
+        if len(d) >= min_tracks:
+            est = float(np.median(d))
+            k = int(round(est))
+            if k and abs(est - k) < 0.35 and abs(k) <= 2:
+                out[i:j] = [n - k] * (j - i)
+        i = j
+    return out
+
+
+def _zones_by_counts(tracks: list, rel: float, spt0: Optional[list] = None) -> list:
+    """With timing noise, the sectors per track of a stretch's tracks by their LBN counts, which the boundary
+    probes give exactly. A zone's sectors per track from the walk is stride / the mean phase step of its
+    same-track pairs: under 20 us of jitter (a step's noise a tenth of it) its standard error over a 48-track
+    stretch is about half a sector, and rounding read IBM 18ES's 364 as 363 and 351 as 350; a short run of
+    pairs split off a zone, or across a zone change (the noisy median cannot place it to the pair), gives a
+    few tracks a value a sector or two off, or between the two zones' (380 between 390 and 374). Every later
+    track of the zone was predicted under that value, each check and short stretch inherited it, and the
+    assembly made a zone, and a cylinder, at each change: IBM 18ES's model had 32 cylinders more than its
+    exact extraction, and whole zones' angles a sector or two off.
+    The rules, each on runs of tracks of one sectors-per-track (a run's count: the commonest LBNs + slips of
+    its tracks, the stretch's last, cut short, left out): a track cannot hold more than it has sectors, so a
+    run whose count is above its sectors per track, by no more than `rel` of it, has that many (never
+    lowered: a zone may keep spare sectors on each track); neighbouring runs within `rel` of each other with
+    one count are one zone, of that count where it lies between the two (the walk cannot tell them apart),
+    else of the longer run's; and a run's partial tracks before its first full one, after another run, that
+    fit on one track of that run together, are that run's (a zone's short last track, cut in pieces where
+    the blend's sectors per track moved its level). Returns each track's sectors per track."""
+    new = list(spt0) if spt0 is not None else [t.spt for t in tracks]
+    if len(tracks) < 2:
+        return new
+    last = len(tracks) - 1          # cut at the stretch's end: not a full track
+
+    def held(k):
+        return tracks[k].count + len(tracks[k].slips)
+
+    def runs():
+        out, i = [], 0
+        while i < len(new):
+            j = i
+            while j < len(new) and new[j] == new[i]:
+                j += 1
+            v = [held(k) for k in range(i, j) if k != last]
+            out.append([i, j, new[i], int(_mode(v)) if v else None])
+            i = j
+        return out
+
+    for a, b, n, c in runs():
+        if c is not None and n < c <= n + max(1.0, rel * n):
+            new[a:b] = [c] * (b - a)
+    merged = True
+    while merged:
+        merged = False
+        rs = runs()
+        for (a, b, n, c), (a2, b2, n2, c2) in zip(rs, rs[1:]):
+            if c is not None and c == c2 and abs(n - n2) <= rel * max(n, n2):
+                v = c if min(n, n2) <= c <= max(n, n2) else (n if b - a >= b2 - a2 else n2)
+                new[a:b2] = [v] * (b2 - a)
+                merged = True
+                break
+    rs = runs()
+    for (_, _, p, pc), (a, b, n, c) in zip(rs, rs[1:]):
+        if c is None or pc is None or pc == c:
+            continue
+        # the zone change placed a track or two late: the run's first tracks, up to its first full one, pieces
+        # (a track cut where the other sectors per track moved its level) or holding the run before's count
+        # where that is more than this run has sectors, all no more than a track of the run before
+        k = a
+        while k < b and k != last and (held(k) < c or held(k) == pc > n) and held(k) <= pc:
+            k += 1
+        if k > a and k < b and held(k) == c:
+            new[a:k] = [p] * (k - a)
+    for (a, b, n, c), (_, _, q, qc) in zip(rs, rs[1:]):
+        if c is None or qc is None or qc == c:
+            continue
+        # placed a track or two early: the run's last tracks holding the next run's count where that is more
+        # than this run has sectors
+        k = b
+        while k > a and k - 1 != last and held(k - 1) == qc > n:
+            k -= 1
+        if k < b:
+            new[k:b] = [q] * (b - k)
+    return new
+
+
+def _read_zones(w: Walk, tracks: list, spt_of_track: list) -> list:
+    """(first read, last read, sectors per track) of a walk's reads, each on its track's."""
+    firsts = np.array([t.first for t in tracks], dtype=np.int64)
+    k = np.clip(np.searchsorted(firsts, w.x, side="right") - 1, 0, len(tracks) - 1)
+    n = np.array(spt_of_track, dtype=np.int64)[k]
+    out, i = [], 0
+    while i < len(n):
+        j = i
+        while j + 1 < len(n) and n[j + 1] == n[i]:
+            j += 1
+        out.append((i, j, int(n[i])))
+        i = j + 1
+    return out
 
 
 def _earliest(phases: list) -> float:
@@ -789,6 +946,138 @@ def _mend_overfull(tracks: list, head_skew: dict) -> list:
     return out
 
 
+def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> list:
+    """With timing noise, the whole layout's runs of one sectors-per-track by their LBN counts, as
+    `_zones_by_counts` does a dense stretch's (a short stretch walked in the zone before cannot tell a new
+    zone's first tracks from it, nor a predicted run its sectors per track from one off): neighbouring runs
+    within `rel` of each other whose tracks hold one count are one zone (of that count, where it lies between
+    them; levels scaled by the angle); and a run's last few tracks that do not hold its count (or hold slips)
+    but together hold a whole number of the next run's tracks are that run's first tracks, each a head switch
+    before the next (IBM 18ES at 20 us: a new zone's first 374-block track walked as one of 390 with 7 slips,
+    a 286 as a 312; each began a cylinder of its own at the change of sectors per track)."""
+    def runs(ts):
+        out, i = [], 0
+        while i < len(ts):
+            j = i
+            while j < len(ts) and ts[j].spt == ts[i].spt:
+                j += 1
+            out.append((i, j))
+            i = j
+        return out
+
+    def common(ts, a, b):
+        v = [t.count for t in ts[a:b] if not t.slips]
+        return int(_mode(v)) if v else None
+
+    out = list(tracks)
+    changed = True
+    while changed:
+        changed = False
+        rs = runs(out)
+        for (a, b), (a2, b2) in zip(rs, rs[1:]):
+            n, n2 = out[a].spt, out[a2].spt
+            c, c2 = common(out, a, b), common(out, a2, b2)
+            if c is None or c != c2 or abs(n - n2) > rel * max(n, n2) or c > max(n, n2):
+                continue
+            v = c if min(n, n2) <= c <= max(n, n2) else (n if b - a >= b2 - a2 else n2)
+            prev = None     # (the track before: its sector under the old sectors per track, and the new)
+            for t in out[a:b2]:
+                if t.spt != v:
+                    m = t.spt
+                    sig = (t.level + t.first) % m
+                    if getattr(t, "predicted", False) and prev is not None and prev[0] == m:
+                        # a predicted track is its predictor's whole skews on from the track before, counted in the
+                        # old sectors: whole skews in the new ones (scaled, 54 sectors of 365 drifted 0.15 a track)
+                        new = prev[2] + round(float(_fold1(sig - prev[1], m)) * v / m)
+                    else:
+                        new = sig * v / m
+                    prev = (m, sig, new)
+                    t.spt, t.level = v, float((new - t.first) % v)
+                else:
+                    prev = None
+            changed = True
+            break
+    rs = runs(out)
+    for (a, b), (a2, b2) in reversed(list(zip(rs, rs[1:]))):
+        c, c2 = common(out, a, b), common(out, a2, min(b2, a2 + 50))
+        u = out[a2]
+        if c2 is None or u.count != c2 or u.slips:
+            continue
+        sk = _skews_of(out[a2:min(b2, a2 + 50)])[1:]
+        if len(sk) < 3:
+            continue
+        ts = int(_mode(sk))
+        k0 = b
+        while k0 > max(a + 1, b - tail) and (out[k0 - 1].count != c or out[k0 - 1].slips):
+            k0 -= 1
+        # the most of them that hold a whole number of the next run's tracks
+        while k0 < b and sum(t.count for t in out[k0:b]) % c2:
+            k0 += 1
+        if k0 == b:
+            continue
+        tot = sum(t.count for t in out[k0:b])
+        k = tot // c2
+        n2, first = u.spt, out[k0].first
+        sig_u = (u.level + u.first) % n2
+        out[k0:b] = [Track(first + m * c2, c2, n2, float((sig_u - (k - m) * ts - first - m * c2) % n2), exact=out[k0].exact)
+                     for m in range(k)]
+    return out
+
+
+def _regroup_pieces(tracks: list, longest: int = 8, chain: int = 256) -> list:
+    """With timing noise, pieces between two whole tracks: a run of tracks of one sectors-per-track between two
+    tracks of one count L (without slips), whose counts (not all L) add up to k L, is k tracks of L (the
+    slips a stretch's tidying put where it joined pieces go: the noise hides slips). A noisy
+    walk's boundary searches can cut a track at a late probe (IBM 18ES at 20 us: 301, 92 and 231 blocks for
+    two tracks of 312; a one-block sliver, the first block of a track, before the other 363), and each piece
+    took a track slot, or began a cylinder, in the assembly: a cylinder too many each time. Each track's level
+    is that of the largest piece that begins on it (a track's LBNs share one level; a piece beginning on the
+    track before carries that one's)."""
+    out = list(tracks)
+    i = 1
+    while i < len(out) - 1:
+        a = out[i - 1]
+        L, n = a.count, a.spt
+        if a.slips or out[i].spt != n or out[i].count == L or L > n:
+            i += 1
+            continue
+        done = False
+        tot = 0
+        # (a first piece over-full, more blocks than sectors, or a sliver is a boundary placed late: the chain of
+        # boundaries the count carried after it runs on to the short track that makes up for it, HP C2490A's
+        # one-block sliver ... 71, 89 tracks on, which the assembly then joined to the track before, 73 blocks
+        # on 72 sectors, and the spec laid every later block of the zone a sector on; else a few pieces only:
+        # ST41601N's short last track of each cylinder and a later one made up whole tracks by chance, and 5% of
+        # its blocks left their true track)
+        reach = chain if out[i].count + len(out[i].slips) > n or 16 * out[i].count <= n else longest
+        for j in range(i, min(i + reach, len(out) - 1)):
+            t = out[j]
+            if t.spt != n:
+                break
+            tot += t.count
+            b = out[j + 1]
+            if tot % L == 0 and b.count == L and b.spt == n and not b.slips:
+                k = tot // L
+                first = out[i].first
+                new = []
+                for m in range(k):
+                    F = first + m * L
+                    inside = [t2 for t2 in out[i:j + 1] if F <= t2.first < F + L and t2.count >= 4]
+                    src = max(inside, key=lambda t2: min(t2.first + t2.count, F + L) - t2.first) if inside else None
+                    if src is None:
+                        src = max(out[i:j + 1], key=lambda t2: min(t2.first + t2.count, F + L) - max(t2.first, F))
+                    new.append(Track(F, L, n, src.level, [], exact=src.exact))
+                out[i:j + 1] = new
+                i += k
+                done = True
+                break
+            if tot > reach * L:
+                break
+        if not done:
+            i += 1
+    return out
+
+
 def _assemble(tracks: list, stats: dict) -> Geometry:
     """Cylinders and zones. Each zone's head-switch skew is its most common
     skew and its cylinder skew the next; the surfaces are the tracks between
@@ -799,6 +1088,9 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     starts a new zone (spare space at a zone's end, then the next zone's own
     offset). Cylinders holding no block between zones are not seen here
     (`mechanics.zone_gaps` counts them by seeks)."""
+    exact = bool(stats.get("exact_mode", True))
+    if not exact:
+        tracks = _zone_changes_by_counts(tracks)
     tracks = _join_slivers(tracks)
     sk = _skews_of(tracks)
     by_spt: dict = {}
@@ -811,9 +1103,11 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
         order = np.argsort(-cnt)
         head_skew[n] = int(vals[order[0]])
         cyl_skew[n] = int(vals[order[1]]) if len(order) > 1 and cnt[order[1]] >= max(2, 0.02 * len(v)) else None
-    exact = bool(stats.get("exact_mode", True))
     _short_tracks_back(tracks, head_skew, cyl_skew, 0.5 if exact else 2.5)
     tracks = _mend_overfull(tracks, head_skew)
+    if not exact:
+        # (again: an over-full track cut into tracks of the zone before can end in one of the next zone's)
+        tracks = _regroup_pieces(_zone_changes_by_counts(tracks))
     sk = _skews_of(tracks)
     # zones of one sectors-per-track may differ in skews: the two commonest skews of each stretch of
     # CHUNK boundaries (a boundary is judged by its own stretch's pair, or a neighbour's)
@@ -1059,4 +1353,53 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
         orig.append(i)
     # no switch of its own matched: its first track's candidates
     zone_pair = [(zp_ or cands(i)[:1] or [None])[0] for zp_, i in zip(zone_pairs, zone_orig)]
+    if not exact:
+        zone_first, zone_pair, gap_possible = _own_skews(out, pos, S, zone_first, zone_pair, gap_possible)
     return out, pos, zone_first, zone_pair, skipped, gap_possible
+
+
+def _own_skews(out: list, pos: list, S: int, zone_first: list, zone_pair: list, gap_possible: list) -> tuple:
+    """With timing noise, each zone's skews are the commonest of its own switches (a track one slot after the
+    one before: a head switch on one cylinder, a cylinder switch from the last head to the first), and a zone
+    whose cylinder switches change their skew for good (the same new value at three or more in a row, up to its
+    end or the next change) is split at the first of them. A switch fits a pair within 2.5 sectors, so (51, 87)
+    and (51, 88) both fit every switch of IBM 18ES's zone from cylinder 3,598 (88 to 3,853, then 87), and the
+    spec took the first candidate: its angle drifted a sector a cylinder, and a quarter of the zone's blocks
+    lay 5 sectors off. The tracks the walk measured hold their skews exactly but for one in a hundred, and the
+    predicted ones exactly. Returns (zone_first, zone_pair, gap_possible)."""
+    zf, zpair, gp = [], [], []
+    for zi, f in enumerate(zone_first):
+        e = zone_first[zi + 1] if zi + 1 < len(zone_first) else len(out)
+        heads, cyls = [], []
+        for j in range(f + 1, e):
+            a, b = out[j - 1], out[j]
+            if a.spt != b.spt:
+                continue
+            (c0, h0), (c1, h1) = pos[j - 1], pos[j]
+            v = int(round((b.level + b.first) % b.spt - (a.level + a.first) % a.spt)) % b.spt
+            if c1 == c0 and h1 == h0 + 1:
+                heads.append(v)
+            elif c1 == c0 + 1 and h1 == 0 and h0 == S - 1:
+                cyls.append((j, v))
+        # a change of the cylinder skew for good: three or more in a row of a value, after three or more of another
+        cuts = []
+        vals = [v for _, v in cyls]
+        k = 0
+        while k < len(vals):
+            m = k
+            while m < len(vals) and vals[m] == vals[k]:
+                m += 1
+            if m - k >= 3 and cuts and vals[k] != cuts[-1][1] or m - k >= 3 and not cuts:
+                cuts.append((k, vals[k]))
+            k = m
+        starts = [f] + [cyls[k][0] for k, _ in cuts[1:]]
+        for si, st in enumerate(starts):
+            en = starts[si + 1] if si + 1 < len(starts) else e
+            p = zone_pair[zi]
+            ts = int(_mode(heads)) if len(heads) >= 3 else (p[0] if p else None)
+            own = [v for j, v in cyls if st <= j < en]
+            cs = int(_mode(own)) if len(own) >= 2 else (p[1] if p else None)
+            zf.append(st)
+            zpair.append((ts, cs) if ts is not None else p)
+            gp.append(gap_possible[zi] if si == 0 else True)   # (empty cylinders may lie at the change: seeks tell)
+    return zf, zpair, gp

@@ -105,14 +105,33 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
     if len(tail) < min_tracks:
         return None
     sk = _skews(tail)
-    ts = int(_mode(sk))
+    # with noise, the skews the walk measured (between two tracks neither of them predicted) only, when there
+    # are a few: a predicted track repeats the skews it was predicted with, and after a change of skew inside
+    # a zone (IBM 18ES's cylinder skew, 97 sectors, is 96 from about cylinder 1,024 on) hundreds of them
+    # outvoted the few measured tracks after it. Its checks (a level within 5.7 sectors agrees there) saw the
+    # angle drift a sector a cylinder only six cylinders on, and the short stretch walked there was predicted
+    # on with the old skew again: 10-20% of its blocks more than a sector off their angle
+    meas = [v for v, a, b in zip(sk, tail, tail[1:])
+            if not getattr(a, "predicted", False) and not getattr(b, "predicted", False)] if slack else []
+    src = meas if len(meas) >= 4 else sk
+    ts = int(_mode(src))
     # the cylinder skew: the commonest other skew, more than twice the slack from the head switch's (with
     # noise a track's slips or a level a sector or two off make skews a few sectors short of a head switch:
     # Cheetah 9LP's 94 for 97 at 20 us of jitter, taken for its cylinder skew, 133, and kept by every track
     # predicted with it; its true pairs lie 5 or more apart)
-    far = [v for v in sk if abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
+    far = [v for v in src if abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
+    recent = src is meas and len(far) >= 3
+    if len(far) < 2:
+        # (too few measured cylinder switches: a short stretch of DEC RZ26's 14 surfaces holds none, and the
+        # cylinder skew fell to the head switch's; the whole tail's then)
+        far = [v for v in sk if abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
     vals, cnt = np.unique(far, return_counts=True) if far else (np.array([ts]), np.array([0]))
     cs = int(vals[np.argmax(cnt)]) if cnt.max() >= 2 else ts
+    if recent:
+        # (and the latest measured cylinder switches decide: two of the last three)
+        lv, lc = np.unique(far[-3:], return_counts=True)
+        if lc.max() >= 2:
+            cs = int(lv[np.argmax(lc)])
     S = surfaces or surfaces_of(tail, slack) or 1
     head = 0
     if cs != ts and slack == 0:
