@@ -126,7 +126,44 @@ def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = ZONE_MIN_PAIRS, rel_to
         # the noisy median joins zones a sector or two apart (ST41601N's 83 and 82): the mean step of a
         # zone's same-track pairs is exact to a fraction of a sector, so split where the two sides' differ
         out = [z for a, b, n in out for z in _split_zone(dp, w.stride, a, b, n, min_pairs)]
+    else:
+        out = _edges_at_tracks(out, dp, w.stride)
     return out
+
+
+def _edges_at_tracks(zones: list, dp: np.ndarray, stride: int) -> list:
+    """Without noise: each change of zone moved to the track boundary where it lies. The rolling median put it
+    up to two tracks early, inside the old zone's last tracks (HP C2249A: at each of its seven changes), whose
+    reads then took the new zone's sectors per track: the walk made one track of the two, or of one and a
+    piece, with more LBNs than the new zone's track holds, and the assembly's repairs left the old zone's last
+    cylinder's last tracks a few to 40 sectors off (0.1% of HP C2249A's blocks). A pair of reads on one track
+    steps stride / spt of a turn: the new zone begins after the first pair past the old zone's last such step
+    that steps otherwise (crosses a track boundary), if the new zone's steps all come after it."""
+    out = [list(z) for z in zones]
+    for k in range(1, len(out)):
+        a0, _, nA = out[k - 1]
+        a1, b1, nB = out[k]
+        if nA == nB:
+            continue
+        K = 4 * (max(nA, nB) // max(stride, 1) + 2)
+        lo, hi = max(a0 + 1, a1 - K), min(b1 - 1, a1 + K)
+        if hi - lo < 4:
+            continue
+        seg = dp[lo:hi]
+        tol = 0.25 / max(nA, nB)          # a quarter of a sector, as a fraction of a turn
+        isA = np.abs(seg - (stride / nA) % 1.0) < tol
+        isB = np.abs(seg - (stride / nB) % 1.0) < tol
+        if not isA.any() or not isB.any():
+            continue
+        p = int(np.flatnonzero(isA)[-1])
+        after = np.flatnonzero(~isA[p + 1:] & ~isB[p + 1:])
+        if not len(after) or (np.flatnonzero(isB)[0] if isB.any() else 0) <= p:
+            continue                      # the two zones' steps interleave: leave the median's edge
+        e = lo + p + 1 + int(after[0]) + 1   # the first read past that boundary
+        if out[k - 1][0] < e < out[k][1]:
+            out[k - 1][1] = e
+            out[k][0] = e
+    return [tuple(z) for z in out]
 
 
 def _same_track_steps(seg: np.ndarray) -> np.ndarray:
