@@ -408,8 +408,12 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         """Tracks of [lo, hi) by a walk; with `spt`, a short stretch assumed to stay in
         that zone: None if its own phase steps say otherwise."""
         hi = min(hi, end)
-        if spt is None and lo > 0 and (hi - lo) // stride < 2:
-            spt = tracks[-1].spt     # one read (the disk's last blocks) shows no phase step: the last zone's
+        assumed = spt is None and lo > 0 and (hi - lo) // stride < ZONE_MIN_PAIRS
+        if assumed:
+            # too few reads to tell a zone by (the disk's last blocks): the last zone's, as `zones_of_walk`
+            # joins a run of fewer pairs to its neighbour (HP C2247A's last two tracks, five reads, came out
+            # one track of 43 sectors, a dozen sectors off; one read shows no phase step at all)
+            spt = tracks[-1].spt
         if not exact:
             # the checks just read next to `lo` and the drive may still be reading ahead there: a walk read
             # it catches up with completes on the read-ahead's timing, not a miss's, which noise can put
@@ -417,7 +421,7 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             for k in (2, 3):
                 dev.read((lo + end // k) % end)
         w = walk(dev, lo, hi, stride)
-        if spt is not None and len(w.x) > 7:
+        if spt is not None and not assumed and len(w.x) > 7:
             # most pairs lie on one track, where the phase step gives the sectors per track: each half of
             # the stretch must give the zone's (a short track's unused sectors move only a pair or two)
             ps = pair_spt(w, clock)
