@@ -996,10 +996,10 @@ def test_exact_segment_keeps_a_slip_before_a_boundary():
     from disksched.extract.layout import segment
 
     o = np.array([11.5, 11.5, 11.5, 11.5, 12.5, 14.5, 14.5, 14.5, 14.5])
-    runs = segment(o, np.full(len(o), 85), 0.5)
+    runs = segment(o, np.full(len(o), 85), 0.5, lone_slips=True)
     assert [(a, b) for a, b, _ in runs] == [(0, 3), (4, 4), (5, 8)], runs
-    # with noise (earliest reference) it stays an outlier
-    assert [(a, b) for a, b, _ in segment(o, np.full(len(o), 85), 0.5, earliest_ref=True)] == [(0, 3), (5, 8)]
+    # with noise it stays an outlier (a late completion)
+    assert [(a, b) for a, b, _ in segment(o, np.full(len(o), 85), 0.5)] == [(0, 3), (5, 8)]
 
 
 def test_hp_c2490a_exact_angles(tmp_path):
