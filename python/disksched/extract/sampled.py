@@ -57,6 +57,7 @@ class _Zone:
     surfaces: int
     head: int           # head of the last known track (0: first of its cylinder)
     last: Track
+    last_count: Optional[int] = None   # LBNs on a cylinder's last track, where spares end each cylinder
 
 
 def _sigma(t: Track) -> float:
@@ -210,6 +211,17 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
         return _Zone(n, count, ts, cs, S, head, last)
     count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
     last = tail[-1]
+    last_count = None
+    if cs != ts and slack == 0 and S > 1:
+        # spares at each cylinder's end (ST41601N: 6 sectors, its last track 79 LBNs of 85): the track before
+        # each cylinder switch holds fewer. Predicted full, every cylinder's last track disagreed with its
+        # checkpoint and was bisected and walked (19 of ST41601N's 19 device minutes)
+        ends = [tail[i].count for i, v in enumerate(sk) if abs(float(_fold(np.array(v - cs), n))) < 0.5
+                and not tail[i].slips and not tail[i + 1].slips]
+        if len(ends) >= 2:
+            m = int(_mode(ends))
+            if m != count and 2 * ends.count(m) > len(ends):
+                last_count = m
     if slack:
         # with noise one track's level can be a few sectors off: carry each of the last few tracks' first
         # block forward by the zone's skews to the last track and take the median, back only as far as the
@@ -225,7 +237,7 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
             acc += want
         base = _sigma(last) + float(np.median(proj))
         last = Track(last.first, last.count, n, float((base - last.first) % n), list(last.slips), exact=last.exact)
-    return _Zone(n, count, ts, cs, S, head, last)
+    return _Zone(n, count, ts, cs, S, head, last, last_count)
 
 
 def predict(z: _Zone, k: int) -> Track:
@@ -234,7 +246,15 @@ def predict(z: _Zone, k: int) -> Track:
     switches = (z.head + k) // z.surfaces        # cylinder switches among the k steps
     sig = _sigma(last) + switches * z.cyl_skew + (k - switches) * z.track_skew
     first = last.first + last.count + (k - 1) * z.count
-    t = Track(first, z.count, z.spt, float((sig - first) % z.spt))
+    count = z.count
+    if z.last_count is not None:
+        # the tracks between hold a cylinder's last track (head S - 1) every S tracks
+        i0 = (z.surfaces - 1 - z.head) % z.surfaces or z.surfaces
+        if k - 1 >= i0:
+            first -= (1 + (k - 1 - i0) // z.surfaces) * (z.count - z.last_count)
+        if (z.head + k) % z.surfaces == z.surfaces - 1:
+            count = z.last_count
+    t = Track(first, count, z.spt, float((sig - first) % z.spt))
     t.predicted = True
     return t
 
