@@ -253,7 +253,7 @@ def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2, earlie
     """Runs of probes with one level: (first member, last member, level). A
     probe that differs alone (a late completion) is an outlier, in no run.
     With timing noise (`earliest_ref`) a run's reference is its earliest member. Without any
-    (`lone_slips`) no probe is an outlier: one alone at its level is a run."""
+    (`lone_slips`) a probe alone one sector past its run, before another level, is a run (a slip)."""
     runs = []
     n = len(o)
     i = 0
@@ -280,11 +280,14 @@ def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2, earlie
             back = np.abs(_fold(ahead[:2] - ref, spt[j])) <= tol
             if agree.any() and not back.any():
                 break
-            if lone_slips:
-                # without noise no completion is late: a read alone at its level is a run of its own (a slip
-                # in a track's last blocks before the boundary, or in its first after it: the one read
-                # between). Taken for an outlier, the slip went unplaced and the track's blocks after it
-                # were a sector off (ST41601N: three tracks, the short stretches walked them)
+            if lone_slips and not back.any() and abs(float(_fold(np.array(o[j] - ref - 1), spt[j]))) <= tol:
+                # without noise no completion is late: a read alone one sector past its run, before another
+                # level, is a slip in the track's last blocks before the boundary (a run of its own). Taken
+                # for an outlier, the slip went unplaced and the track's blocks after it were a sector off
+                # (ST41601N: three tracks, the short stretches walked them). (Every lone read a run of its
+                # own, or one a sector short of the reads after it too, also placed a slip in a track's first
+                # blocks (Barracuda: one), but moved IBM 18ES's empty cylinders: its model's 3400 cylinders
+                # fell off its truth's one-cylinder spike, 5.2%)
                 break
             j += 1
         vals = o[members]
