@@ -989,19 +989,6 @@ def test_exact_walk_splits_zones_one_sector_apart():
     assert z == [(0, 48, 79), (48, len(v), 78)], z
 
 
-def test_exact_segment_keeps_a_slip_before_a_boundary():
-    """Without noise a read alone one sector past its run, before the next track's level, is a slip (its own
-    run), not a late completion: ST41601N's slips in a track's last 18 blocks went unplaced."""
-    import numpy as np
-    from disksched.extract.layout import segment
-
-    o = np.array([11.5, 11.5, 11.5, 11.5, 12.5, 14.5, 14.5, 14.5, 14.5])
-    runs = segment(o, np.full(len(o), 85), 0.5, lone_slips=True)
-    assert [(a, b) for a, b, _ in runs] == [(0, 3), (4, 4), (5, 8)], runs
-    # with noise it stays an outlier (a late completion)
-    assert [(a, b) for a, b, _ in segment(o, np.full(len(o), 85), 0.5)] == [(0, 3), (5, 8)]
-
-
 def test_hp_c2490a_exact_angles(tmp_path):
     """HP C2490A through sim: without jitter: its slipped tracks (a skew of two head switches, its cylinder
     skew's) and zone changes keep every sampled LBN within a sector of its true angle (99.8% before: a few

@@ -248,12 +248,10 @@ def levels(w: Walk, clock: Clock, spt_of_probe: np.ndarray) -> np.ndarray:
     return (ph * spt_of_probe - w.x) % spt_of_probe
 
 
-def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2, earliest_ref: bool = False,
-            lone_slips: bool = False) -> list[tuple[int, int, float]]:
+def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2, earliest_ref: bool = False) -> list[tuple[int, int, float]]:
     """Runs of probes with one level: (first member, last member, level). A
     probe that differs alone (a late completion) is an outlier, in no run.
-    With timing noise (`earliest_ref`) a run's reference is its earliest member. Without any
-    (`lone_slips`) a probe alone one sector past its run, before another level, is a run (a slip)."""
+    With timing noise (`earliest_ref`) a run's reference is its earliest member."""
     runs = []
     n = len(o)
     i = 0
@@ -279,15 +277,6 @@ def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2, earlie
             agree = np.abs(_fold(ahead - o[j], spt[j])) <= tol
             back = np.abs(_fold(ahead[:2] - ref, spt[j])) <= tol
             if agree.any() and not back.any():
-                break
-            if lone_slips and not back.any() and abs(float(_fold(np.array(o[j] - ref - 1), spt[j]))) <= tol:
-                # without noise no completion is late: a read alone one sector past its run, before another
-                # level, is a slip in the track's last blocks before the boundary (a run of its own). Taken
-                # for an outlier, the slip went unplaced and the track's blocks after it were a sector off
-                # (ST41601N: three tracks, the short stretches walked them). (Every lone read a run of its
-                # own, or one a sector short of the reads after it too, also placed a slip in a track's first
-                # blocks (Barracuda: one), but moved IBM 18ES's empty cylinders: its model's 3400 cylinders
-                # fell off its truth's one-cylinder spike, 5.2%)
                 break
             j += 1
         vals = o[members]
@@ -482,7 +471,7 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
     w = Walk(w.stride, w.x[keep], w.t[keep], w.resp[keep])
     sp = sp[keep]
     o = levels(w, clock, sp.astype(float))
-    runs = segment(o, sp, tol, earliest_ref=not exact_mode, lone_slips=clock.noise_ns < NOISELESS_NS)
+    runs = segment(o, sp, tol, earliest_ref=not exact_mode)
     if not exact_mode:
         # with noise, a run of one or two reads where a track holds five or more is noise (or buffered reads)
         per_track = float(np.median(sp)) / stride
