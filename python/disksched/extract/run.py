@@ -113,7 +113,9 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         if walk_mode == "full":
             g = extract_layout(dev, clock, rng, stride, progress=_stage(progress, "layout walk"), spread=spread)
         else:
-            trs, st = sampled_layout(dev, clock, rng, stride, spt0, segments=max(int(seg["segments"]), 1), spread=spread,
+            # its own random stream (one draw of the main one): the tests after it choose their tracks
+            # whatever path the walk takes
+            trs, st = sampled_layout(dev, clock, random.Random(rng.getrandbits(64)), stride, spt0, segments=max(int(seg["segments"]), 1), spread=spread,
                                      progress=_stage(progress, "layout walk (sampled)"), check_every_tracks=check_every_tracks)
             g = _assemble(trs, st)
     except NotZoned as e:
