@@ -5,6 +5,7 @@ docs/extract.md."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import random
@@ -71,8 +72,25 @@ def angle_match(true_disk: str, spec_path: str, samples: int = 3000, seed: int =
     periods = [60e9 / s["rpm"] for s in specs]
     blocks = specs[0]["blocks"]
     # ascending order: short seeks on both; a random order adds the truth's seek-dependent completion
-    # delays (disconnect, reselect, minimum seek delay), which are timing, not the layout's angles
-    lbns = sorted(rng.randrange(blocks) for _ in range(samples))
+    # delays (disconnect, reselect, minimum seek delay), which are timing, not the layout's angles.
+    # No two samples within two of the truth's longest tracks of each other: each must be a miss, and a
+    # sample next to the last one is a hit on one drive and a miss a turn later on the other where their
+    # caches differ (the angles are not at issue): in ascending order, a few blocks past the last, where
+    # the truth's read-ahead had reached it when the request came and the model's, whose completion comes
+    # sooner after its sector (the reconnection and data preparation the extractor cannot split off sit in
+    # its read overhead), had not (HP C2247A: 4 of its 5 samples off by more than a sector, gaps of 3-4
+    # blocks; HP C2249A: 2 of 3, gaps of 2); in descending order, blocks the truth read on the track before
+    # the last sample's sector (IBM 18ES: 23 of 2,000, 35-195 blocks below the last)
+    zones = json.loads(_core.disk_characteristics(true_disk, [1], [], []))["zones"]
+    gap = 2 * max([int(z["sectors_per_track"]) for z in zones] or [1])
+    taken: list = []
+    while len(taken) < samples:
+        x = rng.randrange(blocks)
+        k = bisect.bisect_left(taken, x)
+        if (k == 0 or x - taken[k - 1] >= gap) and (k == len(taken) or taken[k] - x >= gap) \
+                or len(taken) * gap * 2 > blocks:     # (a disk too small for that: take it)
+            taken.insert(k, x)
+    lbns = taken
     for disk, T in zip((true_disk, spec_path), periods):
         sim = Simulation({"disk": {"model": disk}, "host": {"scheduler": "fcfs", "queue_threshold": 1},
                           "workload": {"kind": "dd", "request_kb": 4}, "run": {"requests": 1}}, workload=False)

@@ -77,6 +77,7 @@ def pair_spt(w: Walk, clock: Clock) -> np.ndarray:
         return np.where(dp > 0, w.stride / dp, np.inf)
 
 
+NOISELESS_NS = 100.0   # a hit's spread under this: no timing noise (a simulated drive); same-track pairs are exact
 ZONE_MIN_PAIRS = 40   # a run of fewer pairs of one sectors-per-track joins its neighbour
 
 
@@ -126,7 +127,81 @@ def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = ZONE_MIN_PAIRS, rel_to
         # the noisy median joins zones a sector or two apart (ST41601N's 83 and 82): the mean step of a
         # zone's same-track pairs is exact to a fraction of a sector, so split where the two sides' differ
         out = [z for a, b, n in out for z in _split_zone(dp, w.stride, a, b, n, min_pairs)]
+    elif clock.noise_ns < NOISELESS_NS:
+        out = _edges_at_tracks(_split_exact(out, n), n, w.stride)
     return out
+
+
+def _split_exact(zones: list, v: np.ndarray, min_same: int = 8) -> list:
+    """Without noise a pair of reads on one track gives its sectors per track exactly (an integer; a pair
+    across a boundary or a slip gives another number): a zone whose same-track pairs hold runs of two values,
+    each of `min_same` pairs or more, is two zones. The rolling median's runs joined neighbours a sector
+    apart (ST41601N's 79 and 78, 83 and 82, 73 and 72, 69 and 68, 63 and 62), and the old zone's last
+    cylinder, read with the new zone's sectors per track, came out a track of 1,337 LBNs and a cylinder of
+    tracks a block short, up to 20 sectors off."""
+    out = []
+    for a, b, n in zones:
+        seg = v[a:b]
+        iv = np.round(np.where(np.isfinite(seg), seg, -1.0))
+        same = np.isfinite(seg) & (np.abs(seg - iv) < 0.05)
+        runs: list = []    # [first pair, last pair, value, pairs]
+        for i in np.flatnonzero(same):
+            val = int(iv[i])
+            if runs and runs[-1][2] == val:
+                runs[-1][1] = int(i)
+                runs[-1][3] += 1
+            else:
+                runs.append([int(i), int(i), val, 1])
+        big: list = []
+        for r in runs:
+            if r[3] < min_same:
+                continue
+            if big and big[-1][2] == r[2]:
+                big[-1][1] = r[1]
+                big[-1][3] += r[3]
+            else:
+                big.append(list(r))
+        if len(big) < 2:
+            out.append((a, b, n))
+            continue
+        cuts = [a] + [a + r[1] + 1 for r in big[:-1]] + [b]
+        out += [(c0, c1, r[2]) for c0, c1, r in zip(cuts, cuts[1:], big)]
+    return out
+
+
+def _edges_at_tracks(zones: list, v: np.ndarray, stride: int) -> list:
+    """Without noise: each change of zone moved to the track boundary where it lies. The rolling median put it
+    up to two tracks early, inside the old zone's last tracks (HP C2249A: at each of its seven changes), whose
+    reads then took the new zone's sectors per track: the walk made one track of the two, or of one and a
+    piece, with more LBNs than the new zone's track holds, and the assembly's repairs left the old zone's last
+    cylinder's last tracks a few to 40 sectors off (0.1% of HP C2249A's blocks). A pair of reads on one track
+    gives its sectors per track exactly (`v`): the new zone begins after the first pair past the old zone's
+    last such pair that gives neither zone's (crosses a track boundary), if the new zone's pairs all come
+    after it."""
+    out = [list(z) for z in zones]
+    for k in range(1, len(out)):
+        a0, _, nA = out[k - 1]
+        a1, b1, nB = out[k]
+        if nA == nB:
+            continue
+        K = 4 * (max(nA, nB) // max(stride, 1) + 2)
+        lo, hi = max(a0 + 1, a1 - K), min(b1 - 1, a1 + K)
+        if hi - lo < 4:
+            continue
+        seg = v[lo:hi]
+        isA = np.abs(seg - nA) < 0.05
+        isB = np.abs(seg - nB) < 0.05
+        if not isA.any() or not isB.any():
+            continue
+        p = int(np.flatnonzero(isA)[-1])
+        after = np.flatnonzero(~isA[p + 1:] & ~isB[p + 1:])
+        if not len(after) or int(np.flatnonzero(isB)[0]) <= p:
+            continue                      # the two zones' pairs interleave: leave the edge
+        e = lo + p + 1 + int(after[0]) + 1   # the first read past that boundary
+        if out[k - 1][0] < e < out[k][1]:
+            out[k - 1][1] = e
+            out[k][0] = e
+    return [tuple(z) for z in out]
 
 
 def _same_track_steps(seg: np.ndarray) -> np.ndarray:
