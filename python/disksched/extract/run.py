@@ -175,7 +175,8 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
     # (its own random stream: the tests after it choose their blocks as they did before it was added)
     wm = read_water_mark(dev, random.Random(f"{seed}-water-mark"), g.tracks, clock.period_ns, bus, int(seg["segments"]),
-                         repeats=5 if clock.noise_ns > 0 else 3)
+                         repeats=5 if clock.noise_ns > 0 else 3, lock_phase=clock.noise_ns >= NOISELESS_NS,
+                         tol_ns=clock.noise_median_ns if clock.noise_ns >= NOISELESS_NS else 0.0)
     rows.append(("read_water_mark", wm["read_water_mark"], "of the request", wm["confidence"],
                  wm.get("why") or (f"reads of {wm['sizes'][0]}-{wm['sizes'][-1]} blocks from one track start after the same far "
                                    f"read: their data phase fitted (mean error {wm['mean_error_ns'] / 1e3:.0f} us)")))
