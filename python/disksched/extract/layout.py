@@ -720,11 +720,7 @@ def _spt_by_drift(tracks: list, w: Walk, clock: Clock, min_tracks: int = 8) -> l
     sector or two."""
     out = [t.spt for t in tracks]
     ph = (w.t / clock.period_ns) % 1.0
-    i = 0
-    while i < len(tracks):
-        j = i
-        while j < len(tracks) and tracks[j].spt == tracks[i].spt:
-            j += 1
+    for i, j in _runs_of_spt(tracks):
         n = tracks[i].spt
         d = []
         for t in tracks[i:min(j, len(tracks) - 1)]:
@@ -745,7 +741,6 @@ def _spt_by_drift(tracks: list, w: Walk, clock: Clock, min_tracks: int = 8) -> l
             k = int(round(est))
             if k and abs(est - k) < 0.35 and abs(k) <= 2:
                 out[i:j] = [n - k] * (j - i)
-        i = j
     return out
 
 
@@ -1030,16 +1025,6 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
     but together hold a whole number of the next run's tracks are that run's first tracks, each a head switch
     before the next (IBM 18ES at 20 us: a new zone's first 374-block track walked as one of 390 with 7 slips,
     a 286 as a 312; each began a cylinder of its own at the change of sectors per track)."""
-    def runs(ts):
-        out, i = [], 0
-        while i < len(ts):
-            j = i
-            while j < len(ts) and ts[j].spt == ts[i].spt:
-                j += 1
-            out.append((i, j))
-            i = j
-        return out
-
     def common(ts, a, b):
         v = [t.count for t in ts[a:b] if not t.slips]
         return int(_mode(v)) if v else None
@@ -1048,7 +1033,7 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
     changed = True
     while changed:
         changed = False
-        rs = runs(out)
+        rs = _runs_of_spt(out)
         for (a, b), (a2, b2) in zip(rs, rs[1:]):
             n, n2 = out[a].spt, out[a2].spt
             c, c2 = common(out, a, b), common(out, a2, b2)
@@ -1072,7 +1057,7 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
                     prev = None
             changed = True
             break
-    rs = runs(out)
+    rs = _runs_of_spt(out)
     for (a, b), (a2, b2) in reversed(list(zip(rs, rs[1:]))):
         c, c2 = common(out, a, b), common(out, a2, min(b2, a2 + 50))
         u = out[a2]
