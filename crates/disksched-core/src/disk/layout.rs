@@ -330,9 +330,14 @@ impl Layout {
         if unit >= z.units {
             return (z.units - 1) * z.unit_blocks + z.last_unit_blocks;
         }
-        let base = unit * z.unit_slots;
-        let slipped = (z.slips.partition_point(|&s| s < slot) - Self::slips_below(z, base)) as u64;
-        unit * z.unit_blocks + (slot - base - slipped).min(Self::unit_blocks_of(z, unit))
+        let slipped = z.slips.partition_point(|&s| s < slot) - Self::slips_below(z, unit * z.unit_slots);
+        Self::positions_before(z, unit, slot, slipped)
+    }
+
+    /// `blocks_before` of `slot` in sparing unit `unit`, given the unit's
+    /// slips below `slot`.
+    fn positions_before(z: &Zone, unit: u64, slot: u64, slipped: usize) -> u64 {
+        unit * z.unit_blocks + (slot - unit * z.unit_slots - slipped as u64).min(Self::unit_blocks_of(z, unit))
     }
 
     /// Where the LBN in `slot` is actually stored.
@@ -517,9 +522,8 @@ impl Layout {
         let in_unit = track_end - spt >= base && track_end < base + z.unit_slots;
         let track_start = track_end - spt;
         let (before_start, before_end) = if in_unit {
-            let in_unit_before = |slot: u64, slipped: usize| unit * z.unit_blocks + (slot - base - slipped as u64).min(Self::unit_blocks_of(z, unit));
-            (in_unit_before(track_start, z.slips[k_base..k].partition_point(|&s| s < track_start)),
-             in_unit_before(track_end, k + z.slips[k..].partition_point(|&s| s < track_end) - k_base))
+            (Self::positions_before(z, unit, track_start, z.slips[k_base..k].partition_point(|&s| s < track_start)),
+             Self::positions_before(z, unit, track_end, k + z.slips[k..].partition_point(|&s| s < track_end) - k_base))
         } else {
             (Self::blocks_before(z, track_start), Self::blocks_before(z, track_end))
         };
