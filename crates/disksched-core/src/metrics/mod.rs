@@ -5,7 +5,13 @@ use crate::host::{Class, Request};
 use crate::time::{SimTime, NS_PER_MS, NS_PER_S};
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use std::cell::RefCell;
+
+mod records;
+mod series;
+
+pub use records::{with_record_sink, RecordSink, Records};
+pub use series::{Series, MAX_SERIES_ROWS};
+use series::SeriesAcc;
 
 /// Distribution summary, ms.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -83,218 +89,6 @@ struct ClassAcc {
     max_ns: u64,
     deadline_requests: u64,
     deadline_misses: u64,
-}
-
-/// Per-request records as columns (times in ns).
-#[derive(Clone, Debug, Default)]
-pub struct Records {
-    /// The workload's request number (arrival order; shared by the pieces of a split request).
-    pub seq: Vec<u64>,
-    /// The client that issued it.
-    pub client: Vec<u32>,
-    /// Where the request went: its array address (for a range request, the start the drive chose).
-    pub lbn: Vec<u64>,
-    /// Length, blocks.
-    pub blocks: Vec<u32>,
-    /// The disk that served it (the last to finish, if split).
-    pub disk: Vec<u32>,
-    /// Class: 0 best-effort, 1 real-time, 2 background.
-    pub class: Vec<u8>,
-    /// A write.
-    pub is_write: Vec<bool>,
-    /// Arrival at the host.
-    pub arrival_ns: Vec<u64>,
-    /// Left the host queue (for the controller's; = `issued_ns` without a controller level).
-    pub host_dispatched_ns: Vec<u64>,
-    /// Sent to the disk.
-    pub issued_ns: Vec<u64>,
-    /// The drive began serving it.
-    pub started_ns: Vec<u64>,
-    /// Completion reported.
-    pub done_ns: Vec<u64>,
-    /// Seek (or head switch) time.
-    pub seek_ns: Vec<u64>,
-    /// Rotational wait.
-    pub rotation_ns: Vec<u64>,
-    /// Media transfer.
-    pub transfer_ns: Vec<u64>,
-    /// Time it waited for the drive to finish a destage (earlier write-back data).
-    pub destage_wait_ns: Vec<u64>,
-    /// A write-back write: its own destage's seek + rotation + media transfer, after it was reported.
-    pub destage_ns: Vec<u64>,
-}
-
-impl Records {
-    fn push(&mut self, r: &Request) {
-        self.seq.push(r.logical);
-        self.client.push(r.client);
-        self.lbn.push(r.lbn);
-        self.blocks.push(r.blocks);
-        self.disk.push(r.disk);
-        self.class.push(r.class as u8);
-        self.is_write.push(r.is_write);
-        self.arrival_ns.push(r.arrival.0);
-        self.host_dispatched_ns.push(r.host_dispatched.0);
-        self.issued_ns.push(r.issued.0);
-        self.started_ns.push(r.started.0);
-        self.done_ns.push(r.service.done.0);
-        self.seek_ns.push(r.service.seek_ns);
-        self.rotation_ns.push(r.service.rotation_ns);
-        self.transfer_ns.push(r.service.transfer_ns);
-        self.destage_wait_ns.push(r.service.destage_wait_ns);
-        self.destage_ns.push(r.service.destage_seek_ns + r.service.destage_rotation_ns + r.service.destage_transfer_ns);
-    }
-    /// Number of rows.
-    pub fn len(&self) -> usize {
-        self.seq.len()
-    }
-    /// No rows.
-    pub fn is_empty(&self) -> bool {
-        self.seq.is_empty()
-    }
-}
-
-/// Where streamed records go: each full chunk, in completion order.
-pub type RecordSink = Box<dyn FnMut(Records)>;
-
-thread_local! {
-    /// The sink of runs built and run on this thread, with its chunk size in rows.
-    static RECORD_SINK: RefCell<Option<(usize, RecordSink)>> = const { RefCell::new(None) };
-}
-
-/// Call `f` (which builds and runs simulations on this thread) with per-request
-/// records streamed: every `chunk_rows` completed requests go to `sink` instead of
-/// accumulating, so memory stays flat at any run length (the CLI's
-/// `records.parquet`); a run's `records` then hold only the last partial chunk.
-pub fn with_record_sink<R>(chunk_rows: usize, sink: RecordSink, f: impl FnOnce() -> R) -> R {
-    struct Uninstall;
-    impl Drop for Uninstall {
-        fn drop(&mut self) {
-            RECORD_SINK.with(|s| s.borrow_mut().take());
-        }
-    }
-    RECORD_SINK.with(|s| *s.borrow_mut() = Some((chunk_rows.max(1), sink)));
-    let _uninstall = Uninstall;
-    f()
-}
-
-/// Time series in fixed windows: per client, throughput and deadline misses
-/// (one row per client and window, dense from window 0 to the last window
-/// with a completion; the client's class is that of its first request), and
-/// the host scheduler's own samples (`Scheduler::timeline`).
-#[derive(Clone, Debug, Default)]
-pub struct Series {
-    /// Window length, ms.
-    pub window_ms: f64,
-    /// Client of the row.
-    pub client: Vec<u32>,
-    /// The client's class (of its first request).
-    pub class: Vec<&'static str>,
-    /// Window index: the window starts at `window x window_ms`.
-    pub window: Vec<u64>,
-    /// Bytes of the client's requests completed in the window.
-    pub bytes: Vec<u64>,
-    /// The client's requests completed in the window.
-    pub requests: Vec<u64>,
-    /// Requests that carried a deadline, and those that completed after it.
-    pub deadline_requests: Vec<u64>,
-    /// Of those, completed after their deadline.
-    pub missed: Vec<u64>,
-    /// Host scheduler samples (`Scheduler::timeline`): time, ns.
-    pub sample_ns: Vec<u64>,
-    /// Host scheduler samples: name.
-    pub sample_name: Vec<String>,
-    /// Host scheduler samples: value.
-    pub sample_value: Vec<f64>,
-    /// Freeblock tasks' progress per window (`add_tasks`): the task's name.
-    pub task: Vec<String>,
-    /// Window index of the task row.
-    pub task_window: Vec<u64>,
-    /// Background blocks the task moved in the window (all disks).
-    pub task_blocks: Vec<u64>,
-    /// Background blocks the task had moved by the window's end, in all passes.
-    pub task_done: Vec<u64>,
-    /// Bytes of the window's blocks.
-    pub task_bytes: Vec<u64>,
-}
-
-impl Series {
-    /// Add each task's blocks moved per window (`windows[t][w]`), a row per
-    /// task and window up to the later of the clients' and the tasks' last window.
-    pub fn add_tasks(&mut self, names: &[String], windows: &[Vec<u64>], sector_bytes: u64) {
-        let n = windows.iter().map(Vec::len).chain(self.window.iter().map(|&w| w as usize + 1)).max().unwrap_or(0);
-        for (name, w) in names.iter().zip(windows) {
-            let mut done = 0;
-            for k in 0..n {
-                let b = w.get(k).copied().unwrap_or(0);
-                done += b;
-                self.task.push(name.clone());
-                self.task_window.push(k as u64);
-                self.task_blocks.push(b);
-                self.task_done.push(done);
-                self.task_bytes.push(b * sector_bytes);
-            }
-        }
-    }
-}
-
-/// Most rows (clients x windows) a series may hold: about 250 MB of output.
-/// A window far smaller than the run (or a vast number of clients) would
-/// otherwise allocate gigabytes for a handful of requests.
-pub const MAX_SERIES_ROWS: u64 = 4_000_000;
-
-/// Per client: class and, per window, [bytes, requests, deadline requests, missed].
-struct SeriesAcc {
-    window_ns: u64,
-    clients: std::collections::BTreeMap<u32, (Class, Vec<[u64; 4]>)>,
-    /// Set when a completion would take the series past `MAX_SERIES_ROWS`:
-    /// (clients, windows, time ns); the series is then dropped.
-    too_large: Option<(u64, u64, u64)>,
-}
-
-impl SeriesAcc {
-    fn add(&mut self, r: &Request, bytes: u64) {
-        if self.too_large.is_some() {
-            return;
-        }
-        let w = r.service.done.0 / self.window_ns;
-        let clients = self.clients.len() as u64 + !self.clients.contains_key(&r.client) as u64;
-        let windows = self.clients.values().map(|(_, v)| v.len() as u64).max().unwrap_or(0).max(w + 1);
-        if clients.saturating_mul(windows) > MAX_SERIES_ROWS {
-            self.too_large = Some((clients, windows, r.service.done.0));
-            self.clients.clear();
-            return;
-        }
-        let w = w as usize;
-        let (_, windows) = self.clients.entry(r.client).or_insert((r.class, Vec::new()));
-        if windows.len() <= w {
-            windows.resize(w + 1, [0; 4]);
-        }
-        let missed = r.deadline.is_some_and(|d| r.service.done > d);
-        let cell = &mut windows[w];
-        cell[0] += bytes;
-        cell[1] += 1;
-        cell[2] += r.deadline.is_some() as u64;
-        cell[3] += missed as u64;
-    }
-
-    fn finish(self) -> Series {
-        let n = self.clients.values().map(|(_, w)| w.len()).max().unwrap_or(0);
-        let mut s = Series { window_ms: self.window_ns as f64 / NS_PER_MS as f64, ..Default::default() };
-        for (client, (class, windows)) in self.clients {
-            for w in 0..n {
-                let cell = windows.get(w).copied().unwrap_or([0; 4]);
-                s.client.push(client);
-                s.class.push(class.name());
-                s.window.push(w as u64);
-                s.bytes.push(cell[0]);
-                s.requests.push(cell[1]);
-                s.deadline_requests.push(cell[2]);
-                s.missed.push(cell[3]);
-            }
-        }
-        s
-    }
 }
 
 /// Time-weighted queue length.
@@ -459,7 +253,7 @@ impl Metrics {
             controller_queue: None,
             disk_queue: QueueGauge::default(),
             records: records.then(Records::default),
-            record_chunk_rows: if records { RECORD_SINK.with(|s| s.borrow().as_ref().map_or(0, |(n, _)| *n)) } else { 0 },
+            record_chunk_rows: if records { records::sink_chunk_rows() } else { 0 },
             sector_bytes: sector_bytes as u64,
             series: None,
             deadline_requests: 0,
@@ -469,7 +263,7 @@ impl Metrics {
 
     /// Keep time series in windows of `window_ns` (see `Series`).
     pub fn keep_series(&mut self, window_ns: u64) {
-        self.series = Some(SeriesAcc { window_ns: window_ns.max(1), clients: Default::default(), too_large: None });
+        self.series = Some(SeriesAcc::new(window_ns));
     }
 
     /// The error of a series that outgrew `MAX_SERIES_ROWS` (checked before
@@ -527,12 +321,7 @@ impl Metrics {
         if let Some(rec) = &mut self.records {
             rec.push(r);
             if self.record_chunk_rows > 0 && rec.len() >= self.record_chunk_rows {
-                let chunk = std::mem::take(rec);
-                RECORD_SINK.with(|s| {
-                    if let Some((_, sink)) = s.borrow_mut().as_mut() {
-                        sink(chunk)
-                    }
-                });
+                records::send_chunk(std::mem::take(rec));
             }
         }
         if let Some(s) = &mut self.series {

@@ -24,6 +24,7 @@
 
 mod conn;
 pub mod nbd;
+mod stats;
 pub mod store;
 
 use crate::error::{config_err, Error, Result};
@@ -41,6 +42,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
+use stats::{depths, histogram, live_stats, write_stats, Live, HIST_MAX_NS};
 use store::Store;
 
 /// Where the server listens.
@@ -161,13 +163,6 @@ impl Shared {
     }
 }
 
-/// Longest time the histograms hold, ns (an hour).
-const HIST_MAX_NS: u64 = 3_600_000_000_000;
-
-fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid bounds")
-}
-
 /// A request in the simulation.
 struct InFlight {
     handle: u64,
@@ -185,51 +180,6 @@ struct Timed {
     due: SimTime,
     reply: Sender<Reply>,
     r: Reply,
-}
-
-/// Live and final figures of a serve session.
-#[derive(Default)]
-struct Live {
-    requests: u64,
-    bytes: u64,
-    reads: u64,
-    writes: u64,
-    flushes: u64,
-    trims: u64,
-    window_requests: u64,
-    window_bytes: u64,
-    window_max_outstanding: u64,
-    /// The deepest each level was in the window (as `depths`).
-    window_max_depths: Vec<(&'static str, u64)>,
-    response: Option<Histogram<u64>>,
-    window_response: Option<Histogram<u64>>,
-}
-
-impl Live {
-    /// Raise the window's deepest queues to what the simulation holds now.
-    fn sample_depths(&mut self, sim: &Simulation) {
-        for (name, n) in depths(sim) {
-            fold_level(&mut self.window_max_depths, name, n, u64::max);
-        }
-    }
-}
-
-/// Requests at each level now: "host", "controller" (if any), "disk" (queued in the drives' command
-/// queues, all disks together) and "in_service" (disks with a command in service).
-fn depths(sim: &Simulation) -> Vec<(&'static str, u64)> {
-    let mut d = Vec::new();
-    for (name, n) in sim.queue_lengths().into_iter().chain([("in_service", sim.commands_in_service())]) {
-        fold_level(&mut d, name, n as u64, |a, b| a + b);
-    }
-    d
-}
-
-/// Combine `n` into level `name`'s figure with `f`, or add the level.
-fn fold_level(levels: &mut Vec<(&'static str, u64)>, name: &'static str, n: u64, f: impl Fn(u64, u64) -> u64) {
-    match levels.iter_mut().find(|(k, _)| *k == name) {
-        Some(e) => e.1 = f(e.1, n),
-        None => levels.push((name, n)),
-    }
 }
 
 /// What `serve` returns: the run's result (as `Simulation::into_result`)
@@ -297,7 +247,7 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
     let mut inflight: HashMap<u64, InFlight> = HashMap::new();
     let mut next_logical: u64 = 0;
     let mut timed: Vec<Timed> = Vec::new();
-    let mut live = Live { response: Some(histogram()), window_response: Some(histogram()), ..Default::default() };
+    let mut live = Live::new();
     let tick = Duration::from_millis(100);
     let mut next_check = origin + tick;
     let mut next_stats = origin + Duration::from_secs(1);
@@ -308,12 +258,7 @@ pub fn serve(mut sim: Simulation, opts: &ServeOptions, on_ready: &mut dyn FnMut(
         for r in done {
             let Some(f) = inflight.remove(&r.logical) else { continue };
             let response_ns = r.service.done.0.saturating_sub(r.arrival.0);
-            let _ = live.response.as_mut().unwrap().record(response_ns.clamp(1, HIST_MAX_NS));
-            let _ = live.window_response.as_mut().unwrap().record(response_ns.clamp(1, HIST_MAX_NS));
-            live.requests += 1;
-            live.window_requests += 1;
-            live.bytes += f.length as u64;
-            live.window_bytes += f.length as u64;
+            live.completed(f.length as u64, response_ns);
             let mut due = r.service.done;
             if f.fua {
                 due = due.max(sim.write_back_end());
@@ -489,82 +434,6 @@ fn admit(sim: &mut Simulation, m: Msg, sector: u64, next_logical: &mut u64, infl
         }
     }
     Ok(())
-}
-
-/// The statistics document: the last window's rates and response times,
-/// the whole session's, and reply lateness (wall-clock send time minus the
-/// simulated completion time).
-fn live_stats(live: &mut Live, shared: &Shared, outstanding: u64, depths: &[(&'static str, u64)], window: Duration, elapsed: Duration, whole: bool) -> serde_json::Value {
-    let ms = |ns: u64| ns as f64 / 1e6;
-    let pct = |h: &Histogram<u64>| match h.is_empty() {
-        true => serde_json::json!({"count": 0}),
-        false => serde_json::json!({
-            "count": h.len(), "mean": h.mean() / 1e6, "p50": ms(h.value_at_quantile(0.5)), "p90": ms(h.value_at_quantile(0.9)),
-            "p99": ms(h.value_at_quantile(0.99)), "max": ms(h.max()),
-        }),
-    };
-    let w_s = window.as_secs_f64().max(1e-9);
-    let lat = shared.lateness.lock().unwrap();
-    let lag = shared.schedule_lag.lock().unwrap();
-    let late_1ms = lat.count_between(1_000_000, HIST_MAX_NS);
-    let v = serde_json::json!({
-        "elapsed_s": elapsed.as_secs_f64(),
-        "window_s": w_s,
-        "connections": shared.connections.load(Ordering::SeqCst),
-        "iops": live.window_requests as f64 / w_s,
-        "mb_per_s": live.window_bytes as f64 / w_s / 1e6,
-        "outstanding": outstanding,
-        "max_outstanding": live.window_max_outstanding,
-        "queue_depths": as_object(depths),
-        "max_queue_depths": as_object(&live.window_max_depths),
-        "response_ms": pct(live.window_response.as_ref().unwrap()),
-        "total": {
-            "requests": live.requests, "bytes": live.bytes, "reads": live.reads, "writes": live.writes,
-            "flushes": live.flushes, "trims": live.trims, "errors": shared.malformed.load(Ordering::Relaxed),
-            "iops": live.requests as f64 / elapsed.as_secs_f64().max(1e-9),
-            "response_ms": pct(live.response.as_ref().unwrap()),
-        },
-        "lateness_ms": {
-            "count": lat.len(), "p50": ms(lat.value_at_quantile(0.5)), "p99": ms(lat.value_at_quantile(0.99)),
-            "max": ms(lat.max()), "over_1ms": late_1ms,
-        },
-        "schedule_lag_ms": {
-            "p50": ms(lag.value_at_quantile(0.5)), "p99": ms(lag.value_at_quantile(0.99)), "max": ms(lag.max()),
-            "over_1ms": lag.count_between(1_000_000, HIST_MAX_NS),
-        },
-        "final": whole,
-    });
-    live.window_requests = 0;
-    live.window_bytes = 0;
-    live.window_max_outstanding = outstanding;
-    live.window_max_depths = depths.to_vec();
-    live.window_response.as_mut().unwrap().reset();
-    v
-}
-
-fn as_object(d: &[(&'static str, u64)]) -> serde_json::Value {
-    d.iter().map(|&(k, n)| (k.to_string(), n.into())).collect::<serde_json::Map<_, _>>().into()
-}
-
-/// Rewrite the `--stats` file. A full disk or a removed directory costs the statistics, not the
-/// session: one warning on stderr, none more until a write succeeds again.
-fn write_stats(path: &std::path::Path, v: &serde_json::Value, failing: &mut bool) {
-    match write_atomically(path, v) {
-        Err(e) if !*failing => {
-            eprintln!("disksched serve: warning: --stats not written: {e}");
-            *failing = true;
-        }
-        Err(_) => {}
-        Ok(()) => *failing = false,
-    }
-}
-
-/// Write `v` to `path` through a temporary file renamed into place (a reader never sees half a file).
-fn write_atomically(path: &std::path::Path, v: &serde_json::Value) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let io = |e: std::io::Error| Error::File { path: path.display().to_string(), msg: e.to_string() };
-    std::fs::write(&tmp, format!("{v:#}\n")).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
 }
 
 /// Bind the socket and start the acceptor thread; returns it and the address as the CLI prints it.
