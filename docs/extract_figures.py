@@ -2,7 +2,7 @@
 datasheet disk, extracted through `sim:` without and with host jitter, each
 model compared with its truth (disksched.extract_roundtrip).
 
-    .venv/bin/python docs/extract_figures.py OUT_DIR [DRIVE ...] [--jitter 0,20] [--walk sampled|full] [--budget-min N]
+    .venv/bin/python docs/extract_figures.py OUT_DIR [DRIVE ...] [--jitter 0,20] [--walk sampled|full|none] [--budget-min N]
     .venv/bin/python docs/extract_figures.py --table OUT_DIR/roundtrip.jsonl
     .venv/bin/python docs/extract_figures.py --walk-table OUT_DIR/roundtrip.jsonl
     .venv/bin/python docs/extract_figures.py --bars OUT_DIR/roundtrip.jsonl

@@ -643,7 +643,7 @@ def extract(device: str = typer.Argument(..., metavar="DEVICE", help="A block de
                                                        help="Blocks LO-HI (inclusive) the write tests may overwrite; never on a mounted device."),
             budget_min: Optional[float] = typer.Option(None, "--budget-min", help="Device minutes for the layout walk: refused at the start when its estimate is longer, "
                                                           "ended (a coarse model) when the walk runs longer."),
-            walk: str = typer.Option("sampled", "--walk", help="Layout walk: sampled (stretches, checked predictions between) or full (every track)."),
+            walk: str = typer.Option("sampled", "--walk", help="Layout walk: sampled (stretches, checked predictions between), full (every track) or none (a coarse model from response times alone, in minutes)."),
             seed: int = typer.Option(1, help="Seed of the test's random choices (and of sim: jitter)."),
             name: Optional[str] = typer.Option(None, help="The spec's name (default: the file's stem)."),
             force: bool = typer.Option(False, "--force", help="Replace -o and write into a --report folder that holds files.")) -> None:

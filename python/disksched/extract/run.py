@@ -47,7 +47,8 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
             walk_mode: str = "sampled", check_every_tracks: int = 32) -> Extraction:
     """Extract a drive model from `dev` (reads only, unless `writes` = (lo, hi)
     was allowed on the device). `walk_mode`: "sampled" walks stretches and checks
-    predicted tracks every `check_every_tracks`; "full" reads every track."""
+    predicted tracks every `check_every_tracks`; "full" reads every track; "none"
+    walks nothing and gives the coarse model of response times alone."""
     if walk_mode not in WALK_MODES:
         raise DeviceError(f"walk {walk_mode!r}: must be one of {', '.join(WALK_MODES)}")
     wall0 = time.monotonic()
@@ -69,6 +70,8 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         clock.noise_median_ns = 0.0   # the re-reads' spread is the platter's, not the host's
     if conf < 0.8:
         return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0)
+    if walk_mode == "none":
+        return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0, why="--walk none: no layout walk")
     rows.append(("rpm", 60e9 / clock.period_ns, "rev/min", conf,
                  f"periodogram over {len(clock.anchor_blocks)} revisited blocks, {revs} revolutions"))
     # bus rate and hit overhead
@@ -400,7 +403,7 @@ def _read_ahead_fields(ra: dict, track_len: int, longest_track: int) -> dict:
     return {"segment_size_blocks": seg, "read_ahead_max_blocks": seg, "continuous_read": mode}
 
 
-WALK_MODES = ("sampled", "full")
+WALK_MODES = ("sampled", "full", "none")   # none: no walk, the coarse model (Method 10)
 
 
 def walk_minutes(walk_mode: str, blocks: int, spt: int, period_ns: float, check_every_tracks: int = 32) -> float:
@@ -578,17 +581,54 @@ def _seek_conf(row) -> float:
     return float(max(0.0, 1.0 - s / max(m, 1e-3)))
 
 
+COARSE_REGIONS = 32     # places the coarse mode times a sequential read at, evenly over the blocks
+COARSE_SEEK_DISTANCES = 24   # besides one track
+COARSE_SEEK_PAIRS = 64  # random pairs a distance: the median's error from the rotation ~ a turn / (2 sqrt(n))
+
+
+def _coarse_rates(dev: Device, T: float, progress=None) -> list:
+    """The media rate alone: a sequential read of about 20 turns at the start of each of
+    `COARSE_REGIONS` equal regions; (first block, blocks a turn carries) a region, the
+    neighbours of the same count joined."""
+    chunk, n = 128, 160
+    rates: list = []
+    for k in range(COARSE_REGIONS):
+        x0 = min(k * dev.blocks // COARSE_REGIONS, max(dev.blocks - (n + 1) * chunk, 0))
+        m = min(n, max((dev.blocks - x0) // chunk - 1, 2))
+        dev.read(x0, chunk)          # the first read's seek and rotation stay out of the rate
+        t0 = dev.now_ns()
+        for i in range(1, m):
+            dev.read(x0 + i * chunk, chunk)
+        per_turn = max(int(round((m - 1) * chunk / max(dev.now_ns() - t0, 1) * T)), 1)
+        if progress:
+            progress("media rate (coarse)", k + 1, COARSE_REGIONS)
+        if not rates or rates[-1][1] != per_turn:
+            rates.append((k * dev.blocks // COARSE_REGIONS, per_turn))
+    return rates
+
+
+def _numbered(zones: list, blocks: int) -> tuple[list, int]:
+    """(first block, sectors per track, skew) zones as (first block, first cylinder, sectors
+    per track, skew), one track a cylinder; and the cylinders in all."""
+    out, c = [], 0
+    for (b0, spt, skew), (b1, *_) in zip(zones, zones[1:] + [(blocks,)]):
+        out.append((b0, c, spt, skew))
+        c += -(-(b1 - b0) // spt)
+    return out, c
+
+
 def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: int, progress, writes, name, wall0,
             why: Optional[str] = None) -> Extraction:
     """Timing too coarse to see the platter's angle (a real-time device on a
     shared machine, a network in between): what response times still give.
-    The media rate from long sequential reads, the rotation period (as good
-    as its coherence), seek by mean response against distance (the mean
-    rotational latency, half a turn, taken off), the cache from hits. The
-    layout is one zone of the blocks one turn carries, on one surface:
-    no skews, no slips, no zones. `why`: the reason, if not the period's coherence."""
+    The media rate from long sequential reads in regions over the blocks, the
+    rotation period (as good as its coherence), seek by mean response against
+    distance (the mean rotational latency, half a turn, taken off), the cache
+    from hits. The layout is one surface of zones by media rate, each track
+    skewed by the one-track seek: no surfaces, no slips, no measured skews.
+    `why`: the reason, if not the period's coherence."""
     why = why or f"timing too coarse for rotational positions (coherence {conf:.2f} < 0.8)"
-    rows, notes = [], [f"{why}: no layout, skews or zones; one zone of the measured media rate"]
+    rows, notes = [], [f"{why}: no surfaces, skews or slips; zones of the media rate measured in {COARSE_REGIONS} regions"]
     T = clock.period_ns
     rows.append(("rpm", 60e9 / T, "rev/min", conf, f"periodogram over {len(clock.anchor_blocks)} revisited blocks (coarse)"))
     hl = cache_tests.hit_line(dev, rng)
@@ -596,34 +636,58 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     rows.append(("bus_sector_ms", bus / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], max(bus, 1.0)), "slope of read-hit response vs size"))
     rows.append(("read_hit_overhead_ms", hl["hit_overhead_ns"] / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], max(bus, 1.0)),
                  "intercept of read-hit response vs size"))
-    # media rate: a long sequential read in 128-block commands
-    chunk = 128
-    x0 = rng.randrange(max(dev.blocks - 200 * chunk, 1))
-    n = min(160, max((dev.blocks - x0) // chunk - 1, 2))
-    t0 = dev.now_ns()
-    for i in range(n):
-        dev.read(x0 + i * chunk, chunk)
-    rate = n * chunk / max(dev.now_ns() - t0, 1)             # blocks per ns
-    spt = max(int(round(rate * T)), 1)
-    rows.append(("sectors_per_track", spt, "", 0.3, f"sequential rate x period ({rate * 1e9 * dev.block_bytes / 1e6:.1f} MB/s)"))
-    cyl = -(-dev.blocks // spt)
-    # seek: mean response at each distance (random pairs), half a turn and the bus off
-    dists = [d for d in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000) if d < cyl]
-    dists.append(cyl - 1)
-    table = []
-    for k, d in enumerate(dists):
+    # the media rate by region (zcav's and Skippy's zoned bandwidth)
+    rates = _coarse_rates(dev, T, progress)
+    zones, cyl = _numbered([(b, n, 0) for b, n in rates], dev.blocks)
+
+    def lbn_in(c: int) -> int:
+        """A random block of coarse cylinder (track) `c`."""
+        z = next(z for z in reversed(zones) if z[1] <= c)
+        first = z[0] + (c - z[1]) * z[2]
+        return first + rng.randrange(min(z[2], dev.blocks - first))
+
+    def seek_ms(d: int) -> float:
+        """Mean response between random tracks `d` apart, half a turn and the bus off. The mean,
+        not the median: one distance in blocks is many in cylinders (a layout that is not one of
+        cylinders, as a serpentine one), and a workload pays their mean. Reads served from the
+        buffer (within twice the hit line) are left out: they say nothing of the seek."""
         resp = []
-        for _ in range(12):
+        for _ in range(COARSE_SEEK_PAIRS):
             a = rng.randrange(0, max(cyl - d, 1))
-            b = a + d
-            dev.read(min(a * spt + rng.randrange(spt), dev.blocks - 1))
+            dev.read(lbn_in(a))
             t = dev.now_ns()
-            resp.append(dev.read(min(b * spt + rng.randrange(spt), dev.blocks - 1)) - t)
-        table.append((float(d), max(round(float(np.median(resp)) / 1e6 - T / 2e6 - bus / 1e6, 4), 0.0)))
+            resp.append(dev.read(lbn_in(a + d)) - t)
+        misses = [r for r in resp if r > 2 * (hl["hit_overhead_ns"] + bus)] or resp
+        return max(round(float(np.mean(misses)) / 1e6 - T / 2e6 - bus / 1e6, 4), 0.0)
+
+    # One surface: every track switch is a one-cylinder seek, which a cylinder skew covers (as the
+    # drive's own skews cover its switches); each track then holds m sectors with m^2 / (m + skew)
+    # the blocks a turn carries, so that the sequential rate stays the measured one.
+    single_ms = seek_ms(1)
+    skewed = []
+    for b, n in rates:
+        m = n
+        for _ in range(2):
+            skew = math.ceil(single_ms * 1e6 / T * m) + 1
+            m = round((n + math.sqrt(n * n + 4 * n * skew)) / 2)
+        skewed.append((b, m, skew))
+    zones, cyl = _numbered(skewed, dev.blocks)
+    spts = sorted({z[2] for z in zones})
+    rows.append(("sectors_per_track", f"{spts[0]}-{spts[-1]}" if len(spts) > 1 else spts[0], "", 0.3,
+                 f"sequential rate x period in {len(zones)} zones of {COARSE_REGIONS} regions, with a skew of the one-track seek"))
+    # seek: (the longest leaves a fiftieth of the cylinders to start from: pairs of the same two
+    # tracks would be read-ahead hits; the curve is extended past its last point)
+    longest = cyl - max(cyl // 50, 1)
+    # (distances evenly on a log scale: the curve is concave, and a line between far-apart points
+    # would take too little for the distances between them)
+    dists = sorted({int(round(d)) for d in np.geomspace(2, max(longest, 2), COARSE_SEEK_DISTANCES)} - {1})
+    table = [(1.0, single_ms)]
+    for k, d in enumerate(dists):
+        table.append((float(d), seek_ms(d)))
         if progress:
             progress("seek (coarse)", k + 1, len(dists))
     rows.append(("seek_single_cylinder_ms", table[0][1], "ms", 0.2, "median response - half a turn (coarse)"))
-    rows.append(("seek_full_stroke_ms", table[-1][1], "ms", 0.2, "median response - half a turn (coarse)"))
+    rows.append(("seek_full_stroke_ms", table[-1][1], "ms", 0.2, f"median response - half a turn (coarse), at {longest:,} of {cyl:,} tracks"))
     hit = cache_tests.HitTest(clock, hl["hit_overhead_ns"] + bus, bus)
     seg = cache_tests.segments(dev, rng, hit)
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"] * conf, "LRU: blocks read in between until a re-read misses"))
@@ -632,10 +696,11 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]))
     rows.append(("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"] * conf,
                  "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"))
-    for what in ("surfaces", "zones", "track and cylinder skew", "slips", "head switch", "read miss overhead"):
+    for what in ("surfaces", "track and cylinder skew", "slips", "head switch", "read miss overhead"):
         rows.append((what, "not measured", "", 0.0, "needs rotational positions"))
     # the queue test needs only the order of completions: nominal tracks of the measured length
-    q = drive_queue(dev, rng, [Track(k * spt, spt, spt, 0.0) for k in range(0, cyl - 1, max(cyl // 1000, 1))])
+    spt = zones[0][2]
+    q = drive_queue(dev, rng, [Track(k * spt, spt, spt, 0.0) for k in range(0, dev.blocks // spt - 1, max(dev.blocks // spt // 1000, 1))])
     rows += _queue_rows(q)
     notes += _queue_notes(q)
     spec = {
@@ -643,9 +708,10 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
         "source": "disksched extract (coarse timing)", "surfaces": 1, "cylinders": int(cyl), "blocks": int(dev.blocks),
         "sector_bytes": int(dev.block_bytes), "rpm": round(60e9 / T, 6),
         "layout": {"mapping": "cylinder-major", "sparing": "sectors-per-zone", "sparing_range_cylinders": 1,
-                   "zones": [{"first_cylinder": 0, "last_cylinder": int(cyl - 1), "sectors_per_track": int(spt),
-                              "first_block_offset_sectors": 0.0, "track_skew_sectors": 0.0, "cylinder_skew_sectors": 0.0,
-                              "spares": int(cyl * spt - dev.blocks), "slips": []}]},
+                   "zones": [{"first_cylinder": int(c0), "last_cylinder": int(c1 - 1), "sectors_per_track": int(z_spt),
+                              "first_block_offset_sectors": 0.0, "track_skew_sectors": 0.0, "cylinder_skew_sectors": float(skew),
+                              "spares": int((c1 - c0) * z_spt - (b1 - b0)), "slips": []}
+                             for (b0, c0, z_spt, skew), (b1, c1, *_) in zip(zones, zones[1:] + [(dev.blocks, cyl)])]},
         "seek": {"table": [list(t) for t in table], "single_cylinder_ms": table[0][1], "full_stroke_ms": table[-1][1],
                  "head_switch_ms": 0.0, "write_settle_ms": 0.0},
         "controller": {"bus_sector_ms": round(bus / 1e6, 6), "read_hit_overhead_after_read_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
@@ -658,6 +724,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
                        "read_ahead_on_idle_hit": bool(idle_hit["resumes"]),
                        "immediate_buffer_read": True, "read_hits_on_write_data": True},
     }
-    g = Geometry([Track(0, dev.blocks, spt, 0.0)], [0], 1, [], {"coarse": True})
+    g = Geometry([Track(b0, b1 - b0, z_spt, 0.0) for (b0, _, z_spt, _), (b1, *_) in zip(zones, zones[1:] + [(dev.blocks,)])],
+                 [0], 1, [], {"coarse": True})
     return Extraction(spec, rows, g, clock, [(d, m, 0.0) for d, m in table], table, {"lbn": [], "phase": []},
                       dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
