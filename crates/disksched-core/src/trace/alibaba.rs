@@ -4,23 +4,18 @@
 //! microseconds since the Unix epoch; `time_ns` keeps it absolute (the
 //! format's own clock) so traces of several devices can be merged.
 
-use super::{byte_range_to_blocks, csv_fields, field_err, is_csv_header, parse_u32, parse_u64, LineParser, LineResult, TraceRecord, BLOCK_BYTES};
+use super::{byte_range_to_blocks, csv_fields, field_err, parse_u32, parse_u64, CsvHeader, LineParser, LineResult, TraceRecord, BLOCK_BYTES};
 use std::collections::VecDeque;
 use std::io::Write;
 
+#[derive(Default)]
 pub(crate) struct Parser {
-    first_line: bool,
-}
-
-impl Default for Parser {
-    fn default() -> Parser {
-        Parser { first_line: true }
-    }
+    header: CsvHeader,
 }
 
 impl LineParser for Parser {
     fn parse(&mut self, line: &str, out: &mut VecDeque<TraceRecord>) -> LineResult {
-        if is_csv_header(&mut self.first_line, line) {
+        if self.header.is_header(line) {
             return Ok(());
         }
         let (f, n) = csv_fields::<5>(line);

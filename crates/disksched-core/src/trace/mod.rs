@@ -226,11 +226,20 @@ pub(crate) fn csv_fields<const N: usize>(line: &str) -> ([&str; N], usize) {
     split_fields(line.split(',').map(str::trim))
 }
 
-/// A CSV header line: the first line, and it has no digits at all.
-pub(crate) fn is_csv_header(first: &mut bool, line: &str) -> bool {
-    let header = *first && !line.bytes().any(|b| b.is_ascii_digit());
-    *first = false;
-    header
+/// Where a CSV parser is: before its first line, which is a header when it
+/// has no digits at all.
+#[derive(Default)]
+pub(crate) struct CsvHeader {
+    past_first: bool,
+}
+
+impl CsvHeader {
+    /// Whether `line`, the next line, is the header.
+    pub(crate) fn is_header(&mut self, line: &str) -> bool {
+        let header = !self.past_first && !line.bytes().any(|b| b.is_ascii_digit());
+        self.past_first = true;
+        header
+    }
 }
 
 // ---------------------------------------------------------------------------

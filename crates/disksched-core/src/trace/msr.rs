@@ -6,26 +6,21 @@
 //! bytes; Type is `Read` or `Write` (any case); ResponseTime is in 100 ns
 //! ticks. Device = DiskNumber; Hostname is not kept.
 
-use super::{byte_range_to_blocks, csv_fields, field_err, is_csv_header, parse_u32, parse_u64, LineParser, LineResult, TraceRecord, BLOCK_BYTES};
+use super::{byte_range_to_blocks, csv_fields, field_err, parse_u32, parse_u64, CsvHeader, LineParser, LineResult, TraceRecord, BLOCK_BYTES};
 use std::collections::VecDeque;
 use std::io::Write;
 
 const TICK_NS: u64 = 100;
 
+#[derive(Default)]
 pub(crate) struct Parser {
-    first_line: bool,
+    header: CsvHeader,
     first_ticks: Option<u64>,
-}
-
-impl Default for Parser {
-    fn default() -> Parser {
-        Parser { first_line: true, first_ticks: None }
-    }
 }
 
 impl LineParser for Parser {
     fn parse(&mut self, line: &str, out: &mut VecDeque<TraceRecord>) -> LineResult {
-        if is_csv_header(&mut self.first_line, line) {
+        if self.header.is_header(line) {
             return Ok(());
         }
         let (f, n) = csv_fields::<7>(line);

@@ -4,23 +4,18 @@
 //! and Size in 512-byte sectors, IOType 0 = read, 1 = write, VolumeID
 //! becomes the device.
 
-use super::{csv_fields, field_err, is_csv_header, parse_u32, parse_u64, LineParser, LineResult, TraceRecord};
+use super::{csv_fields, field_err, parse_u32, parse_u64, CsvHeader, LineParser, LineResult, TraceRecord};
 use std::collections::VecDeque;
 use std::io::Write;
 
+#[derive(Default)]
 pub(crate) struct Parser {
-    first_line: bool,
-}
-
-impl Default for Parser {
-    fn default() -> Parser {
-        Parser { first_line: true }
-    }
+    header: CsvHeader,
 }
 
 impl LineParser for Parser {
     fn parse(&mut self, line: &str, out: &mut VecDeque<TraceRecord>) -> LineResult {
-        if is_csv_header(&mut self.first_line, line) {
+        if self.header.is_header(line) {
             return Ok(());
         }
         let (f, n) = csv_fields::<5>(line);
