@@ -1016,6 +1016,38 @@ def _mend_overfull(tracks: list, head_skew: dict) -> list:
     return out
 
 
+def _mend_early_boundaries(tracks: list, chain: int = 256) -> None:
+    """A track holding a few more blocks than it has sectors (under a sixteenth of a track), its neighbours
+    full, after the assembly joined the pieces on its slot: a boundary placed that many blocks early further
+    back, which the count carried on to every track after it (predicted, or each checked only at its level)
+    until a check saw the excess (ST41601N at 20 us: 70, 72, ..., its cylinder's short last track, 72, then
+    74, 18 tracks on; the spec, which lays a zone's blocks in order, laid every later block of the zone two
+    sectors on). The track it cut short is the nearest short by exactly the excess in the run of one
+    sectors-per-track before (up to `chain` tracks, none with slips after it; none where the excess is the
+    commonest shortfall there: spares at the end of each cylinder or range, the layout's): it gets its blocks
+    back and every track after it up to the over-full one begins that much later. In place."""
+    for i, t in enumerate(tracks):
+        k = t.count - t.spt
+        if k <= 0 or 16 * k >= t.spt or t.slips:
+            continue
+        short: dict = {}
+        for m in range(i - 1, max(i - 1 - chain, -1), -1):
+            u = tracks[m]
+            if u.spt != t.spt or u.count + len(u.slips) > u.spt:
+                break
+            if u.count + len(u.slips) < u.spt:
+                short.setdefault(u.spt - u.count - len(u.slips), []).append(m)
+        if k not in short or _mode([d for d, ms in short.items() for _ in ms]) == k:
+            continue
+        j = short[k][0]
+        if any(u.slips for u in tracks[j + 1:i]):
+            continue
+        tracks[j].count += k
+        for u in tracks[j + 1:i]:
+            u.first += k
+        t.first, t.count = t.first + k, t.count - k
+
+
 def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> list:
     """With timing noise, the whole layout's runs of one sectors-per-track by their LBN counts, as
     `_zones_by_counts` does a dense stretch's (a short stretch walked in the zone before cannot tell a new
@@ -1228,6 +1260,7 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
                 out.append(p_)
         return out
     tracks, pos, zone_first, zone_pair, phantom_total, gap_possible = _place(tracks, sk, S, cands, exact)
+    _mend_early_boundaries(tracks)
     sk = _skews_of(tracks)   # tracks continued on one slot are joined
     zone_cyl = [pos[f][0] for f in zone_first]
     breaks = zone_first[1:]
