@@ -863,33 +863,34 @@ def test_a_zone_whose_angle_turns_at_a_slip_is_two_zones_in_the_spec():
     (DiskSim's sectors-per-cylinder sparing: ST41601N). Under noise that skew is within a cylinder switch's
     tolerance and the assembly keeps one zone; the spec's one angle for it, the median over its tracks, left the
     cylinders on one side of the turn a sector off. The spec cuts the zone where its tracks' angle turns for good
-    (and not at one odd cylinder)."""
+    after a slip; not at one odd cylinder, nor where no slip turned it (levels misread: HP C2490A at 20 us)."""
     from disksched.extract.layout import Geometry, Track
     from disksched.extract.spec import layout_section
 
     S, n, ts, cs, off = 4, 50, 2, 9, 7.0
 
-    def tracks(turns):
-        out = []
+    def zones(turns, slipped):
+        tr, first = [], 0
         for c in range(20):
             for h in range(S):
                 j = c * S + h
                 sector = off + (j - j // S) * ts + (j // S) * cs + sum(1 for t in turns if c >= t)
-                first = j * n
-                out.append(Track(first, n, n, (sector - first) % n, exact=True, cyl=c, head=h))
-        return out
-
-    def zones(turns):
-        tr = tracks(turns)
+                # two spares at each cylinder's end; a slip in track 1 of the cylinder: it holds a block less, the
+                # cylinder's last one more
+                count = n - 1 if c + 1 in slipped and h == 1 else n if h < S - 1 else n - 1 if c + 1 in slipped else n - 2
+                tr.append(Track(first, count, n, (sector - first) % n, exact=True, cyl=c, head=h))
+                first += count
         g = Geometry(tr, [c * S for c in range(20)], S, [{"first_cylinder": 0, "last_cylinder": 19, "spt": n,
                      "first_track": 0, "track_skew": ts, "cylinder_skew": cs}], {})
         return [(z["first_cylinder"], z["last_cylinder"], z["first_block_offset_sectors"])
                 for z in layout_section(g, lambda _: 0.0)[0]["zones"]]
 
-    assert zones([]) == [(0, 19, off)]
-    assert zones([12]) == [(0, 11, off), (12, 19, (off + 12 * ((S - 1) * ts + cs) + 1) % n)]
+    assert zones([], []) == [(0, 19, off)]
+    assert zones([12], [12]) == [(0, 11, off), (12, 19, (off + 12 * ((S - 1) * ts + cs) + 1) % n)]
     # turns in two cylinders one after the other: the one cylinder between them is not a zone (the zone before's)
-    assert zones([12, 13]) == [(0, 12, off), (13, 19, (off + 13 * ((S - 1) * ts + cs) + 2) % n)]
+    assert zones([12, 13], [12, 13]) == [(0, 12, off), (13, 19, (off + 13 * ((S - 1) * ts + cs) + 2) % n)]
+    # no slip before it: levels misread, the zone's median holds
+    assert [z[:2] for z in zones([12], [])] == [(0, 19)]
 
 
 def test_a_boundary_placed_early_is_mended_at_the_overfull_track_it_made():

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from typing import Any
 
-from .layout import Geometry
+from .layout import Geometry, _mode
 
 
 def _toml_value(v: Any) -> str:
@@ -74,14 +74,17 @@ TURN_MIN_CYLINDERS, TURN_MIN_TRACKS = 2, 8
 
 
 def _turned_zones(g: Geometry) -> list:
-    """g.zones, each cut where its tracks' first-block angle turns for good, so that the spec's one angle per
-    zone holds. A drive that slips a sector in a cylinder (or track) unit turns every later unit of the zone
-    one sector further (DiskSim's sectors-per-cylinder sparing: ST41601N's 26 slips in 7 zones); without noise
-    that skew, one sector over the cylinder switch's, starts a new zone where the tracks are placed, but under
-    noise it is within a switch's tolerance, and the zone's one angle, the median over its tracks, left the
-    cylinders on one side of each slip a sector or more off (ST41601N at 20 us: whole zones 1-2 sectors off,
-    two thirds of its blocks within one sector). The angle is each cylinder's median residual to the sector;
-    a zone is cut where it changes and holds over TURN_MIN_CYLINDERS cylinders and TURN_MIN_TRACKS tracks."""
+    """g.zones, each cut where its tracks' first-block angle turns for good after a slip, so that the spec's one
+    angle per zone holds. A drive that slips a sector in a cylinder (or track) unit turns every later unit of
+    the zone one sector further (DiskSim's sectors-per-cylinder sparing: ST41601N's 26 slips in 7 zones);
+    without noise that skew, one sector over the cylinder switch's, starts a new zone where the tracks are
+    placed, but under noise it is within a switch's tolerance, and the zone's one angle, the median over its
+    tracks, left the cylinders on one side of each slip a sector or more off (ST41601N at 20 us: whole zones
+    1-2 sectors off, two thirds of its blocks within one sector). The angle is each cylinder's median residual
+    to the sector; a zone is cut where it turns on by as many sectors as the cylinders just before hold slips
+    (listed, or blocks missing from a track that is not its cylinder's last, over the zone's usual), and holds
+    over TURN_MIN_CYLINDERS cylinders and TURN_MIN_TRACKS tracks. (A turn without slips is levels misread:
+    HP C2490A at 20 us has a stretch of predicted tracks a sector off, which the zone's median outvotes.)"""
     tracks, S = g.tracks, g.surfaces
     starts = [z["first_track"] for z in g.zones] + [len(tracks)]
     out = []
@@ -92,6 +95,13 @@ def _turned_zones(g: Geometry) -> list:
         res = _angle_residuals(tracks[t0:t1], z["first_cylinder"], S, n, ts, cs)
         ref = float(np.angle(np.exp(2j * np.pi * res).mean()) / (2 * np.pi))
         sectors = ((res - ref + 0.5) % 1.0 - 0.5) * n
+        # slips: the blocks a track that is not its cylinder's last lacks, over the zone's usual
+        inner = [k for k in range(t0, t1 - 1) if tracks[k + 1].cyl == tracks[k].cyl]
+        usual = _mode([n - tracks[k].count for k in inner], 0)
+        slips = np.zeros(t1 - t0 + 1, dtype=np.int64)
+        for k in inner:
+            slips[k - t0 + 1] = max(n - tracks[k].count - usual, 0)
+        slips = np.cumsum(slips)     # slips[k - t0]: in the zone's tracks before k
         # runs of cylinders of one angle: [first track, end track, angle in whole sectors]
         runs: list = []
         k = t0
@@ -106,14 +116,18 @@ def _turned_zones(g: Geometry) -> list:
                 runs.append([k, e, v])
             k = e
         kept: list = []
+        since = t0    # first track of the last cylinder of the last run believed: its slips turn what follows
         for f, e, v in runs:
             held = e - f >= TURN_MIN_TRACKS and tracks[e - 1].cyl - tracks[f].cyl + 1 >= TURN_MIN_CYLINDERS
-            if kept and (not held or kept[-1][2] == v):
-                kept[-1][1] = e          # too short to believe, or back to the angle before: the run before's
-            elif kept and not kept[-1][3]:
-                kept[-1][1:] = [e, v, True]   # the zone's first run too short: this one's
-            else:
+            if not kept or held and kept[-1][3] and 0 < v - kept[-1][2] <= slips[f - t0] - slips[since - t0]:
                 kept.append([f, e, v, held])
+            else:
+                kept[-1][1] = e          # too short to believe, or no slips to turn it: the run before's
+                if not held:
+                    continue
+                if not kept[-1][3]:
+                    kept[-1][2:] = [v, True]    # (the zone's first run too short: its angle this one's)
+            since = next(m for m in range(e - 1, t0 - 1, -1) if m == t0 or tracks[m - 1].cyl != tracks[e - 1].cyl)
         for a, (f, _, _, _) in enumerate(kept):
             last = tracks[kept[a + 1][0]].cyl - 1 if a + 1 < len(kept) else z["last_cylinder"]
             out.append(dict(z, first_track=f, first_cylinder=z["first_cylinder"] if a == 0 else tracks[f].cyl,
