@@ -895,39 +895,40 @@ def test_a_zone_whose_angle_turns_at_a_slip_is_two_zones_in_the_spec():
 
 def test_a_boundary_placed_early_is_mended_at_the_overfull_track_it_made():
     """Under noise a boundary placed two blocks early, carried by the count to every track after it until a check
-    saw the excess (ST41601N at 20 us: 70, 72, ..., its cylinder's short last track, ..., 74): the short track
-    gets its blocks back and the tracks between begin two blocks later (left as it was, the spec laid every later
-    block of the zone two sectors on). Not where the excess is the layout's own shortfall (spares at the end of
-    each cylinder)."""
+    saw the excess (ST41601N at 20 us: 70, 72, ..., its cylinder's short last track, ..., 74; or a cylinder's last
+    track 60 for 62 and the next cylinder's 64): the short track gets its blocks back and the tracks between begin
+    two blocks later (left as it was, the spec laid every later block of the zone two sectors on). Not a slip whose
+    block its own cylinder's last track took (the layout's), nor where the shortfall recurs (a range's spares)."""
     from disksched.extract.layout import Track, _mend_early_boundaries
 
-    def cylinders(n, S, spares):
-        counts = [n - spares if h == S - 1 else n for _ in range(4) for h in range(S)]
-        firsts = list(np.cumsum([0] + counts[:-1]))
-        return firsts, counts
-
     n, S = 72, 5
-    firsts, counts = cylinders(n, S, 6)
-    tracks = [Track(int(f), c, n, 0.0) for f, c in zip(firsts, counts)]
-    a, b = 3, 11       # track 3 ends 2 blocks early; track 11 holds them
-    tracks[a].count -= 2
-    for t in tracks[a + 1:b]:
-        t.first -= 2
-    tracks[b].first -= 2
-    tracks[b].count += 2
-    _mend_early_boundaries(tracks)
-    assert [(t.first, t.count) for t in tracks] == list(zip(firsts, counts))
 
-    firsts, counts = cylinders(n, S, 2)      # every cylinder's last track two short: the layout's
-    tracks = [Track(int(f), c, n, 0.0) for f, c in zip(firsts, counts)]
-    tracks[a].count -= 2
-    for t in tracks[a + 1:b]:
-        t.first -= 2
-    tracks[b].first -= 2
-    tracks[b].count += 2
-    before = [(t.first, t.count) for t in tracks]
-    _mend_early_boundaries(tracks)
-    assert [(t.first, t.count) for t in tracks] == before
+    def cylinders(spares, ranges=1):
+        # each cylinder's last track `spares` short (only every `ranges`-th cylinder's, the others full)
+        counts = [n - spares if h == S - 1 and c % ranges == ranges - 1 else n for c in range(6) for h in range(S)]
+        firsts = list(np.cumsum([0] + counts[:-1]))
+        return [Track(int(f), k, n, 0.0, cyl=i // S, head=i % S) for i, (f, k) in enumerate(zip(firsts, counts))]
+
+    def moved(tracks, a, b, k=2):
+        # track a ends k blocks early; every track after it to b begins k early; b holds them
+        tracks[a].count -= k
+        for t in tracks[a + 1:b + 1]:
+            t.first -= k
+        tracks[b].count += k
+        return tracks
+
+    def mended(tracks):
+        before = [(t.first, t.count) for t in tracks]
+        _mend_early_boundaries(tracks)
+        return [(t.first, t.count) for t in tracks], before
+
+    truth = [(t.first, t.count) for t in cylinders(6)]
+    assert mended(moved(cylinders(6), 3, 11))[0] == truth            # over a cylinder's short last track
+    assert mended(moved(cylinders(6), 4, 9))[0] == truth             # a cylinder's last track to the next one's
+    after, before = mended(moved(cylinders(6), 6, 9, k=1))           # a slip: its cylinder's spares took the block
+    assert after == before
+    after, before = mended(moved(cylinders(2, ranges=3), 16, 18))    # every third cylinder two short: a range's
+    assert after == before
 
 
 def test_a_spec_the_simulator_refuses_is_never_written(dec_exact):
