@@ -858,6 +858,79 @@ def test_jittered_st41601n_spec_loads_with_its_zones(tmp_path):
     assert rt.layout_match("st41601n", x.geometry.tracks, dev.blocks) >= 0.99
 
 
+def test_a_zone_whose_angle_turns_at_a_slip_is_two_zones_in_the_spec():
+    """A drive that slips a sector in a cylinder turns every later cylinder of the zone one sector further
+    (DiskSim's sectors-per-cylinder sparing: ST41601N). Under noise that skew is within a cylinder switch's
+    tolerance and the assembly keeps one zone; the spec's one angle for it, the median over its tracks, left the
+    cylinders on one side of the turn a sector off. The spec cuts the zone where its tracks' angle turns for good
+    after a slip; not at one odd cylinder, nor where no slip turned it (levels misread: HP C2490A at 20 us)."""
+    from disksched.extract.layout import Geometry, Track
+    from disksched.extract.spec import layout_section
+
+    S, n, ts, cs, off = 4, 50, 2, 9, 7.0
+
+    def zones(turns, slipped):
+        tr, first = [], 0
+        for c in range(20):
+            for h in range(S):
+                j = c * S + h
+                sector = off + (j - j // S) * ts + (j // S) * cs + sum(1 for t in turns if c >= t)
+                # two spares at each cylinder's end; a slip in track 1 of the cylinder: it holds a block less, the
+                # cylinder's last one more
+                count = n - 1 if c + 1 in slipped and h == 1 else n if h < S - 1 else n - 1 if c + 1 in slipped else n - 2
+                tr.append(Track(first, count, n, (sector - first) % n, exact=True, cyl=c, head=h))
+                first += count
+        g = Geometry(tr, [c * S for c in range(20)], S, [{"first_cylinder": 0, "last_cylinder": 19, "spt": n,
+                     "first_track": 0, "track_skew": ts, "cylinder_skew": cs}], {})
+        return [(z["first_cylinder"], z["last_cylinder"], z["first_block_offset_sectors"])
+                for z in layout_section(g, lambda _: 0.0)[0]["zones"]]
+
+    assert zones([], []) == [(0, 19, off)]
+    assert zones([12], [12]) == [(0, 11, off), (12, 19, (off + 12 * ((S - 1) * ts + cs) + 1) % n)]
+    # turns in two cylinders one after the other: the one cylinder between them is not a zone (the zone before's)
+    assert zones([12, 13], [12, 13]) == [(0, 12, off), (13, 19, (off + 13 * ((S - 1) * ts + cs) + 2) % n)]
+    # no slip before it: levels misread, the zone's median holds
+    assert [z[:2] for z in zones([12], [])] == [(0, 19)]
+
+
+def test_a_boundary_placed_early_is_mended_at_the_overfull_track_it_made():
+    """Under noise a boundary placed two blocks early, carried by the count to every track after it until a check
+    saw the excess (ST41601N at 20 us: 70, 72, ..., its cylinder's short last track, ..., 74; or a cylinder's last
+    track 60 for 62 and the next cylinder's 64): the short track gets its blocks back and the tracks between begin
+    two blocks later (left as it was, the spec laid every later block of the zone two sectors on). Not a slip whose
+    block its own cylinder's last track took (the layout's), nor where the shortfall recurs (a range's spares)."""
+    from disksched.extract.layout import Track, _mend_early_boundaries
+
+    n, S = 72, 5
+
+    def cylinders(spares, ranges=1):
+        # each cylinder's last track `spares` short (only every `ranges`-th cylinder's, the others full)
+        counts = [n - spares if h == S - 1 and c % ranges == ranges - 1 else n for c in range(6) for h in range(S)]
+        firsts = list(np.cumsum([0] + counts[:-1]))
+        return [Track(int(f), k, n, 0.0, cyl=i // S, head=i % S) for i, (f, k) in enumerate(zip(firsts, counts))]
+
+    def moved(tracks, a, b, k=2):
+        # track a ends k blocks early; every track after it to b begins k early; b holds them
+        tracks[a].count -= k
+        for t in tracks[a + 1:b + 1]:
+            t.first -= k
+        tracks[b].count += k
+        return tracks
+
+    def mended(tracks):
+        before = [(t.first, t.count) for t in tracks]
+        _mend_early_boundaries(tracks)
+        return [(t.first, t.count) for t in tracks], before
+
+    truth = [(t.first, t.count) for t in cylinders(6)]
+    assert mended(moved(cylinders(6), 3, 11))[0] == truth            # over a cylinder's short last track
+    assert mended(moved(cylinders(6), 4, 9))[0] == truth             # a cylinder's last track to the next one's
+    after, before = mended(moved(cylinders(6), 6, 9, k=1))           # a slip: its cylinder's spares took the block
+    assert after == before
+    after, before = mended(moved(cylinders(2, ranges=3), 16, 18))    # every third cylinder two short: a range's
+    assert after == before
+
+
 def test_a_spec_the_simulator_refuses_is_never_written(dec_exact):
     """The extraction checks its spec with the simulator's own loader before
     it writes anything (extract_cli: `_check_spec`, then the write): one the

@@ -1016,6 +1016,51 @@ def _mend_overfull(tracks: list, head_skew: dict) -> list:
     return out
 
 
+def _mend_early_boundaries(tracks: list, chain: int = 256) -> None:
+    """A track holding a few more blocks than its place holds (under a sixteenth of a track; its place: a
+    cylinder's last track or another, each the commonest count of its kind), after the assembly joined the
+    pieces on its slot and placed the cylinders: a boundary placed that many blocks early further back, which the
+    count carried on to every track after it (predicted, or each checked only at its level) until a check saw the
+    excess (ST41601N at 20 us: 70, 72, ..., its cylinder's short last track, 72, then 74, 18 tracks on; or a
+    cylinder's last track 60 for 62, the next cylinder's 64; the spec, which lays a zone's blocks in order, laid
+    every later block of the zone two sectors on). The track it cut short is the nearest short of its place by
+    exactly the excess in the run of one sectors-per-track before (up to `chain` tracks, none with slips after
+    it; none where the excess recurs as the commonest shortfall there: spares at the end of each range of
+    cylinders, the layout's); not one in the cylinder whose last track holds
+    the excess (a slip, whose block its cylinder's spares took: the layout's). It gets its blocks back and every
+    track after it up to the over-full one begins that much later. In place; `tracks` placed on cylinders."""
+    def last(m):
+        return m + 1 == len(tracks) or tracks[m + 1].cyl != tracks[m].cyl
+    held: dict = {}
+    for m, u in enumerate(tracks):
+        if not u.slips:
+            held.setdefault((u.spt, last(m)), []).append(u.count)
+    usual = {key: _mode(v) for key, v in held.items()}
+
+    def over(m):   # blocks (and slips) over what its place usually holds
+        u = tracks[m]
+        return u.count + len(u.slips) - min(usual.get((u.spt, last(m)), u.spt), u.spt)
+    for i, t in enumerate(tracks):
+        k = over(i)
+        if k <= 0 or 16 * k >= t.spt or t.slips:
+            continue
+        short: dict = {}
+        for m in range(i - 1, max(i - 1 - chain, -1), -1):
+            if tracks[m].spt != t.spt or over(m) > 0:
+                break
+            if over(m) < 0:
+                short.setdefault(-over(m), []).append(m)
+        if k not in short or len(short[k]) > 1 and _mode([d for d, ms in short.items() for _ in ms]) == k:
+            continue
+        j = short[k][0]
+        if any(u.slips for u in tracks[j + 1:i]) or last(i) and tracks[j].cyl == t.cyl:
+            continue
+        tracks[j].count += k
+        for u in tracks[j + 1:i]:
+            u.first += k
+        t.first, t.count = t.first + k, t.count - k
+
+
 def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> list:
     """With timing noise, the whole layout's runs of one sectors-per-track by their LBN counts, as
     `_zones_by_counts` does a dense stretch's (a short stretch walked in the zone before cannot tell a new
@@ -1235,6 +1280,8 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     ncyl = cyl + 1
     for t, (c, h) in zip(tracks, pos):
         t.cyl, t.head = c, h
+    if not exact:   # (without noise every boundary was probed: a count over its place's is the layout's, a slip's)
+        _mend_early_boundaries(tracks)
     cyl_starts = _cylinder_starts(tracks, ncyl)
     zones = []
     for zi, f in enumerate(zone_first):

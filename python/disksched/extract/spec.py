@@ -8,7 +8,7 @@ import math
 import numpy as np
 from typing import Any
 
-from .layout import Geometry
+from .layout import Geometry, _mode
 
 
 def _toml_value(v: Any) -> str:
@@ -58,6 +58,83 @@ def to_toml(spec: dict, header: str = "") -> str:
 SPEC_MAX_ZONES = 1 << 16
 
 
+def _angle_residuals(tracks: list, c0: int, S: int, n: int, ts: float, cs: float) -> np.ndarray:
+    """Each track's first-block sector with its slot's skews (from cylinder `c0`, head 0) taken off, in
+    revolutions: one value over a zone whose angle never turns."""
+    res = []
+    for t in tracks:
+        j = (t.cyl - c0) * S + t.head
+        res.append(((t.level + t.first) % n - (j - j // S) * ts - (j // S) * cs) / n)
+    return np.array(res)
+
+
+# A turn of a zone's angle is believed over at least this many cylinders and tracks (a cylinder or a few tracks a
+# sector off are a level misread under noise, or slips in cylinders one after another: left to the zone around).
+TURN_MIN_CYLINDERS, TURN_MIN_TRACKS = 2, 8
+
+
+def _turned_zones(g: Geometry) -> list:
+    """g.zones, each cut where its tracks' first-block angle turns for good after a slip, so that the spec's one
+    angle per zone holds. A drive that slips a sector in a cylinder (or track) unit turns every later unit of
+    the zone one sector further (DiskSim's sectors-per-cylinder sparing: ST41601N's 26 slips in 7 zones);
+    without noise that skew, one sector over the cylinder switch's, starts a new zone where the tracks are
+    placed, but under noise it is within a switch's tolerance, and the zone's one angle, the median over its
+    tracks, left the cylinders on one side of each slip a sector or more off (ST41601N at 20 us: whole zones
+    1-2 sectors off, two thirds of its blocks within one sector). The angle is each cylinder's median residual
+    to the sector; a zone is cut where it turns on by as many sectors as the cylinders just before hold slips
+    (listed, or blocks missing from a track that is not its cylinder's last, over the zone's usual), and holds
+    over TURN_MIN_CYLINDERS cylinders and TURN_MIN_TRACKS tracks. (A turn without slips is levels misread:
+    HP C2490A at 20 us has a stretch of predicted tracks a sector off, which the zone's median outvotes.)"""
+    tracks, S = g.tracks, g.surfaces
+    starts = [z["first_track"] for z in g.zones] + [len(tracks)]
+    out = []
+    for zi, z in enumerate(g.zones):
+        t0, t1, n = starts[zi], starts[zi + 1], z["spt"]
+        ts = float(z["track_skew"] or 0)
+        cs = float(z["cylinder_skew"] if z["cylinder_skew"] is not None else ts)
+        res = _angle_residuals(tracks[t0:t1], z["first_cylinder"], S, n, ts, cs)
+        ref = float(np.angle(np.exp(2j * np.pi * res).mean()) / (2 * np.pi))
+        sectors = ((res - ref + 0.5) % 1.0 - 0.5) * n
+        # slips: the blocks a track that is not its cylinder's last lacks, over the zone's usual
+        inner = [k for k in range(t0, t1 - 1) if tracks[k + 1].cyl == tracks[k].cyl]
+        usual = _mode([n - tracks[k].count for k in inner], 0)
+        slips = np.zeros(t1 - t0 + 1, dtype=np.int64)
+        for k in inner:
+            slips[k - t0 + 1] = max(n - tracks[k].count - usual, 0)
+        slips = np.cumsum(slips)     # slips[k - t0]: in the zone's tracks before k
+        # runs of cylinders of one angle: [first track, end track, angle in whole sectors]
+        runs: list = []
+        k = t0
+        while k < t1:
+            e = k
+            while e < t1 and tracks[e].cyl == tracks[k].cyl:
+                e += 1
+            v = int(np.round(np.median(sectors[k - t0:e - t0])))
+            if runs and runs[-1][2] == v:
+                runs[-1][1] = e
+            else:
+                runs.append([k, e, v])
+            k = e
+        kept: list = []
+        since = t0    # first track of the last cylinder of the last run believed: its slips turn what follows
+        for f, e, v in runs:
+            held = e - f >= TURN_MIN_TRACKS and tracks[e - 1].cyl - tracks[f].cyl + 1 >= TURN_MIN_CYLINDERS
+            if not kept or held and kept[-1][3] and 0 < v - kept[-1][2] <= slips[f - t0] - slips[since - t0]:
+                kept.append([f, e, v, held])
+            else:
+                kept[-1][1] = e          # too short to believe, or no slips to turn it: the run before's
+                if not held:
+                    continue
+                if not kept[-1][3]:
+                    kept[-1][2:] = [v, True]    # (the zone's first run too short: its angle this one's)
+            since = next(m for m in range(e - 1, t0 - 1, -1) if m == t0 or tracks[m - 1].cyl != tracks[e - 1].cyl)
+        for a, (f, _, _, _) in enumerate(kept):
+            last = tracks[kept[a + 1][0]].cyl - 1 if a + 1 < len(kept) else z["last_cylinder"]
+            out.append(dict(z, first_track=f, first_cylinder=z["first_cylinder"] if a == 0 else tracks[f].cyl,
+                            last_cylinder=last))
+    return out if len(out) <= SPEC_MAX_ZONES else list(g.zones)
+
+
 def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
     """[layout]: one zone per run of cylinders of one sectors-per-track and
     skews, spares at each zone's end (DiskSim's sectors-per-zone), every
@@ -77,10 +154,11 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
         k, share = int(vals[np.argmax(cnt)]), float(cnt.max()) / len(short)
     per_track = k if k > 0 and share >= 0.95 else 0
     zones = []
-    zone_starts = [z["first_track"] for z in g.zones] + [len(tracks)]
+    turned = _turned_zones(g)
+    zone_starts = [z["first_track"] for z in turned] + [len(tracks)]
     unplaced = 0
     shift = 0  # cylinders added to earlier zones (a zone whose blocks overflow its slots gets more)
-    for zi, z in enumerate(g.zones):
+    for zi, z in enumerate(turned):
         t0, t1 = zone_starts[zi], zone_starts[zi + 1]
         n = z["spt"]
         c0 = z["first_cylinder"]
@@ -108,13 +186,10 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
         slips.sort()
         # the zone's first-block angle: what each track's first block says once its slot's skews are taken
         # off, the circular median over the zone's tracks (one track's level can be sectors off by noise)
-        res = []
-        for t in tracks[t0:t1]:
-            j = (t.cyl - c0) * S + t.head
-            res.append(((t.level + t.first) % n - (j - j // S) * ts - (j // S) * cs) / n)
-        ang = np.exp(2j * np.pi * np.array(res))
+        res = _angle_residuals(tracks[t0:t1], c0, S, n, ts, cs)
+        ang = np.exp(2j * np.pi * res)
         ref = float(np.angle(ang.mean()) / (2 * np.pi))
-        sigma = (ref + float(np.median((np.array(res) - ref + 0.5) % 1.0 - 0.5))) * n - shift_sectors_of_spt(n)
+        sigma = (ref + float(np.median((res - ref + 0.5) % 1.0 - 0.5))) * n - shift_sectors_of_spt(n)
         slots = ncyl * S * n
         need = blocks + (per_track * ncyl * S if per_track else len(slips))
         extra = 0
