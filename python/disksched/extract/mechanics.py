@@ -214,7 +214,7 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
     # head switch: to the previous track of the same cylinder
     tasks = []
     # (16 under timing noise: the median of 8 moved by 40 us between runs of DEC RZ26 at 20 us)
-    for j in range(max(per_distance, 16 if clock.noise_ns >= 1000 else 8)):
+    for j in range(max(per_distance, 16 if clock.noisy else 8)):
         c = rng.randrange(ncyl)
         tr = _tracks_of_cyl(g, c)
         if len(tr) < 2:
@@ -443,7 +443,7 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
         order = {side: k for k, side in enumerate(sides)}
         # (with timing noise each side twice, the other way round the second time: the signed median of 8 leads put
         # one of IBM 18ES's gaps, at cylinder 4,369, at 2 cylinders where its exact extraction's and the truth's are 1)
-        for rep, r in [(rep, r) for rep in range(2 if clock.noise_ns >= 1000 else 1) for r in rounds]:
+        for rep, r in [(rep, r) for rep in range(2 if clock.noisy else 1) for r in rounds]:
             tasks = []
             for k, (c0, c1) in enumerate(r):
                 ta, tb = _full_tracks(g, c0), _full_tracks(g, c1)
@@ -462,7 +462,7 @@ def zone_gaps(dev: Device, g: Geometry, clock: Clock, rng: random.Random, curve:
         # the host's noise, over 0.18 ms at 20 us of jitter, which refused every one of IBM 18ES's gaps there,
         # and exact refused those whose no-gap fit was 26-38 us, about a sector, off.)
         half_sector = 0.5 * clock.period_ns / b_z["spt"] / 1e6
-        if clock.noise_ns >= 1000:
+        if clock.noisy:
             # With timing noise, the median of the signed differences: each lead carries its probe's noise (late
             # only, as the curve's own leads do), and the median absolute difference of IBM 18ES's 8 leads a
             # boundary at 20 us of jitter was 15-35 us at the right gap, at times over the sector the rule below

@@ -139,7 +139,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     g.stats["walk_device_s"] = (dev.busy_ns - walk_s0) / 1e9
     g.stats["walk_estimate_min"] = est_min
     st = g.stats
-    if clock.noise_ns >= 1000:
+    if clock.noisy:
         # With timing noise (only ever late) each size's fastest of 5 sits a fifth of the mean delay late, the
         # slope off by what those minima scatter: 75 more per size (the fastest of 80 sits about 1/80 of the
         # mean delay late; of 25, a bus time 0.1% over Cheetah 9LP's cost its sequential reads 0.43 ms of
@@ -192,7 +192,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     # (twice the searches per distance under timing noise: each lead carries its probe's noise, and the median of
     # 4 put single distances of Atlas III's and desk250's near curves 5-6% off at 20 us; the zone gaps are fitted
     # to this part of the curve)
-    near_per_distance = seek_per_distance * (2 if clock.noise_ns >= 1000 else 1)
+    near_per_distance = seek_per_distance * (2 if clock.noisy else 1)
     sc, _ = seek_curve(dev, g, clock, rng, near, per_distance=near_per_distance, progress=_stage(progress, "seek curve"),
                        segments=segs, head_switch=False)
     # (its own random stream, as the water mark's)
@@ -458,7 +458,7 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
     median of 5 scattered by about a sector of Cheetah 4LP at 20 us); the
     head switch's standard error (`head_switch_se_ms`) from their spread."""
     if runs is None:
-        runs = 9 if clock.noise_ns >= 1000 else 5
+        runs = 9 if clock.noisy else 5
     spread = {}
 
     # Under timing noise a read's lead is the vote of its searches' intervals (`mechanics.vote`): the point of
@@ -469,7 +469,7 @@ def _overheads_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.R
     med_sector_ns = clock.period_ns / float(np.median([t.spt for t in g.tracks]))
 
     def lead(**kw):
-        voting = clock.noise_ns >= 1000 and not kw.get("write")
+        voting = clock.noisy and not kw.get("write")
         ivs: list = []
         extra = {"on_read_phases": True, "interval": ivs} if voting else {}
         v = [lead_after_write(dev, g, clock, rng, writes[0], writes[1], offset=(i + 0.5) / runs, **kw, **extra)

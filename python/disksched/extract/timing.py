@@ -17,6 +17,9 @@ import numpy as np
 from .device import Device, DeviceError
 
 
+NOISY_NS = 1000.0   # a hit spread from here on is a host's timing noise (see Clock.noisy)
+
+
 @dataclass
 class Clock:
     """What the timing tests learned first: hit response, noise, rotation."""
@@ -37,6 +40,12 @@ class Clock:
     @property
     def noise_ns(self) -> float:
         return max(self.hit_spread_ns, 0.0)
+
+    @property
+    def noisy(self) -> bool:
+        """Timing noise of a microsecond or more (a host's, as against a simulated drive's
+        none): the tests that vote or take the least of repeats take more of them."""
+        return self.noise_ns >= NOISY_NS
 
 
 def hit_time(dev: Device, rng: random.Random, n: int = 24, keep: Optional[Clock] = None) -> tuple[float, float]:
