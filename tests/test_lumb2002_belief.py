@@ -88,3 +88,19 @@ def test_the_exact_extraction_predicts_writes_as_the_truth_does(truth):
     exact = lumb2002._prediction_errors(str(truth), 1, 3000, 4, 0.0, None)["error_within_50us"]
     extracted = lumb2002._prediction_errors(str(truth), 1, 3000, 4, 0.0, str(data.lumb2002_belief_path(0)))["error_within_50us"]
     assert extracted >= exact - 0.02, (extracted, exact)
+
+
+def _tracks(spec) -> set:
+    """(first LBN, LBNs) of every track that holds any."""
+    import json
+
+    ncyl = json.loads(_core.disk_characteristics(str(spec), [1], [], []))["cylinders"]
+    r = json.loads(_core.disk_characteristics(str(spec), [1], list(range(ncyl)), []))
+    return {(first, n) for cyl in r["cylinder_tracks"] for first, n in cyl if n > 0}
+
+
+def test_the_exact_belief_has_the_truths_tracks(truth):
+    # Without noise every track boundary is found to the block. Layout match and angles within a sector did not
+    # show a boundary a block off; the belief of 286d8ed had 15,037 of the truth's 60,251 tracks so, from probes
+    # the cache answered (tests/test_extract.py), and one track a block too long made it a cylinder longer.
+    assert _tracks(data.lumb2002_belief_path(0)) == _tracks(truth)
