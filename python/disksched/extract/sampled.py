@@ -453,12 +453,14 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             # joins a run of fewer pairs to its neighbour (HP C2247A's last two tracks, five reads, came out
             # one track of 43 sectors, a dozen sectors off; one read shows no phase step at all)
             spt = tracks[-1].spt
-        if not exact:
-            # the checks just read next to `lo` and the drive may still be reading ahead there: a walk read
-            # it catches up with completes on the read-ahead's timing, not a miss's, which noise can put
-            # sectors late (ST41601N). Two far-away reads first end that read-ahead.
-            for k in (2, 3):
-                dev.read((lo + end // k) % end)
+        # the checks just read next to `lo` and the drive may still be reading ahead there: a walk read
+        # it catches up with completes on the read-ahead's timing, not a miss's, which noise can put
+        # sectors late (ST41601N). Two far-away reads first end that read-ahead. Without noise the walk
+        # keeps its first read (the track's first block), which the checks' segments would answer: as
+        # many far-away reads as the cache has segments, and one more, replace them all (a hit there was
+        # a one-block sliver, joined back with a slip where it ended: Atlas 10K, slips 1-16 sectors off)
+        for k in range(2, 4 if not exact else segments + 3):
+            dev.read((lo + end // k) % end)
         w = walk(dev, lo, hi, stride)
         if spt is not None and not assumed and len(w.x) > 7:
             # most pairs lie on one track, where the phase step gives the sectors per track: each half of
