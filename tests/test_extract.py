@@ -792,6 +792,18 @@ def test_noisy_levels_split_at_a_two_sector_head_switch():
     assert abs(runs[0][2] - 36.58) < 1e-9 and abs(runs[1][2] - 38.56) < 1e-9
 
 
+def test_a_tracks_only_read_before_its_slip_is_a_level():
+    """Without noise, a walk read whose next reads lie one sector on (a slip after it) is a level of its
+    own: taken for a late completion, the track's only read before its slip (IBM 18ES: a slip 25 sectors
+    into a track, the walk's reads at 15 and 36) left the slip unseen, the track a block long and 30
+    tracks after it a block off. A read that is late in its run stays out."""
+    from disksched.extract.layout import segment
+
+    o = np.array([10.5, 10.5, 10.5, 10.5, 60.5, 61.5, 61.5, 63.8, 61.5, 61.5])
+    runs = segment(o, np.full(len(o), 100), 0.5)
+    assert [(a, b, lev) for a, b, lev in runs] == [(0, 3, 10.5), (4, 4, 60.5), (5, 9, 61.5)], runs
+
+
 def test_boundary_search_reprobes_a_late_answer():
     """A single-block search for a track's first LBN: a probe that reads the
     later of the two levels may be a late completion. Read again (the earliest

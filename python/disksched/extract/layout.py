@@ -275,6 +275,12 @@ def segment(o: np.ndarray, spt: np.ndarray, tol: float, confirm: int = 2, earlie
             if len(ahead) == 0 or spt[j] != spt[i]:
                 break
             agree = np.abs(_fold(ahead - o[j], spt[j])) <= tol
+            if not earliest_ref:
+                # without noise a read the next ones follow one sector on is a level of its own, a slip
+                # after it (a late completion, never early, is not followed by reads a sector later): alone
+                # when a track's only read before its slip (IBM 18ES: a slip 25 sectors into a track, walk
+                # reads at 15 and 36, missed, and 30 tracks a block off)
+                agree |= np.abs(_fold(ahead - o[j] - 1, spt[j])) <= tol
             back = np.abs(_fold(ahead[:2] - ref, spt[j])) <= tol
             if agree.any() and not back.any():
                 break
