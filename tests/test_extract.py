@@ -747,7 +747,9 @@ def test_sampled_walk_finds_zones_and_slips_for_less_device_time(tmp_path):
     st = got["sampled"].geometry.stats
     assert st["walk"] == "sampled" and st["predicted_tracks"] > 0.5 * len(got["sampled"].geometry.tracks), st
     assert st["anomalies"] >= 5  # four slips past the first stretch and the zone change, each located by bisection
-    assert st["walk_device_s"] < 0.6 * got["full"].geometry.stats["walk_device_s"]
+    # (13.1 device s against 21.3: 12.5 before a lone walk read before a slip was a level, and its slip
+    # searched by probes, each a round of far-away reads when alone)
+    assert st["walk_device_s"] < 0.65 * got["full"].geometry.stats["walk_device_s"]
 
 
 def test_sampled_prediction_follows_cylinders():
