@@ -88,3 +88,37 @@ def test_the_exact_extraction_predicts_writes_as_the_truth_does(truth):
     exact = lumb2002._prediction_errors(str(truth), 1, 3000, 4, 0.0, None)["error_within_50us"]
     extracted = lumb2002._prediction_errors(str(truth), 1, 3000, 4, 0.0, str(data.lumb2002_belief_path(0)))["error_within_50us"]
     assert extracted >= exact - 0.02, (extracted, exact)
+
+
+def _tracks(spec) -> set:
+    """(first LBN, LBNs) of every track that holds any."""
+    import json
+
+    ncyl = json.loads(_core.disk_characteristics(str(spec), [1], [], []))["cylinders"]
+    r = json.loads(_core.disk_characteristics(str(spec), [1], list(range(ncyl)), []))
+    return {(first, n) for cyl in r["cylinder_tracks"] for first, n in cyl if n > 0}
+
+
+def test_the_exact_belief_has_the_truths_tracks(truth):
+    # Without noise every track boundary is found to the block. Layout match and angles within a sector did not
+    # show a boundary a block off; the belief of 286d8ed had 15,037 of the truth's 60,251 tracks so, from probes
+    # the cache answered (tests/test_extract.py), and one track a block too long made it a cylinder longer.
+    assert _tracks(data.lumb2002_belief_path(0)) == _tracks(truth)
+
+
+def test_the_exact_belief_has_the_truths_slips_but_at_a_tracks_end(truth):
+    # Each slip in the truth's slot, but one in a track's last sectors (after the walk's last read of the track,
+    # which sees no level change: put at the track's end, as its unused sectors are). A slip near a track's start
+    # was put where a one-block sliver ended (the walk's first read answered by the cache, as a level: 1-13
+    # sectors early), a few sectors into the track.
+    import tomllib
+
+    zones = [tomllib.loads(p.read_text())["layout"]["zones"] for p in (truth, data.lumb2002_belief_path(0))]
+    assert [z["first_cylinder"] for z in zones[0]] == [z["first_cylinder"] for z in zones[1]]
+    for t, e in zip(*zones):
+        n = t["sectors_per_track"]
+        missed, put = sorted(set(t["slips"]) - set(e["slips"])), sorted(set(e["slips"]) - set(t["slips"]))
+        assert len(missed) == len(put) and t["spares"] == e["spares"], (t["first_cylinder"], missed, put)
+        for a, b in zip(missed, put):
+            at_end = [x for x in put if x // n == b // n]
+            assert a // n == b // n and a < b and b % n >= n - len(at_end), (t["first_cylinder"], a, b)

@@ -460,6 +460,16 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             for k in (2, 3):
                 dev.read((lo + end // k) % end)
         w = walk(dev, lo, hi, stride)
+        if exact and len(w.x) and w.resp[0] <= clock.hit_ns + 1000.0:   # (tracks_of_walk's buffered read)
+            # without noise the walk keeps its first read (the track's first block), and the checks' segments
+            # answered it: read again once as many far-away reads as the cache has segments, and one more,
+            # have replaced them all (a level read off a hit was a one-block sliver, joined back with a slip
+            # where it ended: Atlas 10K, slips 1 and 13 sectors early). A level is its own read's phase.
+            for k in range(2, segments + 3):
+                dev.read((lo + end // k) % end)
+            t0 = dev.now_ns()
+            w.t[0] = dev.read(lo)
+            w.resp[0] = w.t[0] - t0
         if spt is not None and not assumed and len(w.x) > 7:
             # most pairs lie on one track, where the phase step gives the sectors per track: each half of
             # the stretch must give the zone's (a short track's unused sectors move only a pair or two)
