@@ -583,7 +583,7 @@ def _seek_conf(row) -> float:
 
 COARSE_REGIONS = 32     # places the coarse mode times a sequential read at, evenly over the blocks
 COARSE_SEEK_DISTANCES = 24   # besides one track
-COARSE_SEEK_PAIRS = 64  # random pairs a distance: the median's error from the rotation ~ a turn / (2 sqrt(n))
+COARSE_SEEK_PAIRS = 64  # random pairs a distance: the mean's error from the rotation ~ a turn / sqrt(12 n)
 
 
 def _coarse_rates(dev: Device, T: float, progress=None) -> list:
@@ -675,11 +675,10 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     spts = sorted({z[2] for z in zones})
     rows.append(("sectors_per_track", f"{spts[0]}-{spts[-1]}" if len(spts) > 1 else spts[0], "", 0.3,
                  f"sequential rate x period in {len(zones)} zones of {COARSE_REGIONS} regions, with a skew of the one-track seek"))
-    # seek: (the longest leaves a fiftieth of the cylinders to start from: pairs of the same two
-    # tracks would be read-ahead hits; the curve is extended past its last point)
+    # Seek distances evenly on a log scale (the curve is concave: a line between far-apart points
+    # takes too little between them), the longest leaving a fiftieth of the tracks to start from
+    # (pairs of the same two tracks would be buffer hits; the curve is extended past its last point).
     longest = cyl - max(cyl // 50, 1)
-    # (distances evenly on a log scale: the curve is concave, and a line between far-apart points
-    # would take too little for the distances between them)
     dists = sorted({int(round(d)) for d in np.geomspace(2, max(longest, 2), COARSE_SEEK_DISTANCES)} - {1})
     table = [(1.0, single_ms)]
     for k, d in enumerate(dists):
