@@ -1079,6 +1079,19 @@ def test_a_walk_past_a_specs_zones_falls_back_to_the_coarse_mode(monkeypatch, tm
     assert d["random"]["throughput_rel"] < 0.03 and d["sequential"]["throughput_rel"] < 0.03, d
 
 
+def test_hp_c2490a_at_20_us_extracts():
+    """HP C2490A at 20 us: a change of sectors per track placed by the counts gave a run's last tracks the next
+    run's, and the run's skews then held the None of a change (`_zone_changes_by_counts`'s mode of them raised a
+    TypeError once issue-34-s8 and issue-34-lb were merged). The extraction completes, with the truth's size."""
+    from disksched.extract.run import extract
+    from disksched.extract_devices import open_device
+
+    dev = open_device("sim:hp_c2490a?jitter_us=20", seed=1)
+    dev.allow_writes(0, dev.blocks)
+    x = extract(dev, writes=(0, dev.blocks))
+    assert x.spec["blocks"] == dev.blocks and "coarse" not in x.spec["source"]
+
+
 def test_walk_none_gives_the_coarse_model_in_minutes(tmp_path):
     """`--walk none` skips the layout walk: the coarse model (Method 10) in DIXtrac's 2-6 device minutes, a spec
     `run` accepts, and a report that says why there are no angles."""

@@ -1140,7 +1140,9 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
         u = out[a2]
         if c2 is None or u.count != c2 or u.slips:
             continue
-        sk = _skews_of(out[a2:min(b2, a2 + 50)])[1:]
+        # (the skews of one sectors-per-track only: an earlier change may have given this run's last
+        # tracks the next run's)
+        sk = [k for k in _skews_of(out[a2:min(b2, a2 + 50)])[1:] if k is not None]
         if len(sk) < 3:
             continue
         ts = int(_mode(sk))
