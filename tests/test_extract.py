@@ -985,6 +985,10 @@ def test_a_zone_whose_angle_turns_at_a_slip_is_two_zones_in_the_spec():
     assert zones([12, 13], [12, 13]) == [(0, 12, off), (13, 19, (off + 13 * ((S - 1) * ts + cs) + 2) % n)]
     # no slip before it: levels misread, the zone's median holds
     assert [z[:2] for z in zones([12], [])] == [(0, 19)]
+    # a turn with no slip before it (a slip the layout missed) left in the zone, then a turn after a slip: cut
+    # there, by the one sector that slip turned it from the run just before (it was measured from the zone's
+    # first angle, two sectors for one slip, and refused: ST41601N at 20 us, 33 cylinders 2 sectors off)
+    assert zones([8, 12], [12]) == [(0, 11, off), (12, 19, (off + 12 * ((S - 1) * ts + cs) + 2) % n)]
 
 
 def test_a_boundary_placed_early_is_mended_at_the_overfull_track_it_made():
