@@ -985,6 +985,41 @@ def test_a_zone_whose_angle_turns_at_a_slip_is_two_zones_in_the_spec():
     assert zones([12, 13], [12, 13]) == [(0, 12, off), (13, 19, (off + 13 * ((S - 1) * ts + cs) + 2) % n)]
     # no slip before it: levels misread, the zone's median holds
     assert [z[:2] for z in zones([12], [])] == [(0, 19)]
+    # a turn with no slip before it (a slip the layout missed) left in the zone, then a turn after a slip: cut
+    # there, by the one sector that slip turned it from the run just before (it was measured from the zone's
+    # first angle, two sectors for one slip, and refused: ST41601N at 20 us, 33 cylinders 2 sectors off)
+    assert zones([8, 12], [12]) == [(0, 11, off), (12, 19, (off + 12 * ((S - 1) * ts + cs) + 2) % n)]
+
+
+def test_a_zone_is_cut_after_the_cylinder_of_an_overfull_track():
+    """The spec lays a zone's blocks in order over its sectors, so a track of more blocks than sectors (a boundary
+    misplaced under noise that no mend gave back) pushes every later block of the zone that many sectors on:
+    ST41601N at 20 us, a track of 67 blocks in a zone of 65, 47 cylinders' tracks a few blocks off. The zone is
+    cut at the next cylinder, where the next zone's first block is its first track's again."""
+    from disksched.extract.layout import Geometry, Track
+    from disksched.extract.spec import layout_section
+
+    S, n, ts, cs, off = 4, 50, 2, 9, 7.0
+
+    def spec_zones(over):
+        tr, first = [], 0
+        for c in range(20):
+            for h in range(S):
+                j = c * S + h
+                sector = off + (j - j // S) * ts + (j // S) * cs
+                count = n if h < S - 1 else n - 2          # two spares at each cylinder's end
+                if c == 5 and h == 1 and over:
+                    count += 2                               # the next track's first two blocks taken
+                if c == 5 and h == 2 and over:
+                    count -= 2
+                tr.append(Track(first, count, n, (sector - first) % n, exact=True, cyl=c, head=h))
+                first += count
+        g = Geometry(tr, [c * S for c in range(20)], S, [{"first_cylinder": 0, "last_cylinder": 19, "spt": n,
+                     "first_track": 0, "track_skew": ts, "cylinder_skew": cs}], {})
+        return [(z["first_cylinder"], z["last_cylinder"]) for z in layout_section(g, lambda _: 0.0)[0]["zones"]]
+
+    assert spec_zones(False) == [(0, 19)]
+    assert spec_zones(True) == [(0, 5), (6, 19)]
 
 
 def test_a_boundary_placed_early_is_mended_at_the_overfull_track_it_made():

@@ -117,9 +117,14 @@ def _turned_zones(g: Geometry) -> list:
             k = e
         kept: list = []
         since = t0    # first track of the last cylinder of the last run believed: its slips turn what follows
+        last_v = None  # the angle of that run, kept as a zone of its own or not
         for f, e, v in runs:
             held = e - f >= TURN_MIN_TRACKS and tracks[e - 1].cyl - tracks[f].cyl + 1 >= TURN_MIN_CYLINDERS
-            if not kept or held and kept[-1][3] and 0 < v - kept[-1][2] <= slips[f - t0] - slips[since - t0]:
+            # a turn is the step from the run believed just before, not from the last zone cut: a turn left
+            # uncut (a slip the layout missed: no slips before it) must not make every later turn of the zone
+            # look as large as the two together (ST41601N at 20 us: a slip missed at cylinder 1,004 refused the
+            # next slip's turn, and 33 cylinders were left 2 sectors off)
+            if not kept or held and kept[-1][3] and 0 < v - last_v <= slips[f - t0] - slips[since - t0]:
                 kept.append([f, e, v, held])
             else:
                 kept[-1][1] = e          # too short to believe, or no slips to turn it: the run before's
@@ -127,8 +132,21 @@ def _turned_zones(g: Geometry) -> list:
                     continue
                 if not kept[-1][3]:
                     kept[-1][2:] = [v, True]    # (the zone's first run too short: its angle this one's)
+            if held or last_v is None:
+                last_v = v
             since = next(m for m in range(e - 1, t0 - 1, -1) if m == t0 or tracks[m - 1].cyl != tracks[e - 1].cyl)
-        for a, (f, _, _, _) in enumerate(kept):
+        # a track that holds more blocks than its sectors (a boundary misplaced under noise, not mended) pushes
+        # every later block of its zone that many sectors on in the spec, which lays a zone's blocks in order over
+        # its sectors: the zone is cut at the next cylinder, so the push ends with the over-full track's cylinder
+        # (ST41601N at 20 us: a track of 67 blocks in a zone of 65 left 47 cylinders' tracks a few blocks off)
+        cuts = {f for f, _, _, _ in kept}
+        for k in range(t0, t1 - 1):
+            if tracks[k].count + len(tracks[k].slips) > n:
+                m = next((m for m in range(k + 1, t1) if tracks[m].cyl != tracks[k].cyl), None)
+                if m is not None and not any(k < c <= m for c in cuts):
+                    cuts.add(m)
+        kept = [[f] for f in sorted(cuts)]
+        for a, (f, *_) in enumerate(kept):
             last = tracks[kept[a + 1][0]].cyl - 1 if a + 1 < len(kept) else z["last_cylinder"]
             out.append(dict(z, first_track=f, first_cylinder=z["first_cylinder"] if a == 0 else tracks[f].cyl,
                             last_cylinder=last))
