@@ -77,7 +77,6 @@ def pair_spt(w: Walk, clock: Clock) -> np.ndarray:
         return np.where(dp > 0, w.stride / dp, np.inf)
 
 
-NOISELESS_NS = 100.0   # a hit's spread under this: no timing noise (a simulated drive); same-track pairs are exact
 ZONE_MIN_PAIRS = 40   # a run of fewer pairs of one sectors-per-track joins its neighbour
 
 
@@ -127,7 +126,7 @@ def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = ZONE_MIN_PAIRS, rel_to
         # the noisy median joins zones a sector or two apart (ST41601N's 83 and 82): the mean step of a
         # zone's same-track pairs is exact to a fraction of a sector, so split where the two sides' differ
         out = [z for a, b, n in out for z in _split_zone(dp, w.stride, a, b, n, min_pairs)]
-    elif clock.noise_ns < NOISELESS_NS:
+    elif clock.noiseless:
         out = _edges_at_tracks(_split_exact(out, n), n, w.stride)
     return out
 
@@ -492,7 +491,7 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
         refine()
     # a read that completed about one hit time after it was sent was served from the buffer (the drive
     # read ahead while the host was late): its phase says nothing; leave it out
-    buffered = w.resp <= clock.hit_ns + max(clock.noise_ns, 1000.0)
+    buffered = w.resp <= clock.hit_bound_ns
     if clock.hit_ns == 0 and not exact_mode:
         # a drive whose re-reads miss (ST41601N) has no hit time to compare with, but serves a walk's
         # first read from what an earlier probe read ahead: answered in under half the walk's usual time

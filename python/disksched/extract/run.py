@@ -6,13 +6,13 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
 from . import cache as cache_tests
 from .device import Device, DeviceError, OverBudget
-from .layout import NOISELESS_NS, Geometry, Track, _assemble, extract_layout, walk, zones_of_walk
+from .layout import Geometry, Track, _assemble, extract_layout, walk, zones_of_walk
 from .mechanics import GAP_CURVE_MAX, lead_after_write, seek_curve, seek_distances, vote, write_report_after_read, zone_gaps
 from .queue import drive_queue
 from .sampled import NotZoned, sampled_layout
@@ -119,7 +119,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
             # without timing noise its own random stream (one draw of the main one): the tests after it
             # choose their tracks whatever path the walk takes (with noise the walk's own path depends on
             # its stream, and that stays: a new one moved desk250's, Cheetah 9LP's and IBM 18ES's at 20 us)
-            walk_rng = random.Random(rng.getrandbits(64)) if clock.noise_ns < NOISELESS_NS else rng
+            walk_rng = random.Random(rng.getrandbits(64)) if clock.noiseless else rng
             trs, st = sampled_layout(dev, clock, walk_rng, stride, spt0, segments=max(int(seg["segments"]), 1), spread=spread,
                                      progress=_stage(progress, "layout walk (sampled)"), check_every_tracks=check_every_tracks)
             g = _assemble(trs, st)
@@ -178,8 +178,8 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
     # (its own random stream: the tests after it choose their blocks as they did before it was added)
     wm = read_water_mark(dev, random.Random(f"{seed}-water-mark"), g.tracks, clock.period_ns, bus, int(seg["segments"]),
-                         repeats=5 if clock.noise_ns > 0 else 3, lock_phase=clock.noise_ns >= NOISELESS_NS,
-                         tol_ns=clock.noise_median_ns if clock.noise_ns >= NOISELESS_NS else 0.0)
+                         repeats=5 if clock.noise_ns > 0 else 3, lock_phase=not clock.noiseless,
+                         tol_ns=0.0 if clock.noiseless else clock.noise_median_ns)
     rows.append(("read_water_mark", wm["read_water_mark"], "of the request", wm["confidence"],
                  wm.get("why") or (f"reads of {wm['sizes'][0]}-{wm['sizes'][-1]} blocks from one track start after the same far "
                                    f"read: their data phase fitted (mean error {wm['mean_error_ns'] / 1e3:.0f} us)")))
@@ -607,13 +607,23 @@ def _coarse_rates(dev: Device, T: float, progress=None) -> list:
     return rates
 
 
+class _CoarseZone(NamedTuple):
+    first: int      # blocks [first, end)
+    end: int
+    cyl: int        # cylinders [cyl, end_cyl), one track each
+    end_cyl: int
+    spt: int
+    skew: int       # cylinder skew, sectors
+
+
 def _numbered(zones: list, blocks: int) -> tuple[list, int]:
-    """(first block, sectors per track, skew) zones as (first block, first cylinder, sectors
-    per track, skew), one track a cylinder; and the cylinders in all."""
+    """(first block, sectors per track, skew) zones, each up to the next's first block, as
+    `_CoarseZone`s on cylinders of one track; and the cylinders in all."""
     out, c = [], 0
     for (b0, spt, skew), (b1, *_) in zip(zones, zones[1:] + [(blocks,)]):
-        out.append((b0, c, spt, skew))
-        c += -(-(b1 - b0) // spt)
+        n = -(-(b1 - b0) // spt)
+        out.append(_CoarseZone(b0, b1, c, c + n, spt, skew))
+        c += n
     return out, c
 
 
@@ -642,9 +652,9 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
 
     def lbn_in(c: int) -> int:
         """A random block of coarse cylinder (track) `c`."""
-        z = next(z for z in reversed(zones) if z[1] <= c)
-        first = z[0] + (c - z[1]) * z[2]
-        return first + rng.randrange(min(z[2], dev.blocks - first))
+        z = next(z for z in reversed(zones) if z.cyl <= c)
+        first = z.first + (c - z.cyl) * z.spt
+        return first + rng.randrange(min(z.spt, dev.blocks - first))
 
     def seek_ms(d: int) -> float:
         """Mean response between random tracks `d` apart, half a turn and the bus off. The mean,
@@ -672,7 +682,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
             m = round((n + math.sqrt(n * n + 4 * n * skew)) / 2)
         skewed.append((b, m, skew))
     zones, cyl = _numbered(skewed, dev.blocks)
-    spts = sorted({z[2] for z in zones})
+    spts = sorted({z.spt for z in zones})
     rows.append(("sectors_per_track", f"{spts[0]}-{spts[-1]}" if len(spts) > 1 else spts[0], "", 0.3,
                  f"sequential rate x period in {len(zones)} zones of {COARSE_REGIONS} regions, with a skew of the one-track seek"))
     # Seek distances evenly on a log scale (the curve is concave: a line between far-apart points
@@ -698,7 +708,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     for what in ("surfaces", "track and cylinder skew", "slips", "head switch", "read miss overhead"):
         rows.append((what, "not measured", "", 0.0, "needs rotational positions"))
     # the queue test needs only the order of completions: nominal tracks of the measured length
-    spt = zones[0][2]
+    spt = zones[0].spt
     q = drive_queue(dev, rng, [Track(k * spt, spt, spt, 0.0) for k in range(0, dev.blocks // spt - 1, max(dev.blocks // spt // 1000, 1))])
     rows += _queue_rows(q)
     notes += _queue_notes(q)
@@ -707,10 +717,9 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
         "source": "disksched extract (coarse timing)", "surfaces": 1, "cylinders": int(cyl), "blocks": int(dev.blocks),
         "sector_bytes": int(dev.block_bytes), "rpm": round(60e9 / T, 6),
         "layout": {"mapping": "cylinder-major", "sparing": "sectors-per-zone", "sparing_range_cylinders": 1,
-                   "zones": [{"first_cylinder": int(c0), "last_cylinder": int(c1 - 1), "sectors_per_track": int(z_spt),
-                              "first_block_offset_sectors": 0.0, "track_skew_sectors": 0.0, "cylinder_skew_sectors": float(skew),
-                              "spares": int((c1 - c0) * z_spt - (b1 - b0)), "slips": []}
-                             for (b0, c0, z_spt, skew), (b1, c1, *_) in zip(zones, zones[1:] + [(dev.blocks, cyl)])]},
+                   "zones": [{"first_cylinder": int(z.cyl), "last_cylinder": int(z.end_cyl - 1), "sectors_per_track": int(z.spt),
+                              "first_block_offset_sectors": 0.0, "track_skew_sectors": 0.0, "cylinder_skew_sectors": float(z.skew),
+                              "spares": int((z.end_cyl - z.cyl) * z.spt - (z.end - z.first)), "slips": []} for z in zones]},
         "seek": {"table": [list(t) for t in table], "single_cylinder_ms": table[0][1], "full_stroke_ms": table[-1][1],
                  "head_switch_ms": 0.0, "write_settle_ms": 0.0},
         "controller": {"bus_sector_ms": round(bus / 1e6, 6), "read_hit_overhead_after_read_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
@@ -723,7 +732,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
                        "read_ahead_on_idle_hit": bool(idle_hit["resumes"]),
                        "immediate_buffer_read": True, "read_hits_on_write_data": True},
     }
-    g = Geometry([Track(b0, b1 - b0, z_spt, 0.0) for (b0, _, z_spt, _), (b1, *_) in zip(zones, zones[1:] + [(dev.blocks,)])],
+    g = Geometry([Track(z.first, z.end - z.first, z.spt, 0.0) for z in zones],
                  [0], 1, [], {"coarse": True})
     return Extraction(spec, rows, g, clock, [(d, m, 0.0) for d, m in table], table, {"lbn": [], "phase": []},
                       dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)

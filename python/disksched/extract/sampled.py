@@ -36,7 +36,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .device import Device, DeviceError
-from .layout import NOISELESS_NS, ZONE_MIN_PAIRS, Track, _fold, _mode, _place, _skews_of, pair_spt, tracks_of_walk, walk
+from .layout import ZONE_MIN_PAIRS, Track, _fold, _mode, _place, _skews_of, pair_spt, tracks_of_walk, walk
 from .spec import SPEC_MAX_ZONES
 from .timing import Clock, refine_period
 
@@ -375,7 +375,7 @@ class _Checker:
             t0 = self.dev.now_ns()
             t = self.dev.read(x)
             self.probes += 1
-            if self.clock.hit_ns == 0 or t - t0 > self.clock.hit_ns + max(self.clock.noise_ns, 1000.0):
+            if self.clock.hit_ns == 0 or t - t0 > self.clock.hit_bound_ns:
                 break
             for _ in range(self.flush):
                 self.dev.read(self.rng.randrange(self.dev.blocks))
@@ -460,7 +460,7 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             for k in (2, 3):
                 dev.read((lo + end // k) % end)
         w = walk(dev, lo, hi, stride)
-        if exact and len(w.x) and w.resp[0] <= clock.hit_ns + 1000.0:   # (tracks_of_walk's buffered read)
+        if exact and len(w.x) and w.resp[0] <= clock.hit_ns + 1000.0:   # (a read within a hit's time)
             # without noise the walk keeps its first read (the track's first block), and the checks' segments
             # answered it: read again once as many far-away reads as the cache has segments, and one more,
             # have replaced them all (a level read off a hit was a one-block sliver, joined back with a slip
@@ -478,7 +478,7 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             # (without noise a same-track pair gives the sectors per track exactly, and the median of each
             # half is one: a zone a sector apart, ST41601N's 79 and 78, must escalate too; at 1 it did not,
             # and its tracks were read with the old zone's sectors per track)
-            tol = 0.5 if clock.noise_ns < NOISELESS_NS else max(1.0, spt * (0.005 if exact else 0.03))
+            tol = 0.5 if clock.noiseless else max(1.0, spt * (0.005 if exact else 0.03))
             if any(abs(float(np.median(part)) - spt) > tol for part in (ps[:h], ps[h:])):
                 stats["stretches_escalated"] += 1
                 return None

@@ -145,9 +145,9 @@ def _turned_zones(g: Geometry) -> list:
                 m = next((m for m in range(k + 1, t1) if tracks[m].cyl != tracks[k].cyl), None)
                 if m is not None and not any(k < c <= m for c in cuts):
                     cuts.add(m)
-        kept = [[f] for f in sorted(cuts)]
-        for a, (f, *_) in enumerate(kept):
-            last = tracks[kept[a + 1][0]].cyl - 1 if a + 1 < len(kept) else z["last_cylinder"]
+        firsts = sorted(cuts)
+        for a, f in enumerate(firsts):
+            last = tracks[firsts[a + 1]].cyl - 1 if a + 1 < len(firsts) else z["last_cylinder"]
             out.append(dict(z, first_track=f, first_cylinder=z["first_cylinder"] if a == 0 else tracks[f].cyl,
                             last_cylinder=last))
     return out if len(out) <= SPEC_MAX_ZONES else list(g.zones)

@@ -17,7 +17,8 @@ import numpy as np
 from .device import Device, DeviceError
 
 
-NOISY_NS = 1000.0   # a hit spread from here on is a host's timing noise (see Clock.noisy)
+NOISELESS_NS = 100.0   # a hit's spread under this: no timing noise (a simulated drive); same-track pairs are exact
+NOISY_NS = 1000.0      # a hit spread from here on is a host's timing noise (see Clock.noisy)
 
 
 @dataclass
@@ -40,6 +41,17 @@ class Clock:
     @property
     def noise_ns(self) -> float:
         return max(self.hit_spread_ns, 0.0)
+
+    @property
+    def noiseless(self) -> bool:
+        """No timing noise at all (a simulated drive's exact times; see NOISELESS_NS)."""
+        return self.noise_ns < NOISELESS_NS
+
+    @property
+    def hit_bound_ns(self) -> float:
+        """A response at most this long was served from the buffer: a hit, and the host's noise over
+        it (at least a microsecond)."""
+        return self.hit_ns + max(self.noise_ns, 1000.0)
 
     @property
     def noisy(self) -> bool:
