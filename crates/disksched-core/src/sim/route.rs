@@ -154,7 +154,7 @@ impl Simulation {
             let travel = level.sched.travel_first();
             if level.threshold.min(level.per_disk_threshold) == 1 {
                 let unit = &mut self.units[self.shared.reqs.get(id).disk as usize];
-                for cylinder in travel {
+                for &cylinder in travel.cylinders() {
                     unit.travel(cylinder, now);
                 }
             }
