@@ -335,6 +335,6 @@ fn scan_and_cscan_keep_look_orders_but_sweep_to_the_edge() {
         let id = b.add(5_000_000, false);
         s.insert(id, &b.ctx(head));
         assert_eq!(s.dispatch(&b.ctx(head), true), Some(id));
-        assert_eq!(s.travel_first().cylinders(), if name == "scan" { &[last][..] } else { &[last, 0][..] });
+        assert_eq!(s.travel_first().cylinders().to_vec(), if name == "scan" { vec![last] } else { vec![last, 0] });
     }
 }
