@@ -330,11 +330,11 @@ fn scan_and_cscan_keep_look_orders_but_sweep_to_the_edge() {
             travels.push(s.travel_first());
         }
         assert_eq!(order, vec![1_000_000, 3_000_000, 9_000_000, 12_000_000, 15_000_000]);
-        assert!(travels.iter().all(Vec::is_empty), "{name}: no turn in a single upward sweep");
+        assert!(travels.iter().all(|t| t.cylinders().is_empty()), "{name}: no turn in a single upward sweep");
         // New requests behind the head: SCAN turns at the last cylinder; C-SCAN goes there and back to 0.
         let id = b.add(5_000_000, false);
         s.insert(id, &b.ctx(head));
         assert_eq!(s.dispatch(&b.ctx(head), true), Some(id));
-        assert_eq!(s.travel_first(), if name == "scan" { vec![last] } else { vec![last, 0] });
+        assert_eq!(s.travel_first().cylinders().to_vec(), if name == "scan" { vec![last] } else { vec![last, 0] });
     }
 }

@@ -106,6 +106,8 @@ pub struct Splits {
     open: Vec<Option<(Request, u32)>>,
     free: Vec<u32>,
     buf: Vec<Piece>,
+    /// The split request `join` last completed (it lends it out from here).
+    joined: Request,
 }
 
 impl Splits {
@@ -138,9 +140,10 @@ impl Splits {
 
     /// Piece `piece` is done: the workload's request, reported at its array
     /// address, once its last piece is (its issue and host dispatch the
-    /// earliest of its pieces', its service the last one's).
+    /// earliest of its pieces', its service the last one's). An unsplit
+    /// request is its piece, moved to its array address in place.
     #[inline]
-    pub fn join(&mut self, array: &Array, mut piece: Request) -> Result<Option<Request>> {
+    pub fn join<'a>(&'a mut self, array: &Array, piece: &'a mut Request) -> Result<Option<&'a Request>> {
         let Some(i) = piece.split else {
             piece.lbn = array.array_lbn(piece.disk, piece.lbn);
             return Ok(Some(piece));
@@ -157,7 +160,8 @@ impl Splits {
             return Ok(None);
         }
         self.free.push(i);
-        Ok(self.open[i as usize].take().map(|(w, _)| w))
+        self.joined = self.open[i as usize].take().map(|(w, _)| w).unwrap_or_default();
+        Ok(Some(&self.joined))
     }
 
     /// Whether some split still waits for a piece.

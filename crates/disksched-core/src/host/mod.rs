@@ -121,9 +121,16 @@ impl RequestTable {
     }
     /// Take request `id` out (its id may be reused afterwards).
     pub fn remove(&mut self, id: ReqId) -> Request {
+        std::mem::take(self.release(id))
+    }
+    /// Free request `id`'s slot and lend its request out as it was: it
+    /// stays there, unmoved, until an `insert` reuses the slot (a
+    /// completion reads it without copying it out).
+    #[inline]
+    pub fn release(&mut self, id: ReqId) -> &mut Request {
         self.live -= 1;
         self.free.push(id.0);
-        std::mem::take(&mut self.slots[id.0 as usize])
+        &mut self.slots[id.0 as usize]
     }
     #[inline]
     /// Request `id`.

@@ -376,7 +376,7 @@ impl Scheduler for Shaper {
     fn init_class(&mut self, flow: u32) {
         self.inner.init_class(flow);
     }
-    fn travel_first(&mut self) -> Vec<u32> {
+    fn travel_first(&mut self) -> crate::sched::Travel {
         self.inner.travel_first()
     }
     fn uses_classes(&self) -> bool {

@@ -5,14 +5,14 @@
 //! `travel_first` asks the drive to make.
 
 use super::clook::CLook;
-use super::{SchedCtx, Scheduler};
+use super::{SchedCtx, Scheduler, Travel};
 use crate::host::ReqId;
 
 #[derive(Default)]
 /// The C-SCAN scheduler (see the module doc).
 pub struct CScan {
     clook: CLook,
-    travel: Vec<u32>,
+    travel: Travel,
 }
 
 impl Scheduler for CScan {
@@ -29,11 +29,11 @@ impl Scheduler for CScan {
         let (id, wrapped) = self.clook.next(ctx)?;
         if wrapped {
             // To the last cylinder, then the return stroke to the first.
-            self.travel = vec![ctx.predictor.model.layout.cylinders() - 1, 0];
+            self.travel = Travel::via(ctx.predictor.model.layout.cylinders() - 1, 0);
         }
         Some(id)
     }
-    fn travel_first(&mut self) -> Vec<u32> {
+    fn travel_first(&mut self) -> Travel {
         std::mem::take(&mut self.travel)
     }
     fn drain(&mut self) -> Vec<ReqId> {

@@ -297,8 +297,34 @@ pub trait Scheduler: Send {
     /// it serves the request just dispatched (SCAN's sweep to the edge).
     /// Honoured at a drive's queue, and at a level keeping at most one
     /// request in flight per disk below it; ignored elsewhere.
-    fn travel_first(&mut self) -> Vec<u32> {
-        Vec::new()
+    fn travel_first(&mut self) -> Travel {
+        Travel::NONE
+    }
+}
+
+/// Cylinders the arm visits, in order, before it serves the request just
+/// dispatched (`Scheduler::travel_first`): none, or up to two (C-SCAN: the
+/// last cylinder, then the first). A value, not a `Vec`: asked at every dispatch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Travel {
+    cylinders: [u32; 2],
+    len: u8,
+}
+
+impl Travel {
+    /// No travel.
+    pub const NONE: Travel = Travel { cylinders: [0; 2], len: 0 };
+    /// To `cylinder`.
+    pub fn to(cylinder: u32) -> Travel {
+        Travel { cylinders: [cylinder, 0], len: 1 }
+    }
+    /// To `first`, then to `second`.
+    pub fn via(first: u32, second: u32) -> Travel {
+        Travel { cylinders: [first, second], len: 2 }
+    }
+    /// The cylinders, in order.
+    pub fn cylinders(&self) -> &[u32] {
+        &self.cylinders[..self.len as usize]
     }
 }
 

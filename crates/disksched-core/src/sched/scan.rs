@@ -5,7 +5,7 @@
 //! drive to make.
 
 use super::look::Look;
-use super::{SchedCtx, Scheduler};
+use super::{SchedCtx, Scheduler, Travel};
 use crate::host::ReqId;
 
 #[derive(Default)]
@@ -33,8 +33,8 @@ impl Scheduler for Scan {
         }
         Some(id)
     }
-    fn travel_first(&mut self) -> Vec<u32> {
-        self.edge.take().into_iter().collect()
+    fn travel_first(&mut self) -> Travel {
+        self.edge.take().map_or(Travel::NONE, Travel::to)
     }
     fn drain(&mut self) -> Vec<ReqId> {
         self.look.drain()

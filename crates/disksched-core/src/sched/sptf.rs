@@ -9,7 +9,7 @@
 //! deep queues only a few cylinders around the heads are examined.
 
 use super::{cyl_key, disks_of, outward, CylKey, SchedCtx, Scheduler};
-use crate::disk::Positioning;
+use crate::disk::{HeadState, Positioning};
 use crate::host::{ReqId, Request};
 use std::collections::BTreeMap;
 
@@ -45,6 +45,11 @@ pub(crate) fn scan_outward(by_cyl: &ByCylinder, ctx: &SchedCtx,
     }
 }
 
+/// Up to this many requests, `best` predicts every one rather than set up
+/// the outward walk (its two tree searches cost more than the few
+/// predictions its bound would save).
+const SCAN_ALL_UP_TO: usize = 8;
+
 /// Key of the request with the least positioning time (ties: the older).
 pub(crate) fn best(by_cyl: &ByCylinder, ctx: &SchedCtx) -> Option<(CylKey, u64)> {
     if by_cyl.len() == 1 {
@@ -55,6 +60,24 @@ pub(crate) fn best(by_cyl: &ByCylinder, ctx: &SchedCtx) -> Option<(CylKey, u64)>
         return Some((key, p.total_ns()));
     }
     let mut best: Option<(u64, u64, CylKey)> = None;
+    if by_cyl.len() <= SCAN_ALL_UP_TO {
+        // Every request predicted, in key order (the least cost and its ties
+        // do not depend on the order: the walk's answer).
+        let mut at: Option<(u32, &HeadState, u64)> = None;
+        for (&key, &id) in by_cyl {
+            if at.is_none_or(|(disk, _, _)| disk != key.0) {
+                let head = ctx.head_of(key.0);
+                at = Some((key.0, head, ctx.predictor.phase_at(head.time)));
+            }
+            let (_, head, phase) = at.expect("set above");
+            let r = ctx.reqs.get(id);
+            let cost = ctx.predictor.positioning(head, phase, &r.target, r.is_write, r.blocks).total_ns();
+            if best.is_none_or(|(c, s, _)| (cost, r.seq) < (c, s)) {
+                best = Some((cost, r.seq, key));
+            }
+        }
+        return best.map(|b| (b.2, b.0));
+    }
     scan_outward(by_cyl, ctx, |key, r, p| {
         let cost = p.total_ns();
         if best.is_none_or(|(c, s, _)| (cost, r.seq) < (c, s)) {

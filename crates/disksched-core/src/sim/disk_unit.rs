@@ -108,7 +108,7 @@ impl DiskUnit {
                 id
             }
         };
-        for cylinder in self.queue.sched.travel_first() {
+        for &cylinder in self.queue.sched.travel_first().cylinders() {
             self.travel(cylinder, now);
         }
         let head = self.head(now);

@@ -154,7 +154,7 @@ impl Simulation {
             let travel = level.sched.travel_first();
             if level.threshold.min(level.per_disk_threshold) == 1 {
                 let unit = &mut self.units[self.shared.reqs.get(id).disk as usize];
-                for cylinder in travel {
+                for &cylinder in travel.cylinders() {
                     unit.travel(cylinder, now);
                 }
             }
@@ -241,14 +241,16 @@ impl Simulation {
             level.expire(now);
         }
         self.units[d].queue.expire(now);
-        let req = self.shared.reqs.remove(id);
+        // The request stays in its freed slot while its completion is reported: not copied out.
+        let sector_bytes = self.shared.sector_bytes;
+        let req = self.shared.reqs.release(id);
         if req.range.is_some() {
-            self.shared.placement.completed(&req, now);
+            self.shared.placement.completed(req, now);
             if req.client != SUBMITTED {
                 self.generator.placed(req.client, req.lbn, req.blocks);
             }
         }
-        let bytes = self.shared.bytes(req.blocks);
+        let bytes = req.blocks as u64 * sector_bytes;
         for counters in self.levels.iter_mut().map(|l| &mut l.counters).chain([&mut self.acct.disk_queue, &mut self.units[d].queue.counters]) {
             counters.finished(bytes, req.is_write);
         }
@@ -259,11 +261,14 @@ impl Simulation {
         // The workload's request is done with its last piece, reported at its array address.
         if let Some(whole) = self.splits.join(&self.array, req)? {
             self.acct.completed += 1;
-            self.metrics.completed(&whole);
+            self.metrics.completed(whole);
             if whole.client == SUBMITTED {
-                self.completions.push(whole);
-            } else if let Some(t) = self.generator.completed(now, whole.client, &mut self.rng) {
-                self.schedule(t, Event::RequestArrived { client: whole.client });
+                self.completions.push(whole.clone());
+            } else {
+                let client = whole.client;
+                if let Some(t) = self.generator.completed(now, client, &mut self.rng) {
+                    self.schedule(t, Event::RequestArrived { client });
+                }
             }
         }
         self.units[d].settle_belief(now);
