@@ -74,17 +74,33 @@ impl Cache {
 
     /// Blocks of [lbn, end) held from `lbn` on: (segment index, cached prefix length).
     pub fn lookup(&self, lbn: u64, end: u64, include_writes: bool) -> Option<(usize, u64)> {
-        // The longest prefix; the lowest index among equals.
+        self.lookup_except(lbn, end, include_writes, None)
+    }
+
+    /// `lookup` over every segment but `except`.
+    pub fn lookup_except(&self, lbn: u64, end: u64, include_writes: bool, except: Option<usize>) -> Option<(usize, u64)> {
         let mut best: Option<(usize, u64)> = None;
         for (i, s) in self.readable(include_writes) {
-            if s.lo <= lbn && lbn < s.hi {
-                let n = s.hi.min(end) - lbn;
-                if best.is_none_or(|(_, m)| n > m) {
-                    best = Some((i, n));
-                }
+            if s.lo <= lbn && lbn < s.hi && Some(i) != except {
+                best = Self::longer(best, Some((i, s.hi.min(end) - lbn)));
             }
         }
         best
+    }
+
+    /// `lookup` in segment `i` alone.
+    pub fn lookup_in(&self, i: usize, lbn: u64, end: u64, include_writes: bool) -> Option<(usize, u64)> {
+        let s = self.segments[i].filter(|s| Some(i) != self.write_segment && (include_writes || !s.write))?;
+        (s.lo <= lbn && lbn < s.hi).then(|| (i, s.hi.min(end) - lbn))
+    }
+
+    /// Of two lookups' answers, the longer prefix; the lower index among equals.
+    pub fn longer(a: Option<(usize, u64)>, b: Option<(usize, u64)>) -> Option<(usize, u64)> {
+        match (a, b) {
+            (Some((i, n)), Some((j, m))) => Some(if m > n || (m == n && j < i) { (j, m) } else { (i, n) }),
+            (a, None) => a,
+            (None, b) => b,
+        }
     }
 
     /// Mark segment `i` most recently used.

@@ -505,17 +505,26 @@ impl Drive {
             self.state = s;
             return svc;
         }
-        if let Some(svc) = self.serve_read_from_buffer(model, now, lbn, blocks) {
+        // The read-ahead brought up to now once: the buffer's answer and, on a miss, its stop use it.
+        let progress = self.readahead_progress(now.0);
+        // Stopping the read-ahead changes its segment alone: the others are looked up once.
+        let (end, writes) = (lbn + blocks as u64, model.spec.controller.read_hits_on_write_data);
+        let ra_segment = self.readahead.map(|ra| ra.segment);
+        let others = self.cache.lookup_except(lbn, end, writes, ra_segment);
+        let held = |cache: &Cache| Cache::longer(others, ra_segment.and_then(|i| cache.lookup_in(i, lbn, end, writes)));
+        if let Some(svc) = self.serve_read_from_buffer(model, now, lbn, blocks, progress, held(&self.cache)) {
             return svc;
         }
-        let (from, mech_free) = self.settle_readahead(now.0);
+        let (from, mech_free) = self.settle_readahead_from(now.0, progress);
         self.last_source = HeadState { cylinder: from.0, head: from.1, time: SimTime(mech_free), ..Default::default() };
-        self.serve_read_miss(model, now, lbn, blocks, from, mech_free)
+        let cached = held(&self.cache).map_or(0, |(_, n)| n) as u32;
+        self.serve_read_miss(model, now, lbn, blocks, from, mech_free, cached)
     }
 
     /// A read that needs the mechanism (a miss, or a partial hit whose rest
     /// the read-ahead is not reading): the heads are at `from`, free at `mech_free`.
-    fn serve_read_miss(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32, from: (u32, u32), mech_free: u64) -> Service {
+    /// `cached`: the blocks of it the buffer holds from `lbn` on (`Cache::lookup`).
+    fn serve_read_miss(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32, from: (u32, u32), mech_free: u64, cached: u32) -> Service {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         let last_w = self.state.last_was_write as usize;
@@ -523,7 +532,6 @@ impl Drive {
         // The cached first blocks of a partial hit go out on the bus at once
         // (DiskSim: Read hit overhead + data preparation) while the rest is
         // read; the mechanism may start after the miss overhead either way.
-        let cached = self.cache.lookup(lbn, end, spec.read_hits_on_write_data).map_or(0, |(_, n)| n) as u32;
         let miss_ns = ctl.overhead_ns[0][last_w];
         let overhead_ns = if cached > 0 { ctl.hit_overhead_ns[0][last_w] } else { miss_ns };
         if cached == blocks {
@@ -775,14 +783,15 @@ impl Drive {
     /// A read served without new positioning, if it can be: wholly in the
     /// buffer (the read-ahead counted as far as it got by `now`), or starting
     /// in data a still-running read-ahead has buffered or is reading.
-    fn serve_read_from_buffer(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
+    /// `progress`: the read-ahead brought up to `now` (`readahead_progress`).
+    fn serve_read_from_buffer(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32,
+                              progress: Option<((u32, u32), Option<u64>)>, held: Option<(usize, u64)>) -> Option<Service> {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
         let last_w = self.state.last_was_write as usize;
         let bus_total = ctl.data_phase_ns(blocks, false);
-        let progress = self.readahead_progress(now.0);
         let running = progress.is_some_and(|(_, finished)| finished.is_none());
-        if let Some((i, n)) = self.cache.lookup(lbn, end, spec.read_hits_on_write_data) {
+        if let Some((i, n)) = held {
             if n == blocks as u64 {
                 self.cache.touch(i);
                 let seg_lo = self.cache.segments[i].map_or(lbn, |s| s.lo);
@@ -909,6 +918,13 @@ impl Drive {
     /// Stop the read-ahead (after its minimum) for a command that needs the
     /// mechanism at `now`: returns where the heads are and when they are free.
     fn settle_readahead(&mut self, now: u64) -> ((u32, u32), u64) {
+        self.settle_readahead_from(now, None)
+    }
+
+    /// `settle_readahead`, with the read-ahead already brought up to `now`
+    /// if `progress` says so (`readahead_progress(now)`'s answer: bringing
+    /// it there again would change nothing and answer the same).
+    fn settle_readahead_from(&mut self, now: u64, progress: Option<((u32, u32), Option<u64>)>) -> ((u32, u32), u64) {
         let Some(ra) = self.readahead else {
             return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
         };
@@ -918,7 +934,10 @@ impl Drive {
             0
         };
         let stop = now.max(min_end);
-        let (at, finished) = self.readahead_progress(stop).expect("a read-ahead");
+        let (at, finished) = match progress.filter(|_| stop == now) {
+            Some(p) => p,
+            None => self.readahead_progress(stop).expect("a read-ahead"),
+        };
         let ra = self.readahead.take().expect("a read-ahead");
         // A track or cylinder switch under way when it is stopped is completed
         // first (DiskSim §3.6: a seek in progress is always finished; only the

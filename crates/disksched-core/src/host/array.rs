@@ -86,6 +86,11 @@ impl Array {
     /// The pieces of `blocks` blocks from array block `lbn`, in the order their first blocks come.
     pub fn split(&self, lbn: u64, blocks: u32, out: &mut Vec<Piece>) {
         out.clear();
+        if self.disks == 1 {
+            // One disk: its stripe units follow one another, one piece.
+            out.push((0, lbn, blocks));
+            return;
+        }
         let (mut at, end) = (lbn, lbn + blocks as u64);
         while at < end {
             let (disk, local) = self.locate(at);
