@@ -61,10 +61,14 @@ impl Cache {
     /// The segments a read may hit, with their index: all but a reserved
     /// write segment, and those holding write data only if `include_writes`.
     pub fn readable(&self, include_writes: bool) -> impl Iterator<Item = (usize, &Segment)> {
-        let reserved = self.write_segment;
         // (One closure: the chain of three filters cost a read's lookup about 100 instructions more.)
-        self.segments.iter().enumerate()
-            .filter_map(move |(i, s)| s.as_ref().filter(|s| Some(i) != reserved && (include_writes || !s.write)).map(|s| (i, s)))
+        (0..self.segments.len()).filter_map(move |i| self.readable_at(i, include_writes).map(|s| (i, s)))
+    }
+
+    /// Segment `i`, if a read may hit it (see `readable`).
+    #[inline(always)]
+    fn readable_at(&self, i: usize, include_writes: bool) -> Option<&Segment> {
+        self.segments[i].as_ref().filter(|s| Some(i) != self.write_segment && (include_writes || !s.write))
     }
 
     /// There is at least one segment of nonzero size.
@@ -72,12 +76,9 @@ impl Cache {
         !self.segments.is_empty() && self.segment_blocks > 0
     }
 
-    /// Blocks of [lbn, end) held from `lbn` on: (segment index, cached prefix length).
-    pub fn lookup(&self, lbn: u64, end: u64, include_writes: bool) -> Option<(usize, u64)> {
-        self.lookup_except(lbn, end, include_writes, None)
-    }
-
-    /// `lookup` over every segment but `except`.
+    /// Blocks of [lbn, end) held from `lbn` on, in the readable segments but
+    /// `except`: (segment index, cached prefix length), the longest prefix
+    /// (the lowest index among equals).
     pub fn lookup_except(&self, lbn: u64, end: u64, include_writes: bool, except: Option<usize>) -> Option<(usize, u64)> {
         let mut best: Option<(usize, u64)> = None;
         for (i, s) in self.readable(include_writes) {
@@ -88,9 +89,9 @@ impl Cache {
         best
     }
 
-    /// `lookup` in segment `i` alone.
+    /// `lookup_except` in segment `i` alone.
     pub fn lookup_in(&self, i: usize, lbn: u64, end: u64, include_writes: bool) -> Option<(usize, u64)> {
-        let s = self.segments[i].filter(|s| Some(i) != self.write_segment && (include_writes || !s.write))?;
+        let s = self.readable_at(i, include_writes)?;
         (s.lo <= lbn && lbn < s.hi).then(|| (i, s.hi.min(end) - lbn))
     }
 

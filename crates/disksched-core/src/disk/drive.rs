@@ -523,7 +523,7 @@ impl Drive {
 
     /// A read that needs the mechanism (a miss, or a partial hit whose rest
     /// the read-ahead is not reading): the heads are at `from`, free at `mech_free`.
-    /// `cached`: the blocks of it the buffer holds from `lbn` on (`Cache::lookup`).
+    /// `cached`: the blocks of it the buffer holds from `lbn` on (`Cache::lookup_except`).
     fn serve_read_miss(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32, from: (u32, u32), mech_free: u64, cached: u32) -> Service {
         let (ctl, spec) = (&model.controller, &model.spec.controller);
         let end = lbn + blocks as u64;
