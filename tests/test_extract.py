@@ -1104,6 +1104,7 @@ def test_a_walk_past_a_specs_zones_falls_back_to_the_coarse_mode(monkeypatch, tm
     from disksched.extract_roundtrip import demerit
 
     monkeypatch.setattr(sampled, "SPEC_MAX_ZONES", 1)
+    monkeypatch.setattr(sampled, "PROJECT_FROM_TRACKS", 1 << 40)   # (not the early projection: its own test below)
     x = extract(open_device("sim:dec_rz26"), seed=1)
     assert any("dense stretches" in n for n in x.notes), x.notes
     zones = x.spec["layout"]["zones"]
@@ -1112,6 +1113,27 @@ def test_a_walk_past_a_specs_zones_falls_back_to_the_coarse_mode(monkeypatch, tm
     spec.write_text(to_toml(x.spec))
     d = demerit("dec_rz26", str(spec))
     assert d["random"]["throughput_rel"] < 0.03 and d["sequential"]["throughput_rel"] < 0.03, d
+
+
+def test_a_banded_serpentine_is_given_up_in_minutes():
+    """maxtor300g's truth is a DiskSim 4 track table, a banded serpentine (a band of ~32 cylinders on one
+    surface, then the next surface back, each surface its own sectors per track): not zones of cylinders. Its
+    walk used to read it densely track after track and find out only from the zones assembled at the end (524
+    device minutes; with a budget of 25 it ran into the budget). The tracks walked so far are assembled as the
+    walk goes: its first 501 already assemble into 346 zones, about 356,000 on the whole disk, more than a spec
+    may list, and the walk is given up within two device minutes (it fails before: the walk runs into the budget)."""
+    import re
+
+    from disksched.extract.run import extract
+    from disksched.extract_devices import open_device
+
+    x = extract(open_device("sim:maxtor300g"), seed=1, budget_min=25.0)
+    note = next((n for n in x.notes if "assembled into" in n), None)
+    assert note is not None, x.notes
+    m = re.search(r"about ([0-9,]+) on the whole disk", note)
+    assert m and int(m.group(1).replace(",", "")) > 65536, note
+    assert x.device_s / 60 < 5, x.device_s / 60
+    assert "coarse" in x.spec["source"]
 
 
 def test_hp_c2490a_at_20_us_extracts():
