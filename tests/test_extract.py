@@ -1120,8 +1120,9 @@ def test_a_banded_serpentine_is_given_up_in_minutes():
     surface, then the next surface back, each surface its own sectors per track): not zones of cylinders. Its
     walk used to read it densely track after track and find out only from the zones assembled at the end (524
     device minutes; with a budget of 25 it ran into the budget). The tracks walked so far are assembled as the
-    walk goes: its first 501 already assemble into 346 zones, about 356,000 on the whole disk, more than a spec
-    may list, and the walk is given up within two device minutes (it fails before: the walk runs into the budget)."""
+    walk goes: its first 44 already assemble into 37 zones, about 427,000 on the whole disk, more than a spec
+    may list, and the extraction ends in the coarse mode in 2.5 device minutes (it failed before: the walk ran
+    into the budget)."""
     import re
 
     from disksched.extract.run import extract

@@ -46,12 +46,16 @@ class NotZoned(DeviceError):
     tracks it has walked so far assemble into zones at a rate that would put more than a spec may list on
     the whole disk: the layout is not zones of cylinders it can follow. (maxtor300g's DiskSim 4 track table
     never reaches the first: its walk takes 524 device minutes without reaching it, and the zones it
-    assembles, 262,243, say so only at the end; its first 501 tracks already assemble into 346 zones, about
-    356,000 on the whole disk.)"""
+    assembles, 262,243, say so only at the end; its first 44 tracks already assemble into 37 zones, about
+    427,000 on the whole disk.)"""
 
 
-#: the walk assembles the tracks it has so far each time their number doubles from this many (`_zones_projected`)
-PROJECT_FROM_TRACKS = 256
+#: the walk assembles the tracks it has so far (`_zones_projected`) once it has this many: each time they change
+#: while fewer than 16 times as many (each assembly a few milliseconds), then each time their number doubles
+PROJECT_FROM_TRACKS = 32
+#: ... and gives up only on a rate measured over at least this many zones (a few zones in a disk's first tracks,
+#: a zone change or two that noise made, carried over a disk of a million tracks, are no rate)
+PROJECT_MIN_ZONES = 16
 #: ... while they cover at most this part of the disk (1/4): past it the walk is no longer early, and the assembly of
 #: the whole walk decides (each check costs an assembly of the tracks so far: desk250's, 276,000 tracks at a quarter,
 #: two seconds)
@@ -548,24 +552,30 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     chk = _Checker(dev, clock, rng, tol, flush=segments + 1, retries=0 if exact else 2)
     batch = 4
     ahead = ahead_tracks
-    project_at = PROJECT_FROM_TRACKS
+    checked = 0
     while True:
         last = tracks[-1]
         nxt_first = last.first + last.count
         if nxt_first >= end:
             break
-        if len(tracks) >= project_at and nxt_first <= end // PROJECT_UNTIL:
+        n_tr = len(tracks)
+        if n_tr >= PROJECT_FROM_TRACKS and nxt_first <= end // PROJECT_UNTIL and \
+                (n_tr >= 2 * checked or n_tr < 16 * PROJECT_FROM_TRACKS and n_tr != checked):
             # a layout that is not zones of cylinders (maxtor300g's banded serpentine: each band of a few dozen
             # tracks on one surface, each surface its own sectors per track) is walked densely track after track,
             # and only the zones assembled at the end said so (524 device minutes on maxtor300g): the tracks so
-            # far are assembled each time their number doubles, and a rate of zones that would put more on the
-            # disk than a spec may list ends the walk now (on the 14 other catalogue drives, exact and at 20 us, the
-            # projection is at most 182 zones, the first check's: one zone in 256 tracks; maxtor300g's first, after
-            # 501 tracks, 356,294 exact, and after 611, 199,332 at 20 us)
-            project_at = 2 * len(tracks)
+            # far are assembled each time they change while they are few, then each time their number doubles, and
+            # a rate of zones (over at least PROJECT_MIN_ZONES) that would put more on the disk than a spec may
+            # list ends the walk now. (On the 14 other catalogue drives, exact and at 20 us, the
+            # projection is at most 9,216 zones, desk250's at 20 us: 4 zones in its first 22,846 tracks; no check
+            # there saw 16 zones, the most 15, HP C2247A at 20 us in 4,898 tracks, 66 on its disk. maxtor300g's
+            # first check: 37 zones in 44 tracks, 426,698 on the disk, exact; 59 in 62, 870,197, at 20 us. Checked
+            # only from 256 tracks on and at doublings, at 20 us its walk went back and forth over its first
+            # hundred tracks and was given up after 48 device minutes; from 64 on, after 13)
+            checked = n_tr
             nz, proj = _zones_projected(tracks, exact, end, surfaces)
             stats["zones_projected"] = int(proj)
-            if proj > SPEC_MAX_ZONES:
+            if nz >= PROJECT_MIN_ZONES and proj > SPEC_MAX_ZONES:
                 raise NotZoned(f"the first {len(tracks):,} tracks walked ({nxt_first:,} blocks) assembled into {nz:,} "
                                f"zones, about {proj:,.0f} on the whole disk")
         if progress:
