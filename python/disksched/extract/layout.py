@@ -1216,7 +1216,7 @@ def _regroup_pieces(tracks: list, longest: int = 8, chain: int = 256) -> list:
     return out
 
 
-def _assemble(tracks: list, stats: dict) -> Geometry:
+def _assemble(tracks: list, stats: dict, surfaces: Optional[int] = None) -> Geometry:
     """Cylinders and zones. Each zone's head-switch skew is its most common
     skew and its cylinder skew the next; the surfaces are the tracks between
     cylinder skews. Each track's cylinder and head are the assignment that
@@ -1225,7 +1225,8 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
     first block); a cylinder's first track whose skew no switch explains
     starts a new zone (spare space at a zone's end, then the next zone's own
     offset). Cylinders holding no block between zones are not seen here
-    (`mechanics.zone_gaps` counts them by seeks)."""
+    (`mechanics.zone_gaps` counts them by seeks). `surfaces`: the surfaces
+    when known already (else the commonest gap between cylinder skews)."""
     exact = bool(stats.get("exact_mode", True))
     if not exact:
         tracks = _zone_changes_by_counts(tracks)
@@ -1291,7 +1292,7 @@ def _assemble(tracks: list, stats: dict) -> Geometry:
             if last is not None:
                 gaps.append(i - last)
             last = i
-    S = int(_mode(gaps, 1))
+    S = surfaces or int(_mode(gaps, 1))
     # place every track: (cylinder, head), and the zones
 
     cands_of: dict = {}

@@ -124,7 +124,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                                      progress=_stage(progress, "layout walk (sampled)"), check_every_tracks=check_every_tracks)
             g = _assemble(trs, st)
     except NotZoned as e:
-        why = f"{e} (more than a spec holds zones): no zoned layout it follows"
+        why = f"{e}: no zoned layout it follows"
     except OverBudget:
         why = (f"the {walk_mode} layout walk passed --budget-min {budget_min:g} after {(dev.busy_ns - walk_s0) / 60e9:.2f} "
                f"device minutes (estimated {est_min:.1f} before it)")

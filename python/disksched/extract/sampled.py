@@ -36,15 +36,53 @@ from typing import Callable, Optional
 import numpy as np
 
 from .device import Device, DeviceError
-from .layout import ZONE_MIN_PAIRS, Track, _fold, _mode, _place, _skews_of, pair_spt, tracks_of_walk, walk
+from .layout import ZONE_MIN_PAIRS, Track, _assemble, _fold, _mode, _place, _skews_of, pair_spt, tracks_of_walk, walk
 from .spec import SPEC_MAX_ZONES
 from .timing import Clock, refine_period
 
 
 class NotZoned(DeviceError):
-    """The walk needed more dense stretches than a spec may list zones (each stretch may begin one): the
-    layout is not zones of cylinders it can follow. (maxtor300g's DiskSim 4 track table stays under it:
-    its walk takes 524 device minutes without reaching it, and only the zones it assembles, 262,243, say so.)"""
+    """The walk needed more dense stretches than a spec may list zones (each stretch may begin one), or the
+    tracks it has walked so far assemble into zones at a rate that would put more than a spec may list on
+    the whole disk, or into zones of a few tracks each: the layout is not zones of cylinders it can follow. (maxtor300g's DiskSim 4 track table
+    never reaches the first: its walk takes 524 device minutes without reaching it, and the zones it
+    assembles, 262,243, say so only at the end; its first 44 tracks already assemble into 37 zones, about
+    427,000 on the whole disk.)"""
+
+
+#: the walk assembles the tracks it has so far (`_zones_projected`) once it has this many: each time they change
+#: while fewer than 16 times as many (each assembly a few milliseconds), then each time their number doubles
+PROJECT_FROM_TRACKS = 32
+#: ... and gives up only on a rate measured over at least this many zones (a few zones in a disk's first tracks,
+#: a zone change or two that noise made, carried over a disk of a million tracks, are no rate)
+PROJECT_MIN_ZONES = 16
+#: ... or on zones that hold fewer tracks than this on average: a zone of cylinders holds whole cylinders, the
+#: catalogue's hundreds of tracks at the least, and no early check on its zoned drives sees PROJECT_MIN_ZONES zones at
+#: all. A banded serpentine of a few surfaces on a smaller disk stays under the spec's limit (2 surfaces in bands of
+#: 64 cylinders, 120,000 tracks: about 47,600 zones projected, walked for hours) but not under this: its first 120
+#: tracks assemble into 44 zones, 2.7 tracks each (at most 3.7 at any of its checks)
+ZONE_MIN_TRACKS = 8
+#: ... while they cover at most this part of the disk (1/4): past it the walk is no longer early, and the assembly of
+#: the whole walk decides (each check costs an assembly of the tracks so far: desk250's, 276,000 tracks at a quarter,
+#: two seconds)
+PROJECT_UNTIL = 4
+
+
+def _zones_projected(tracks: list, exact: bool, end: int, surfaces: Optional[int] = None) -> tuple[int, float]:
+    """The zones the tracks walked so far assemble into (`layout._assemble` on a copy: what the finished walk's
+    tracks go through), with the surfaces the walk found when it found them, and that rate carried over the
+    disk's `end` blocks. (The assembly's own count of surfaces, the commonest gap between cylinder skews, took
+    Atlas 10K's first 21,095 tracks for one surface: a change of its head skew, 63 to 62 sectors, outnumbered
+    its cylinder skew in them, and they assembled into 15,846 zones, about 41,000 on the disk.)"""
+    covered = tracks[-1].first + tracks[-1].count
+    own = []
+    for t in tracks:    # (the assembly mends and places the tracks it is given: copies, the walk's own untouched)
+        c = Track(t.first, t.count, t.spt, t.level, list(t.slips), exact=t.exact, cyl=t.cyl, head=t.head)
+        if getattr(t, "predicted", False):
+            c.predicted = True
+        own.append(c)
+    z = len(_assemble(own, {"exact_mode": exact}, surfaces).zones)
+    return z, z * end / max(covered, 1)
 
 
 @dataclass
@@ -495,7 +533,7 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
             stats[k] += int(st.get(k, 0))
         stats["dense_stretches"] += 1
         if stats["dense_stretches"] > SPEC_MAX_ZONES:
-            raise NotZoned(f"the layout walk needed over {SPEC_MAX_ZONES:,} dense stretches")
+            raise NotZoned(f"the layout walk needed over {SPEC_MAX_ZONES:,} dense stretches (more than a spec holds zones)")
         if hi < end and len(trs) > 1:
             trs = trs[:-1]        # the last track is cut at `hi`
         stats["dense_tracks"] += len(trs)
@@ -520,11 +558,34 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     chk = _Checker(dev, clock, rng, tol, flush=segments + 1, retries=0 if exact else 2)
     batch = 4
     ahead = ahead_tracks
+    checked = 0
     while True:
         last = tracks[-1]
         nxt_first = last.first + last.count
         if nxt_first >= end:
             break
+        n_tr = len(tracks)
+        if n_tr >= PROJECT_FROM_TRACKS and nxt_first <= end // PROJECT_UNTIL and \
+                (n_tr >= 2 * checked or n_tr < 16 * PROJECT_FROM_TRACKS and n_tr != checked):
+            # a layout that is not zones of cylinders (maxtor300g's banded serpentine: each band of a few dozen
+            # tracks on one surface, each surface its own sectors per track) is walked densely track after track,
+            # and only the zones assembled at the end said so (524 device minutes on maxtor300g): the tracks so
+            # far are assembled each time they change while they are few, then each time their number doubles, and
+            # a rate of zones (over at least PROJECT_MIN_ZONES) that would put more on the disk than a spec may
+            # list, or zones of fewer than ZONE_MIN_TRACKS tracks on average, end the walk now. (On the 14 other catalogue drives, exact and at 20 us, the
+            # projection is at most 9,216 zones, desk250's at 20 us: 4 zones in its first 22,846 tracks; no check
+            # there saw 16 zones, the most 15, HP C2247A at 20 us in 4,898 tracks, 66 on its disk. maxtor300g's
+            # first check: 37 zones in 44 tracks, 426,698 on the disk, exact; 59 in 62, 870,197, at 20 us. Checked
+            # only from 256 tracks on and at doublings, at 20 us its walk went back and forth over its first
+            # hundred tracks and was given up after 48 device minutes; from 64 on, after 13)
+            checked = n_tr
+            nz, proj = _zones_projected(tracks, exact, end, surfaces)
+            stats["zones_projected"] = int(proj)
+            if nz >= PROJECT_MIN_ZONES and (proj > SPEC_MAX_ZONES or n_tr < ZONE_MIN_TRACKS * nz):
+                why = ("more than a spec holds" if proj > SPEC_MAX_ZONES else
+                       f"zones of fewer than {ZONE_MIN_TRACKS} tracks: no zones of cylinders")
+                raise NotZoned(f"the first {n_tr:,} tracks walked ({nxt_first:,} blocks) assembled into {nz:,} "
+                               f"zones ({n_tr / nz:.1f} tracks a zone), about {proj:,.0f} on the whole disk ({why})")
         if progress:
             progress(nxt_first, end)
         z = zone_state(tracks, surfaces, slack=0 if exact else 2)
