@@ -75,12 +75,18 @@ pub fn serve<'py>(
             let mut ready = |addr: &str| {
                 Python::with_gil(|py| {
                     if let Err(e) = on_ready.call1(py, (addr,)) {
-                        *raised.lock().unwrap() = Some(e);
+                        if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                            // A signal handled while the callback ran (SIGINT or SIGTERM just
+                            // after the socket appeared) asks the session to stop, as at any later moment.
+                            *stopped_by.lock().unwrap() = Some(format!("{}", e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default()));
+                        } else {
+                            *raised.lock().unwrap() = Some(e);
+                        }
                     }
                 })
             };
             let mut stop = || -> bool {
-                if raised.lock().unwrap().is_some() {
+                if raised.lock().unwrap().is_some() || stopped_by.lock().unwrap().is_some() {
                     return true;
                 }
                 Python::with_gil(|py| match py.check_signals() {
