@@ -102,7 +102,7 @@ def _fio_read(text: str) -> dict:
 
 def _fio_vs_simulation(tmp_path: Path, srv: "Served", name: str, body: str) -> tuple:
     """(name, fio IOPS, simulated IOPS, fio mean latency ms, simulated ms) of one job."""
-    from disksched.serve import serve
+    import disksched
 
     job = tmp_path / f"{name}.fio"
     job.write_text(f"[{name}]\n{body}")
@@ -187,7 +187,7 @@ def test_fio_job_options_outside_the_simulated_set_are_named(tmp_path):
 
 
 def test_fio_job_runs_its_number_of_ios(tmp_path):
-    from disksched.serve import serve
+    import disksched
 
     (tmp_path / "j.fio").write_text("[global]\nrw=randrw\nrwmixread=75\nbs=8k\nnumber_ios=300\n[a]\niodepth=4\n[b]\nnumjobs=2\n")
     s = disksched.run({"disk": {"model": "atlas10k"}, "workload": {"kind": "fio", "job": str(tmp_path / "j.fio")},
@@ -298,7 +298,6 @@ def test_a_python_scheduler_serves(tmp_path):
     # Without --plugin the name is unknown: one line, exit 2.
     p = cli("serve", str(cfg), "--listen", f"unix:{tmp_path / 'x.sock'}")
     assert p.returncode == 2 and "capped_sptf" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
-
 
 def test_a_signal_while_the_ready_callback_runs_stops_the_session_cleanly(tmp_path):
     """SIGINT or SIGTERM can arrive just as the socket appears, while `on_ready` (Python) runs: the
