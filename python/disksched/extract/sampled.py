@@ -44,17 +44,19 @@ from .timing import Clock, refine_period
 class NotZoned(DeviceError):
     """The walk needed more dense stretches than a spec may list zones (each stretch may begin one), or the
     tracks it has walked so far assemble into zones at a rate that would put more than a spec may list on
-    the whole disk, or into zones of a few tracks each: the layout is not zones of cylinders it can follow. (maxtor300g's DiskSim 4 track table
-    never reaches the first: its walk takes 524 device minutes without reaching it, and the zones it
-    assembles, 262,243, say so only at the end; its first 44 tracks already assemble into 37 zones, about
-    427,000 on the whole disk.)"""
+    the whole disk, or into zones of a few tracks each: the layout is not zones of cylinders it can follow.
+    (maxtor300g's DiskSim 4 track table never reaches the first: its walk takes 524 device minutes without
+    reaching it, and the zones it assembles, 262,243, say so only at the end; its first 44 tracks already
+    assemble into 37 zones, about 427,000 on the whole disk.)"""
 
 
 #: the walk assembles the tracks it has so far (`_zones_projected`) once it has this many: each time they change
 #: while fewer than 16 times as many (each assembly a few milliseconds), then each time their number doubles
 PROJECT_FROM_TRACKS = 32
 #: ... and gives up only on a rate measured over at least this many zones (a few zones in a disk's first tracks,
-#: a zone change or two that noise made, carried over a disk of a million tracks, are no rate)
+#: a zone change or two that noise made, carried over a disk of a million tracks, are no rate: desk250 at 20 us,
+#: 4 zones in its first 22,846 tracks, 9,216 projected; the most any zoned catalogue drive showed, 15, HP C2247A
+#: at 20 us in 4,898 tracks)
 PROJECT_MIN_ZONES = 16
 #: ... or on zones that hold fewer tracks than this on average: a zone of cylinders holds whole cylinders, the
 #: catalogue's hundreds of tracks at the least, and no early check on its zoned drives sees PROJECT_MIN_ZONES zones at
@@ -567,17 +569,12 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         n_tr = len(tracks)
         if n_tr >= PROJECT_FROM_TRACKS and nxt_first <= end // PROJECT_UNTIL and \
                 (n_tr >= 2 * checked or n_tr < 16 * PROJECT_FROM_TRACKS and n_tr != checked):
-            # a layout that is not zones of cylinders (maxtor300g's banded serpentine: each band of a few dozen
-            # tracks on one surface, each surface its own sectors per track) is walked densely track after track,
-            # and only the zones assembled at the end said so (524 device minutes on maxtor300g): the tracks so
-            # far are assembled each time they change while they are few, then each time their number doubles, and
-            # a rate of zones (over at least PROJECT_MIN_ZONES) that would put more on the disk than a spec may
-            # list, or zones of fewer than ZONE_MIN_TRACKS tracks on average, end the walk now. (On the 14 other catalogue drives, exact and at 20 us, the
-            # projection is at most 9,216 zones, desk250's at 20 us: 4 zones in its first 22,846 tracks; no check
-            # there saw 16 zones, the most 15, HP C2247A at 20 us in 4,898 tracks, 66 on its disk. maxtor300g's
-            # first check: 37 zones in 44 tracks, 426,698 on the disk, exact; 59 in 62, 870,197, at 20 us. Checked
-            # only from 256 tracks on and at doublings, at 20 us its walk went back and forth over its first
-            # hundred tracks and was given up after 48 device minutes; from 64 on, after 13)
+            # A layout that is not zones of cylinders (maxtor300g's banded serpentine: a few dozen tracks on one
+            # surface, each surface its own sectors per track) would be walked densely track after track, and only
+            # the zones assembled at the end would say so: the tracks so far are assembled each time they change
+            # while they are few, then at each doubling (the constants above say what the other drives show).
+            # (Checked only from 256 tracks on, maxtor300g's walk at 20 us went back and forth over its first
+            # hundred tracks and was given up after 48 device minutes; its whole extraction now takes 6.4.)
             checked = n_tr
             nz, proj = _zones_projected(tracks, exact, end, surfaces)
             stats["zones_projected"] = int(proj)
