@@ -72,13 +72,17 @@ pub fn serve<'py>(
         let sim = crate::plugin_sched::Plugins::simulation(plugins.as_ref(), &cfg)?;
         // Plug-ins take the GIL for each call, as the signal check does.
         py.allow_threads(|| {
+            // The session ends by a signal's exception: its type's name is what stopped it.
+            let stop_by = |py: Python<'_>, e: &PyErr| {
+                *stopped_by.lock().unwrap() = Some(e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default());
+            };
             let mut ready = |addr: &str| {
                 Python::with_gil(|py| {
                     if let Err(e) = on_ready.call1(py, (addr,)) {
                         if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
                             // A signal handled while the callback ran (SIGINT or SIGTERM just
                             // after the socket appeared) asks the session to stop, as at any later moment.
-                            *stopped_by.lock().unwrap() = Some(format!("{}", e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default()));
+                            stop_by(py, &e);
                         } else {
                             *raised.lock().unwrap() = Some(e);
                         }
@@ -93,7 +97,7 @@ pub fn serve<'py>(
                     Ok(()) => false,
                     Err(e) => {
                         // The signal is the request to stop: the session ends and its result is kept.
-                        *stopped_by.lock().unwrap() = Some(format!("{}", e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default()));
+                        stop_by(py, &e);
                         true
                     }
                 })
