@@ -61,14 +61,20 @@ impl Cache {
     /// The segments a read may hit, with their index: all but a reserved
     /// write segment, and those holding write data only if `include_writes`.
     pub fn readable(&self, include_writes: bool) -> impl Iterator<Item = (usize, &Segment)> {
-        // (One closure: the chain of three filters cost a read's lookup about 100 instructions more.)
-        (0..self.segments.len()).filter_map(move |i| self.readable_at(i, include_writes).map(|s| (i, s)))
+        // The reserved write segment is the last: the readable ones are a prefix.
+        self.read_segments().iter().enumerate().filter_map(move |(i, s)| s.as_ref().filter(|s| include_writes || !s.write).map(|s| (i, s)))
+    }
+
+    /// The segments reads may use: all but a reserved write segment (the last).
+    #[inline(always)]
+    fn read_segments(&self) -> &[Option<Segment>] {
+        &self.segments[..self.write_segment.unwrap_or(self.segments.len())]
     }
 
     /// Segment `i`, if a read may hit it (see `readable`).
     #[inline(always)]
     fn readable_at(&self, i: usize, include_writes: bool) -> Option<&Segment> {
-        self.segments[i].as_ref().filter(|s| Some(i) != self.write_segment && (include_writes || !s.write))
+        self.read_segments().get(i)?.as_ref().filter(|s| include_writes || !s.write)
     }
 
     /// There is at least one segment of nonzero size.
@@ -129,12 +135,12 @@ impl Cache {
         let i = match reserved.filter(|_| write) {
             Some(w) => w,
             None => {
-                // The first of the least recently used (an empty segment counts as never used).
+                // The first empty segment, else the least recently used (each use has its own clock value).
                 let (mut i, mut oldest) = (usize::MAX, u64::MAX);
-                for (k, s) in self.segments.iter().enumerate() {
-                    let used = s.map_or(0, |s| s.last_used);
-                    if used < oldest && Some(k) != reserved {
-                        (i, oldest) = (k, used);
+                for (k, s) in self.read_segments().iter().enumerate() {
+                    let Some(s) = s else { i = k; break };
+                    if s.last_used < oldest {
+                        (i, oldest) = (k, s.last_used);
                     }
                 }
                 i

@@ -269,14 +269,20 @@ impl Metrics {
     /// The error of a series that outgrew `MAX_SERIES_ROWS` (checked before
     /// every event: the run stops as soon as it happens).
     #[inline]
+    #[inline]
     pub fn series_error(&self) -> Option<crate::error::Error> {
         let (clients, windows, t_ns) = self.series.as_ref()?.too_large?;
-        let window_ns = self.series.as_ref()?.window_ns;
-        Some(crate::error::config_err(
+        Some(self.series_too_large(clients, windows, t_ns))
+    }
+
+    #[cold]
+    fn series_too_large(&self, clients: u64, windows: u64, t_ns: u64) -> crate::error::Error {
+        let window_ns = self.series.as_ref().map_or(0, |s| s.window_ns);
+        crate::error::config_err(
             "run.series_window_ms",
             format!("{} ms windows would need {clients} clients x {windows} windows by t = {:.3} s, more than {MAX_SERIES_ROWS} series rows; \
                      choose a larger window", window_ns as f64 / NS_PER_MS as f64, t_ns as f64 / 1e9),
-        ))
+        )
     }
 
     /// The time series kept, with the host scheduler's `samples`; an error

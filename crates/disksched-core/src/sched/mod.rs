@@ -362,7 +362,11 @@ impl Classes {
         *n += 1;
     }
     /// A request of `flow` that `s` held completed (or left) at `now`.
+    #[inline]
     pub fn leave(&mut self, flow: u32, now: SimTime) {
+        if self.live.is_empty() {
+            return; // (no flow held: a scheduler without classes)
+        }
         let Some(n) = self.live.get_mut(&flow) else { return };
         *n -= 1;
         if *n == 0 {
@@ -372,7 +376,11 @@ impl Classes {
         }
     }
     /// Free the flows idle for the expiry time.
+    #[inline]
     pub fn expire(&mut self, s: &mut dyn Scheduler, now: SimTime) {
+        if self.idle.is_empty() {
+            return;
+        }
         while let Some(&(t, flow)) = self.idle.first().filter(|(t, _)| *t + self.expire <= now) {
             self.idle.remove(&(t, flow));
             self.idle_since.remove(&flow);
