@@ -2,7 +2,7 @@
 datasheet disk, extracted through `sim:` without and with host jitter, each
 model compared with its truth (disksched.extract_roundtrip).
 
-    .venv/bin/python docs/extract_figures.py OUT_DIR [DRIVE ...] [--jitter 0,20] [--walk sampled|full|none] [--budget-min N]
+    .venv/bin/python docs/extract_figures.py OUT_DIR [DRIVE ...] [--jitter 0,20] [--walk sampled|full|none] [--budget-min N] [--noise-seed N]
     .venv/bin/python docs/extract_figures.py --table OUT_DIR/roundtrip.jsonl
     .venv/bin/python docs/extract_figures.py --walk-table OUT_DIR/roundtrip.jsonl
     .venv/bin/python docs/extract_figures.py --bars OUT_DIR/roundtrip.jsonl
@@ -42,13 +42,14 @@ def datasheet_disk(out: Path) -> str:
     return str(p)
 
 
-def one(out: Path, disk: str, label: str, jitter: float, walk: str = "sampled", budget_min=None) -> dict:
-    dev = open_device(f"sim:{disk}" + (f"?jitter_us={jitter:g}" if jitter else ""), seed=1)
+def one(out: Path, disk: str, label: str, jitter: float, walk: str = "sampled", budget_min=None, noise_seed: int = 1) -> dict:
+    dev = open_device(f"sim:{disk}" + (f"?jitter_us={jitter:g}" if jitter else ""), seed=noise_seed)
     dev.allow_writes(0, dev.blocks)
     x = extract(dev, writes=(0, dev.blocks), name=f"{label}_extracted", walk_mode=walk, budget_min=budget_min)
     spec = out / f"{label}_j{jitter:g}.toml"
     spec.write_text(to_toml(x.spec))
-    row = {"drive": label, "jitter_us": jitter, "walk": walk, "budget_min": budget_min, "device_min": x.device_s / 60, "wall_s": x.wall_s,
+    row = {"drive": label, "jitter_us": jitter, "noise_seed": noise_seed, "walk": walk, "budget_min": budget_min,
+           "device_min": x.device_s / 60, "wall_s": x.wall_s,
            "commands": x.commands, "layout": x.geometry.stats, "notes": x.notes}
     t = time.monotonic()
     row["layout_match"] = rt.layout_match(disk, x.geometry.tracks, dev.blocks)
@@ -291,12 +292,17 @@ def main(argv: list[str]) -> None:
         i = rest.index("--budget-min")
         budget = float(rest[i + 1])
         rest = rest[:i] + rest[i + 2:]
+    noise_seed = 1   # the host timing noise's stream (`sim:...?jitter_us=`): other seeds, other draws of the noise
+    if "--noise-seed" in rest:
+        i = rest.index("--noise-seed")
+        noise_seed = int(rest[i + 1])
+        rest = rest[:i] + rest[i + 2:]
     drives = rest or [d for d in _core.disk_names()] + ["desk250"]
     for label in drives:
         disk = datasheet_disk(out) if label == "desk250" else label
         for j in jit:
             try:
-                row = one(out, disk, label, j, walk, budget)
+                row = one(out, disk, label, j, walk, budget, noise_seed)
             except Exception as e:  # keep going: the table says which failed and why
                 row = {"drive": label, "jitter_us": j, "error": f"{type(e).__name__}: {e}",
                        "trace": traceback.format_exc()[-2000:]}
