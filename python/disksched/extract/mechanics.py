@@ -112,6 +112,10 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
             yield ("idle", delay, False)
         c_b = yield ("read", y, write)
         got = c_b - c_a
+        if got < g - 2 * T / d.spt:
+            # Done before its block passed: served from the buffer (the full stroke has one pair of
+            # cylinders, and its searches run on the same tracks), which says nothing of the lead.
+            continue
         if got < g + T / 2:   # made it: the lead needed is at most what this one took
             hi = min(hi, got)
         else:                 # an extra turn: it needs more than the block's own lead
