@@ -81,7 +81,7 @@ def two_point_hits(dev: Device, rng: random.Random, hl: dict, hits: int, readahe
         top = n
     known = dict(zip(hl["sizes"], hl["min_response_ns"]))
     m1, mt = (min(_fastest_hit(dev, rng, n, hits, readahead_wait_ns, turn_ns), known.get(n, math.inf)) for n in (1, top))
-    slope = (mt - m1) / (top - 1)
+    slope = max((mt - m1) / (top - 1), 0.0)   # (a bus time of 0, HP C2249A's, comes out a hair either side)
     return {**hl, "bus_ns_per_block": slope, "hit_overhead_ns": m1 - slope, "two_point_sizes": [1, top]}
 
 
