@@ -58,6 +58,8 @@ LEVEL_TOL = 5.0
 MAX_GUESSED_SHARE = 0.05
 #: far reads before the walk, at least (a cache of more segments than its test finds)
 FLUSH_READS = 2048
+#: ... and in the walk where probes answered from the cache hid what it needed (each about 16 device seconds)
+MAX_FLUSHES = 30
 
 
 class NotSerpentine(DeviceError):
@@ -481,6 +483,48 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
     return Band(L, n, ntr, E - L, v0, b, sorted(slips), firsts, vs[0])
 
 
+def _predicted(bands: list, S: Optional[int], W: Optional[int], L: int, end: int) -> Optional[Band]:
+    """The band at L as the serpentine's period predicts it: the band 2 S back (the same surface, the same
+    place in its group of cylinders), its sectors per track, skew and count, turned on by as much as that
+    band turned from the one 2 S before it; None where those two differ or hold slips."""
+    if not S or not W:
+        return None
+    P = 2 * S
+    if len(bands) < 2 * P:
+        return None
+    a, r = bands[-P], bands[-2 * P]
+    if not (a.spt == r.spt and a.tracks == r.tracks == W and a.count == r.count == W * a.spt and not a.slips
+            and not r.slips and abs(a.skew - r.skew) < 0.05):
+        return None
+    if L + a.count > end:
+        return None
+    n = a.spt
+    v0 = (a.v0 + _fold(a.v0 - r.v0, n)) % n
+    v0_raw = None if a.v0_raw is None or r.v0_raw is None else (a.v0_raw + _fold(a.v0_raw - r.v0_raw, n)) % n
+    return Band(L, n, W, a.count, v0, a.skew, [], [L + j * n for j in range(W)], v0_raw)
+
+
+def _verify(p: _Prober, b: Band) -> bool:
+    """Three probes: the band's first track holds one level half a track on (its sectors per track), its
+    first block lies where predicted, and its last block on its last track where predicted (a slip in the
+    band moves that block onto the next band)."""
+    n, L = b.spt, b.first
+    la, l0 = p.level(L + n // 2, n), p.level(L, n)
+    if la is None or l0 is None or abs(_fold(la - l0, n)) > 0.3:
+        return False
+    raw = (l0 + L) % n
+    # (each band's first sector is a whole one: the prediction, from two such, is a sector off at times)
+    if abs(_fold(raw - b.v0, n)) > 1.5:
+        return False
+    b.v0 = b.v0_raw = raw
+    x = L + b.count - 1
+    lx = p.level(x, n)
+    j = b.tracks - 1
+    if lx is None or abs(_fold((lx + b.first_lbns[j]) % n - (b.v0 + j * b.skew), n)) > 1.5:
+        return False
+    return True
+
+
 def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
     """The first block of the track that holds L, or of the track after it: L's band begins at L when the
     block before L lies on the previous band's last track and L does not. If L shows the previous band's
@@ -509,6 +553,12 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
     return x
 
 
+def _flush(dev: Device, end: int, reads: int, seed: int) -> None:
+    frng = random.Random(end + seed)
+    for _ in range(reads):
+        dev.read(end - 1 - frng.randrange(max(end // 10, 1)))
+
+
 def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional[Callable] = None,
                     max_bands: Optional[int] = None, keep: Optional[list] = None, segments: int = 0) -> tuple[list, dict]:
     """Every band of the disk, in LBN order. Returns (bands, stats)."""
@@ -519,9 +569,7 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
     # the zone walk before this one left the disk's first blocks in the cache (a probe answered from it shows
     # no level): more reads than the cache has segments, from the disk's last tenth (the segment test stops
     # at 64, and maxtor300g has 2,048: 2,049 reads, about 16 device seconds)
-    frng = random.Random(end)
-    for _ in range(max(segments, FLUSH_READS) + 1):
-        dev.read(end - 1 - frng.randrange(max(end // 10, 1)))
+    _flush(dev, end, max(segments, FLUSH_READS) + 1, 0)
     bands: list = [] if keep is None else keep
     L = 0
     lo_spt = max(spt_hint // 4, 16)
@@ -529,6 +577,9 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
     W = None
     stats_tracks = [0]
     guessed = [0]
+    predicted = [0]
+    flushes = [0]
+    S_now: list = [None]
     while L < end:
         # predict from the last band of the same sectors per track two bands back (a surface's own) or the last
         guess, skew = None, None
@@ -555,6 +606,19 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
                     break
             else:
                 guess, skew = None, None
+        if S_now[0] is None and len(bands) in (16, 32, 64, 128, 256):
+            S_now[0] = surfaces_of_bands([bb.spt for bb in bands])
+        pred = _predicted(bands, S_now[0], W, L, end)
+        if pred is not None and _verify(p, pred):
+            bands.append(pred)
+            predicted[0] += 1
+            L = pred.first + pred.count
+            p.maybe_refine()
+            if progress:
+                progress(L, end)
+            if max_bands and len(bands) >= max_bands:
+                break
+            continue
         if bands:
             # L must begin a track: the block before it lies elsewhere (a band's end one block late or early
             # would shift every band after it). Early: read down while the block before shows L's level
@@ -576,18 +640,31 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
             try:
                 got = _walk_tracks(p, L, end, guess, W, skew, lo_spt)
             except NotSerpentine:
-                if bnd is None:
-                    if not bands or guessed[0] >= MAX_GUESSED_SHARE * len(bands) + 16:
-                        raise
-                    # nothing this walk follows here (a track table's odd track): one track of the last
-                    # band's sectors, where its level puts it; the next band's start is read from there
-                    m = bands[-1].spt
-                    lv = p.level(L, m)
-                    got = Band(L, m, 1, min(m, end - L), ((lv if lv is not None else 0.0) + L) % m,
-                               bands[-1].skew, [], [L])
-                    guessed[0] += 1
-                else:
-                    got = bnd
+                got = None
+                if bnd is None and flushes[0] < MAX_FLUSHES and any(v is None for v in p.seen.values()):
+                    # probes answered from the cache (neighbours of earlier probes, read with them) hid the
+                    # levels: empty the cache and walk the tracks once more
+                    flushes[0] += 1
+                    _flush(dev, end, max(segments, FLUSH_READS) + 1, flushes[0])
+                    p.seen = {k: v for k, v in p.seen.items() if v is not None}
+                    try:
+                        got = _walk_tracks(p, L, end, guess, W, skew, lo_spt)
+                        bnd = got
+                    except NotSerpentine:
+                        got = None
+            if got is None and bnd is None:
+                if not bands or guessed[0] >= MAX_GUESSED_SHARE * len(bands) + 16:
+                    raise NotSerpentine(f"nothing the band walk follows at block {L:,} "
+                                        f"({guessed[0]} tracks guessed before)")
+                # nothing this walk follows here (a track table's odd track): one track of the last band's
+                # sectors, where its level puts it; the next band's start is read from there
+                m = bands[-1].spt
+                lv = p.level(L, m)
+                got = Band(L, m, 1, min(m, end - L), ((lv if lv is not None else 0.0) + L) % m,
+                           bands[-1].skew, [], [L])
+                guessed[0] += 1
+            elif got is None:
+                got = bnd
             if bnd is None or got.tracks > bnd.tracks:
                 bnd = got
             stats_tracks[0] += 1
@@ -602,7 +679,7 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
             raise NotSerpentine(f"an empty band at block {L:,}")
     bands[:] = merge_pieces(bands, W)
     # the phases under the final period
-    return bands, {"walk": "serpentine", "probes": p.probes, "bands_track_by_track": stats_tracks[0], "tracks_guessed": guessed[0], "cache_hits": p.hits, "bands": len(bands),
+    return bands, {"walk": "serpentine", "probes": p.probes, "bands_track_by_track": stats_tracks[0], "tracks_guessed": guessed[0], "bands_predicted": predicted[0], "cache_flushes": flushes[0], "cache_hits": p.hits, "bands": len(bands),
                    "serpentine_device_s": (dev.busy_ns - t0) / 1e9, "_times": p.seen}
 
 
