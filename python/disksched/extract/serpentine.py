@@ -55,7 +55,9 @@ MAX_BAND_SLIPS = 12
 LEVEL_TOL = 5.0
 #: tracks the walk may guess (one track of the last band's sectors where nothing it follows fits), as a share of
 #: the bands, before it gives up
-MAX_GUESSED_SHARE = 0.05
+MAX_GUESSED_SHARE = 0.10
+#: ... or in a row (the walk has lost the layout: maxtor300g's odd track tables, 46 million blocks in)
+MAX_GUESS_RUN = 8
 #: far reads before the walk, at least (a cache of more segments than its test finds)
 FLUSH_READS = 2048
 #: ... and in the walk where probes answered from the cache hid what it needed (each about 16 device seconds)
@@ -82,6 +84,8 @@ class Band:
     slips: list = field(default_factory=list)     # slot offsets from the band's first slot, sorted
     first_lbns: list = field(default_factory=list)  # first LBN of each track
     v0_raw: Optional[float] = None                  # track 0's first block's level + its LBN, as read
+    per_track: Optional[list] = None                # each track's own first-slot sector (a band whose tracks' angles
+                                                    # follow no skew: the track tables' odd bands), else None
 
 
 class _Prober:
@@ -455,10 +459,7 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
             lx = p.level(e + 1, n)
         if la is None or lx is None or not (-0.5 <= _fold(la - lx, n) <= reach + 0.5):
             break
-        step = ((lx + e) % n - vs[-1]) % n
-        if b is not None and abs(_fold(step - b, n)) > LEVEL_TOL:
-            break
-        b = step if b is None else b
+        # (no skew asked for: in maxtor300g's odd track tables each track has its own angle)
         f, lv = e, lx
     ntr = len(firsts)
     E = firsts[-1] + counts[-1]
@@ -480,7 +481,7 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
             slips.append(j * n + min(o, counts[j]) + i)
         for i in range(len(placed), k):
             slips.append(j * n + counts[j] + i)
-    return Band(L, n, ntr, E - L, v0, b, sorted(slips), firsts, vs[0])
+    return Band(L, n, ntr, E - L, v0, b, sorted(slips), firsts, vs[0], per_track=list(vs))
 
 
 def _predicted(bands: list, S: Optional[int], W: Optional[int], L: int, end: int) -> Optional[Band]:
@@ -493,6 +494,8 @@ def _predicted(bands: list, S: Optional[int], W: Optional[int], L: int, end: int
     if len(bands) < 2 * P:
         return None
     a, r = bands[-P], bands[-2 * P]
+    if a.per_track is not None or r.per_track is not None:
+        return None
     if not (a.spt == r.spt and a.tracks == r.tracks == W and a.count == r.count == W * a.spt and not a.slips
             and not r.slips and abs(a.skew - r.skew) < 0.05):
         return None
@@ -527,30 +530,50 @@ def _verify(p: _Prober, b: Band) -> bool:
 
 def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
     """The first block of the track that holds L, or of the track after it: L's band begins at L when the
-    block before L lies on the previous band's last track and L does not. If L shows the previous band's
-    last track's level (that band's end was placed early), the first block past it; if the block before L
-    shows L's level (placed late), the first block of L's track, read down."""
+    block before L lies on the previous band's last track and L does not. If L shows the block before it's
+    level under the previous band's sectors per track (that band's end was placed early, or guessed), the
+    first block past that track; if the block before L shows L's level under L's own (placed late), the first
+    block of L's track. Each by bisection over a track's length (the levels of one track agree, a few slips
+    apart; the next track's lie a skew off)."""
+    def same(x: int, ref: float, n: int) -> Optional[bool]:
+        v = p.level(x, n)
+        if v is None:
+            v = p.level(x + 1, n)
+        return None if v is None else -0.5 <= _fold(v - ref, n) <= MAX_BAND_SLIPS + 0.5
+
     m = prev.spt
     lp, lq = p.level(L - 1, m), p.level(L, m)
     if lp is not None and lq is not None and -0.5 <= _fold(lq - lp, m) <= MAX_BAND_SLIPS + 0.5:
-        y = L
-        for _ in range(MAX_BAND_SLIPS * 4):
-            v = p.level(y + 1, m)
-            if v is None or not (-0.5 <= _fold(v - lq, m) <= MAX_BAND_SLIPS + 0.5):
-                return y + 1
-            y += 1
-        return L
+        lo, hi = L, L + m            # lo on the track before, hi past it
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            r = same(mid, lp, m)
+            if r is None:
+                return L
+            lo, hi = (mid, hi) if r else (lo, mid)
+        return hi
     n = _spt_of(p, L, None, lo_spt)
     if n is None:
         return L
     lv = p.level(L, n)
-    x = L
-    for _ in range(MAX_BAND_SLIPS * 4):
-        v = p.level(x - 1, n)
-        if lv is None or v is None or not (-0.5 <= _fold(lv - v, n) <= MAX_BAND_SLIPS + 0.5):
-            break
-        x -= 1
-    return x
+    if lv is None:
+        return L
+    v = p.level(L - 1, n)
+    if v is None or not (-MAX_BAND_SLIPS - 0.5 <= _fold(lv - v, n) <= 0.5):
+        return L
+    lo, hi = L - n, L - 1           # hi on L's track; lo before it
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        w = p.level(mid, n)
+        if w is None:
+            w = p.level(mid + 1, n)
+        if w is None:
+            return L
+        if -MAX_BAND_SLIPS - 0.5 <= _fold(lv - w, n) <= 0.5:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _flush(dev: Device, end: int, reads: int, seed: int) -> None:
@@ -579,6 +602,8 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
     guessed = [0]
     predicted = [0]
     flushes = [0]
+    resyncs = [0]
+    guess_run = [0]
     S_now: list = [None]
     while L < end:
         # predict from the last band of the same sectors per track two bands back (a surface's own) or the last
@@ -622,7 +647,17 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
         if bands:
             # L must begin a track: the block before it lies elsewhere (a band's end one block late or early
             # would shift every band after it). Early: read down while the block before shows L's level
-            L = _track_start(p, L, bands[-1], lo_spt)
+            L2 = _track_start(p, L, bands[-1], lo_spt)
+            if L2 != L and abs(L2 - L) < bands[-1].spt // 2 and L2 > bands[-1].first:
+                prev = bands[-1]
+                k = max(L2 - prev.first, 1)
+                # the previous band ends where this one begins (its last track longer or shorter)
+                prev.count = k
+                prev.first_lbns = [f for f in prev.first_lbns if f < prev.first + k] or [prev.first]
+                prev.tracks = len(prev.first_lbns)
+                prev.slips = [x for x in prev.slips if x < prev.tracks * prev.spt]
+                L = prev.first + k
+                resyncs[0] += 1
         bnd = None
         for short in (False, True):
             # each track holding a block a sector, else fewer (maxtor300g's 1,036 on 1,040 sectors): the band
@@ -653,7 +688,7 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
                     except NotSerpentine:
                         got = None
             if got is None and bnd is None:
-                if not bands or guessed[0] >= MAX_GUESSED_SHARE * len(bands) + 16:
+                if not bands or guessed[0] >= MAX_GUESSED_SHARE * len(bands) + 16 or guess_run[0] >= MAX_GUESS_RUN:
                     raise NotSerpentine(f"nothing the band walk follows at block {L:,} "
                                         f"({guessed[0]} tracks guessed before)")
                 # nothing this walk follows here (a track table's odd track): one track of the last band's
@@ -663,11 +698,14 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
                 got = Band(L, m, 1, min(m, end - L), ((lv if lv is not None else 0.0) + L) % m,
                            bands[-1].skew, [], [L])
                 guessed[0] += 1
+                guess_run[0] += 1
             elif got is None:
                 got = bnd
             if bnd is None or got.tracks > bnd.tracks:
                 bnd = got
             stats_tracks[0] += 1
+        if bnd.tracks > 1:
+            guess_run[0] = 0
         bands.append(bnd)
         L = bnd.first + bnd.count
         p.maybe_refine()
@@ -679,7 +717,7 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
             raise NotSerpentine(f"an empty band at block {L:,}")
     bands[:] = merge_pieces(bands, W)
     # the phases under the final period
-    return bands, {"walk": "serpentine", "probes": p.probes, "bands_track_by_track": stats_tracks[0], "tracks_guessed": guessed[0], "bands_predicted": predicted[0], "cache_flushes": flushes[0], "cache_hits": p.hits, "bands": len(bands),
+    return bands, {"walk": "serpentine", "probes": p.probes, "bands_track_by_track": stats_tracks[0], "tracks_guessed": guessed[0], "bands_predicted": predicted[0], "cache_flushes": flushes[0], "resyncs": resyncs[0], "cache_hits": p.hits, "bands": len(bands),
                    "serpentine_device_s": (dev.busy_ns - t0) / 1e9, "_times": p.seen}
 
 
@@ -690,7 +728,8 @@ def merge_pieces(bands: list, W: Optional[int]) -> list:
     out: list = []
     for bnd in bands:
         a = out[-1] if out else None
-        if a is not None and W and a.spt == bnd.spt and a.tracks + bnd.tracks <= W and abs(a.skew - bnd.skew) < 1.0:
+        if a is not None and W and a.per_track is None and bnd.per_track is None and a.spt == bnd.spt \
+                and a.tracks + bnd.tracks <= W and abs(a.skew - bnd.skew) < 1.0:
             n = a.spt
             k = a.tracks
             pred = a.v0 + k * a.skew
@@ -769,7 +808,7 @@ def tracks_of(bands: list, placed: list) -> list:
         for j in range(bnd.tracks):
             f = bnd.first_lbns[j]
             nxt = bnd.first_lbns[j + 1] if j + 1 < bnd.tracks else bnd.first + bnd.count
-            sig = bnd.v0 + j * bnd.skew
+            sig = bnd.per_track[j] if bnd.per_track is not None else bnd.v0 + j * bnd.skew
             sl = [s - j * n for s in bnd.slips if j * n <= s < (j + 1) * n]
             lbn_slips = [o - i for i, o in enumerate(sl) if o - i < nxt - f]
             out.append(Track(f, nxt - f, n, float((sig - f) % n), lbn_slips, exact=True, cyl=c0 + j * step, head=head))
@@ -789,10 +828,17 @@ def to_g4(bands: list, placed: list, theta: float, shift_sectors_of_spt: Callabl
             pats.append([0, n - 1, n])
         # the first slot's sector: the completion's less a sector and the bus (`shift_sectors_of_spt`) and
         # the grid's phase, in micro-revolutions
-        sig = bnd.v0 - shift_sectors_of_spt(n) - theta * n
-        off = int(round(sig / n * UREV)) % UREV
-        skew = int(round(bnd.skew / n * UREV)) % UREV
-        root.append([slot, int(c0), off, n, 1, skew, n * bnd.tracks, step * bnd.tracks, 0, pat_of[n], int(head)])
+        if bnd.per_track is not None:
+            # one run of one track each (each track its own angle, as in the truth's odd tables)
+            for j, v in enumerate(bnd.per_track):
+                sig = v - shift_sectors_of_spt(n) - theta * n
+                off = int(round(sig / n * UREV)) % UREV
+                root.append([slot + j * n, int(c0 + j * step), off, n, 1, 0, n, step, 0, pat_of[n], int(head)])
+        else:
+            sig = bnd.v0 - shift_sectors_of_spt(n) - theta * n
+            off = int(round(sig / n * UREV)) % UREV
+            skew = int(round(bnd.skew / n * UREV)) % UREV
+            root.append([slot, int(c0), off, n, 1, skew, n * bnd.tracks, step * bnd.tracks, 0, pat_of[n], int(head)])
         for s in bnd.slips:
             slips.append([slot + s, 1])
         slot += n * bnd.tracks
@@ -856,7 +902,8 @@ class Serpentine:
                 slot += 1
             elif sl >= (j + 1) * n:
                 break
-        return ((b.v0 + j * b.skew + slot) / n) % 1.0
+        sig = b.per_track[j] if b.per_track is not None else b.v0 + j * b.skew
+        return ((sig + slot) / n) % 1.0
 
 
 def serpentine_layout(dev: Device, clock: Clock, spt_hint: int, progress: Optional[Callable] = None,
