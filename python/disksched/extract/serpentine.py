@@ -61,7 +61,7 @@ MAX_GUESS_RUN = 8
 #: far reads before the walk, at least (a cache of more segments than its test finds)
 FLUSH_READS = 2048
 #: ... and in the walk where probes answered from the cache hid what it needed (each about 16 device seconds)
-MAX_FLUSHES = 30
+MAX_FLUSHES = 4
 
 
 class NotSerpentine(DeviceError):
