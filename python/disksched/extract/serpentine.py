@@ -542,8 +542,11 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
         return None if v is None else -0.5 <= _fold(v - ref, n) <= MAX_BAND_SLIPS + 0.5
 
     m = prev.spt
-    lp, lq = p.level(L - 1, m), p.level(L, m)
-    if lp is not None and lq is not None and -0.5 <= _fold(lq - lp, m) <= MAX_BAND_SLIPS + 0.5:
+    lp, lq, lr = p.level(L - 1, m), p.level(L, m), p.level(L + m // 3, m)
+    # (two blocks of L's track, L and a third of a track on, must show the level of the block before L: one
+    # alone does so by chance once in a hundred, and moved a band's end 37 blocks early)
+    if lp is not None and lq is not None and lr is not None and -0.5 <= _fold(lq - lp, m) <= MAX_BAND_SLIPS + 0.5 \
+            and -0.5 <= _fold(lr - lp, m) <= MAX_BAND_SLIPS + 0.5:
         lo, hi = L, L + m            # lo on the track before, hi past it
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -558,8 +561,9 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
     lv = p.level(L, n)
     if lv is None:
         return L
-    v = p.level(L - 1, n)
-    if v is None or not (-MAX_BAND_SLIPS - 0.5 <= _fold(lv - v, n) <= 0.5):
+    v, v2 = p.level(L - 1, n), p.level(L - 1 - n // 3, n)
+    if v is None or v2 is None or not (-MAX_BAND_SLIPS - 0.5 <= _fold(lv - v, n) <= 0.5) \
+            or not (-MAX_BAND_SLIPS - 0.5 <= _fold(lv - v2, n) <= 0.5):
         return L
     lo, hi = L - n, L - 1           # hi on L's track; lo before it
     while hi - lo > 1:
