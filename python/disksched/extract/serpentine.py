@@ -792,15 +792,66 @@ def index_phase(samples: list) -> float:
     return float(th[int(np.argmin(cost))] % 1.0)
 
 
+def smooth_chains(bands: list, P: int, W: int, window: int = 64) -> int:
+    """Each band's first sector and skew to a fraction of a sector. A band's first track's first sector is
+    read as a whole sector (its completion's), and within the band a track's is the band's real angle plus the
+    skew, rounded: a band's angle off by a fraction of a sector rounds some of its tracks a sector off. The
+    bands P apart (a surface's, at the same place of the serpentine's period) turn by the same angle from
+    one to the next (DiskSim 4's tables repeat a period at a fixed skew), so over a run of them of one
+    sectors per track the whole sectors read lie on a line whose real value is each band's angle; their
+    skews are one (the mean of those measured). Returns the bands so set."""
+    done = 0
+    for start in range(min(P, len(bands))):
+        chain = list(range(start, len(bands), P))
+        runs: list = []
+        for i in chain:
+            bb = bands[i]
+            ok = bb.per_track is None and bb.tracks == W and bb.v0_raw is not None
+            key = (bb.spt,) if ok else None
+            if runs and key is not None and runs[-1][0] == key:
+                runs[-1][1].append(i)
+            elif key is not None:
+                runs.append((key, [i]))
+        for (n,), idx in runs:
+            for w0 in range(0, len(idx), window):
+                part = idx[w0:w0 + window]
+                if len(part) < 8:
+                    continue
+                raw = np.array([bands[i].v0_raw for i in part])
+                y = np.unwrap(raw * 2 * np.pi / n) * n / (2 * np.pi)
+                k = np.arange(len(part), dtype=float)
+                keep = np.ones(len(part), dtype=bool)
+                for _ in range(2):
+                    a1, a0 = np.polyfit(k[keep], y[keep], 1)
+                    r = y - (a0 + a1 * k)
+                    keep = np.abs(r) <= 1.0
+                    if keep.sum() < 8:
+                        break
+                if keep.sum() < 8:
+                    continue
+                bm = float(np.mean([bands[i].skew for i in part]))
+                for i, kk, ok in zip(part, k, keep):
+                    if ok:
+                        bands[i].v0 = float((a0 + a1 * kk) % n)
+                        bands[i].skew = bm
+                        done += 1
+    return done
+
+
 def place(bands: list, S: int, W: int) -> list:
     """(cylinder of track 0, direction, surface) of each band: groups of S bands on W cylinders each, the
-    group's bands down and up in turn, each on its own surface."""
+    group's bands down and up in turn, each on its own surface: in the order of the bands' sectors per track,
+    surfaces 0 to S - 1 and back in the next group (the palindrome `surfaces_of_bands` finds), so that a
+    surface keeps its sectors per track from group to group and its next band starts W cylinders on. (With
+    the surfaces in one order in every group, a surface's band one cylinder from its band in the group before,
+    with fewer sectors per track, took that band's: DiskSim 4's rule for a partial track, and a sixth of a
+    synthetic serpentine's blocks lay tens of sectors off their angle.)"""
     out = []
     for i, bnd in enumerate(bands):
         g, k = divmod(i, S)
         c0 = g * W
         down = k % 2 == 0
-        out.append((c0 + bnd.tracks - 1 if down else c0, -1 if down else 1, k))
+        out.append((c0 + bnd.tracks - 1 if down else c0, -1 if down else 1, k if g % 2 == 0 else S - 1 - k))
     return out
 
 
@@ -868,6 +919,7 @@ class Serpentine:
         vals, cnt = np.unique(widths, return_counts=True)
         self.W = int(vals[np.argmax(cnt)])
         self.S = surfaces_of_bands([b.spt for b in bands]) or 1
+        self.smoothed = smooth_chains(bands, 2 * self.S, self.W)
         self.placed = place(bands, self.S, self.W)
         self.tracks = tracks_of(bands, self.placed)
         # the sector grid's phase: every band's first block, measured, is a whole sector (+ the completion's
