@@ -792,7 +792,7 @@ def index_phase(samples: list) -> float:
     return float(th[int(np.argmin(cost))] % 1.0)
 
 
-def smooth_chains(bands: list, P: int, W: int, window: int = 64) -> int:
+def smooth_chains(bands: list, P: int, W: int, window: int = 512) -> int:
     """Each band's first sector and skew to a fraction of a sector. A band's first track's first sector is
     read as a whole sector (its completion's), and within the band a track's is the band's real angle plus the
     skew, rounded: a band's angle off by a fraction of a sector rounds some of its tracks a sector off. The
