@@ -1238,8 +1238,9 @@ def test_a_banded_serpentine_is_followed_band_by_band(tmp_path, surfaces, band, 
     want = _serpentine_truth_tracks(surfaces, band, spts, cylinders)
     got = x.geometry.tracks
     assert [(t.first, t.count, t.spt) for t in got] == [w[:3] for w in want]
-    # each band: `band` tracks on its own surface (the truth's), on the truth's cylinders (which way round is not
-    # seen by the angle: the set of them)
+    # each band: `band` tracks on its own surface (the truth's), on the truth's cylinders: the set of them from
+    # the bands' order (which way round, from a lead across groups, is not asked here: on a disk this small its
+    # searches are not clear, see docs/extract.md)
     assert [t.head for t in got] == [w[4] for w in want]
     for b in range(0, len(want), band):
         assert {t.cyl for t in got[b:b + band]} == {w[3] for w in want[b:b + band]}

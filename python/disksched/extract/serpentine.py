@@ -838,7 +838,7 @@ def smooth_chains(bands: list, P: int, W: int, window: int = 512) -> int:
     return done
 
 
-def place(bands: list, S: int, W: int) -> list:
+def place(bands: list, S: int, W: int, turn: bool = True) -> list:
     """(cylinder of track 0, direction, surface) of each band: groups of S bands on W cylinders each, the
     group's bands down and up in turn, each on its own surface: in the order of the bands' sectors per track,
     surfaces 0 to S - 1 and back in the next group (the palindrome `surfaces_of_bands` finds), so that a
@@ -850,7 +850,9 @@ def place(bands: list, S: int, W: int) -> list:
     for i, bnd in enumerate(bands):
         g, k = divmod(i, S)
         c0 = g * W
-        down = k % 2 == 0
+        # `turn`: a group's first band starts at the far end of its cylinders (maxtor300g's: its last surface
+        # crosses W cylinders between groups), else next to where the group before ended (one cylinder on)
+        down = k % 2 == 0 if turn else (k + g) % 2 == 0
         out.append((c0 + bnd.tracks - 1 if down else c0, -1 if down else 1, k if g % 2 == 0 else S - 1 - k))
     return out
 
@@ -920,7 +922,13 @@ class Serpentine:
         self.W = int(vals[np.argmax(cnt)])
         self.S = surfaces_of_bands([b.spt for b in bands]) or 1
         self.smoothed = smooth_chains(bands, 2 * self.S, self.W)
-        self.placed = place(bands, self.S, self.W)
+        self.set_turn(True)
+
+    def set_turn(self, turn: bool) -> None:
+        """Place the bands (`place`) with a group's first band at the far end of its cylinders or not."""
+        bands = self.bands
+        self.turn = turn
+        self.placed = place(bands, self.S, self.W, turn)
         self.tracks = tracks_of(bands, self.placed)
         # the sector grid's phase: every band's first block, measured, is a whole sector (+ the completion's
         # own sector) + n theta
