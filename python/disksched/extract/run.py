@@ -16,7 +16,7 @@ from .layout import Geometry, Track, _assemble, extract_layout, walk, zones_of_w
 from .mechanics import GAP_CURVE_MAX, lead_after_write, seek_curve, seek_distances, vote, write_report_after_read, zone_gaps
 from .queue import drive_queue
 from .sampled import NotZoned, sampled_layout
-from .serpentine import NotSerpentine, Serpentine, serpentine_layout
+from .serpentine import NotSerpentine, serpentine_layout
 from .spec import SPEC_MAX_ZONES, layout_section
 from .timing import Clock, hit_time, rotation_period
 from .watermark import read_water_mark

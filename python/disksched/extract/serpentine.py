@@ -36,7 +36,6 @@ noise each level is a few sectors late, and the walk says so (`NotSerpentine`).
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -610,13 +609,12 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
     guess_run = [0]
     S_now: list = [None]
     while L < end:
-        # predict from the last band of the same sectors per track two bands back (a surface's own) or the last
+        # the last band's sectors per track and skew, the first guess (the recent bands' are tried below)
         guess, skew = None, None
         for bb in reversed(bands[-64:]):
             guess, skew = bb.spt, bb.skew
             break
         if len(bands) >= 2:
-            same = [bb for bb in bands[-32:]]
             widths = [bb.tracks for bb in bands]
             vals, cnt = np.unique(widths, return_counts=True)
             W = int(vals[np.argmax(cnt)]) if cnt.max() >= 2 else None
