@@ -40,12 +40,18 @@ def to_toml(spec: dict, header: str = "") -> str:
         if isinstance(v, dict):
             lines.append("")
             lines.append(f"[{k}]")
-            sub = []
+            sub, nested = [], []
             for kk, vv in v.items():
                 if isinstance(vv, list) and vv and isinstance(vv[0], dict):
                     sub.append((kk, vv))
+                elif isinstance(vv, dict):
+                    nested.append((kk, vv))     # ([layout.g4]: a banded serpentine's track table)
                 else:
                     lines.append(f"{kk} = {_toml_value(vv)}")
+            for kk, vv in nested:
+                lines.append("")
+                lines.append(f"[{k}.{kk}]")
+                lines += [f"{a} = {_toml_value(b)}" for a, b in vv.items()]
             for kk, rows in sub:
                 for row in rows:
                     lines.append("")

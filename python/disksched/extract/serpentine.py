@@ -1,0 +1,979 @@
+"""Following a banded serpentine from timing alone (maxtor300g's DiskSim 4 track table).
+
+A banded serpentine lays its blocks a band at a time: `W` tracks on one surface,
+cylinder after cylinder (one way), then the same cylinders on the next surface
+(back the other way), ..., `S` surfaces, then the next `W` cylinders; each
+surface has its own sectors per track. Within a band the layout is as regular
+as a zone of one surface: every track holds `spt` slots, and the next track's
+first slot lies one skew further round. So each band is measured on its own,
+by single-block probes (each a miss: its completion phase, `Clock.phase`, times
+the sectors per track, less its LBN, is its track's *level*; a block of the
+next track shows a level one skew on):
+
+- its sectors per track, from two probes on its first track (the phase step
+  between them is their LBN distance over the sectors per track);
+- its skew and its tracks: the predicted first blocks of tracks 1, 2, 4, 8, ...
+  (each must show the level the skew so far predicts, unwrapped a step at a
+  time) up to the band's end (the first that does not: the band's width,
+  bisected while it is not yet known, then predicted);
+- its slips: the band's end (the first block of the next band) is found by
+  reading down from where it would lie without slips; the slips in between are
+  put on their tracks by bisection (block `first(j) - m` lies on track `j` only
+  if `m` slips precede it) and in the track by bisection on the level (a block
+  after a slip lies a sector further on).
+
+The bands' surfaces and cylinders are not seen by the angle: the surfaces are
+the period of the bands' sectors per track (a serpentine of `S` surfaces visits
+them in one order and back: the sequence is a palindrome of period `2 S`), and
+the cylinders follow (band `b` of a group of `S` on the group's `W` cylinders,
+down and up in turn). `to_g4` writes the `[layout.g4]` table: one run of tracks
+per band (its offset and skew in micro-revolutions, as DiskSim 4's), a track
+pattern per sectors per track, and the slips.
+
+Only without timing noise so far (a simulated drive's exact completions): with
+noise each level is a few sectors late, and the walk says so (`NotSerpentine`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from .device import Device, DeviceError
+from .layout import Track
+from .timing import Clock, refine_period
+
+UREV = 1_000_000
+#: slips a band may hold before its end is taken for something else (maxtor300g: 14,693 slips over about
+#: 16,000 bands, at most a few in one)
+MAX_BAND_SLIPS = 12
+#: a level within this many sectors (beyond what the slips so far explain) of the prediction is on the track
+LEVEL_TOL = 5.0
+#: tracks the walk may guess (one track of the last band's sectors where nothing it follows fits), as a share of
+#: the bands, before it gives up
+MAX_GUESSED_SHARE = 0.10
+#: ... or in a row (the walk has lost the layout: maxtor300g's odd track tables, 46 million blocks in)
+MAX_GUESS_RUN = 8
+#: far reads before the walk, at least (a cache of more segments than its test finds)
+FLUSH_READS = 2048
+#: ... and in the walk where probes answered from the cache hid what it needed (each about 16 device seconds)
+MAX_FLUSHES = 4
+
+
+class NotSerpentine(DeviceError):
+    """The layout is not a banded serpentine this walk follows."""
+
+
+def _fold(v: float, n: float) -> float:
+    """v mod n, in (-n/2, n/2]."""
+    return v - n * round(v / n)
+
+
+@dataclass
+class Band:
+    first: int                 # first LBN
+    spt: int
+    tracks: int                # tracks in the band
+    count: int                 # LBNs in the band
+    v0: float                  # measured sector (+ the constant of the completion phase) of track 0's first slot
+    skew: float                # sectors from one track's first slot to the next's
+    slips: list = field(default_factory=list)     # slot offsets from the band's first slot, sorted
+    first_lbns: list = field(default_factory=list)  # first LBN of each track
+    v0_raw: Optional[float] = None                  # track 0's first block's level + its LBN, as read
+    per_track: Optional[list] = None                # each track's own first-slot sector (a band whose tracks' angles
+                                                    # follow no skew: the track tables' odd bands), else None
+
+
+class _Prober:
+    """Single-block reads, each a miss (a response within a hit's time is a cache hit: not a level)."""
+
+    def __init__(self, dev: Device, clock: Clock):
+        self.dev, self.clock = dev, clock
+        self.seen: dict = {}
+        self.probes = 0
+        self.hits = 0
+        self.refined_at = max(dev.now_ns(), 1)
+
+    def phase(self, x: int) -> Optional[float]:
+        if x in self.seen:
+            return self.seen[x]
+        t0 = self.dev.now_ns()
+        t = self.dev.read(x)
+        self.probes += 1
+        if self.clock.hit_ns and t - t0 <= self.clock.hit_bound_ns:
+            self.hits += 1
+            self.seen[x] = None
+            return None
+        # the time, not the phase: the phase is taken under the period known at the end
+        self.seen[x] = float(t)
+        return float(t)
+
+    def level(self, x: int, n: int) -> Optional[float]:
+        t = self.phase(x)
+        if t is None:
+            return None
+        return (self.clock.phase(t) * n - x) % n
+
+    def maybe_refine(self):
+        if self.clock.anchor_blocks and self.dev.now_ns() > 2 * self.refined_at:
+            refine_period(self.dev, self.clock)
+            self.refined_at = self.dev.now_ns()
+
+
+def _spt_of(p: _Prober, L: int, guess: Optional[int], lo_spt: int) -> Optional[int]:
+    """Sectors per track of the track that begins at L: two blocks of it, the later read first (the
+    read-ahead runs forward), their phase step is their distance (plus slips between) over it."""
+    if guess:
+        d = guess // 2
+        a, b = p.level(L + d, guess), p.level(L, guess)
+        if a is not None and b is not None and abs(_fold(a - b, guess)) < 0.3:
+            return guess
+    found: list = []     # (two pairs must agree: one across a track's end can fit a wrong count by chance)
+    for d in (max(lo_spt // 2, 2), max(lo_spt // 3, 2), max(lo_spt // 5, 2), max(lo_spt // 7, 2)):
+        ta, tb = p.phase(L + d), p.phase(L)
+        if ta is None or tb is None:
+            continue
+        dphi = (p.clock.phase(ta) - p.clock.phase(tb)) % 1.0
+        if dphi <= 0:
+            continue
+        best = None
+        for k in range(0, 13):          # slips between the two
+            n = (d + k) / dphi
+            e = abs(n - round(n))
+            if best is None or e < best[0]:
+                best = (e, int(round(n)))
+        # (a phase off by 1e-7 turns, the period's error over the walk, puts n off by n^2 1e-7 / d)
+        if best[0] < 3e-7 * best[1] ** 2 / d + 1e-4 and best[1] >= 2 * lo_spt:
+            found.append(best[1])
+            if found.count(best[1]) >= 2:
+                return best[1]
+    return None
+
+
+def _place_slips(p: _Prober, f: int, count: int, k: int, n: int) -> list:
+    """LBN offsets on the track that begins at f (`count` blocks) before which its k slips lie, in order
+    (a run of slipped sectors: the same offset repeated), by bisection on the level (a block after m slips
+    lies m sectors further on); [] when the first block is not read."""
+    base = p.level(f, n)
+    if base is None:
+        base = p.level(f + 1, n)      # (no slip before the second block: the first is the track's own)
+        if base is None:
+            return []
+    shift: dict = {0: 0.0}
+
+    def at(o: int) -> Optional[float]:
+        if o not in shift:
+            lv = p.level(f + o, n)
+            shift[o] = None if lv is None else _fold(lv - base, n)
+        return shift[o]
+
+    placed: list = []
+    for m in range(1, k + 1):
+        lo = placed[-1] if placed else 0
+        if placed and (at(lo) or 0.0) >= m - 0.5:
+            placed.append(lo)          # a run of slips before the same block
+            continue
+        hi = count
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            v = at(mid)
+            if v is None and mid + 1 < hi:
+                mid += 1
+                v = at(mid)
+            if v is None:
+                break
+            if v >= m - 0.5:
+                hi = mid
+            else:
+                lo = mid
+        placed.append(hi)
+    return placed
+
+
+def _walk_band(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Optional[int], skew_guess: Optional[float],
+               lo_spt: int, short: bool = False) -> Band:
+    """Measure the band that begins at L (a track's first block)."""
+    n = _spt_of(p, L, n_guess, lo_spt)
+    if n is None:
+        raise NotSerpentine(f"no sectors per track at block {L:,}")
+    lv0 = p.level(L, n)
+    if lv0 is None:
+        raise NotSerpentine(f"block {L:,} answered from the cache")
+    v0 = (lv0 + L) % n
+
+    def same_track(x: int, lv_ref: float) -> Optional[bool]:
+        lv = p.level(x, n)
+        if lv is None:
+            lv = p.level(x - 1, n)      # (a hit: x - 1 was probed, and lies where x does unless x begins a track)
+        if lv is None:
+            return None
+        return -0.5 <= _fold(lv - lv_ref, n) <= MAX_BAND_SLIPS + 0.5
+
+    def track_end(f: int, lv_ref: float) -> int:
+        """First block after the track that begins at f: read down from a whole track on."""
+        for x in range(min(f + n, end) - 1, f, -1):
+            if x < f + n - 2 * MAX_BAND_SLIPS:
+                break
+            if same_track(x, lv_ref):
+                return x + 1
+        raise NotSerpentine(f"the track at block {f:,} ends nowhere near {f + n:,}")
+
+    # LBNs on a track: its sectors, or fewer (a track pattern of fewer slots than sectors: maxtor300g's
+    # surface 6 at cylinders 608-639, 1,036 blocks on 1,040 sectors); a slip on the first track makes it
+    # one short too, so the second track's count decides where they differ
+    # (the sectors per track, unless `short`: the first two tracks' count, when they agree; slips on both
+    # give that too, so the caller tries the sectors per track first)
+    c = n
+    if short:
+        k0 = track_end(L, lv0) - L
+        lv1 = p.level(L + k0, n)
+        if lv1 is None:
+            lv1 = p.level(L + k0 + 1, n)
+        if lv1 is None or L + k0 + n >= end:
+            raise NotSerpentine(f"no second track at block {L + k0:,}")
+        k1 = track_end(L + k0, lv1) - (L + k0)
+        if k0 != k1 or k0 >= n:
+            raise NotSerpentine(f"tracks of {k0} and {k1} blocks at block {L:,}")
+        c = k0
+
+    def dev_at(x: int, j: int, b: float) -> Optional[float]:
+        """How far block x's level lies from track j's predicted one (no slips), in sectors."""
+        lv = p.level(x, n)
+        if lv is None:
+            return None
+        v = (lv + L + j * c) % n
+        return _fold(v - (v0 + j * b), n)
+
+    def member(x: int, j: int, b: float, tol: float) -> Optional[bool]:
+        d = dev_at(x, j, b)
+        if d is None:
+            return None
+        return -tol <= d <= MAX_BAND_SLIPS + tol
+
+    # the skew, unwrapped over tracks 1, 2, 4, ... (each predicted by the skew so far): ys[j] is track j's
+    # measured first-slot sector less track 0's, unwrapped (slips before the track make it larger)
+    ys = {0: 0.0}
+    b = skew_guess
+    strict_ok: set = set()
+
+    def tol_at(j: int) -> float:
+        return LEVEL_TOL + 0.15 * j
+
+    def fit() -> float:
+        js = np.array(sorted(ys), dtype=float)
+        yv = np.array([ys[k] for k in sorted(ys)])
+        return float(js @ yv / (js @ js))
+
+    def test(j: int, strict: bool = False) -> bool:
+        """Track j (its predicted first block) is in the band: record it. `strict`: and a block half a
+        track on shows the same level (the next band's first track can lie where this band's next
+        would: maxtor300g's first band switch is a head switch one track skew on, 4.8 sectors off it)."""
+        nonlocal b
+        x = L + j * c
+        if strict and b is not None and x + n // 2 < end:
+            la, lx = p.level(x + n // 2, n), p.level(x, n)
+            if la is None or lx is None or abs(_fold(la - lx, n)) > 1.5:
+                return False
+        if b is None:
+            lv = p.level(x, n)
+            if lv is None:
+                lv = p.level(x + 1, n)
+            if lv is None:
+                return False
+            b = ((lv + L + j * c) % n - v0) % n / j
+            ys[j] = b * j
+            if strict:
+                strict_ok.add(j)
+            return True
+        d = dev_at(x, j, b)
+        for k in (1, 2):
+            # (a hit: the block after one probed before, read with it; the next block of the track will do)
+            if d is None:
+                d = dev_at(x + k, j, b)
+        if d is None or not (-tol_at(j) <= d <= MAX_BAND_SLIPS + tol_at(j)):
+            return False
+        ys[j] = j * b + d
+        b = fit()
+        if strict:
+            strict_ok.add(j)
+        return True
+
+    j, last_in, first_out = 1, 0, None
+    limit = W if W else 1 << 20
+    while j < limit and L + j * c < end:
+        if j == 1 and skew_guess is not None and not test(j, strict=W is None):
+            b = None         # (the guess, another band's skew, does not hold here: measured)
+        if j in ys or test(j, strict=W is None):
+            last_in = j
+        else:
+            first_out = j
+            break
+        j *= 2
+    if first_out is None and W and last_in < W - 1 and L + (W - 1) * c < end:
+        # the band's last track (when the width is known), then its end is searched below
+        if test(W - 1, strict=True):
+            last_in = W - 1
+            first_out = W
+        else:
+            first_out = W - 1
+    if first_out is None:
+        first_out = last_in + 1
+        while L + first_out * n < end and first_out < limit:
+            first_out += 1
+    # bisect: the last track of the band; it must hold its level half a track on too (a band switch can
+    # continue the skew: the next band's first track passes the one-probe test)
+    while True:
+        while first_out - last_in > 1:
+            mid = (first_out + last_in) // 2
+            if L + mid * c < end and test(mid, strict=True):
+                last_in = mid
+            else:
+                first_out = mid
+        if last_in == 0 or last_in in strict_ok or test(last_in, strict=True):
+            break
+        first_out, last_in = last_in, max([k for k in strict_ok if k < last_in], default=0)
+    ntr = last_in + 1
+    if b is None:
+        b = 0.0          # a band of one track
+    # the band's end: the first block of the next band, read down from where it lies without slips
+    nominal = min(L + ntr * c, end)
+    E = None
+    tol_end = tol_at(ntr - 1)
+    for k in range(1, MAX_BAND_SLIPS + 2):
+        x = nominal - k
+        if x < L + (ntr - 1) * c - MAX_BAND_SLIPS:
+            break
+        m = member(x, ntr - 1, b, tol_end)
+        if m is None:
+            continue
+        if m:
+            E = x + 1
+            break
+    if E is None:
+        raise NotSerpentine(f"the band at block {L:,} ends nowhere near {nominal:,}")
+    if nominal >= end:
+        E = end
+    slips_total = L + ntr * c - E if E < end else 0
+    # the tracks' first blocks: s(j) = slips before track j, nondecreasing; block first(j) - m is on track j
+    # only if s(j) >= m
+    s = [0] * ntr
+
+    def on_track1(x: int, j: int) -> Optional[bool]:
+        dj = dev_at(x, j, b)
+        dp = dev_at(x, j - 1, b)
+        if dj is None or dp is None:
+            return None
+        return bool(abs(dj - np.clip(dj, 0, slips_total)) <= abs(dp - np.clip(dp, 0, slips_total)))
+
+    def on_track(x: int, j: int) -> bool:
+        # on track j rather than j - 1: its level is track j's (within the slips). A hit (the block after
+        # one probed before): the block before it on track j says yes, the block after it on track j - 1 no
+        r = on_track1(x, j)
+        if r is None:
+            r = True if on_track1(x - 1, j) else (False if on_track1(x + 1, j) is False else None)
+        return bool(r)
+
+    for m in range(1, slips_total + 1):
+        # the smallest track j with s(j) >= m (none: the slip is on the last track)
+        lo, hi = 0, ntr        # s(lo) < m (track 0 has none before it); s(hi) >= m by convention
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if on_track(L + mid * c - m, mid):
+                hi = mid
+            else:
+                lo = mid
+        for j in range(hi, ntr):
+            s[j] = max(s[j], m)
+    first_lbns = [L + j * c - s[j] for j in range(ntr)]
+    counts = [(first_lbns[j + 1] if j + 1 < ntr else E) - first_lbns[j] for j in range(ntr)]
+    # refit the skew (and track 0's sector) with each probed track's slips taken off
+    for k in [k for k in ys if k >= ntr]:
+        del ys[k]
+    js = np.array(sorted(ys), dtype=float)
+    yv = np.array([ys[k] - s[k] for k in sorted(ys)])
+    if len(js) >= 3:
+        b, icpt = (float(v) for v in np.polyfit(js, yv, 1))
+        v0 = (v0 + icpt) % n
+    elif len(js) == 2:
+        b = float(yv[1] / js[1])
+    # each track's slips inside it: bisection on the level (a block after a slip lies a sector further on)
+    slips = []
+    for j in range(ntr):
+        k = c - counts[j] if j < ntr - 1 or E < end else 0
+        if k <= 0:
+            slips.extend(j * n + counts[j] + i for i in range(n - counts[j]) if j < ntr - 1 or E < end)
+            continue
+        f = first_lbns[j]
+        placed = _place_slips(p, f, counts[j], k, n)
+        # slot offsets: the k-th slip lies before LBN offset placed[k] (a slip at the end: unused last slots)
+        for i, o in enumerate(placed):
+            if o >= counts[j]:
+                slips.append(j * n + counts[j] + i)
+            else:
+                slips.append(j * n + o + i)
+        for i in range(len(placed), n - counts[j]):
+            slips.append(j * n + counts[j] + i)
+    return Band(L, n, ntr, E - L, v0, b, sorted(slips), first_lbns, (lv0 + L) % n)
+
+
+def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Optional[int], skew_guess: Optional[float],
+                 lo_spt: int, reach: int = 64) -> Band:
+    """A band track by track (where the band walk cannot predict it: runs of slips on track after track,
+    maxtor300g's four-sector slips): each track's end read down from a whole track on, the next track's
+    first block its level, and in the band while it shows the same sectors per track half a track on and
+    lies one skew on (at most W tracks)."""
+    n = _spt_of(p, L, n_guess, lo_spt)
+    if n is None:
+        raise NotSerpentine(f"no sectors per track at block {L:,}")
+    firsts, counts, vs = [], [], []
+    f = L
+    lv = p.level(f, n)
+    if lv is None:
+        raise NotSerpentine(f"block {L:,} answered from the cache")
+    b = None
+    while f < end and (W is None or len(firsts) < W):
+        e = None
+        for x in range(min(f + n, end) - 1, max(f, f + n - reach) - 1, -1):
+            v = p.level(x, n)
+            if v is None:
+                continue
+            if -0.5 <= _fold(v - lv, n) <= reach + 0.5:
+                e = x + 1
+                break
+        if e is None:
+            if firsts:
+                break
+            raise NotSerpentine(f"the track at block {f:,} ends nowhere near {f + n:,}")
+        firsts.append(f)
+        counts.append(e - f)
+        vs.append((lv + f) % n)
+        if e >= end:
+            break
+        # the next track: in this band if it holds the level half a track on and lies a skew on
+        la, lx = p.level(min(e + n // 2, end - 1), n), p.level(e, n)
+        if lx is None:
+            lx = p.level(e + 1, n)
+        if la is None or lx is None or not (-0.5 <= _fold(la - lx, n) <= reach + 0.5):
+            break
+        # (no skew asked for: in maxtor300g's odd track tables each track has its own angle)
+        f, lv = e, lx
+    ntr = len(firsts)
+    E = firsts[-1] + counts[-1]
+    js = np.arange(ntr, dtype=float)
+    if ntr >= 2:
+        un = np.unwrap(np.array(vs) * 2 * np.pi / n) * n / (2 * np.pi)
+        b, icpt = (float(v) for v in np.polyfit(js, un, 1))
+        v0 = icpt % n
+    else:
+        v0 = vs[0]
+        b = b if b is not None else 0.0
+    slips = []
+    for j in range(ntr):
+        k = n - counts[j] if E < end or j < ntr - 1 else 0
+        if k <= 0:
+            continue
+        placed = _place_slips(p, firsts[j], counts[j], k, n)
+        for i, o in enumerate(placed):
+            slips.append(j * n + min(o, counts[j]) + i)
+        for i in range(len(placed), k):
+            slips.append(j * n + counts[j] + i)
+    return Band(L, n, ntr, E - L, v0, b, sorted(slips), firsts, vs[0], per_track=list(vs))
+
+
+def _predicted(bands: list, S: Optional[int], W: Optional[int], L: int, end: int) -> Optional[Band]:
+    """The band at L as the serpentine's period predicts it: the band 2 S back (the same surface, the same
+    place in its group of cylinders), its sectors per track, skew and count, turned on by as much as that
+    band turned from the one 2 S before it; None where those two differ or hold slips."""
+    if not S or not W:
+        return None
+    P = 2 * S
+    if len(bands) < 2 * P:
+        return None
+    a, r = bands[-P], bands[-2 * P]
+    if a.per_track is not None or r.per_track is not None:
+        return None
+    if not (a.spt == r.spt and a.tracks == r.tracks == W and a.count == r.count == W * a.spt and not a.slips
+            and not r.slips and abs(a.skew - r.skew) < 0.05):
+        return None
+    if L + a.count > end:
+        return None
+    n = a.spt
+    v0 = (a.v0 + _fold(a.v0 - r.v0, n)) % n
+    v0_raw = None if a.v0_raw is None or r.v0_raw is None else (a.v0_raw + _fold(a.v0_raw - r.v0_raw, n)) % n
+    return Band(L, n, W, a.count, v0, a.skew, [], [L + j * n for j in range(W)], v0_raw)
+
+
+def _verify(p: _Prober, b: Band) -> bool:
+    """Two probes: the band's first block lies where predicted, and its last block on its last track where
+    predicted (a slip in the band moves that block onto the next band; other sectors per track or another
+    skew move its level). (A third, the first track half a track on, checked the sectors per track again:
+    without it the 6 x 8 serpentine's walk takes a quarter less device time, and its spec is the same.)"""
+    n, L = b.spt, b.first
+    l0 = p.level(L, n)
+    if l0 is None:
+        return False
+    raw = (l0 + L) % n
+    # (each band's first sector is a whole one: the prediction, from two such, is a sector off at times)
+    if abs(_fold(raw - b.v0, n)) > 1.5:
+        return False
+    b.v0 = b.v0_raw = raw
+    x = L + b.count - 1
+    lx = p.level(x, n)
+    j = b.tracks - 1
+    if lx is None or abs(_fold((lx + b.first_lbns[j]) % n - (b.v0 + j * b.skew), n)) > 1.5:
+        return False
+    return True
+
+
+def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
+    """The first block of the track that holds L, or of the track after it: L's band begins at L when the
+    block before L lies on the previous band's last track and L does not. If L shows the block before it's
+    level under the previous band's sectors per track (that band's end was placed early, or guessed), the
+    first block past that track; if the block before L shows L's level under L's own (placed late), the first
+    block of L's track. Each by bisection over a track's length (the levels of one track agree, a few slips
+    apart; the next track's lie a skew off)."""
+    def same(x: int, ref: float, n: int) -> Optional[bool]:
+        v = p.level(x, n)
+        if v is None:
+            v = p.level(x + 1, n)
+        return None if v is None else -0.5 <= _fold(v - ref, n) <= MAX_BAND_SLIPS + 0.5
+
+    m = prev.spt
+    lp, lq, lr = p.level(L - 1, m), p.level(L, m), p.level(L + m // 3, m)
+    # (two blocks of L's track, L and a third of a track on, must show the level of the block before L: one
+    # alone does so by chance once in a hundred, and moved a band's end 37 blocks early)
+    if lp is not None and lq is not None and lr is not None and -0.5 <= _fold(lq - lp, m) <= MAX_BAND_SLIPS + 0.5 \
+            and -0.5 <= _fold(lr - lp, m) <= MAX_BAND_SLIPS + 0.5:
+        lo, hi = L, L + m            # lo on the track before, hi past it
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            r = same(mid, lp, m)
+            if r is None:
+                return L
+            lo, hi = (mid, hi) if r else (lo, mid)
+        return hi
+    n = _spt_of(p, L, None, lo_spt)
+    if n is None:
+        return L
+    lv = p.level(L, n)
+    if lv is None:
+        return L
+    v, v2 = p.level(L - 1, n), p.level(L - 1 - n // 3, n)
+    if v is None or v2 is None or not (-MAX_BAND_SLIPS - 0.5 <= _fold(lv - v, n) <= 0.5) \
+            or not (-MAX_BAND_SLIPS - 0.5 <= _fold(lv - v2, n) <= 0.5):
+        return L
+    lo, hi = L - n, L - 1           # hi on L's track; lo before it
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        w = p.level(mid, n)
+        if w is None:
+            w = p.level(mid + 1, n)
+        if w is None:
+            return L
+        if -MAX_BAND_SLIPS - 0.5 <= _fold(lv - w, n) <= 0.5:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _flush(dev: Device, end: int, reads: int, seed: int) -> None:
+    frng = random.Random(end + seed)
+    for _ in range(reads):
+        dev.read(end - 1 - frng.randrange(max(end // 10, 1)))
+
+
+def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional[Callable] = None,
+                    max_bands: Optional[int] = None, keep: Optional[list] = None, segments: int = 0) -> tuple[list, dict]:
+    """Every band of the disk, in LBN order. Returns (bands, stats)."""
+    if not clock.noiseless:
+        raise NotSerpentine("timing noise: the band walk needs exact completions (not built under noise)")
+    p = _Prober(dev, clock)
+    end = dev.blocks
+    # the zone walk before this one left the disk's first blocks in the cache (a probe answered from it shows
+    # no level): more reads than the cache has segments, from the disk's last tenth (the segment test stops
+    # at 64, and maxtor300g has 2,048: 2,049 reads, about 16 device seconds)
+    _flush(dev, end, max(segments, FLUSH_READS) + 1, 0)
+    bands: list = [] if keep is None else keep
+    L = 0
+    lo_spt = max(spt_hint // 4, 16)
+    t0 = dev.busy_ns
+    W = None
+    stats_tracks = [0]
+    guessed = [0]
+    predicted = [0]
+    flushes = [0]
+    resyncs = [0]
+    guess_run = [0]
+    S_now: list = [None]
+    while L < end:
+        # the last band's sectors per track and skew, the first guess (the recent bands' are tried below)
+        guess, skew = None, None
+        for bb in reversed(bands[-64:]):
+            guess, skew = bb.spt, bb.skew
+            break
+        if len(bands) >= 2:
+            widths = [bb.tracks for bb in bands]
+            vals, cnt = np.unique(widths, return_counts=True)
+            W = int(vals[np.argmax(cnt)]) if cnt.max() >= 2 else None
+        if S_now[0] is None and len(bands) in (16, 32, 64, 128, 256):
+            S_now[0] = surfaces_of_bands([bb.spt for bb in bands])
+        pred = _predicted(bands, S_now[0], W, L, end)
+        if pred is not None and _verify(p, pred):
+            bands.append(pred)
+            predicted[0] += 1
+            L = pred.first + pred.count
+            p.maybe_refine()
+            if progress:
+                progress(L, end)
+            if max_bands and len(bands) >= max_bands:
+                break
+            continue
+        bnd = None
+        # (after the prediction: a predicted band needs none of these probes)
+        if guess is not None:
+            # the band two back in the serpentine's order often has this one's sectors per track: try each
+            # recent band's sectors per track, most recent first
+            tried = set()
+            for bb in reversed(bands[-40:]):
+                if bb.spt in tried or bb.tracks < 4:
+                    continue
+                tried.add(bb.spt)
+                a, c = p.level(L + bb.spt // 2, bb.spt), p.level(L, bb.spt)
+                if a is not None and c is not None and abs(_fold(a - c, bb.spt)) < 0.3:
+                    guess, skew = bb.spt, bb.skew
+                    break
+            else:
+                guess, skew = None, None
+        if bands:
+            # L must begin a track: the block before it lies elsewhere (a band's end one block late or early
+            # would shift every band after it). Early: read down while the block before shows L's level
+            L2 = _track_start(p, L, bands[-1], lo_spt)
+            if L2 != L and abs(L2 - L) < bands[-1].spt // 2 and L2 > bands[-1].first:
+                prev = bands[-1]
+                k = max(L2 - prev.first, 1)
+                # the previous band ends where this one begins (its last track longer or shorter)
+                prev.count = k
+                prev.first_lbns = [f for f in prev.first_lbns if f < prev.first + k] or [prev.first]
+                prev.tracks = len(prev.first_lbns)
+                prev.slips = [x for x in prev.slips if x < prev.tracks * prev.spt]
+                L = prev.first + k
+                resyncs[0] += 1
+        bnd = None
+        for short in (False, True):
+            # each track holding a block a sector, else fewer (maxtor300g's 1,036 on 1,040 sectors): the band
+            # that comes out longer (with the wrong count per track the levels run off the prediction)
+            try:
+                got = _walk_band(p, L, end, guess, W, skew, lo_spt, short=short)
+            except NotSerpentine:
+                continue
+            if bnd is None or got.tracks > bnd.tracks:
+                bnd = got
+            if W is None or bnd.tracks >= W:
+                break
+        if bnd is None or (W and bnd.tracks < W and bnd.first + bnd.count < end):
+            # track by track (runs of slips the prediction does not follow); the longer band wins
+            try:
+                got = _walk_tracks(p, L, end, guess, W, skew, lo_spt)
+            except NotSerpentine:
+                got = None
+                if bnd is None and flushes[0] < MAX_FLUSHES and any(v is None for v in p.seen.values()):
+                    # probes answered from the cache (neighbours of earlier probes, read with them) hid the
+                    # levels: empty the cache and walk the tracks once more
+                    flushes[0] += 1
+                    _flush(dev, end, max(segments, FLUSH_READS) + 1, flushes[0])
+                    p.seen = {k: v for k, v in p.seen.items() if v is not None}
+                    try:
+                        got = _walk_tracks(p, L, end, guess, W, skew, lo_spt)
+                        bnd = got
+                    except NotSerpentine:
+                        got = None
+            if got is None and bnd is None:
+                if not bands or guessed[0] >= MAX_GUESSED_SHARE * len(bands) + 16 or guess_run[0] >= MAX_GUESS_RUN:
+                    raise NotSerpentine(f"nothing the band walk follows at block {L:,} "
+                                        f"({guessed[0]} tracks guessed before)")
+                # nothing this walk follows here (a track table's odd track): one track of the last band's
+                # sectors, where its level puts it; the next band's start is read from there
+                m = bands[-1].spt
+                lv = p.level(L, m)
+                got = Band(L, m, 1, min(m, end - L), ((lv if lv is not None else 0.0) + L) % m,
+                           bands[-1].skew, [], [L])
+                guessed[0] += 1
+                guess_run[0] += 1
+            elif got is None:
+                got = bnd
+            if bnd is None or got.tracks > bnd.tracks:
+                bnd = got
+            stats_tracks[0] += 1
+        if bnd.tracks > 1:
+            guess_run[0] = 0
+        bands.append(bnd)
+        L = bnd.first + bnd.count
+        p.maybe_refine()
+        if progress:
+            progress(L, end)
+        if max_bands and len(bands) >= max_bands:
+            break
+        if bnd.count <= 0:
+            raise NotSerpentine(f"an empty band at block {L:,}")
+    bands[:] = merge_pieces(bands, W)
+    # the phases under the final period
+    return bands, {"walk": "serpentine", "probes": p.probes, "bands_track_by_track": stats_tracks[0], "tracks_guessed": guessed[0], "bands_predicted": predicted[0], "cache_flushes": flushes[0], "resyncs": resyncs[0], "cache_hits": p.hits, "bands": len(bands),
+                   "serpentine_device_s": (dev.busy_ns - t0) / 1e9, "_times": p.seen}
+
+
+def merge_pieces(bands: list, W: Optional[int]) -> list:
+    """A band the walk ended early (slips on many tracks in a row ran its levels off the prediction) and the
+    rest of it: neighbours of one sectors per track and count per track, together at most W tracks, the
+    second's first track one skew on from the first's last (the slips between taken into account)."""
+    out: list = []
+    for bnd in bands:
+        a = out[-1] if out else None
+        if a is not None and W and a.per_track is None and bnd.per_track is None and a.spt == bnd.spt \
+                and a.tracks + bnd.tracks <= W and abs(a.skew - bnd.skew) < 1.0:
+            n = a.spt
+            k = a.tracks
+            pred = a.v0 + k * a.skew
+            d = _fold(bnd.v0 - pred, n)
+            c = a.first_lbns[1] - a.first_lbns[0] if a.tracks > 1 else n
+            if -3 <= d <= MAX_BAND_SLIPS + 3:
+                slots = k * n
+                out[-1] = Band(a.first, n, k + bnd.tracks, a.count + bnd.count, a.v0,
+                               (a.skew * a.tracks + bnd.skew * bnd.tracks) / (a.tracks + bnd.tracks),
+                               a.slips + [slots + x for x in bnd.slips], a.first_lbns + bnd.first_lbns, a.v0_raw)
+                continue
+        out.append(bnd)
+    return out
+
+
+def _rephase(bands: list, clock: Clock, seen: dict) -> None:
+    """Each band's first-slot sector from its first block's completion time under the final period."""
+    for bnd in bands:
+        t = seen.get(bnd.first)
+        if t is not None:
+            bnd.v0 = (clock.phase(t) * bnd.spt) % bnd.spt
+
+
+def surfaces_of_bands(spts: list, max_surfaces: int = 32) -> Optional[int]:
+    """The surfaces: the least S whose groups of 2 S bands read the same sectors per track forwards and
+    backwards (a serpentine visits its surfaces in one order, then back), for most groups, and whose band
+    sequence repeats after 2 S where it does not change zone."""
+    best = None
+    for S in range(1, max_surfaces + 1):
+        if len(spts) < 4 * S:
+            break
+        good = tot = 0
+        for g0 in range(0, len(spts) - 2 * S + 1, 2 * S):
+            w = spts[g0:g0 + 2 * S]
+            tot += 1
+            good += all(w[k] == w[2 * S - 1 - k] for k in range(S))
+        if tot and good >= 0.8 * tot:
+            # and not a smaller pattern's multiple already found
+            best = S
+            break
+    return best
+
+
+def index_phase(samples: list) -> float:
+    """The sector grid's phase θ (turns): each (n, v) with v the measured sector of a track's first slot
+    (its completion's: a sector and the bus after the sector's start) must be an integer + n θ. From the
+    first sample's n candidates, the one the others fit best."""
+    if not samples:
+        return 0.0
+    n0, v0 = samples[0]
+    ns = np.array([s[0] for s in samples], dtype=float)
+    vs = np.array([s[1] for s in samples], dtype=float)
+    th = (v0 + np.arange(n0)) / n0                       # candidates
+    r = np.outer(th, ns) - vs[None, :]
+    cost = np.abs(r - np.round(r)).sum(axis=1)
+    return float(th[int(np.argmin(cost))] % 1.0)
+
+
+def smooth_chains(bands: list, P: int, W: int, window: int = 512) -> int:
+    """Each band's first sector and skew to a fraction of a sector. A band's first track's first sector is
+    read as a whole sector (its completion's), and within the band a track's is the band's real angle plus the
+    skew, rounded: a band's angle off by a fraction of a sector rounds some of its tracks a sector off. The
+    bands P apart (a surface's, at the same place of the serpentine's period) turn by the same angle from
+    one to the next (DiskSim 4's tables repeat a period at a fixed skew), so over a run of them of one
+    sectors per track the whole sectors read lie on a line whose real value is each band's angle; their
+    skews are one (the mean of those measured). Returns the bands so set."""
+    done = 0
+    for start in range(min(P, len(bands))):
+        chain = list(range(start, len(bands), P))
+        runs: list = []
+        for i in chain:
+            bb = bands[i]
+            ok = bb.per_track is None and bb.tracks == W and bb.v0_raw is not None
+            key = (bb.spt,) if ok else None
+            if runs and key is not None and runs[-1][0] == key:
+                runs[-1][1].append(i)
+            elif key is not None:
+                runs.append((key, [i]))
+        for (n,), idx in runs:
+            for w0 in range(0, len(idx), window):
+                part = idx[w0:w0 + window]
+                if len(part) < 8:
+                    continue
+                raw = np.array([bands[i].v0_raw for i in part])
+                y = np.unwrap(raw * 2 * np.pi / n) * n / (2 * np.pi)
+                k = np.arange(len(part), dtype=float)
+                keep = np.ones(len(part), dtype=bool)
+                for _ in range(2):
+                    a1, a0 = np.polyfit(k[keep], y[keep], 1)
+                    r = y - (a0 + a1 * k)
+                    keep = np.abs(r) <= 1.0
+                    if keep.sum() < 8:
+                        break
+                if keep.sum() < 8:
+                    continue
+                bm = float(np.mean([bands[i].skew for i in part]))
+                for i, kk, ok in zip(part, k, keep):
+                    if ok:
+                        bands[i].v0 = float((a0 + a1 * kk) % n)
+                        bands[i].skew = bm
+                        done += 1
+    return done
+
+
+def place(bands: list, S: int, W: int, turn: bool = True) -> list:
+    """(cylinder of track 0, direction, surface) of each band: groups of S bands on W cylinders each, the
+    group's bands down and up in turn, each on its own surface: in the order of the bands' sectors per track,
+    surfaces 0 to S - 1 and back in the next group (the palindrome `surfaces_of_bands` finds), so that a
+    surface keeps its sectors per track from group to group and its next band starts W cylinders on. (With
+    the surfaces in one order in every group, a surface's band one cylinder from its band in the group before,
+    with fewer sectors per track, took that band's: DiskSim 4's rule for a partial track, and a sixth of a
+    synthetic serpentine's blocks lay tens of sectors off their angle.)"""
+    out = []
+    for i, bnd in enumerate(bands):
+        g, k = divmod(i, S)
+        c0 = g * W
+        # `turn`: a group's first band starts at the far end of its cylinders (maxtor300g's: its last surface
+        # crosses W cylinders between groups), else next to where the group before ended (one cylinder on)
+        down = k % 2 == 0 if turn else (k + g) % 2 == 0
+        out.append((c0 + bnd.tracks - 1 if down else c0, -1 if down else 1, k if g % 2 == 0 else S - 1 - k))
+    return out
+
+
+def tracks_of(bands: list, placed: list) -> list:
+    """`Track`s (first LBN, LBNs, sectors per track, level, slips, cylinder, surface) in LBN order."""
+    out = []
+    for bnd, (c0, step, head) in zip(bands, placed):
+        n = bnd.spt
+        for j in range(bnd.tracks):
+            f = bnd.first_lbns[j]
+            nxt = bnd.first_lbns[j + 1] if j + 1 < bnd.tracks else bnd.first + bnd.count
+            sig = bnd.per_track[j] if bnd.per_track is not None else bnd.v0 + j * bnd.skew
+            sl = [s - j * n for s in bnd.slips if j * n <= s < (j + 1) * n]
+            lbn_slips = [o - i for i, o in enumerate(sl) if o - i < nxt - f]
+            out.append(Track(f, nxt - f, n, float((sig - f) % n), lbn_slips, exact=True, cyl=c0 + j * step, head=head))
+    return out
+
+
+def to_g4(bands: list, placed: list, theta: float, shift_sectors_of_spt: Callable) -> tuple[dict, int, int]:
+    """The `[layout.g4]` table of the bands: patterns, one root table of one run per band, slips.
+    Returns (g4, surfaces, cylinders)."""
+    pats, pat_of = [], {}
+    root, slips = [], []
+    slot = 0
+    for bnd, (c0, step, head) in zip(bands, placed):
+        n = bnd.spt
+        if n not in pat_of:
+            pat_of[n] = len(pats)
+            pats.append([0, n - 1, n])
+        # the first slot's sector: the completion's less a sector and the bus (`shift_sectors_of_spt`) and
+        # the grid's phase, in micro-revolutions
+        if bnd.per_track is not None:
+            # one run of one track each (each track its own angle, as in the truth's odd tables)
+            for j, v in enumerate(bnd.per_track):
+                sig = v - shift_sectors_of_spt(n) - theta * n
+                off = int(round(sig / n * UREV)) % UREV
+                root.append([slot + j * n, int(c0 + j * step), off, n, 1, 0, n, step, 0, pat_of[n], int(head)])
+        else:
+            sig = bnd.v0 - shift_sectors_of_spt(n) - theta * n
+            off = int(round(sig / n * UREV)) % UREV
+            skew = int(round(bnd.skew / n * UREV)) % UREV
+            root.append([slot, int(c0), off, n, 1, skew, n * bnd.tracks, step * bnd.tracks, 0, pat_of[n], int(head)])
+        for s in bnd.slips:
+            slips.append([slot + s, 1])
+        slot += n * bnd.tracks
+    surfaces = max(r[10] for r in root) + 1
+    cyls = max(max(r[1], r[1] + r[7] - (1 if r[7] > 0 else -1)) for r in root) + 1
+    merged = []
+    for s, k in slips:
+        if merged and merged[-1][0] + merged[-1][1] == s:
+            merged[-1][1] += k
+        else:
+            merged.append([s, k])
+    return {"patterns": pats, "tables": [root], "slips": merged}, surfaces, cyls
+
+
+class Serpentine:
+    """A banded serpentine as the walk found it: its bands, surfaces, band width, cylinders, the `Track`s
+    (for the round trips and the tests after the walk) and where each block's completion falls."""
+
+    def __init__(self, bands: list, stats: dict):
+        self.bands = bands
+        self.stats = stats
+        widths = [b.tracks for b in bands]
+        vals, cnt = np.unique(widths, return_counts=True)
+        self.W = int(vals[np.argmax(cnt)])
+        self.S = surfaces_of_bands([b.spt for b in bands]) or 1
+        self.smoothed = smooth_chains(bands, 2 * self.S, self.W)
+        self.set_turn(True)
+
+    def set_turn(self, turn: bool) -> None:
+        """Place the bands (`place`) with a group's first band at the far end of its cylinders or not."""
+        bands = self.bands
+        self.turn = turn
+        self.placed = place(bands, self.S, self.W, turn)
+        self.tracks = tracks_of(bands, self.placed)
+        # the sector grid's phase: every band's first block, measured, is a whole sector (+ the completion's
+        # own sector) + n theta
+        self.theta = index_phase([(b.spt, (b.v0_raw - 1.0) % b.spt) for b in bands[:64] if b.v0_raw is not None])
+        self.firsts = np.array([b.first for b in bands], dtype=np.int64)
+        self.cylinders = max(max(c0, c0 + step * (b.tracks - 1)) for b, (c0, step, _) in zip(bands, self.placed)) + 1
+        self.by_cyl: dict = {}
+        for i, t in enumerate(self.tracks):
+            self.by_cyl.setdefault(t.cyl, []).append(i)
+
+    def g4(self, shift_sectors_of_spt: Callable) -> dict:
+        g4, _, _ = to_g4(self.bands, self.placed, self.theta, shift_sectors_of_spt)
+        return g4
+
+    def lbn_on(self, cyl: int, rng: random.Random) -> Optional[int]:
+        """A random block of a random track of cylinder `cyl` (None: no track there)."""
+        ts = self.by_cyl.get(cyl)
+        if not ts:
+            return None
+        t = self.tracks[rng.choice(ts)]
+        return t.first + rng.randrange(max(t.count, 1))
+
+    def phase(self, x: int) -> float:
+        """Where block x's completion falls, revolutions (the walk's frame)."""
+        k = int(np.searchsorted(self.firsts, x, side="right")) - 1
+        b = self.bands[k]
+        j = int(np.searchsorted(np.array(b.first_lbns), x, side="right")) - 1
+        o = x - b.first_lbns[j]
+        n = b.spt
+        slot = o
+        for sl in b.slips:                 # (sorted slot offsets from the band's first slot)
+            if sl < j * n:
+                continue
+            if sl - j * n <= slot:
+                slot += 1
+            elif sl >= (j + 1) * n:
+                break
+        sig = b.per_track[j] if b.per_track is not None else b.v0 + j * b.skew
+        return ((sig + slot) / n) % 1.0
+
+
+def serpentine_layout(dev: Device, clock: Clock, spt_hint: int, progress: Optional[Callable] = None,
+                      segments: int = 0) -> Serpentine:
+    bands, st = serpentine_walk(dev, clock, spt_hint, progress, segments=segments)
+    st.pop("_times", None)
+    if len(bands) < 4:
+        raise NotSerpentine(f"{len(bands)} bands")
+    return Serpentine(bands, st)
