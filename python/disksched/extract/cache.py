@@ -53,14 +53,13 @@ def _fit_hits(sizes, mins) -> dict:
             "fit_residual_ns": float(np.abs(resid).max()), "sizes": list(sizes), "min_response_ns": list(mins)}
 
 
-def hit_line(dev: Device, rng: random.Random, sizes=(1, 2, 4, 8, 16, 32), reps: int = 5, readahead_wait_ns: int = 0,
-             turn_ns: float = 0.0) -> dict:
+def hit_line(dev: Device, rng: random.Random, sizes=(1, 2, 4, 8, 16, 32), reps: int = 5, readahead_wait_ns: int = 0) -> dict:
     """Response of a read hit against its size: slope = bus time per block,
     intercept = hit overhead (+ completion). A write hit is not measured.
     The hits are re-reads of the blocks just read, or with `readahead_wait_ns`
     (a drive that reads a re-read block from the media again) the blocks after
-    one just read, that long after it: the read-ahead's data. `turn_ns`: as `_fastest_hit`."""
-    return _fit_hits(sizes, [_fastest_hit(dev, rng, n, reps, readahead_wait_ns, turn_ns) for n in sizes])
+    one just read, that long after it: the read-ahead's data."""
+    return _fit_hits(sizes, [_fastest_hit(dev, rng, n, reps, readahead_wait_ns) for n in sizes])
 
 
 def two_point_hits(dev: Device, rng: random.Random, hl: dict, hits: int, readahead_wait_ns: int = 0, turn_ns: float = 0.0,
