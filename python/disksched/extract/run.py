@@ -439,6 +439,20 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     return Extraction(spec, rows, g, clock, sc, emitted, ph, dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
 
 
+def _coarse_controller(bus: float, hl: dict, q: dict, seg: dict, ra: dict, spt: int, idle_hit: dict) -> dict:
+    """The [controller] table of a model without a zoned walk (the coarse mode's, the band walk's)."""
+    hit_ms = round(max(hl["hit_overhead_ns"], 0) / 1e6, 6)
+    return {"bus_sector_ms": round(bus / 1e6, 6), "read_hit_overhead_after_read_ms": hit_ms,
+            "read_hit_overhead_after_write_ms": hit_ms,
+            "queue_depth": _queue_depth(q), "max_queue_length": 1, "cache_segments": int(seg["segments"]),
+            "cache_write_segments": 1 if seg["segments"] else 0,
+            "segment_size_blocks": int(max(ra["blocks"] + 2, spt, 64)), "caching_enabled": seg["segments"] > 0,
+            "read_ahead_max_blocks": int(ra["blocks"]), "continuous_read": 3 if ra["when"] != "none" else 0,
+            "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
+            "read_ahead_on_idle_hit": bool(idle_hit["resumes"]),
+            "immediate_buffer_read": True, "read_hits_on_write_data": True}
+
+
 def _read_ahead_fields(ra: dict, track_len: int, longest_track: int) -> dict:
     """The spec's segment size, maximum read-ahead and DiskSim continuous-read mode from `read_ahead`'s findings
     (`track_len`: the median track's LBNs)."""
@@ -782,15 +796,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
                               "spares": int((z.end_cyl - z.cyl) * z.spt - (z.end - z.first)), "slips": []} for z in zones]},
         "seek": {"table": [list(t) for t in table], "single_cylinder_ms": table[0][1], "full_stroke_ms": table[-1][1],
                  "head_switch_ms": 0.0, "write_settle_ms": 0.0},
-        "controller": {"bus_sector_ms": round(bus / 1e6, 6), "read_hit_overhead_after_read_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
-                       "read_hit_overhead_after_write_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
-                       "queue_depth": _queue_depth(q), "max_queue_length": 1, "cache_segments": int(seg["segments"]),
-                       "cache_write_segments": 1 if seg["segments"] else 0,
-                       "segment_size_blocks": int(max(ra["blocks"] + 2, spt, 64)), "caching_enabled": seg["segments"] > 0,
-                       "read_ahead_max_blocks": int(ra["blocks"]), "continuous_read": 3 if ra["when"] != "none" else 0,
-                       "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
-                       "read_ahead_on_idle_hit": bool(idle_hit["resumes"]),
-                       "immediate_buffer_read": True, "read_hits_on_write_data": True},
+        "controller": _coarse_controller(bus, hl, q, seg, ra, spt, idle_hit),
     }
     g = Geometry([Track(z.first, z.end - z.first, z.spt, 0.0) for z in zones],
                  [0], 1, [], {"coarse": True})
@@ -956,15 +962,7 @@ def _serpentine_model(dev: Device, clock: Clock, rng: random.Random, conf: float
                    "g4": serp.g4(shift)},
         "seek": {"table": [list(t) for t in table], "single_cylinder_ms": table[0][1], "full_stroke_ms": table[-1][1],
                  "head_switch_ms": round(hs_ms, 4), "write_settle_ms": 0.0},
-        "controller": {"bus_sector_ms": round(bus / 1e6, 6), "read_hit_overhead_after_read_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
-                       "read_hit_overhead_after_write_ms": round(max(hl["hit_overhead_ns"], 0) / 1e6, 6),
-                       "queue_depth": _queue_depth(q), "max_queue_length": 1, "cache_segments": int(seg["segments"]),
-                       "cache_write_segments": 1 if seg["segments"] else 0,
-                       "segment_size_blocks": int(max(ra["blocks"] + 2, spt, 64)), "caching_enabled": seg["segments"] > 0,
-                       "read_ahead_max_blocks": int(ra["blocks"]), "continuous_read": 3 if ra["when"] != "none" else 0,
-                       "read_ahead_when": ra["when"] if ra["when"] != "none" else "every-read",
-                       "read_ahead_on_idle_hit": bool(idle_hit["resumes"]),
-                       "immediate_buffer_read": True, "read_hits_on_write_data": True},
+        "controller": _coarse_controller(bus, hl, q, seg, ra, spt, idle_hit),
     }
     st["walk"] = "serpentine"
     g = Geometry(serp.tracks, [0], serp.S, [], dict(st, serpentine=True))
