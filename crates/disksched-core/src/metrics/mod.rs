@@ -269,7 +269,6 @@ impl Metrics {
     /// The error of a series that outgrew `MAX_SERIES_ROWS` (checked before
     /// every event: the run stops as soon as it happens).
     #[inline]
-    #[inline]
     pub fn series_error(&self) -> Option<crate::error::Error> {
         let (clients, windows, t_ns) = self.series.as_ref()?.too_large?;
         Some(self.series_too_large(clients, windows, t_ns))

@@ -24,7 +24,7 @@
 //! (`back_seek_max`; here C-LOOK), its per-process exit tracking, and the
 //! breaking of anticipation by another process's close request.
 
-use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{tunable, HeadsRead, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use crate::time::{SimDuration, SimTime};
 use std::collections::{BTreeMap, HashMap};
@@ -187,8 +187,8 @@ impl Scheduler for Anticipatory {
     fn name(&self) -> &'static str {
         "anticipatory"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

@@ -4,7 +4,7 @@
 //! within a sweep. Over an array each disk is swept on its own, and the
 //! disk whose heads are free first is served next.
 
-use super::{lbn_key, next_disk, next_on_disk, LbnKey, SchedCtx, Scheduler};
+use super::{lbn_key, next_disk, next_on_disk, LbnKey, HeadsRead, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
@@ -39,8 +39,8 @@ impl Scheduler for CLook {
     fn name(&self) -> &'static str {
         "clook"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.by_lbn.insert(lbn_key(ctx.reqs.get(id)), id);

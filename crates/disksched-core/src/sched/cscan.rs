@@ -5,7 +5,7 @@
 //! `travel_first` asks the drive to make.
 
 use super::clook::CLook;
-use super::{SchedCtx, Scheduler, Travel};
+use super::{HeadsRead, SchedCtx, Scheduler, Travel};
 use crate::host::ReqId;
 
 #[derive(Default)]
@@ -19,8 +19,8 @@ impl Scheduler for CScan {
     fn name(&self) -> &'static str {
         "cscan"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.clook.insert(id, ctx);

@@ -1,7 +1,7 @@
 //! EDF: earliest deadline first (Liu & Layland 1973). Requests without a
 //! deadline get `arrival + default_deadline_ms`. Ties: the older request.
 
-use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{tunable, HeadsRead, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::{ReqId, Request};
 use crate::time::SimDuration;
 use std::collections::BTreeMap;
@@ -35,8 +35,8 @@ impl Scheduler for Edf {
     fn name(&self) -> &'static str {
         "edf"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

@@ -1,6 +1,6 @@
 //! FCFS: first come, first served (Linux `none`, FreeBSD's default queue).
 
-use super::{SchedCtx, Scheduler};
+use super::{HeadsRead, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::VecDeque;
 
@@ -14,8 +14,8 @@ impl Scheduler for Fcfs {
     fn name(&self) -> &'static str {
         "fcfs"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn insert(&mut self, id: ReqId, _ctx: &SchedCtx) {
         self.queue.push_back(id);

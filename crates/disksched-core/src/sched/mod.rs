@@ -221,6 +221,19 @@ impl<'a> SchedCtx<'a> {
     }
 }
 
+/// How much of the host's belief of the heads a scheduler reads
+/// (`Scheduler::reads_heads`), least first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum HeadsRead {
+    /// Nothing: it orders by the requests alone.
+    Nothing,
+    /// The heads' cylinder (seek distance), not when or at what angle they
+    /// are free: the belief need not time each command.
+    Cylinder,
+    /// Where and when the heads are (positioning predictions).
+    Position,
+}
+
 /// A scheduling algorithm for one queue: the owner inserts requests, asks which to dispatch next, and reports completions.
 pub trait Scheduler: Send {
     /// Registry name (= file name = CLI name).
@@ -285,13 +298,14 @@ pub trait Scheduler: Send {
     fn uses_classes(&self) -> bool {
         false
     }
-    /// Whether it reads where the heads are believed to be (`ctx.head`,
-    /// `ctx.heads`, positioning predictions) on one disk. A batch run whose
-    /// schedulers all say no keeps no belief (`Simulation::belief_unread`);
-    /// say yes unless the algorithm truly orders by request alone. (Over an
-    /// array the LBN-ordered ones read the heads' free times: `next_disk`.)
-    fn reads_heads(&self) -> bool {
-        true
+    /// What it reads of where the heads are believed to be (`ctx.head`,
+    /// `ctx.heads`, positioning predictions) on one disk. A batch run keeps
+    /// only as much belief as its schedulers read (`build::belief_read`);
+    /// say `Position` unless the algorithm truly orders by request alone or
+    /// by the heads' cylinder alone. (Over an array the LBN-ordered ones
+    /// read the heads' free times: `next_disk`.)
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Position
     }
     /// Right after `dispatch`: cylinders the arm must visit, in order, before
     /// it serves the request just dispatched (SCAN's sweep to the edge).

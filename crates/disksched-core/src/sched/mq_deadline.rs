@@ -6,7 +6,7 @@
 //! direction's oldest request has expired (or no request lies ahead of the
 //! last position) the batch restarts from the FIFO head.
 
-use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{tunable, HeadsRead, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use crate::time::SimDuration;
 use std::collections::BTreeMap;
@@ -71,8 +71,8 @@ impl Scheduler for MqDeadline {
     fn name(&self) -> &'static str {
         "mq_deadline"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

@@ -33,7 +33,7 @@
 //! At most `queue_depth` requests are in flight. With `bypass`, requests skip
 //! the scheduler entirely.
 
-use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{tunable, HeadsRead, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use crate::time::{SimDuration, SimTime};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -187,8 +187,8 @@ impl Scheduler for Rr {
     fn name(&self) -> &'static str {
         "rr"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn bypass(&self, _id: ReqId, _ctx: &SchedCtx) -> bool {
         self.bypass

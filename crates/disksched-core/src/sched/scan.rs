@@ -5,7 +5,7 @@
 //! drive to make.
 
 use super::look::Look;
-use super::{SchedCtx, Scheduler, Travel};
+use super::{HeadsRead, SchedCtx, Scheduler, Travel};
 use crate::host::ReqId;
 
 #[derive(Default)]
@@ -19,8 +19,8 @@ impl Scheduler for Scan {
     fn name(&self) -> &'static str {
         "scan"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.look.insert(id, ctx);

@@ -4,7 +4,7 @@
 //! (C-LOOK within the window).
 
 use super::edf::deadline_ns;
-use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{tunable, HeadsRead, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use crate::time::SimDuration;
 use std::collections::BTreeMap;
@@ -40,8 +40,8 @@ impl Scheduler for ScanEdf {
     fn name(&self) -> &'static str {
         "scan_edf"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

@@ -3,7 +3,7 @@
 //! Over an array each request's distance is from its own disk's heads.
 
 use super::sptf::ByCylinder;
-use super::{cyl_key, disks_of, nearest_on_disk, SchedCtx, Scheduler};
+use super::{cyl_key, disks_of, nearest_on_disk, HeadsRead, SchedCtx, Scheduler};
 use crate::host::ReqId;
 
 #[derive(Default)]
@@ -16,6 +16,9 @@ pub struct Sstf {
 impl Scheduler for Sstf {
     fn name(&self) -> &'static str {
         "sstf"
+    }
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Cylinder
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

@@ -3,7 +3,7 @@
 //! Ties go to the older request. Over an array each request's distance is
 //! from the last one dispatched to its own disk.
 
-use super::{lbn_disks, lbn_key, lbn_of, next_on_disk, LbnKey, SchedCtx, Scheduler};
+use super::{lbn_disks, lbn_key, lbn_of, next_on_disk, LbnKey, HeadsRead, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
@@ -19,8 +19,8 @@ impl Scheduler for SstfLbn {
     fn name(&self) -> &'static str {
         "sstf_lbn"
     }
-    fn reads_heads(&self) -> bool {
-        false
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Nothing
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         self.by_lbn.insert(lbn_key(ctx.reqs.get(id)), id);

@@ -6,7 +6,7 @@
 //! direction are from its own disk's heads and that disk's current sweep.
 
 use super::sptf::ByCylinder;
-use super::{cyl_key, disks_of, nearest_on_disk, tunable, CylKey, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{cyl_key, disks_of, nearest_on_disk, tunable, CylKey, HeadsRead, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 
 /// Declared tunables: `r`.
@@ -30,6 +30,9 @@ impl VScan {
 impl Scheduler for VScan {
     fn name(&self) -> &'static str {
         "vscan"
+    }
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::Cylinder
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

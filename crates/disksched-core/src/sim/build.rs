@@ -10,7 +10,7 @@ use crate::engine::Engine;
 use crate::error::{config_err, Error, Result};
 use crate::host::array::{Array, ArrayLayout, Splits};
 use crate::metrics::Metrics;
-use crate::sched::{self, Scheduler};
+use crate::sched::{self, HeadsRead, Scheduler};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::WorkloadConfig;
 use rand::SeedableRng;
@@ -143,7 +143,7 @@ impl Simulation {
                 level_predictors[i] = Some(Predictor { overlapped: external, ..p });
             }
         }
-        let belief_unread = belief_unread(cfg, &levels, &units);
+        let belief_read = belief_read(cfg, &levels, &units);
         Ok(Simulation {
             engine: Engine::new(),
             shared: Shared {
@@ -181,20 +181,24 @@ impl Simulation {
             series_timed_rows: timed_rows,
             series_window_ns: series_window.map_or(0, |w| w.ns()),
             retired_counters: Vec::new(),
-            belief_unread,
+            belief_read,
         })
     }
 }
 
-/// Whether nothing in a run of `cfg` reads the host's exact belief of the
-/// heads, so it need not follow each command (half a drive's timing work per
-/// request): one disk (over an array LBN schedulers pick a disk by when its
-/// heads are free), no scheduler that reads them now or by reconfiguration
-/// later, no noise (its prediction errors are the belief's), no background
-/// work, and a workload without range requests (placed from the heads).
-fn belief_unread(cfg: &SimConfig, levels: &[QueueLevel], units: &[DiskUnit]) -> bool {
-    units.len() == 1 && cfg.reconfigure.is_empty() && cfg.disk.noise.is_none() && cfg.freeblock.is_none() && !cfg.workload.may_make_ranges()
-        && !levels.iter().map(|l| &l.sched).chain(units.iter().map(|u| &u.queue.sched)).any(|s| s.reads_heads())
+/// How much of the host's exact belief of the heads a run of `cfg` reads,
+/// so the belief need follow each command only that far (timing it is
+/// half a drive's work per request): nothing or the cylinder alone only on
+/// one disk (over an array LBN schedulers pick a disk by when its heads are
+/// free), with no reconfiguration (a later scheduler may read more), no
+/// noise (its prediction errors are the belief's), no background work and
+/// no range requests (placed from the heads); then what the most demanding
+/// scheduler reads.
+fn belief_read(cfg: &SimConfig, levels: &[QueueLevel], units: &[DiskUnit]) -> HeadsRead {
+    if units.len() > 1 || !cfg.reconfigure.is_empty() || cfg.disk.noise.is_some() || cfg.freeblock.is_some() || cfg.workload.may_make_ranges() {
+        return HeadsRead::Position;
+    }
+    levels.iter().map(|l| &l.sched).chain(units.iter().map(|u| &u.queue.sched)).map(|s| s.reads_heads()).max().unwrap_or(HeadsRead::Nothing)
 }
 
 /// The scheduler of a queue's config section (`level`: host, controller,
@@ -227,42 +231,81 @@ requests = 3000
 "#), "test").unwrap()
     }
 
-    /// A run that keeps no belief gives the result of one that keeps it:
-    /// a scheduler that says it does not read the heads truly does not
-    /// (else it would see a belief stuck at cylinder 0 and order otherwise).
+    /// A run that keeps only the belief its schedulers read gives the result
+    /// of one that keeps it all: a scheduler that says it reads nothing, or
+    /// the cylinder alone, truly does (else it would see a belief stuck at
+    /// cylinder 0, or at a time that does not move, and order otherwise).
+    /// Over drives with and without a remapped defect and a track table, and
+    /// requests that cross tracks.
     #[test]
-    fn a_run_without_the_belief_nobody_reads_is_the_same_run() {
+    fn a_run_keeping_only_the_belief_read_is_the_same_run() {
         let workloads = [
             "kind = \"open\"\ninterarrival_ms = 4.0\nread_fraction = 0.66",
-            "kind = \"closed\"\nclients = 16\nthink_time_ms = 0.0\nread_fraction = 0.5",
+            "kind = \"closed\"\nclients = 16\nthink_time_ms = 0.0\nread_fraction = 0.5\nsize_kb = 200.0",
         ];
-        let mut checked = 0;
-        for s in crate::sched::REGISTRY.iter().map(|i| i.name) {
-            for w in workloads {
-                let cfg = config(s, w);
-                let Ok(sim) = Simulation::new(&cfg) else { continue };
-                if !sim.belief_unread {
-                    continue;
+        let mut checked = [0; 2];
+        for model in ["atlas10k", "cheetah4lp", "maxtor300g"] {
+            for s in crate::sched::REGISTRY.iter().map(|i| i.name) {
+                for w in workloads {
+                    let mut cfg = config(s, w);
+                    cfg.disk.model = model.into();
+                    let Ok(sim) = Simulation::new(&cfg) else { continue };
+                    if sim.belief_read == HeadsRead::Position {
+                        continue;
+                    }
+                    checked[(sim.belief_read == HeadsRead::Cylinder) as usize] += 1;
+                    let mut kept = Simulation::new(&cfg).unwrap();
+                    kept.belief_read = HeadsRead::Position;
+                    let (a, b) = (sim.run(&mut |_, _| true).unwrap(), kept.run(&mut |_, _| true).unwrap());
+                    assert_eq!(serde_json::to_string(&a.summary).unwrap(), serde_json::to_string(&b.summary).unwrap(), "{model} {s}: {w}");
                 }
-                let mut kept = Simulation::new(&cfg).unwrap();
-                kept.belief_unread = false;
-                let (a, b) = (sim.run(&mut |_, _| true).unwrap(), kept.run(&mut |_, _| true).unwrap());
-                assert_eq!(serde_json::to_string(&a.summary).unwrap(), serde_json::to_string(&b.summary).unwrap(), "{s}: {w}");
-                checked += 1;
             }
         }
-        // FCFS and the LBN-ordered schedulers at least.
-        assert!(checked >= 2 * 8, "only {checked} runs without a belief");
+        // FCFS and the LBN-ordered schedulers at least without; SSTF and V(R) with the cylinder alone.
+        assert!(checked[0] >= 3 * 2 * 8 && checked[1] >= 3 * 2 * 2, "runs without a belief, with its cylinder: {checked:?}");
     }
 
     #[test]
     fn a_positional_scheduler_keeps_the_belief() {
-        for s in ["sptf", "sstf"] {
-            assert!(!Simulation::new(&config(s, "kind = \"open\"\ninterarrival_ms = 4.0")).unwrap().belief_unread, "{s}");
+        let open = "kind = \"open\"\ninterarrival_ms = 4.0";
+        for (s, read) in [("sptf", HeadsRead::Position), ("sstf", HeadsRead::Cylinder), ("vscan", HeadsRead::Cylinder), ("fcfs", HeadsRead::Nothing)] {
+            assert_eq!(Simulation::new(&config(s, open)).unwrap().belief_read, read, "{s}");
         }
-        let mut cfg = config("fcfs", "kind = \"open\"\ninterarrival_ms = 4.0");
-        assert!(Simulation::new(&cfg).unwrap().belief_unread);
+        let mut cfg = config("sstf", open);
         cfg.disk.count = 2;
-        assert!(!Simulation::new(&cfg).unwrap().belief_unread, "over an array");
+        assert_eq!(Simulation::new(&cfg).unwrap().belief_read, HeadsRead::Position, "over an array");
+    }
+
+    /// The cylinder a belief keeps without timing (`DiskUnit::start`) is
+    /// where `DiskModel::serve` leaves the heads: the cylinder of the
+    /// request's last block, for requests ending on, crossing and starting
+    /// at a remapped defect (the one LBN stored off the track of the LBNs
+    /// on either side) and crossing tracks and cylinders.
+    #[test]
+    fn the_belief_s_cylinder_is_the_last_block_s() {
+        // Cheetah 4LP's one listed defect is remapped to itself: remap one in
+        // its third zone's first sparing range to the range's last (spare) slot.
+        let mut spec = builtin::resolve("cheetah4lp", None).unwrap();
+        let range_slots = (spec.layout.sparing_range_cylinders * spec.surfaces * spec.layout.zones[2].sectors_per_track) as u64;
+        spec.layout.zones[2].defects = vec![(5, range_slots - 1)];
+        let model = DiskModel::new(spec).unwrap();
+        let layout = &model.layout;
+        let track = |lbn: u64| {
+            let p = layout.lbn_to_pbn(lbn);
+            (p.cylinder, p.head)
+        };
+        let remapped: Vec<u64> = (1..layout.capacity() - 1).filter(|&l| track(l) != track(l - 1) && track(l + 1) == track(l - 1)).collect();
+        assert_eq!(remapped.len(), 1, "{remapped:?}");
+        let defect = remapped[0];
+        let mut checked = 0;
+        for (lbn, blocks) in [(defect - 7, 8), (defect - 7, 20), (defect, 1), (defect, 9), (0, 1), (1000, 500), (4_000_000, 2048)] {
+            for is_write in [false, true] {
+                let mut state = crate::disk::DriveState::default();
+                model.serve(&mut state, crate::time::SimTime(0), lbn, blocks, is_write, &mut Default::default());
+                assert_eq!(state.head.cylinder, layout.lbn_to_pbn(lbn + blocks as u64 - 1).cylinder, "{lbn}+{blocks} write {is_write}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 14);
     }
 }

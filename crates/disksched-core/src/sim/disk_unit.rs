@@ -9,6 +9,7 @@ use crate::background::freeblock::Freeblock;
 use crate::disk::{Access, Drive, DriveState, HeadState, Service};
 use crate::error::{Error, Result};
 use crate::host::ReqId;
+use crate::sched::HeadsRead;
 use crate::time::SimTime;
 
 /// What a disk unit did when asked to start its next command.
@@ -28,8 +29,8 @@ pub(crate) struct DiskUnit {
     in_service: Option<ReqId>,
     /// The host's belief of the drive's state after the last command it knows of.
     pub(crate) belief: DriveState,
-    /// Whether the belief follows each command (false: nothing reads it, `Simulation::belief_unread`).
-    pub(crate) keep_belief: bool,
+    /// How far the belief follows each command: as far as the run reads it (`Simulation::belief_read`).
+    pub(crate) keep_belief: HeadsRead,
     pub(crate) freeblock: Box<dyn Freeblock>,
     /// With `[disk.noise]`: the host's belief's prediction of each command against the drive's service.
     pub(crate) prediction: Option<crate::disk::noisy::PredictionErrors>,
@@ -45,7 +46,7 @@ pub(crate) fn head_at(state: &DriveState, now: SimTime) -> HeadState {
 
 impl DiskUnit {
     pub(crate) fn new(drive: Drive, queue: QueueLevel, freeblock: Box<dyn Freeblock>) -> DiskUnit {
-        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), keep_belief: true, freeblock, prediction: None, clock: None }
+        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), keep_belief: HeadsRead::Position, freeblock, prediction: None, clock: None }
     }
 
     /// Requests sent to this disk and not yet done (queued or in service).
@@ -123,7 +124,14 @@ impl DiskUnit {
         let (service, believed) = self.freeblock.serve(&mut self.drive, r, now);
         match believed {
             Some(head) => self.belief = DriveState { head, last_was_write: r.is_write },
-            None if !self.keep_belief => {}
+            None if self.keep_belief == HeadsRead::Nothing => {}
+            // The heads end on the cylinder of the request's last block (a one-track request's is its mapped piece's).
+            None if self.keep_belief == HeadsRead::Cylinder => {
+                self.belief.head.cylinder = match r.mapped.filter(|&(lbn, p)| lbn == r.lbn && p.blocks == r.blocks) {
+                    Some((_, piece)) => piece.cylinder,
+                    None => shared.predictor.model.layout.lbn_to_pbn(r.lbn + r.blocks as u64 - 1).cylinder,
+                };
+            }
             None => {
                 // The host's belief follows its own model of the drive (an
                 // exact one reuses the drive's mapping of the request).

@@ -148,10 +148,10 @@ pub struct Simulation {
     series_window_ns: u64,
     /// Counters of the schedulers switched out so far (`RunResult::retired_counters`).
     retired_counters: Vec<(String, &'static str, u64)>,
-    /// Nothing of the config reads the host's belief of the heads (see
-    /// `build::belief_unread`): a batch run then keeps none. The
-    /// step-by-step API keeps it, as its caller may ask (`heads`).
-    belief_unread: bool,
+    /// How much of the host's belief of the heads the config reads (see
+    /// `build::belief_read`): a batch run keeps only that much. The
+    /// step-by-step API keeps it all, as its caller may ask (`heads`).
+    belief_read: crate::sched::HeadsRead,
 }
 
 /// A classifier hook: (client, flow, request, now) -> the request's flow; it
@@ -208,7 +208,7 @@ impl Simulation {
     /// often; returning false aborts the run (an error).
     pub fn run(mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<RunResult> {
         for u in &mut self.units {
-            u.keep_belief = !self.belief_unread;
+            u.keep_belief = self.belief_read;
         }
         self.start();
         let mut steps: u64 = 0;
