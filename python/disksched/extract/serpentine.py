@@ -609,12 +609,18 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
     resyncs = [0]
     guess_run = [0]
     S_now: list = [None]
+
+    def take(band) -> bool:
+        """Append `band` to the walk; whether the walk has all the bands it was asked for."""
+        bands.append(band)
+        p.maybe_refine()
+        if progress:
+            progress(band.first + band.count, end)
+        return bool(max_bands and len(bands) >= max_bands)
+
     while L < end:
         # the last band's sectors per track and skew, the first guess (the recent bands' are tried below)
-        guess, skew = None, None
-        for bb in reversed(bands[-64:]):
-            guess, skew = bb.spt, bb.skew
-            break
+        guess, skew = (bands[-1].spt, bands[-1].skew) if bands else (None, None)
         if len(bands) >= 2:
             widths = [bb.tracks for bb in bands]
             vals, cnt = np.unique(widths, return_counts=True)
@@ -623,16 +629,11 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
             S_now[0] = surfaces_of_bands([bb.spt for bb in bands])
         pred = _predicted(bands, S_now[0], W, L, end)
         if pred is not None and _verify(p, pred):
-            bands.append(pred)
             predicted[0] += 1
             L = pred.first + pred.count
-            p.maybe_refine()
-            if progress:
-                progress(L, end)
-            if max_bands and len(bands) >= max_bands:
+            if take(pred):
                 break
             continue
-        bnd = None
         # (after the prediction: a predicted band needs none of these probes)
         if guess is not None:
             # the band two back in the serpentine's order often has this one's sectors per track: try each
@@ -710,12 +711,8 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
             stats_tracks[0] += 1
         if bnd.tracks > 1:
             guess_run[0] = 0
-        bands.append(bnd)
         L = bnd.first + bnd.count
-        p.maybe_refine()
-        if progress:
-            progress(L, end)
-        if max_bands and len(bands) >= max_bands:
+        if take(bnd):
             break
         if bnd.count <= 0:
             raise NotSerpentine(f"an empty band at block {L:,}")
