@@ -81,3 +81,25 @@ fn phase_and_sector_times_match_the_128_bit_definition() {
         }
     }
 }
+
+/// Whole sectors passed in a time (`sectors_in`), against hand arithmetic:
+/// atlas10k turns at 10,025 rpm, 5,985,037.4 ns a revolution; on a track
+/// of 334 sectors a sector passes in 17,919.3 ns. Times long enough that the
+/// 64-bit product overflows take the 128-bit path to the same floor.
+#[test]
+fn sectors_in_a_time_floors_the_exact_count() {
+    let m = common::atlas();
+    let mech = &m.mech;
+    assert_eq!(mech.rpm_milli, 10_025_000);
+    let sector_ns = 60e9 / 10_025.0 / 334.0;
+    for dt in [0u64, 1, 17_919, 17_920, 35_839, 35_840, 5_985_037, 5_985_038, 1_000_000_000, 3_000_000_000, u64::MAX / 1000] {
+        let want = (dt as f64 / sector_ns).floor() as u64;
+        // (f64 rounds near a boundary: accept the exact 128-bit quotient there.)
+        let exact = (dt as u128 * 334 * 10_025_000 / REV as u128) as u64;
+        assert_eq!(mech.sectors_in(dt, 334), exact, "{dt} ns");
+        assert!(exact.abs_diff(want) <= 1, "{dt} ns: {exact} vs {want}");
+    }
+    assert_eq!(mech.sectors_in(17_919, 334), 0);
+    assert_eq!(mech.sectors_in(17_920, 334), 1);
+    assert_eq!(mech.sectors_in(5_985_038, 334), 334);
+}

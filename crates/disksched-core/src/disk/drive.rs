@@ -12,7 +12,7 @@
 
 use crate::disk::cache::Cache;
 use crate::disk::layout::{MappedPieces, TrackPiece};
-use crate::disk::mechanics::{sector_phase, REV};
+use crate::disk::mechanics::sector_phase;
 use crate::disk::spec::ReadAheadWhen;
 use crate::disk::timing::{Access, MediaAccess};
 use crate::disk::{DiskModel, HeadState};
@@ -560,7 +560,7 @@ impl Drive {
             own_track = Some((track_first_lbn, track_blocks));
             if track_blocks > 0 {
                 let spt = self.pieces[0].sectors_per_track;
-                let passed = (a.rotation_ns as u128 * spt as u128 * model.mech.rpm_milli as u128 / REV as u128) as u64;
+                let passed = model.mech.sectors_in(a.rotation_ns, spt);
                 let room = self.cache.segment_blocks.saturating_sub(blocks as u64);
                 lo = lbn - passed.min(lbn - track_first_lbn).min(room);
             }
@@ -899,7 +899,7 @@ impl Drive {
             let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
             if tm + piece_ns > t {
                 // Whole sectors passed by `t` (a slip inside the piece is not told apart here).
-                let sectors = ((t - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u32;
+                let sectors = m.sectors_in(t - tm, p.sectors_per_track) as u32;
                 out = Some((at, sectors.min(p.blocks)));
                 break;
             }
@@ -950,7 +950,7 @@ impl Drive {
             // reads the sector under the head to its end (and keeps it).
             Some((p, tm)) if finished.is_none() && tm < stop && self.model.spec.controller.finish_sector_on_stop => {
                 let m = &self.model.mech;
-                let under = ((stop - tm) as u128 * p.sectors_per_track as u128 * m.rpm_milli as u128 / REV as u128) as u64;
+                let under = m.sectors_in(stop - tm, p.sectors_per_track);
                 self.cache.extend(ra.segment, ra.lbn + (under + 1).min(p.blocks as u64));
                 (tm + m.sectors_ns(under + 1, p.sectors_per_track)).min(tm + m.sectors_ns(p.span_sectors as u64, p.sectors_per_track))
             }

@@ -185,6 +185,17 @@ impl Mechanics {
         }
     }
 
+    /// Whole sector-widths of rotation in `dt_ns` on a track of `spt`
+    /// sectors (rounded down): the inverse of `sectors_ns`.
+    #[inline]
+    pub fn sectors_in(&self, dt_ns: u64, spt: u32) -> u64 {
+        // (The same quotient in 64 bits while the product fits: any time under a few revolutions.)
+        match dt_ns.checked_mul(spt as u64).and_then(|x| x.checked_mul(self.rpm_milli)) {
+            Some(n) => n / REV,
+            None => (dt_ns as u128 * spt as u128 * self.rpm_milli as u128 / REV as u128) as u64,
+        }
+    }
+
     /// Longest seek distance in the table, cylinders.
     pub fn max_seek_distance(&self) -> u32 {
         (self.seek_ns.len() - 1) as u32
