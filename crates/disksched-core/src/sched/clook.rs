@@ -4,7 +4,7 @@
 //! within a sweep. Over an array each disk is swept on its own, and the
 //! disk whose heads are free first is served next.
 
-use super::{lbn_key, next_disk, next_on_disk, LbnKey, HeadsRead, SchedCtx, Scheduler};
+use super::{lbn_key, next_disk, next_on_disk, HeadsRead, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 

@@ -3,7 +3,7 @@
 //! Ties go to the older request. Over an array each request's distance is
 //! from the last one dispatched to its own disk.
 
-use super::{lbn_disks, lbn_key, lbn_of, next_on_disk, LbnKey, HeadsRead, SchedCtx, Scheduler};
+use super::{lbn_disks, lbn_key, lbn_of, next_on_disk, HeadsRead, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
