@@ -86,7 +86,7 @@ impl Scheduler for Asptf {
     }
     fn drain(&mut self) -> Vec<ReqId> {
         self.bands.clear();
-        std::mem::take(&mut self.by_cyl).into_values().collect()
+        self.by_cyl.drain()
     }
     fn len(&self) -> usize {
         self.by_cyl.len()

@@ -43,7 +43,7 @@ impl Scheduler for Bsptf {
         self.batch.remove(&key)
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        std::mem::take(&mut self.batch).into_values().chain(self.waiting.drain(..).map(|w| w.1)).collect()
+        self.batch.drain().into_iter().chain(self.waiting.drain(..).map(|w| w.1)).collect()
     }
     fn len(&self) -> usize {
         self.batch.len() + self.waiting.len()

@@ -60,7 +60,7 @@ impl Scheduler for Hrs {
         if r.range.is_some() { self.ranged.remove(&c.seq) } else { self.plain.remove(&super::cyl_key(r)) }
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        let mut v: Vec<ReqId> = std::mem::take(&mut self.plain).into_values().collect();
+        let mut v: Vec<ReqId> = self.plain.drain();
         v.extend(std::mem::take(&mut self.ranged).into_values());
         v
     }

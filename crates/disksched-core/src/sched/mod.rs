@@ -56,6 +56,7 @@ pub mod anticipatory;
 pub mod asptf;
 pub mod bsptf;
 pub mod clook;
+mod cyl_index;
 pub mod cscan;
 pub mod ecs;
 pub mod edf;
@@ -91,10 +92,10 @@ pub(crate) fn cyl_key(r: &Request) -> CylKey {
 
 /// The disks with requests in a positional index, in order.
 #[inline]
-pub(crate) fn disks_of<V>(map: &std::collections::BTreeMap<CylKey, V>) -> impl Iterator<Item = u32> + '_ {
+pub(crate) fn disks_of(map: &cyl_index::CylIndex) -> impl Iterator<Item = u32> + '_ {
     // (The last key's disk ends the walk without a search: one disk's index, the usual case, needs none.)
     let last = map.last_key_value().map(|(k, _)| k.0);
-    std::iter::successors(map.keys().next().map(|k| k.0), move |&d| {
+    std::iter::successors(map.first_key_value().map(|(k, _)| k.0), move |&d| {
         (Some(d) != last).then(|| map.range((d + 1, 0, 0)..).next().map(|k| k.0 .0)).flatten()
     })
 }
@@ -157,8 +158,8 @@ pub(crate) fn next_on_disk<V>(map: &std::collections::BTreeMap<LbnKey, V>, disk:
 /// Disk `disk`'s requests in a positional index at cylinder `cylinder` or
 /// above (nearest first), and below it (nearest first).
 #[inline]
-pub(crate) fn outward<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32, cylinder: u32)
-    -> (impl Iterator<Item = (&CylKey, &V)>, impl Iterator<Item = (&CylKey, &V)>) {
+pub(crate) fn outward(map: &cyl_index::CylIndex, disk: u32, cylinder: u32)
+    -> (impl Iterator<Item = (&CylKey, &ReqId)>, impl Iterator<Item = (&CylKey, &ReqId)>) {
     // One bounded side each (the tree searched once a side); the disk's own keys end each walk.
     let up = map.range((disk, cylinder, 0)..).take_while(move |(k, _)| k.0 == disk);
     let down = map.range(..(disk, cylinder, 0)).rev().take_while(move |(k, _)| k.0 == disk);
@@ -167,7 +168,7 @@ pub(crate) fn outward<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32,
 
 /// Disk `disk`'s nearest requests at or above and below `cylinder` in a
 /// positional index: the oldest at the nearest cylinder on each side.
-pub(crate) fn nearest_on_disk<V>(map: &std::collections::BTreeMap<CylKey, V>, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
+pub(crate) fn nearest_on_disk(map: &cyl_index::CylIndex, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
     let (mut up, mut down) = outward(map, disk, cylinder);
     let up = up.next().map(|(k, _)| *k);
     let down = down.next().map(|(k, _)| k.1)

@@ -11,10 +11,9 @@
 use super::{cyl_key, disks_of, outward, CylKey, SchedCtx, Scheduler};
 use crate::disk::{HeadState, Positioning};
 use crate::host::{ReqId, Request};
-use std::collections::BTreeMap;
 
 /// Requests by (disk, cylinder, seq): the index every SPTF-family scheduler keeps.
-pub(crate) type ByCylinder = BTreeMap<CylKey, ReqId>;
+pub(crate) type ByCylinder = super::cyl_index::CylIndex;
 
 /// Visit pending requests nearest-cylinder-first, predicting each one's
 /// positioning from its own disk's believed heads (one disk after another
@@ -64,7 +63,7 @@ pub(crate) fn best(by_cyl: &ByCylinder, ctx: &SchedCtx) -> Option<(CylKey, u64)>
         // Every request predicted, in key order (the least cost and its ties
         // do not depend on the order: the walk's answer).
         let mut at: Option<(u32, &HeadState, u64)> = None;
-        for (&key, &id) in by_cyl {
+        for (&key, &id) in by_cyl.iter() {
             if at.is_none_or(|(disk, _, _)| disk != key.0) {
                 let head = ctx.head_of(key.0);
                 at = Some((key.0, head, ctx.predictor.phase_at(head.time)));
@@ -111,7 +110,7 @@ impl Scheduler for Sptf {
         self.by_cyl.remove(&key)
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        std::mem::take(&mut self.by_cyl).into_values().collect()
+        self.by_cyl.drain()
     }
     fn len(&self) -> usize {
         self.by_cyl.len()

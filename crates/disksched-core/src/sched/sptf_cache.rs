@@ -74,7 +74,7 @@ impl Scheduler for SptfCache {
     }
     fn drain(&mut self) -> Vec<ReqId> {
         self.reads.clear();
-        std::mem::take(&mut self.by_cyl).into_values().collect()
+        self.by_cyl.drain()
     }
     fn len(&self) -> usize {
         self.by_cyl.len()

@@ -45,7 +45,7 @@ impl Scheduler for SptfSw {
         self.by_cyl.remove(&pick?.2)
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        std::mem::take(&mut self.by_cyl).into_values().collect()
+        self.by_cyl.drain()
     }
     fn len(&self) -> usize {
         self.by_cyl.len()

@@ -65,7 +65,7 @@ impl Scheduler for VScan {
         self.by_cyl.remove(&key)
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        std::mem::take(&mut self.by_cyl).into_values().collect()
+        self.by_cyl.drain()
     }
     fn len(&self) -> usize {
         self.by_cyl.len()
