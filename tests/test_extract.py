@@ -243,6 +243,56 @@ def test_water_mark_under_jitter_is_the_truths(tmp_path):
         assert w["read_water_mark"] == 0.0 and w["confidence"] >= 0.5, (seed, w)
 
 
+def test_water_mark_not_read_from_a_track_of_an_odd_count(dec_exact):
+    """The mark's reads start at a track's first block, from a track of its zone's commonest LBN count. Under
+    noise (seeds 2 and 3 at 20 us) DEC RZ26's walk placed one boundary a block early: a track of 58 blocks among
+    57-block tracks (one spare a track), the only one whose count was its sectors per track, and the mark was read
+    from it: its first block is the track before's last, every size but 1 crossed a head switch and the skew,
+    and the mark came out 1.0 (truth 0.0; 0.54 ms of random demerit). Here the same misplaced boundary is made
+    by hand on the exact walk's tracks."""
+    import dataclasses
+    import random
+
+    from disksched.extract.watermark import read_water_mark
+
+    dev, x, _ = dec_exact
+    ctl = x.spec["controller"]
+    tracks = list(x.geometry.tracks)
+    assert all(t.count == t.spt - 1 for t in tracks)  # (the exact walk: every track 57 blocks on 58 sectors)
+    i = len(tracks) // 3
+    tracks[i - 1] = dataclasses.replace(tracks[i - 1], count=tracks[i - 1].count - 1)
+    tracks[i] = dataclasses.replace(tracks[i], first=tracks[i].first - 1, count=tracks[i].count + 1)
+    w = read_water_mark(dev, random.Random(1), tracks, x.clock.period_ns, ctl["bus_sector_ms"] * 1e6,
+                        ctl["cache_segments"])
+    assert w["track_first"] != tracks[i].first, w
+    assert w["read_water_mark"] == 0.0 and w["confidence"] >= 0.5, w
+
+
+def test_water_mark_repeated_on_another_track_when_no_mark_fits(dec_exact):
+    """A fit that no mark explains (a mean error over half a sector: the track is not where the layout says) is
+    read again on another track and the better-explained fit kept. A track whose boundary is a block early but
+    whose count is the zone's (nothing marks it out) is the one nearest the middle of five: read alone, it fits
+    nothing; among good tracks, the repeat on one of them gives the truth's mark."""
+    import dataclasses
+    import random
+
+    from disksched.extract.watermark import read_water_mark
+
+    dev, x, _ = dec_exact
+    ctl = x.spec["controller"]
+    tracks = list(x.geometry.tracks)
+    i = len(tracks) // 2
+    bad = dataclasses.replace(tracks[i], first=tracks[i].first - 1)
+    args = (x.clock.period_ns, ctl["bus_sector_ms"] * 1e6, ctl["cache_segments"])
+    alone = read_water_mark(dev, random.Random(1), [bad], *args)
+    assert alone["confidence"] < 0.5 and "repeated_after" not in alone, alone
+    five = tracks[i - 2:i + 3]
+    five[2] = bad
+    w = read_water_mark(dev, random.Random(1), five, *args)
+    assert w.get("repeated_after") == bad.first, w
+    assert w["read_water_mark"] == 0.0 and w["confidence"] >= 0.5, w
+
+
 def test_drive_whose_reread_goes_to_the_media(tmp_path):
     """ST41601N drops a request's own blocks from its segment, so a block read
     twice is read from the media twice: its read hits are measured on the
