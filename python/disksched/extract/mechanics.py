@@ -312,7 +312,7 @@ def _on_median_sector(g: Geometry, clock: Clock) -> Callable[[list, list], list]
 def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random, lo: int, hi: int,
                      write: bool = False, switch: bool = False, steps: int = 12, offset: float = 0.5,
                      on_read_phases: bool = False, after_read: Optional[Callable[[float], bool]] = None,
-                     interval: Optional[list] = None) -> Optional[float]:
+                     interval: Optional[list] = None, late: Optional[list] = None) -> Optional[float]:
     """Minimal lead (ns) of a command to the track the head is already on
     (overhead + one sector + completion, no positioning: DIXtrac's MTBRC idea
     without its cache-disabling mode page), or with `switch` to the previous
@@ -347,7 +347,9 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
     less its track's sector that missed, the earliest that made it (ns after t0): the command's overhead and
     positioning and the completion after a block lie between, whatever point of the sector grid the probe
     met. (Under timing noise that point is random: the idle turns are counted from a completion learned
-    late, so the offsets chosen spread nothing; the intervals of several searches still narrow it.)"""
+    late, so the offsets chosen spread nothing; the intervals of several searches still narrow it.) With
+    `late` (a list) it also appends, for each probe that made it, how much later than its block's read phase
+    its response came: the host's noise, and for a write how much later a write reports than a read."""
     geo = Geo(g)
     whole = {i for i, t in enumerate(g.tracks) if t.count >= 16 and lo <= t.first and t.first + t.count <= hi}
     starts = set(g.cylinders)
@@ -388,6 +390,8 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
             if got < due + T / 2:
                 hi_g, best = min(hi_g, due), min(best, got)
                 v_hi = min(v_hi, due - sector)
+                if late is not None:
+                    late.append(got - due)
             else:
                 lo_g = max(lo_g, due)
                 v_lo = max(v_lo, due - sector)
