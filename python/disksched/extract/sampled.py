@@ -180,8 +180,14 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
     # outvoted the few measured tracks after it. Its checks (a level within 5.7 sectors agrees there) saw the
     # angle drift a sector a cylinder only six cylinders on, and the short stretch walked there was predicted
     # on with the old skew again: 10-20% of its blocks more than a sector off their angle
+    # (nor one out of a track much shorter than the next: its level comes from fewer walk reads, and noise puts
+    # it late more often: Cheetah 4LP at 20 us, the skews out of a range's short last track, 87 blocks of 195,
+    # 4 of 9 a sector or two short against 2 of 79 out of full tracks; two of the last three measured cylinder
+    # switches at 36 for 37 made the predictor's cylinder skew 36, and the angle drifted a sector a cylinder,
+    # three cylinders a check)
     meas = [v for v, a, b in zip(sk, tail, tail[1:])
-            if not getattr(a, "predicted", False) and not getattr(b, "predicted", False)] if slack else []
+            if not getattr(a, "predicted", False) and not getattr(b, "predicted", False)
+            and 10 * a.count >= 9 * b.count] if slack else []
     src = meas if len(meas) >= 4 else sk
     ts = int(_mode(src))
     # the cylinder skew: the commonest other skew, more than twice the slack from the head switch's (with
