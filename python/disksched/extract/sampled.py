@@ -423,14 +423,6 @@ def _tidy(tracks: list, z: _Zone) -> list:
     return merge_split(repair(merge_split(tracks, one, two), one, z.count, z.spt), one, two)
 
 
-#: with noise a check's probe may complete late by several sectors (the tolerance, 1.5 x the noise in sectors: 5.7
-#: on IBM 18ES at 20 us), never early: one early by more than this many sectors disagrees (the prediction's angle
-#: is late: a cylinder skew a sector too long, IBM 18ES's 88 for 87 from cylinder 3,855, drifted 5 sectors before a
-#: check inside the symmetric tolerance saw it: at seed 1, all 5 of its 2,000 round-trip samples more than a sector
-#: off, 2 to 13 sectors late)
-EARLY_TOL_SECTORS = 1.5
-
-
 class _Checker:
     """Single-block probes that must miss the cache: a response no longer than a
     hit was served from the buffer, and is read again after far-away reads."""
@@ -455,10 +447,9 @@ class _Checker:
     def _agrees(self, x: int, level: float, spt: int) -> bool:
         # with noise a completion may be late: a probe that disagrees by being late is read again (the
         # closest wins); noise never makes one early, so one early by more than the tolerance disagrees
-        early = min(self.tol, EARLY_TOL_SECTORS)
         for _ in range(1 + self.retries):
             v = float(_fold(np.array(self._level(x, spt) - level), spt))
-            if -early <= v <= self.tol:
+            if abs(v) <= self.tol:
                 return True
             if v < 0:
                 return False
