@@ -1511,7 +1511,8 @@ def test_jittered_predictor_measures_on_where_the_cylinder_phase_is_ambiguous(sp
     placements alike: as a skipped slot or an unexplained skew (HP C2247A, cost 1 either way, and the tie went
     to the wrong head), or, placed alone as the measured tracks were where they showed a switch, as a cylinder
     switch (HP C2490A's 36 = 2 x 18, their first head free). Every later predicted cylinder switch then fell one
-    or seven tracks off (at 20 us of jitter 1.05% / 1.35% of their blocks more than a sector off). The predictor
+    or seven tracks off (at 20 us of jitter, noise seed 1, 21 of HP C2247A's 2,000 round-trip samples and 18 of
+    HP C2490A's more than a sector off, every one of HP C2247A's misses). The predictor
     must then measure on (None) or get the head right; once the measured tracks reach past later cylinder
     switches it must give the right head (the walk does not measure on for ever)."""
     from disksched.extract.layout import Track
@@ -1542,8 +1543,8 @@ def test_jittered_cylinder_skew_not_from_short_tracks():
     """With noise a track's level comes from its walk reads, and a range's short last track (Cheetah 4LP: 87
     blocks of 195) has fewer: its level is late more often, and the skew out of it a sector short (4 of 9 at
     20 us, against 2 of 79 out of full tracks). Two of the last three measured cylinder switches at 36 for 37
-    made the predictor's cylinder skew 36, and its angle drifted a sector a cylinder till a check saw it (1.15%
-    of Cheetah 4LP's blocks more than a sector off). Those skews do not choose the cylinder skew."""
+    made the predictor's cylinder skew 36, and its angle drifted a sector a cylinder till a check saw it (at
+    seed 1, 16 of Cheetah 4LP's 23 round-trip misses were such drifts). Those skews do not choose the cylinder skew."""
     from disksched.extract.layout import Track
     from disksched.extract.sampled import zone_state
 

@@ -184,7 +184,7 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
     # it late more often: Cheetah 4LP at 20 us, the skews out of a range's short last track, 87 blocks of 195,
     # 4 of 9 a sector or two short against 2 of 79 out of full tracks; two of the last three measured cylinder
     # switches at 36 for 37 made the predictor's cylinder skew 36, and the angle drifted a sector a cylinder,
-    # three cylinders a check)
+    # 2-4 sectors before a check saw it)
     meas = [v for v, a, b in zip(sk, tail, tail[1:])
             if not getattr(a, "predicted", False) and not getattr(b, "predicted", False)
             and 10 * a.count >= 9 * b.count] if slack else []
