@@ -1341,7 +1341,7 @@ _UNEXPLAINED, _SKIP, _JUMP, _CONTINUED = 1.0, 1.0, 2.0, 1.0
 _MAX_SLOTS = 3   # a step over at most two empty track slots
 
 
-def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
+def _place(tracks: list, sk: list, S: int, cands, exact: bool, final_cost: Optional[list] = None) -> tuple:
     """(cylinder, head) of every track: the assignment that explains the skews at the least cost (Viterbi over the
     head of each track). A track's skew from the one before is one head switch (track skew), a cylinder switch
     (cylinder skew, after the last surface) or a sum of them over empty slots; the heads' phase is chosen over the
@@ -1349,7 +1349,8 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
     sequential count wrong for the rest of a zone: every later cylinder skew read as a cylinder switch plus four
     skipped tracks, Barracuda's model had 22% more cylinders than the truth). A change of sectors per track starts
     a new cylinder. Returns (tracks, pos, zone_first, zone_pair, skipped slots, whether empty cylinders may lie
-    before each zone): tracks with those continued on the previous one's slot joined to it."""
+    before each zone): tracks with those continued on the previous one's slot joined to it. `final_cost`, a list,
+    receives the least cost of an assignment ending at each head of the last track."""
     tol = 0.5 if exact else 2.5
     hs = np.arange(S)
     kinds, prevs, wraps = [], [], []
@@ -1403,6 +1404,8 @@ def _place(tracks: list, sk: list, S: int, cands, exact: bool) -> tuple:
         kinds.append(kind)
         prevs.append(prev)
         wraps.append(wr)
+    if final_cost is not None and cost is not None:
+        final_cost.extend(float(c) for c in cost)
     # back from the cheapest last head
     N = len(tracks)
     head = [0] * N

@@ -180,8 +180,14 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
     # outvoted the few measured tracks after it. Its checks (a level within 5.7 sectors agrees there) saw the
     # angle drift a sector a cylinder only six cylinders on, and the short stretch walked there was predicted
     # on with the old skew again: 10-20% of its blocks more than a sector off their angle
+    # (nor one out of a track much shorter than the next: its level comes from fewer walk reads, and noise puts
+    # it late more often: Cheetah 4LP at 20 us, the skews out of a range's short last track, 87 blocks of 195,
+    # 4 of 9 a sector or two short against 2 of 79 out of full tracks; two of the last three measured cylinder
+    # switches at 36 for 37 made the predictor's cylinder skew 36, and the angle drifted a sector a cylinder,
+    # 2-4 sectors before a check saw it)
     meas = [v for v, a, b in zip(sk, tail, tail[1:])
-            if not getattr(a, "predicted", False) and not getattr(b, "predicted", False)] if slack else []
+            if not getattr(a, "predicted", False) and not getattr(b, "predicted", False)
+            and 10 * a.count >= 9 * b.count] if slack else []
     src = meas if len(meas) >= 4 else sk
     ts = int(_mode(src))
     # the cylinder skew: the commonest other skew, more than twice the slack from the head switch's (with
@@ -240,15 +246,32 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
         while m < len(tail) and not getattr(tail[-1 - m], "predicted", False):
             m += 1
         win = tail[-min(len(tail), 4 * S + 1):]
+        fc: list = []
+        placed, pos, *_ = _place(win, _skews_of(win), S, lambda i: [(ts, cs)], False, fc)
+        # a phase no better than another: the last few tracks' skews fit two placements alike (HP C2247A's skipped
+        # track, two head switches of 14 sectors, 28, beside a cylinder switch of 32, one after the trailing
+        # tracks the walk measured: as a skipped slot or as an unexplained skew, a cost of 1 either way)
+        fc.sort()
+        ambiguous = len(fc) > 1 and fc[1] - fc[0] < 0.5
         if m >= 2:
             own = tail[-m:][-(4 * S + 1):]
-            placed, pos, *_ = _place(own, _skews_of(own), S, lambda i: [(ts, cs)], False)
-            sk_own = _skews_of(placed)
-            if any(b[1] == 0 and b[0] == a[0] + 1 and abs(float(_fold(np.array(v - cs), n))) <= slack
-                   for a, b, v in zip(pos, pos[1:], sk_own[1:]) if v is not None):
-                win = None
-        if win is not None:
-            placed, pos, *_ = _place(win, _skews_of(win), S, lambda i: [(ts, cs)], False)
+            placed_o, pos_o, *_ = _place(own, _skews_of(own), S, lambda i: [(ts, cs)], False)
+            sk_own = _skews_of(placed_o)
+            sw = [v for a, b, v in zip(pos_o, pos_o[1:], sk_own[1:])
+                  if v is not None and b[1] == 0 and b[0] == a[0] + 1 and abs(float(_fold(np.array(v - cs), n))) <= slack]
+            if sw:
+                if pos_o[-1][1] != pos[-1][1] and all(any(abs(float(_fold(np.array(v - k * ts), n))) <= slack
+                                                          for k in (2, 3)) for v in sw):
+                    # every cylinder switch the measured tracks show could as well be two or three head switches
+                    # over a skipped slot (HP C2490A's 36 sectors are two of its 18): placed alone, the few tracks
+                    # take the skipped slot for a cylinder switch (their first head is free) and every later
+                    # predicted cylinder switch fell 7 tracks off; neither they nor the tracks before decide
+                    ambiguous = True
+                else:
+                    placed, pos, ambiguous = placed_o, pos_o, False
+                    win = None
+        if ambiguous and need_head:
+            return None                   # measure on, till the measured tracks show the phase
         head = pos[-1][1]
         if need_head and win is not None and sum(1 for c, h in pos if h == 0) < 2:
             return None
