@@ -235,8 +235,8 @@ requests = 3000
     /// of one that keeps it all: a scheduler that says it reads nothing, or
     /// the cylinder alone, truly does (else it would see a belief stuck at
     /// cylinder 0, or at a time that does not move, and order otherwise).
-    /// Over drives with and without a remapped defect and a track table, and
-    /// requests that cross tracks.
+    /// Over zoned drives with slips (atlas10k, cheetah4lp) and a track table
+    /// (maxtor300g), and requests that cross tracks.
     #[test]
     fn a_run_keeping_only_the_belief_read_is_the_same_run() {
         let workloads = [
