@@ -4,14 +4,13 @@
 //! within a sweep. Over an array each disk is swept on its own, and the
 //! disk whose heads are free first is served next.
 
-use super::{lbn_key, next_disk, next_on_disk, HeadsRead, LbnKey, SchedCtx, Scheduler};
+use super::{lbn_key, next_disk, next_on_disk, ByLbn, HeadsRead, SchedCtx, Scheduler};
 use crate::host::ReqId;
-use std::collections::BTreeMap;
 
 #[derive(Default)]
 /// The C-LOOK scheduler (see the module doc).
 pub struct CLook {
-    by_lbn: BTreeMap<LbnKey, ReqId>,
+    by_lbn: ByLbn,
     /// By disk: the LBN just past the last request dispatched, the sweep position.
     position: Vec<u64>,
 }
@@ -49,7 +48,7 @@ impl Scheduler for CLook {
         self.next(ctx).map(|(id, _)| id)
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        std::mem::take(&mut self.by_lbn).into_values().collect()
+        self.by_lbn.drain()
     }
     fn len(&self) -> usize {
         self.by_lbn.len()

@@ -4,14 +4,13 @@
 //! Over an array each disk is swept on its own (its own position and
 //! direction), and the disk whose heads are free first is served next.
 
-use super::{lbn_key, next_disk, next_on_disk, HeadsRead, LbnKey, SchedCtx, Scheduler};
+use super::{lbn_key, next_disk, next_on_disk, ByLbn, HeadsRead, SchedCtx, Scheduler};
 use crate::host::ReqId;
-use std::collections::BTreeMap;
 
 #[derive(Default)]
 /// The LOOK scheduler (see the module doc).
 pub struct Look {
-    by_lbn: BTreeMap<LbnKey, ReqId>,
+    by_lbn: ByLbn,
     /// By disk: the sweep position (LBN) and whether the sweep runs downward.
     sweep: Vec<(u64, bool)>,
 }
@@ -53,7 +52,7 @@ impl Scheduler for Look {
         self.next(ctx).map(|(id, _)| id)
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        std::mem::take(&mut self.by_lbn).into_values().collect()
+        self.by_lbn.drain()
     }
     fn len(&self) -> usize {
         self.by_lbn.len()

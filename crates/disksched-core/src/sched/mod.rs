@@ -56,7 +56,6 @@ pub mod anticipatory;
 pub mod asptf;
 pub mod bsptf;
 pub mod clook;
-mod cyl_index;
 pub mod cscan;
 pub mod ecs;
 pub mod edf;
@@ -70,6 +69,7 @@ pub mod scan_edf;
 pub mod sptf;
 pub mod sptf_cache;
 pub mod sptf_sw;
+mod sorted_index;
 pub mod sstf;
 pub mod sstf_lbn;
 pub mod vscan;
@@ -92,7 +92,7 @@ pub(crate) fn cyl_key(r: &Request) -> CylKey {
 
 /// The disks with requests in a positional index, in order.
 #[inline]
-pub(crate) fn disks_of(map: &cyl_index::CylIndex) -> impl Iterator<Item = u32> + '_ {
+pub(crate) fn disks_of(map: &sptf::ByCylinder) -> impl Iterator<Item = u32> + '_ {
     // (The last key's disk ends the walk without a search: one disk's index, the usual case, needs none.)
     let last = map.last_key_value().map(|(k, _)| k.0);
     std::iter::successors(map.first_key_value().map(|(k, _)| k.0), move |&d| {
@@ -100,12 +100,15 @@ pub(crate) fn disks_of(map: &cyl_index::CylIndex) -> impl Iterator<Item = u32> +
     })
 }
 
-/// An LBN index over the disks: requests by (disk and first block, seq).
+/// An LBN index over the disks (`ByLbn`): requests by (disk and first block, seq).
 /// Over an array a request's `lbn` is a block of its own disk, so each
 /// disk's requests are one ordered run, swept on its own. The disk sits in
 /// the bits above the largest LBN, keeping the key two words, as cheap to
 /// compare as one disk's (LBN, seq).
 pub(crate) type LbnKey = (u64, u64);
+
+/// Requests by `LbnKey`: the index every LBN-ordered scheduler keeps.
+pub(crate) type ByLbn = sorted_index::SortedIndex<LbnKey>;
 
 const DISK_SHIFT: u32 = 40;
 const _: () = assert!(crate::disk::spec::limits::MAX_BLOCKS <= 1 << DISK_SHIFT && crate::config::DISK_COUNT.max < (1u64 << (64 - DISK_SHIFT)) as f64);
@@ -132,15 +135,15 @@ pub(crate) fn lbn_of(k: LbnKey) -> (u32, u64) {
 /// requests, the one whose heads are believed free first (the lowest
 /// number on a tie). Without per-disk heads there is one disk
 /// (`SchedCtx::heads`), found without the walk.
-pub(crate) fn next_disk<V>(map: &std::collections::BTreeMap<LbnKey, V>, ctx: &SchedCtx) -> Option<u32> {
+pub(crate) fn next_disk(map: &ByLbn, ctx: &SchedCtx) -> Option<u32> {
     lbn_disks(map, ctx).min_by_key(|&d| (ctx.head_of(d).time, d))
 }
 
 /// The disks with requests in an LBN index, in order (the first alone
 /// without per-disk heads: there is one).
-pub(crate) fn lbn_disks<'a, V>(map: &'a std::collections::BTreeMap<LbnKey, V>, ctx: &SchedCtx) -> impl Iterator<Item = u32> + 'a {
+pub(crate) fn lbn_disks<'a>(map: &'a ByLbn, ctx: &SchedCtx) -> impl Iterator<Item = u32> + 'a {
     let one = ctx.heads.is_empty();
-    std::iter::successors(map.keys().next().map(|&k| lbn_of(k).0), move |&d| {
+    std::iter::successors(map.first_key_value().map(|(&k, _)| lbn_of(k).0), move |&d| {
         (!one).then(|| map.range((lbn_at(d + 1, 0), 0)..).next().map(|(&k, _)| lbn_of(k).0)).flatten()
     })
 }
@@ -148,7 +151,7 @@ pub(crate) fn lbn_disks<'a, V>(map: &'a std::collections::BTreeMap<LbnKey, V>, c
 /// Disk `disk`'s next request in an LBN index from `lbn` up (`up`), or
 /// below it (`!up`, nearest first): the next one in that direction of a sweep.
 #[inline]
-pub(crate) fn next_on_disk<V>(map: &std::collections::BTreeMap<LbnKey, V>, disk: u32, lbn: u64, up: bool) -> Option<LbnKey> {
+pub(crate) fn next_on_disk(map: &ByLbn, disk: u32, lbn: u64, up: bool) -> Option<LbnKey> {
     let at = (lbn_at(disk, lbn), 0);
     if up { map.range(at..).next() } else { map.range(..at).next_back() }
         .map(|(k, _)| *k)
@@ -158,7 +161,7 @@ pub(crate) fn next_on_disk<V>(map: &std::collections::BTreeMap<LbnKey, V>, disk:
 /// Disk `disk`'s requests in a positional index at cylinder `cylinder` or
 /// above (nearest first), and below it (nearest first).
 #[inline]
-pub(crate) fn outward(map: &cyl_index::CylIndex, disk: u32, cylinder: u32)
+pub(crate) fn outward(map: &sptf::ByCylinder, disk: u32, cylinder: u32)
     -> (impl Iterator<Item = (&CylKey, &ReqId)>, impl Iterator<Item = (&CylKey, &ReqId)>) {
     // One bounded side each (the tree searched once a side); the disk's own keys end each walk.
     let up = map.range((disk, cylinder, 0)..).take_while(move |(k, _)| k.0 == disk);
@@ -168,7 +171,7 @@ pub(crate) fn outward(map: &cyl_index::CylIndex, disk: u32, cylinder: u32)
 
 /// Disk `disk`'s nearest requests at or above and below `cylinder` in a
 /// positional index: the oldest at the nearest cylinder on each side.
-pub(crate) fn nearest_on_disk(map: &cyl_index::CylIndex, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
+pub(crate) fn nearest_on_disk(map: &sptf::ByCylinder, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
     let (mut up, mut down) = outward(map, disk, cylinder);
     let up = up.next().map(|(k, _)| *k);
     let down = down.next().map(|(k, _)| k.1)

@@ -13,7 +13,7 @@ use crate::disk::{HeadState, Positioning};
 use crate::host::{ReqId, Request};
 
 /// Requests by (disk, cylinder, seq): the index every SPTF-family scheduler keeps.
-pub(crate) type ByCylinder = super::cyl_index::CylIndex;
+pub(crate) type ByCylinder = super::sorted_index::SortedIndex<CylKey>;
 
 /// Visit pending requests nearest-cylinder-first, predicting each one's
 /// positioning from its own disk's believed heads (one disk after another

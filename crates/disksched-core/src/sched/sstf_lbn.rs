@@ -3,14 +3,13 @@
 //! Ties go to the older request. Over an array each request's distance is
 //! from the last one dispatched to its own disk.
 
-use super::{lbn_disks, lbn_key, lbn_of, next_on_disk, HeadsRead, LbnKey, SchedCtx, Scheduler};
+use super::{lbn_disks, lbn_key, lbn_of, next_on_disk, ByLbn, HeadsRead, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
-use std::collections::BTreeMap;
 
 #[derive(Default)]
 /// The SSTF-by-LBN scheduler (see the module doc).
 pub struct SstfLbn {
-    by_lbn: BTreeMap<LbnKey, ReqId>,
+    by_lbn: ByLbn,
     /// By disk: the LBN just past the last request dispatched.
     position: Vec<u64>,
 }
@@ -49,7 +48,7 @@ impl Scheduler for SstfLbn {
         Some(id)
     }
     fn drain(&mut self) -> Vec<ReqId> {
-        std::mem::take(&mut self.by_lbn).into_values().collect()
+        self.by_lbn.drain()
     }
     fn len(&self) -> usize {
         self.by_lbn.len()

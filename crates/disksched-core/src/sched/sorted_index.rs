@@ -1,12 +1,13 @@
-//! `CylIndex`: pending requests by (disk, cylinder, seq), the positional
-//! index of SSTF, V(R) and the SPTF family. A sorted vector while the queue
-//! is short, the usual case: a binary search and a short move, and no node
-//! allocated and freed as a queue empties and fills again, as a B-tree's
-//! root is. A B-tree once it is long: a vector's insert moves every entry
-//! after it, a cost that grows with the queue (tens of thousands deep in an
-//! overloaded open run). The order, and so every answer, is the same in both.
+//! `SortedIndex`: pending requests by a key, in key order: the positional
+//! index (disk, cylinder, seq) of SSTF, V(R) and the SPTF family, and the
+//! LBN index (disk and LBN, seq) of C-LOOK, LOOK and SSTF by LBN. A sorted
+//! vector while the queue is short, the usual case: a binary search and a
+//! short move, and no node allocated and freed as a queue empties and fills
+//! again, as a B-tree's root is. A B-tree once it is long: a vector's insert
+//! moves every entry after it, a cost that grows with the queue (tens of
+//! thousands deep in an overloaded open run). The order, and so every
+//! answer, is the same in both.
 
-use super::CylKey;
 use crate::host::ReqId;
 use either::Either;
 use std::collections::BTreeMap;
@@ -19,28 +20,28 @@ const TREE_ABOVE: usize = 1024;
 const SORTED_BELOW: usize = 256;
 
 #[derive(Clone, Debug)]
-enum Entries {
-    Sorted(Vec<(CylKey, ReqId)>),
-    Tree(BTreeMap<CylKey, ReqId>),
+enum Entries<K> {
+    Sorted(Vec<(K, ReqId)>),
+    Tree(BTreeMap<K, ReqId>),
 }
 
 /// Requests by key, in key order (see the module doc).
 #[derive(Clone, Debug)]
-pub(crate) struct CylIndex(Entries);
+pub(crate) struct SortedIndex<K>(Entries<K>);
 
-impl Default for CylIndex {
-    fn default() -> CylIndex {
-        CylIndex(Entries::Sorted(Vec::new()))
+impl<K> Default for SortedIndex<K> {
+    fn default() -> SortedIndex<K> {
+        SortedIndex(Entries::Sorted(Vec::new()))
     }
 }
 
-fn pair(e: &(CylKey, ReqId)) -> (&CylKey, &ReqId) {
+fn pair<K>(e: &(K, ReqId)) -> (&K, &ReqId) {
     (&e.0, &e.1)
 }
 
-impl CylIndex {
-    pub(crate) fn new() -> CylIndex {
-        CylIndex::default()
+impl<K: Ord + Copy> SortedIndex<K> {
+    pub(crate) fn new() -> SortedIndex<K> {
+        SortedIndex::default()
     }
 
     #[inline]
@@ -58,7 +59,7 @@ impl CylIndex {
 
     /// Insert `id` at `key`; the request there before, if any.
     #[inline]
-    pub(crate) fn insert(&mut self, key: CylKey, id: ReqId) -> Option<ReqId> {
+    pub(crate) fn insert(&mut self, key: K, id: ReqId) -> Option<ReqId> {
         let old = match &mut self.0 {
             Entries::Sorted(v) => match v.binary_search_by(|e| e.0.cmp(&key)) {
                 Ok(i) => Some(std::mem::replace(&mut v[i].1, id)),
@@ -79,7 +80,7 @@ impl CylIndex {
 
     /// Remove the request at `key`.
     #[inline]
-    pub(crate) fn remove(&mut self, key: &CylKey) -> Option<ReqId> {
+    pub(crate) fn remove(&mut self, key: &K) -> Option<ReqId> {
         let id = match &mut self.0 {
             Entries::Sorted(v) => v.binary_search_by(|e| e.0.cmp(key)).ok().map(|i| v.remove(i).1),
             Entries::Tree(t) => t.remove(key),
@@ -90,7 +91,7 @@ impl CylIndex {
 
     /// Remove the first request in key order.
     #[inline]
-    pub(crate) fn pop_first(&mut self) -> Option<(CylKey, ReqId)> {
+    pub(crate) fn pop_first(&mut self) -> Option<(K, ReqId)> {
         let first = match &mut self.0 {
             Entries::Sorted(v) => (!v.is_empty()).then(|| v.remove(0)),
             Entries::Tree(t) => t.pop_first(),
@@ -109,7 +110,7 @@ impl CylIndex {
 
     /// The request at `key`.
     #[inline]
-    pub(crate) fn get(&self, key: &CylKey) -> Option<&ReqId> {
+    pub(crate) fn get(&self, key: &K) -> Option<&ReqId> {
         match &self.0 {
             Entries::Sorted(v) => v.binary_search_by(|e| e.0.cmp(key)).ok().map(|i| &v[i].1),
             Entries::Tree(t) => t.get(key),
@@ -117,7 +118,7 @@ impl CylIndex {
     }
 
     #[inline]
-    pub(crate) fn first_key_value(&self) -> Option<(&CylKey, &ReqId)> {
+    pub(crate) fn first_key_value(&self) -> Option<(&K, &ReqId)> {
         match &self.0 {
             Entries::Sorted(v) => v.first().map(pair),
             Entries::Tree(t) => t.first_key_value(),
@@ -125,7 +126,7 @@ impl CylIndex {
     }
 
     #[inline]
-    pub(crate) fn last_key_value(&self) -> Option<(&CylKey, &ReqId)> {
+    pub(crate) fn last_key_value(&self) -> Option<(&K, &ReqId)> {
         match &self.0 {
             Entries::Sorted(v) => v.last().map(pair),
             Entries::Tree(t) => t.last_key_value(),
@@ -134,7 +135,7 @@ impl CylIndex {
 
     /// The requests in key order.
     #[inline]
-    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = (&CylKey, &ReqId)> {
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = (&K, &ReqId)> {
         match &self.0 {
             Entries::Sorted(v) => Either::Left(v.iter().map(pair)),
             Entries::Tree(t) => Either::Right(t.iter()),
@@ -143,7 +144,7 @@ impl CylIndex {
 
     /// The requests with keys in `range`, in key order.
     #[inline]
-    pub(crate) fn range<R: RangeBounds<CylKey>>(&self, range: R) -> impl DoubleEndedIterator<Item = (&CylKey, &ReqId)> {
+    pub(crate) fn range<R: RangeBounds<K>>(&self, range: R) -> impl DoubleEndedIterator<Item = (&K, &ReqId)> {
         match &self.0 {
             Entries::Sorted(v) => {
                 let lo = match range.start_bound() {
@@ -171,9 +172,9 @@ impl CylIndex {
     }
 }
 
-impl std::ops::Index<&CylKey> for CylIndex {
+impl<K: Ord + Copy> std::ops::Index<&K> for SortedIndex<K> {
     type Output = ReqId;
-    fn index(&self, key: &CylKey) -> &ReqId {
+    fn index(&self, key: &K) -> &ReqId {
         self.get(key).expect("a key in the index")
     }
 }
@@ -190,7 +191,7 @@ mod tests {
     #[test]
     fn answers_as_a_btree_across_its_conversions() {
         let mut rng = SimRng::seed_from_u64(7);
-        let (mut ix, mut bt) = (CylIndex::new(), BTreeMap::new());
+        let (mut ix, mut bt) = (SortedIndex::new(), BTreeMap::new());
         let (mut to_tree, mut to_sorted, mut seq) = (0, 0, 0u64);
         for step in 0..9_000u32 {
             // Mostly inserts, then mostly removals, then inserts again: about 1,800 long, empty, 1,800.
