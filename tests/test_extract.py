@@ -20,7 +20,7 @@ PKG = ROOT / "python" / "disksched" / "extract"
 EXE = Path(sys.executable).parent / "disksched"
 
 # What the extractor may import: the standard library, numpy, and itself.
-ALLOWED_TOP = {"__future__", "abc", "dataclasses", "math", "random", "time", "typing", "numpy"}
+ALLOWED_TOP = {"__future__", "abc", "collections", "dataclasses", "math", "random", "time", "typing", "numpy"}
 
 
 def test_extractor_imports_only_its_own_side():

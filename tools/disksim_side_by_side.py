@@ -55,7 +55,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from callgrind_bench import ROOT, toml  # noqa: E402  (the bench config as TOML)
+
 TEMPLATES = Path(__file__).resolve().parent / "disksim_side_by_side"
 EXPECTED_RMS = "0.267525"
 
@@ -209,7 +211,8 @@ def disksim_run(tree: Path, parv: Path) -> dict:
     return {"cpu_s": cpu, "requests": handled, "mean_response_ms": resp}
 
 
-# Run in the project's Python: the bench config, timed around the core's run call only.
+# Run in the project's Python: the bench config (with any section's keys overridden by argv[4], JSON), timed
+# around the core's run call only.
 CHILD = r"""
 import json, resource, sys
 sys.path.insert(0, sys.argv[3])
@@ -217,6 +220,8 @@ from disksched import _core
 from disksched.bench import bench_configs
 workload, sched = sys.argv[1].split(":")
 cfg = next(c for w, s, c in bench_configs(int(sys.argv[2])) if (w, s) == (workload, sched))
+for section, values in json.loads(sys.argv[4]).items():
+    cfg[section].update(values)
 r0 = resource.getrusage(resource.RUSAGE_SELF)
 summary, counters, _, _ = _core.run(json.dumps(cfg), "<bench>.json", None)
 r1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -226,21 +231,11 @@ print(json.dumps({"cpu_s": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_st
 """
 
 
-def toml(config: dict) -> str:
-    def value(v) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        return '"' + v + '"' if isinstance(v, str) else repr(v)
-    lines = [f"{k} = {value(v)}" for k, v in config.items() if not isinstance(v, dict)]
-    for k, v in config.items():
-        if isinstance(v, dict):
-            lines += [f"\n[{k}]"] + [f"{kk} = {value(vv)}" for kk, vv in v.items()]
-    return "\n".join(lines) + "\n"
-
-
-def disksched_run(python: str, quick: Path | None, workload: str, requests: int, work: Path) -> dict:
+def disksched_run(python: str, quick: Path | None, workload: str, requests: int, work: Path,
+                  overrides: dict | None = None) -> dict:
     if quick is None:
-        whole, out = run_timed([python, "-c", CHILD, workload, str(requests), str(ROOT / "python")], work)
+        child = [python, "-c", CHILD, workload, str(requests), str(ROOT / "python"), json.dumps(overrides or {})]
+        whole, out = run_timed(child, work)
         r = json.loads(out.strip().splitlines()[-1])
         r["process_cpu_s"] = whole
         return r

@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from disksim_side_by_side import ROOT, build, check_rms, disksim_run, edit, write_parv  # noqa: E402
+from disksim_side_by_side import ROOT, build, check_rms, disksched_run, disksim_run, edit, write_parv  # noqa: E402
 
 WORKLOAD = "closed32:sptf"
 # The estimate's access time from the angle at the decision time instead of the drive's last event's.
@@ -53,26 +53,6 @@ OVERHEAD_TOO = """            struct dm_mech_state now_state = currdisk->mech_st
 # (label, read fraction, write-back) of each run.
 SETUPS = [("2/3 reads, write-back (the side by side's)", 2 / 3, True), ("all reads", 1.0, True),
           ("2/3 reads, write-through", 2 / 3, False)]
-
-CHILD = r"""
-import json, sys
-sys.path.insert(0, sys.argv[4])
-from disksched import _core
-from disksched.bench import bench_configs
-workload, sched = sys.argv[1].split(":")
-cfg = next(c for w, s, c in bench_configs(int(sys.argv[2])) if (w, s) == (workload, sched))
-cfg["workload"]["read_fraction"] = float(sys.argv[3])
-if sys.argv[5]:
-    cfg["disk"]["model"] = sys.argv[5]
-summary, _, _, _ = _core.run(json.dumps(cfg), "<bench>.json", None)
-print(json.loads(summary)["host_response_ms"]["mean"])
-"""
-
-
-def disksched_mean(python: str, requests: int, read_fraction: float, model: str) -> float:
-    out = subprocess.run([python, "-c", CHILD, WORKLOAD, str(requests), repr(read_fraction), str(ROOT / "python"), model],
-                         check=True, capture_output=True, text=True).stdout
-    return float(out.strip().splitlines()[-1])
 
 
 def set_once(text: str, pattern: str, value: str, where: str) -> str:
@@ -131,7 +111,9 @@ def main() -> None:
             rebuild(tree, work)
             runs[name] = [disksim_run(tree, p)["mean_response_ms"] for p in parvs]
         wt = write_through_spec(work)
-        runs["disksched"] = [disksched_mean(args.python, args.requests, f, "" if wb else wt) for _, f, wb in SETUPS]
+        runs["disksched"] = [disksched_run(args.python, None, WORKLOAD, args.requests, work,
+                                           {"workload": {"read_fraction": f}, **({} if wb else {"disk": {"model": wt}})}
+                                           )["mean_response_ms"] for _, f, wb in SETUPS]
         print(f"\n{WORKLOAD}, {args.requests:,} requests, mean response ms (DiskSim 2.01.016 at -O2, atlas10k rms {rms})\n")
         print("| run | DiskSim | DiskSim, the estimate's angle at the decision time | and a write's overhead before it | disksched |")
         print("|---|---|---|---|---|")

@@ -548,16 +548,13 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
     B = [None] * nb
     zone_of = [int(sp[runs[r][0]]) for _, _, r in bounds]
     calib = []
-    seen = {}
+    taken = 0   # windows calibrated in the zone so far
     for k in range(nb):
-        key = (zone_of[k], zone_of[k - 1] if k else None)
-        newzone = k == 0 or zone_of[k] != zone_of[k - 1]
-        if newzone:
-            seen[k] = 0
-            zstart = k
-        if seen.get(zstart, 0) < calib_per_zone:
+        if k == 0 or zone_of[k] != zone_of[k - 1]:
+            taken = 0
+        if taken < calib_per_zone:
             calib.append(k)
-            seen[zstart] = seen.get(zstart, 0) + 1
+            taken += 1
     # the run before window k's "after" run is the last run of the previous track
     def prev_run(k):
         return bounds[k][2] - 1

@@ -34,6 +34,7 @@ than a response's typical noise (there 0.71 and 0 came within 1.5 us a size).
 
 from __future__ import annotations
 
+from collections import Counter
 import math
 import random
 
@@ -92,11 +93,8 @@ def read_water_mark(dev: Device, rng: random.Random, tracks: list, period_ns: fl
     # only "full" track; read from there, every size but 1 crossed a head switch and the skew, and the mark came out
     # 1.0, truth 0): the candidates are tracks of the commonest count for their sectors per track, the one nearest
     # the middle first.
-    seen: dict = {}
-    for u in tracks:
-        seen[(u.spt, u.count)] = seen.get((u.spt, u.count), 0) + 1
     common: dict = {}
-    for (spt, count), _ in sorted(seen.items(), key=lambda kv: -kv[1]):   # (stable: ties in the tracks' order)
+    for (spt, count), _ in Counter((u.spt, u.count) for u in tracks).most_common():   # (ties in the tracks' order)
         common.setdefault(spt, count)
     long = [t for t in tracks if t.count >= SIZES[-1] + 1 and t.count == t.spt and t.count == common[t.spt]]
     if not long:

@@ -61,7 +61,7 @@ impl<K: Ord + Copy> SortedIndex<K> {
     #[inline]
     pub(crate) fn insert(&mut self, key: K, id: ReqId) -> Option<ReqId> {
         let old = match &mut self.0 {
-            Entries::Sorted(v) => match v.binary_search_by(|e| e.0.cmp(&key)) {
+            Entries::Sorted(v) => match v.binary_search_by_key(&key, |&(k, _)| k) {
                 Ok(i) => Some(std::mem::replace(&mut v[i].1, id)),
                 Err(i) => {
                     v.insert(i, (key, id));
@@ -82,7 +82,7 @@ impl<K: Ord + Copy> SortedIndex<K> {
     #[inline]
     pub(crate) fn remove(&mut self, key: &K) -> Option<ReqId> {
         let id = match &mut self.0 {
-            Entries::Sorted(v) => v.binary_search_by(|e| e.0.cmp(key)).ok().map(|i| v.remove(i).1),
+            Entries::Sorted(v) => v.binary_search_by_key(key, |&(k, _)| k).ok().map(|i| v.remove(i).1),
             Entries::Tree(t) => t.remove(key),
         };
         self.shrunk();
@@ -112,7 +112,7 @@ impl<K: Ord + Copy> SortedIndex<K> {
     #[inline]
     pub(crate) fn get(&self, key: &K) -> Option<&ReqId> {
         match &self.0 {
-            Entries::Sorted(v) => v.binary_search_by(|e| e.0.cmp(key)).ok().map(|i| &v[i].1),
+            Entries::Sorted(v) => v.binary_search_by_key(key, |&(k, _)| k).ok().map(|i| &v[i].1),
             Entries::Tree(t) => t.get(key),
         }
     }

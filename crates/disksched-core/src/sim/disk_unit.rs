@@ -118,7 +118,8 @@ impl DiskUnit {
         }
         let r = shared.reqs.get(id);
         // Mapped on arrival by the same layout (an exact belief's): not mapped again.
-        if let Some((lbn, piece)) = r.mapped.filter(|&(lbn, p)| lbn == r.lbn && p.blocks == r.blocks) {
+        let mapped = r.mapped.filter(|&(lbn, p)| lbn == r.lbn && p.blocks == r.blocks);
+        if let Some((lbn, piece)) = mapped {
             self.drive.seed_mapped(&shared.predictor.model.layout, lbn, piece);
         }
         let (service, believed) = self.freeblock.serve(&mut self.drive, r, now);
@@ -127,7 +128,7 @@ impl DiskUnit {
             None if self.keep_belief == HeadsRead::Nothing => {}
             // The heads end on the cylinder of the request's last block (a one-track request's is its mapped piece's).
             None if self.keep_belief == HeadsRead::Cylinder => {
-                self.belief.head.cylinder = match r.mapped.filter(|&(lbn, p)| lbn == r.lbn && p.blocks == r.blocks) {
+                self.belief.head.cylinder = match mapped {
                     Some((_, piece)) => piece.cylinder,
                     None => shared.predictor.model.layout.lbn_to_pbn(r.lbn + r.blocks as u64 - 1).cylinder,
                 };
