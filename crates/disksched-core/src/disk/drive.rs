@@ -11,13 +11,17 @@
 //! head reaches it waits a revolution.
 
 use crate::disk::cache::Cache;
+use crate::disk::controller::WritePlan;
 use crate::disk::layout::{MappedPieces, TrackPiece};
 use crate::disk::mechanics::sector_phase;
 use crate::disk::spec::ReadAheadWhen;
 use crate::disk::timing::{Access, MediaAccess};
 use crate::disk::{DiskModel, HeadState};
-use crate::time::{SimDuration, SimTime};
+use crate::time::SimTime;
 use std::sync::Arc;
+
+mod readahead;
+use readahead::ReadAhead;
 
 /// How one command was served, ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,225 +62,6 @@ pub struct DriveState {
     pub head: HeadState,
     /// The last command was a write.
     pub last_was_write: bool,
-}
-
-/// Controller figures converted to ns once.
-#[derive(Clone, Debug)]
-pub struct ControllerTiming {
-    /// Miss overheads: [this is a write][last was a write].
-    pub overhead_ns: [[u64; 2]; 2],
-    /// Cache-hit overheads, same indices.
-    pub hit_overhead_ns: [[u64; 2]; 2],
-    /// Bus transfer time per sector of a read.
-    pub bus_sector_ns: u64,
-    /// Bus transfer time per sector of a write (the read figure when the spec gives none).
-    pub bus_write_sector_ns: u64,
-    /// Before each data phase on the bus (DiskSim's `Data preparation overhead`).
-    pub data_prep_ns: u64,
-    /// Status phase at the end of every command: [read, write].
-    pub completion_ns: [u64; 2],
-    /// Reconnecting to the host after a disconnected media access (DiskSim's
-    /// `First reselect overhead`): [read, write].
-    pub reselect_ns: [u64; 2],
-    /// Bus time of the disconnect after a write's data (`Write disconnect overhead`).
-    pub write_disconnect_ns: u64,
-    /// Bus time of a read's disconnect after its command (`Read disconnect
-    /// afterread / afterwrite`): [last was a write].
-    pub read_disconnect_ns: [u64; 2],
-    /// Write-back (`Fast write level` 1 or 2 with caching): writes are
-    /// reported once their data is in and destaged afterwards.
-    pub fast_write: bool,
-    /// A read reconnects to send its data once this many of its blocks are in
-    /// the buffer: DiskSim's high water mark, a fraction of the request (or
-    /// of a segment, if smaller: `Set watermark by reqsize`) or of a segment.
-    read_water: f64,
-    /// `Set watermark by reqsize` is off: the mark is a fraction of a segment.
-    water_of_segment: bool,
-    /// Segment size, blocks (0: no buffer).
-    segment_blocks: u32,
-    /// Least positioning time of a write, unless it appends to a media
-    /// write in progress (DiskSim's `Minimum seek delay`, §2.6).
-    pub min_seek_ns: u64,
-    /// DiskSim's extra write disconnect path (PDL's rule, §2.4), on drives
-    /// with `Extra write disconnect` and a dedicated write segment.
-    extradisc: Option<Extradisc>,
-    /// `Extra write disconnect` also holds every write's first sector until
-    /// 10 (or 15) blocks are buffered (§2.5).
-    write_threshold: bool,
-}
-
-/// The extra write disconnect's figures, ns (DiskSim's `Extradisc *`).
-#[derive(Clone, Copy, Debug)]
-struct Extradisc {
-    command_ns: u64,
-    disconnect_ns: u64,
-    inter_disconnect_ns: u64,
-    second_disconnect_ns: u64,
-    seek_delta_ns: u64,
-    other_reselect_ns: u64,
-}
-
-impl ControllerTiming {
-    /// Convert the controller spec's ms figures to ns.
-    pub fn new(c: &crate::disk::spec::ControllerSpec) -> ControllerTiming {
-        let ms = |v: f64| SimDuration::from_ms(v * c.overhead_time_scale).ns();
-        ControllerTiming {
-            overhead_ns: [
-                [ms(c.read_overhead_after_read_ms), ms(c.read_overhead_after_write_ms)],
-                [ms(c.write_overhead_after_read_ms), ms(c.write_overhead_after_write_ms)],
-            ],
-            hit_overhead_ns: [
-                [ms(c.read_hit_overhead_after_read_ms), ms(c.read_hit_overhead_after_write_ms)],
-                [ms(c.write_hit_overhead_after_read_ms), ms(c.write_hit_overhead_after_write_ms)],
-            ],
-            // Transfer times are not processing overheads: DiskSim's time
-            // scale ("all processing overhead times", manual §disk) leaves them.
-            bus_sector_ns: SimDuration::from_ms(c.bus_sector_ms).ns(),
-            bus_write_sector_ns: SimDuration::from_ms(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)).ns(),
-            data_prep_ns: ms(c.data_preparation_overhead_ms),
-            completion_ns: [ms(c.read_completion_overhead_ms), ms(c.write_completion_overhead_ms)],
-            reselect_ns: [ms(c.first_reselect_overhead_ms); 2],
-            write_disconnect_ns: ms(c.write_disconnect_overhead_ms),
-            read_disconnect_ns: [ms(c.read_disconnect_after_read_ms), ms(c.read_disconnect_after_write_ms)],
-            fast_write: c.fast_write_level > 0 && c.caching_enabled && c.cache_segments > 0 && c.segment_size_blocks > 0,
-            read_water: c.read_water_mark,
-            water_of_segment: !c.water_mark_by_request,
-            segment_blocks: c.segment_size_blocks,
-            min_seek_ns: ms(c.minimum_seek_delay_ms),
-            // PDL takes the path only for a write into the most recently used
-            // segment after a write there; without a dedicated write segment
-            // a write takes the least recently used one, so (almost) never.
-            extradisc: (c.extra_write_disconnect && c.separate_write_segment).then(|| Extradisc {
-                command_ns: ms(c.extradisc_command_overhead_ms),
-                disconnect_ns: ms(c.extradisc_disconnect_overhead_ms),
-                inter_disconnect_ns: ms(c.extradisc_inter_disconnect_delay_ms),
-                second_disconnect_ns: ms(c.extradisc_second_disconnect_overhead_ms),
-                seek_delta_ns: ms(c.extradisc_seek_delta_ms),
-                other_reselect_ns: ms(c.other_reselect_overhead_ms),
-            }),
-            write_threshold: c.extra_write_disconnect,
-        }
-    }
-
-    /// Command overhead before a write's positioning may start, on the ordinary path
-    /// (write-back drives use the write *hit* figures for every write, §2.2).
-    pub fn write_overhead_ns(&self, last_was_write: bool) -> u64 {
-        let table = if self.fast_write { &self.hit_overhead_ns } else { &self.overhead_ns };
-        table[1][last_was_write as usize]
-    }
-
-    /// Command overhead before the mechanism may start on the ordinary
-    /// path: a read's miss overhead, a write's `write_overhead_ns`.
-    pub fn command_overhead_ns(&self, is_write: bool, last_was_write: bool) -> u64 {
-        if is_write { self.write_overhead_ns(last_was_write) } else { self.overhead_ns[0][last_was_write as usize] }
-    }
-
-    /// Blocks of an `n`-block write that must be in the buffer before its
-    /// first sector is written: 1, or on `Extra write disconnect` drives
-    /// min(n, 10) below 45 blocks and 15 from 45 on (DiskSim, §2.5).
-    pub fn write_first_blocks(&self, n: u32) -> u32 {
-        match (self.write_threshold, n) {
-            (false, _) => 1,
-            (true, n) if n < 45 => n.clamp(1, 10),
-            _ => 15,
-        }
-    }
-
-    /// How a write of `blocks` arriving at `now` is timed on the bus.
-    /// `last_was_write` / `continues`: the last command reported was a write /
-    /// ended where this one starts. `busy_until`: a write-back write that
-    /// arrived during a destage it does not join waits for its end (the
-    /// mechanism cannot be shared). `appends`: it joins the destage in progress.
-    pub fn write_plan(&self, now: u64, last_was_write: bool, continues: bool, blocks: u32,
-                      busy_until: Option<u64>, appends: bool) -> WritePlan {
-        let last = last_was_write as usize;
-        let bus_ns = blocks as u64 * self.bus_write_sector_ns;
-        let first_blocks = self.write_first_blocks(blocks);
-        let data = |data_from| WriteData { data_from, appends, first_blocks };
-        if self.fast_write {
-            let overhead_ns = self.hit_overhead_ns[1][last];
-            let cmd_end = now + overhead_ns;
-            // Waiting for a destage: disconnect, then reselect once it has ended.
-            let (back, reselect_ns) = busy_until.map_or((cmd_end, 0), |end| ((cmd_end + self.write_disconnect_ns).max(end), self.reselect_ns[1]));
-            let data_from = back + reselect_ns + self.data_prep_ns;
-            return WritePlan { overhead_ns, mech_from: cmd_end, data: data(data_from), data_end: data_from + bus_ns,
-                               wait_ns: back - cmd_end, status: None, completion_ns: self.completion_ns[1] };
-        }
-        if let Some(x) = self.extradisc.filter(|_| last_was_write && !continues) {
-            // Command and disconnect without data; the heads may go after the
-            // command plus the seek delta; the data comes after the delay and a
-            // reselect; the status after the media write, by `Other reselect`.
-            let data_from = now + x.command_ns + x.disconnect_ns + x.inter_disconnect_ns + self.reselect_ns[1] + self.data_prep_ns;
-            return WritePlan { overhead_ns: x.command_ns + x.seek_delta_ns, mech_from: now + x.command_ns + x.seek_delta_ns,
-                               data: data(data_from), data_end: data_from + bus_ns, wait_ns: 0,
-                               status: Some((x.second_disconnect_ns, x.other_reselect_ns)), completion_ns: self.completion_ns[1] };
-        }
-        let overhead_ns = self.overhead_ns[1][last];
-        let data_from = now + overhead_ns + self.data_prep_ns;
-        WritePlan { overhead_ns, mech_from: now + overhead_ns, data: data(data_from), data_end: data_from + bus_ns, wait_ns: 0,
-                    status: Some((self.write_disconnect_ns, self.reselect_ns[1])), completion_ns: self.completion_ns[1] }
-    }
-
-    /// One data phase of `blocks` on the bus: its preparation and the transfer.
-    pub fn data_phase_ns(&self, blocks: u32, is_write: bool) -> u64 {
-        self.data_prep_ns + blocks as u64 * if is_write { self.bus_write_sector_ns } else { self.bus_sector_ns }
-    }
-
-
-    /// Blocks of a `blocks`-block read that must be buffered before its data
-    /// goes out (DiskSim, semantics reference §3.4): by request size, the
-    /// mark's share of the request or of a segment, whichever is smaller,
-    /// rounded down; otherwise its share of a segment, rounded up; at least
-    /// one block and at most the request.
-    pub(crate) fn read_mark_blocks(&self, blocks: u32) -> u32 {
-        let seg = if self.segment_blocks > 0 { self.segment_blocks } else { blocks };
-        let mark = if self.water_of_segment {
-            (self.read_water * seg as f64).ceil()
-        } else {
-            (self.read_water * blocks.min(seg) as f64).floor()
-        };
-        (mark as u32).clamp(1, blocks.max(1))
-    }
-}
-
-/// A write's data on its way in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WriteData {
-    /// When its first block starts crossing the bus.
-    pub data_from: u64,
-    /// It appends to a media write in progress (no minimum seek delay).
-    pub appends: bool,
-    /// Blocks buffered before its first sector may be written.
-    pub first_blocks: u32,
-}
-
-/// A write's bus phases, absolute ns (see `ControllerTiming::write_plan`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WritePlan {
-    /// Command processing before the heads may move (`mech_from - now`).
-    pub overhead_ns: u64,
-    /// Earliest start of the write's positioning.
-    pub mech_from: u64,
-    /// How the write's data arrives over the bus.
-    pub data: WriteData,
-    /// Its last block has crossed the bus.
-    pub data_end: u64,
-    /// Held back by a destage before its data could come in.
-    pub wait_ns: u64,
-    /// Reported after the media write: (disconnect after the data, status
-    /// reselect); None: reported once the data is in (write-back).
-    status: Option<(u64, u64)>,
-    completion_ns: u64,
-}
-
-impl WritePlan {
-    /// When the write is reported, its media write ending at `media_end`.
-    pub fn done(&self, media_end: u64) -> u64 {
-        match self.status {
-            None => self.data_end + self.completion_ns,
-            Some((disconnect_ns, reselect_ns)) => media_end.max(self.data_end + disconnect_ns) + reselect_ns + self.completion_ns,
-        }
-    }
 }
 
 impl DiskModel {
@@ -358,31 +143,6 @@ struct Destage {
     blocks: u64,
     media_end: u64,
     at: (u32, u32),
-}
-
-/// Read-ahead in progress after a read: blocks from `lbn` on, read from
-/// `start` with the heads at `from`, until `limit` blocks or the next
-/// command that needs the mechanism. `from`/`start`/`lbn` are a checkpoint
-/// at a track-piece boundary: `readahead_progress` moves it forward as time
-/// passes, so no piece is walked twice (a long stream stays linear).
-#[derive(Clone, Copy, Debug)]
-struct ReadAhead {
-    segment: usize,
-    from: (u32, u32),
-    start: u64,
-    lbn: u64,
-    /// Blocks still to read from `lbn`.
-    limit: u32,
-    /// Blocks from `lbn` it reads before a command may stop it.
-    min: u32,
-    /// The next piece it reads and when its first sector comes under the
-    /// head, once laid out (a stream asks at every command; None after any
-    /// change to `from`, `start`, `lbn` or `limit`).
-    next: Option<(TrackPiece, u64)>,
-    /// The piece at `lbn`, when the read that started it laid it out in
-    /// advance (its track's rest): `next` without mapping (None after any
-    /// change to `lbn` or `limit`).
-    first: Option<TrackPiece>,
 }
 
 /// The simulated drive: a model, its mechanism and its buffer cache.
@@ -594,15 +354,6 @@ impl Drive {
         }
     }
 
-    /// Whether a read miss of `lbn` starts a read-ahead: after every read, or
-    /// (`read_ahead_when = "stream"`) only when it continues the last read.
-    fn reads_ahead_after(&self, lbn: u64) -> bool {
-        match self.model.spec.controller.read_ahead_when {
-            ReadAheadWhen::EveryRead => true,
-            ReadAheadWhen::Stream => self.last_read_end == Some(lbn),
-        }
-    }
-
     /// DiskSim's `Read-ahead over requested = -1`: once a read's data has
     /// been sent its own blocks leave the segment (the segment now starts at
     /// the request's end), so a re-read misses while read-ahead data still hits.
@@ -706,58 +457,6 @@ impl Drive {
         Service { overhead_ns, destage_wait_ns: back - now - overhead_ns, bus_wait_ns, done: SimTime(back + bus_wait_ns), cache_hit: true, ..Default::default() }
     }
 
-    /// How many blocks the buffer reads ahead after a read of [lbn, end):
-    /// DiskSim's `Buffer continuous read` modes: 1 to the end of the track
-    /// the heads are on after the request (the one holding the block after
-    /// it, so a read ending at a track end reads the next track), 2 of its
-    /// cylinder, 3 up to the limit, 4 to the end of the following
-    /// track
-    /// when the segment (from `seg_lo`) already reaches back before the track
-    /// holding the block after the request (else as 1); 0 the maximum
-    /// read-ahead flat. Modes 1-3 stop at DiskSim's limit: the request's end
-    /// + Maximum read-ahead, or with no maximum a segment's worth from the
-    /// request's start (its data kept) or end (`read_ahead_over_requested`).
-    /// The segment's window slides, so a request as large as the segment
-    /// still reads ahead, up to a segment beyond its end; then at least the minimum.
-    /// `known`: the LBNs of a track the request touched, if looked up already.
-    fn readahead_blocks(&self, lbn: u64, end: u64, seg_lo: u64, known: Option<(u64, u64)>) -> u32 {
-        let (layout, spec) = (&self.model.layout, &self.model.spec.controller);
-        let cap = layout.capacity();
-        if end >= cap {
-            return 0;
-        }
-        let track = |lbn: u64| match known {
-            Some(k) => layout.track_lbns_of_near(lbn, k),
-            None => layout.track_lbns_of(lbn),
-        };
-        let track_end = |(first, n): (u64, u64), lbn: u64| (first + n).max(lbn + 1);
-        let (max, seg) = (spec.read_ahead_max_blocks as u64, self.cache.segment_blocks);
-        let min = (spec.read_ahead_min_blocks as u64).min(max.max(seg));
-        let limit = if max > 0 { end + max } else { (if spec.read_ahead_over_requested { end } else { lbn }) + seg };
-        // The heads are on the track (cylinder) of the block after the request.
-        let next = end;
-        let to = match spec.continuous_read {
-            0 => end + max,
-            2 => {
-                let cyl = layout.lbn_to_pbn(next).cylinder;
-                let cyl_end = (0..layout.surfaces()).map(|h| layout.track_lbns(cyl, h)).map(|(first, n)| first + n).max().unwrap_or(end);
-                cyl_end.min(limit)
-            }
-            3 => limit,
-            4 => {
-                // DiskSim: the end of the track holding the block after the
-                // request, and one track further when the segment's data
-                // already begins before that track (a stream, or a read that
-                // crossed into it). No maximum; the window bounds it below.
-                let next_track = track(next);
-                let here = track_end(next_track, next);
-                if seg_lo < next_track.0 && here < cap { track_end(track(here), here) } else { here }
-            }
-            _ => track_end(track(next), next).min(limit),
-        };
-        to.min(end + seg.max(1)).min(cap).saturating_sub(end).max(min).min(cap - end) as u32
-    }
-
     /// Serve a read from the buffer without the mechanism: a hit an external
     /// scheduler did not expect (the firmware had prefetched the blocks).
     pub fn serve_from_buffer(&mut self, now: SimTime, blocks: u32) -> Service {
@@ -836,128 +535,4 @@ impl Drive {
         None
     }
 
-    /// A read that starts inside the data the running read-ahead has
-    /// buffered, or exactly where it is reading, joins it instead of
-    /// stopping it (stopping would leave the heads just past the next
-    /// sector: a lost revolution per request of a sequential stream). Its
-    /// cached blocks go out at once, the rest as the heads read them, and
-    /// the read-ahead then goes on from the request's end.
-    fn serve_from_readahead(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
-        let ra = self.readahead?;
-        let end = lbn + blocks as u64;
-        let seg = self.cache.segments[ra.segment]?;
-        if !(seg.lo <= lbn && lbn <= seg.hi.max(ra.lbn) && end > ra.lbn) {
-            return None;
-        }
-        let overhead_ns = model.controller.hit_overhead_ns[0][self.state.last_was_write as usize];
-        let unsent = lbn.saturating_sub(ra.lbn);
-        let a = model.media_access_sending(ra.from, ra.start, None, ra.lbn, (end - ra.lbn) as u32, false, Some(unsent), &mut self.pieces);
-        let done = a.sent_by.max(now.0 + overhead_ns + model.controller.data_phase_ns(blocks, false));
-        // Blocks up to `end` count as buffered from now on (a request arriving
-        // before the media reaches them is rare with one command at a time).
-        self.cache.extend(ra.segment, end);
-        self.cache.touch(ra.segment);
-        let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo), None);
-        self.last_read_end = Some(end);
-        self.readahead = (max_ra > 0).then_some(ReadAhead {
-            segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0, next: None, first: None,
-        });
-        self.drop_sent_request(lbn, end);
-        self.state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), ..Default::default() }, last_was_write: false };
-        let transfer_ns = a.media_end.saturating_sub(now.0.max(ra.start));
-        Some(Service { overhead_ns, transfer_ns, bus_wait_ns: done - a.media_end, done: SimTime(done), cache_hit: true, ..Default::default() })
-    }
-
-    /// Bring the read-ahead up to time `t`: the blocks it has read by then go
-    /// into its segment, and its checkpoint moves past every track piece it
-    /// has finished (timed exactly as `media_access` times them). Returns
-    /// where the heads are and when it finished, if it has (None: no read-ahead).
-    fn readahead_progress(&mut self, t: u64) -> Option<((u32, u32), Option<u64>)> {
-        let mut ra = self.readahead?;
-        let model = &*self.model;
-        let m = &model.mech;
-        if t <= ra.start {
-            return Some((ra.from, None));
-        }
-        let mut out = None;
-        // One piece at a time: a command usually comes while the first is being read.
-        while ra.limit > 0 {
-            let (p, tm) = match ra.next {
-                Some(next) => next,
-                None => {
-                    let p = ra.first.unwrap_or_else(|| model.layout.first_piece(ra.lbn, ra.limit));
-                    let tm = ra.start + model.position_ns(ra.from, (p.cylinder, p.head), Access::Onward { write: false }, 0);
-                    (p, m.arrive_ns(tm, sector_phase(p.first_sector, p.sectors_per_track)))
-                }
-            };
-            ra.next = Some((p, tm));
-            let at = (p.cylinder, p.head);
-            if tm >= t {
-                out = Some((at, 0));
-                break;
-            }
-            let piece_ns = m.sectors_ns(p.span_sectors as u64, p.sectors_per_track);
-            if tm + piece_ns > t {
-                // Whole sectors passed by `t` (a slip inside the piece is not told apart here).
-                let sectors = m.sectors_in(t - tm, p.sectors_per_track) as u32;
-                out = Some((at, sectors.min(p.blocks)));
-                break;
-            }
-            ra = ReadAhead { from: at, start: tm + piece_ns, lbn: ra.lbn + p.blocks as u64, limit: ra.limit - p.blocks,
-                min: ra.min.saturating_sub(p.blocks), next: None, first: None, ..ra };
-        }
-        self.readahead = Some(ra);
-        let (at, got, finished) = match out {
-            Some((at, got)) => (at, got, None),
-            None => (ra.from, 0, Some(ra.start)),
-        };
-        self.cache.extend(ra.segment, ra.lbn + got as u64);
-        Some((at, finished))
-    }
-
-    /// Stop the read-ahead (after its minimum) for a command that needs the
-    /// mechanism at `now`: returns where the heads are and when they are free.
-    fn settle_readahead(&mut self, now: u64) -> ((u32, u32), u64) {
-        self.settle_readahead_from(now, None)
-    }
-
-    /// `settle_readahead`, with the read-ahead already brought up to `now`
-    /// if `progress` says so (`readahead_progress(now)`'s answer: bringing
-    /// it there again would change nothing and answer the same).
-    fn settle_readahead_from(&mut self, now: u64, progress: Option<((u32, u32), Option<u64>)>) -> ((u32, u32), u64) {
-        let Some(ra) = self.readahead else {
-            return ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0.max(now));
-        };
-        let min_end = if ra.min > 0 {
-            self.model.media_access_sending(ra.from, ra.start, None, ra.lbn, ra.min, false, Some(0), &mut self.pieces).media_end
-        } else {
-            0
-        };
-        let stop = now.max(min_end);
-        let (at, finished) = match progress.filter(|_| stop == now) {
-            Some(p) => p,
-            None => self.readahead_progress(stop).expect("a read-ahead"),
-        };
-        let ra = self.readahead.take().expect("a read-ahead");
-        // A track or cylinder switch under way when it is stopped is completed
-        // first (DiskSim §3.6: a seek in progress is always finished; only the
-        // sector reading is abandoned at once): the heads are free at its end.
-        let heads_free = match ra.next {
-            Some((p, tm)) if finished.is_none() && tm >= stop && ra.from != (p.cylinder, p.head) => {
-                ra.start + self.model.position_ns(ra.from, (p.cylinder, p.head), Access::Onward { write: false }, 0)
-            }
-            // Reading mid-track: a drive with `Stop prefetch in sector = 0`
-            // reads the sector under the head to its end (and keeps it).
-            Some((p, tm)) if finished.is_none() && tm < stop && self.model.spec.controller.finish_sector_on_stop => {
-                let m = &self.model.mech;
-                let under = m.sectors_in(stop - tm, p.sectors_per_track);
-                self.cache.extend(ra.segment, ra.lbn + (under + 1).min(p.blocks as u64));
-                (tm + m.sectors_ns(under + 1, p.sectors_per_track)).min(tm + m.sectors_ns(p.span_sectors as u64, p.sectors_per_track))
-            }
-            _ => 0,
-        };
-        // Finished early: free since then; else stopped mid-way at `stop`, or
-        // (a command queued behind the read) where the read itself ended.
-        (at, finished.map_or(stop.max(ra.start).max(heads_free), |end| end.max(now)))
-    }
 }

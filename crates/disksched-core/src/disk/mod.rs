@@ -4,6 +4,7 @@
 pub mod belief;
 pub mod builtin;
 pub mod cache;
+pub mod controller;
 pub mod datasheet;
 pub mod disksim;
 pub mod drive;
@@ -17,7 +18,8 @@ mod tracktable;
 
 use crate::error::Result;
 use crate::time::SimTime;
-pub use drive::{ControllerTiming, Drive, DriveState, Service, WriteData};
+pub use controller::{ControllerTiming, WriteData};
+pub use drive::{Drive, DriveState, Service};
 pub use layout::{Layout, MappedPieces, Pbn, TrackPiece, TrackSpan};
 pub use mechanics::Mechanics;
 pub use predictor::{Positioning, Predictor, Target};
