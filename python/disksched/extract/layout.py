@@ -1263,6 +1263,13 @@ def _regroup_pieces(tracks: list, longest: int = 8, chain: int = 256) -> list:
     is that of the largest piece that begins on it (a track's LBNs share one level; a piece beginning on the
     track before carries that one's)."""
     out = list(tracks)
+    # the counts the layout holds again and again (a zone's full tracks, a cylinder's short last track)
+    held: dict = {}
+    for t in out:
+        if not t.slips:
+            held.setdefault(t.spt, []).append(t.count)
+    common = {n: {c for c, k in zip(*np.unique(v, return_counts=True)) if k >= max(3, 0.02 * len(v))}
+              for n, v in held.items()}
     i = 1
     while i < len(out) - 1:
         a = out[i - 1]
@@ -1277,8 +1284,12 @@ def _regroup_pieces(tracks: list, longest: int = 8, chain: int = 256) -> list:
         # one-block sliver ... 71, 89 tracks on, which the assembly then joined to the track before, 73 blocks
         # on 72 sectors, and the spec laid every later block of the zone a sector on; else a few pieces only:
         # ST41601N's short last track of each cylinder and a later one made up whole tracks by chance, and 5% of
-        # its blocks left their true track)
-        reach = chain if out[i].count + len(out[i].slips) > n or 16 * out[i].count <= n else longest
+        # its blocks left their true track); past `longest` pieces the chain runs on over whole tracks only. So
+        # does a first piece of a count the layout does not hold again and again: a boundary placed early
+        # (a search's late probe, ST41601N at 20 us: 73 blocks of 78, the next seven tracks 78 each from there,
+        # then the 5 that make up for it)
+        odd = out[i].count not in common.get(n, ())
+        reach = chain if out[i].count + len(out[i].slips) > n or 16 * out[i].count <= n or odd else longest
         for j in range(i, min(i + reach, len(out) - 1)):
             t = out[j]
             if t.spt != n:
