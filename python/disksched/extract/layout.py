@@ -231,7 +231,8 @@ def _edges_by_steps(zones: list, dp: np.ndarray, stride: int, reach: int) -> lis
     221 blocks, the cylinder's blocks up to 16 sectors off). Within `reach` pairs of the edge each pair whose
     step lies within the two zones' steps' difference of one of them is that zone's (a pair across a
     boundary steps further: neither); the edge is the pair that leaves the fewest on the wrong side (the
-    nearest to the median's of those), put at the nearest read that begins a track (within 8)."""
+    nearest to the median's of those), put at the nearest read that begins a track (within 8). Only where the
+    two steps lie further apart than a pair typically lies from the nearer of them."""
     out = [list(z) for z in zones]
     for k in range(1, len(out)):
         a0, _, nA = out[k - 1]
@@ -245,6 +246,10 @@ def _edges_by_steps(zones: list, dp: np.ndarray, stride: int, reach: int) -> lis
             continue
         seg = dp[lo:hi]
         dA, dB = np.abs(_fold(seg - sA, 1.0)), np.abs(_fold(seg - sB, 1.0))
+        if gap <= float(np.median(np.minimum(dA, dB))):
+            # (steps nearer each other than a pair typically lies from the nearer: the noise's, not two zones'
+            # to tell apart, as IBM 18ES's 350 and 351 at 20 us; the edge stays the median's)
+            continue
         isA = (dA < dB) & (dA <= gap)
         isB = (dB <= dA) & (dB <= gap)
         # cost of an edge before pair lo + m: B-like pairs before it, A-like ones from it on
