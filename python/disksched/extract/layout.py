@@ -112,20 +112,39 @@ def zones_of_walk(w: Walk, clock: Clock, min_pairs: int = ZONE_MIN_PAIRS, rel_to
     if len(merged) > 1 and merged[0][1] - merged[0][0] < min_pairs:
         merged[1][0] = 0
         merged.pop(0)
-    out = []
     dp = (np.diff(w.t) / clock.period_ns) % 1.0
-    for a, b, e in merged:
-        seg = dp[a:b]
-        # same-track pairs: about the median step (track boundaries step further), within 3 MADs
-        med = float(np.median(seg))
-        mad = float(np.median(np.abs(seg - med)))
-        same = seg[np.abs(seg - med) <= 3 * mad + 1e-9 * med]
-        spt = int(round(w.stride / float(np.mean(same)))) if len(same) else e
-        out.append((a, b, spt))
+
+    def measured(zs):
+        out = []
+        for a, b, e in zs:
+            seg = dp[a:b]
+            # same-track pairs: about the median step (track boundaries step further), within 3 MADs
+            med = float(np.median(seg))
+            mad = float(np.median(np.abs(seg - med)))
+            same = seg[np.abs(seg - med) <= 3 * mad + 1e-9 * med]
+            spt = int(round(w.stride / float(np.mean(same)))) if len(same) else e
+            out.append((a, b, spt))
+        return out
+    out = measured(merged)
     if rel_tol > 0:
+        # each of the median's edges moved where the steps change, and each zone's sectors per track measured
+        # between its own edges, twice (measured over the median's, a new zone's took in the old one's last
+        # pairs: ST41601N's zone of 65 read as 64, and its edge moved by 64's steps two reads early)
+        for _ in range(2):
+            out = measured(_edges_by_steps(out, dp, w.stride, win))
         # the noisy median joins zones a sector or two apart (ST41601N's 83 and 82): the mean step of a
         # zone's same-track pairs is exact to a fraction of a sector, so split where the two sides' differ
         out = [z for a, b, n in out for z in _split_zone(dp, w.stride, a, b, n, min_pairs)]
+        # (and each side of a split measured on its own pairs: the split's estimates take the same-track pairs
+        # of the whole, and two zones the median had joined, 65 and 63, came out 63 and 61)
+        out = measured(out)
+        joined: list = []
+        for a, b, n in out:      # (sides that measure alike are one zone)
+            if joined and joined[-1][2] == n:
+                joined[-1] = (joined[-1][0], b, n)
+            else:
+                joined.append((a, b, n))
+        out = joined
     elif clock.noiseless:
         out = _edges_at_tracks(_split_exact(out, n), n, w.stride)
     return out
@@ -203,11 +222,63 @@ def _edges_at_tracks(zones: list, v: np.ndarray, stride: int) -> list:
     return [tuple(z) for z in out]
 
 
-def _same_track_steps(seg: np.ndarray) -> np.ndarray:
-    """The phase steps of pairs on one track: within 3 MADs of the median (a boundary steps further)."""
+def _edges_by_steps(zones: list, dp: np.ndarray, stride: int, reach: int) -> list:
+    """With noise: each change of zone moved to where the same-track pairs' phase steps change from the old
+    zone's to the new one's. The rolling median of the pairs' sectors per track flips early: a third of a
+    zone's pairs cross a track boundary and read low (ST41601N's zone of 65: 59; of 63: 57), so a window a
+    quarter in the new zone already has its median there (ST41601N at 20 us: the change from 65 to 63 sectors
+    placed 29 reads, 9 tracks, early, the old zone's last tracks walked as the new one's: tracks of 348 and
+    221 blocks, the cylinder's blocks up to 16 sectors off). Within `reach` pairs of the edge each pair whose
+    step lies within the two zones' steps' difference of one of them is that zone's (a pair across a
+    boundary steps further: neither); the edge is the pair that leaves the fewest on the wrong side (the
+    nearest to the median's of those), put at the nearest read that begins a track (within 8). Only where the
+    two steps lie further apart than a pair typically lies from the nearer of them."""
+    out = [list(z) for z in zones]
+    for k in range(1, len(out)):
+        a0, _, nA = out[k - 1]
+        a1, b1, nB = out[k]
+        if nA == nB or min(nA, nB) <= 0:
+            continue
+        sA, sB = (stride / nA) % 1.0, (stride / nB) % 1.0
+        gap = abs(sA - sB)
+        lo, hi = max(a0 + 1, a1 - reach), min(b1 - 1, a1 + reach)
+        if hi - lo < 4 or gap <= 0:
+            continue
+        seg = dp[lo:hi]
+        dA, dB = np.abs(_fold(seg - sA, 1.0)), np.abs(_fold(seg - sB, 1.0))
+        if gap <= float(np.median(np.minimum(dA, dB))):
+            # (steps nearer each other than a pair typically lies from the nearer: the noise's, not two zones'
+            # to tell apart, as IBM 18ES's 350 and 351 at 20 us; the edge stays the median's)
+            continue
+        isA = (dA < dB) & (dA <= gap)
+        isB = (dB <= dA) & (dB <= gap)
+        # cost of an edge before pair lo + m: B-like pairs before it, A-like ones from it on
+        cost = np.concatenate(([0], np.cumsum(isB))) + (int(isA.sum()) - np.concatenate(([0], np.cumsum(isA))))
+        best = np.flatnonzero(cost == cost.min())
+        m = lo + int(best[np.argmin(np.abs(lo + best - a1))])
+        cross = [lo + i + 1 for i in np.flatnonzero(~isA & ~isB) if abs(lo + i + 1 - m) <= 8]
+        m = min(cross, key=lambda j: abs(j - m)) if cross else m
+        if a0 < m < b1:
+            out[k - 1][1] = m
+            out[k][0] = m
+    return [tuple(z) for z in out]
+
+
+def _same_track_steps(seg: np.ndarray, win: int = 31) -> np.ndarray:
+    """The phase steps of pairs on one track: within 3 MADs of the median (a boundary steps further), and of
+    the median of the `win` steps about each. About each too: over a whole stretch that holds two zones,
+    ST41601N's 85 and 83, the median and its spread lay between the two, the steps across the first zone's
+    track boundaries passed for same-track ones, and the split found no change where it was plain. (Not about
+    each alone: a stretch's last few steps, a run of outliers, are their own local median; Atlas 10K at 20 us.)"""
     med = float(np.median(seg))
-    mad = float(np.median(np.abs(seg - med)))
-    return np.abs(seg - med) <= 3 * mad + 1e-9 * med
+    ok = np.abs(seg - med) <= 3 * float(np.median(np.abs(seg - med))) + 1e-9 * med
+    if len(seg) < win:
+        return ok
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    loc = np.median(sliding_window_view(np.pad(seg, (win // 2, win // 2), mode="edge"), win), axis=1)[:len(seg)]
+    d = np.abs(seg - loc)
+    return ok & (d <= 3 * float(np.median(d)) + 1e-9 * np.abs(loc))
 
 
 def _split_zone(dp: np.ndarray, stride: int, a: int, b: int, n: int, min_pairs: int, depth: int = 3) -> list:
@@ -597,6 +668,15 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
         if B[k] is not None and B[k - 1] is not None and zone_of[k] == zone_of[k - 1]:
             counts.setdefault(zone_of[k], []).append(B[k] - B[k - 1])
     zone_count = {n: _mode(v) for n, v in counts.items()}
+    # the commonest LBN count of a track before each skew (a cylinder's last track before the cylinder skew, where
+    # spares end each cylinder), from the calibrated windows
+    by_skew: dict = {}
+    for k in range(1, nb):
+        t = k + 1
+        if B[k] is not None and B[k - 1] is not None and first_lbn[t - 1] is not None and zone_of[k] == zone_of[k - 1]:
+            n = zone_of[k]
+            by_skew.setdefault((n, int(round(sigma(t) - sigma(t - 1))) % n), []).append(B[k] - B[k - 1])
+    skew_count = {key: _mode(v) for key, v in by_skew.items()}
     # chain: place each remaining boundary by the skews; search where none fits
     rounds = 0
     streak: list = []
@@ -635,6 +715,18 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
                 if cands[0] != first_lbn[t - 1] + zone_count[n] - nsl:
                     todo.append(k)
                     continue
+            if not exact_mode and (n not in zone_count or abs(cands[0] - first_lbn[t - 1] - zone_count[n]) > 1):
+                # with noise too, a skew places a boundary only where the track it ends holds the zone's count (to a
+                # block: the count rule below decides): a skew puts the boundary where the usual count of its kind
+                # ends, and a cylinder's last track, where spares end each cylinder, holds as many more as the
+                # cylinder's tracks have slips (ST41601N: 60 or 73 blocks for 59 or 72, and the level jump across
+                # the cylinder switch, 17 sectors, the same: the cylinder skew put the boundary a block early and the
+                # count carried it over the next cylinder); nor does a skew the window cannot tell from another
+                # (ST41601N at 20 us: a stretch whose calibrated skews were 2 and 3, its cylinder switches placed
+                # by a head switch, 51 blocks for 59). Searched instead: across a switch of more than the levels'
+                # noise its probes decide
+                todo.append(k)
+                continue
             B[k] = cands[0]
             if not exact_mode:
                 sig_store[t] = (sigma(t - 1) + sk_of[cands[0]]) % n
@@ -667,13 +759,17 @@ def tracks_of_walk(dev: Device, clock: Clock, rng: random.Random, w: Walk, start
             t = k + 1
             n = zone_of[k]
             if not exact_mode and k > 0 and zone_of[k - 1] == n and n in zone_skews and first_lbn[t - 1] is not None:
-                # keep the chain's whole-sector first-LBN sector where a skew explains the measured one
+                # keep the chain's whole-sector first-LBN sector where a skew explains the measured one (or the skew
+                # with the blocks the track holds over the usual count before it: a cylinder's last track one block
+                # over, a slip in the cylinder, puts the next first block a sector further on)
                 meas = sigma(t)
                 best = None
                 for sk_ in zone_skews[n]:
-                    e = float(_fold(np.array(meas - (sigma(t - 1) + sk_)), n))
-                    if abs(e) <= 2.5 and (best is None or abs(e) < abs(best[1])):
-                        best = ((sigma(t - 1) + sk_) % n, e)
+                    dc = v - first_lbn[t - 1] - skew_count.get((n, sk_), v - first_lbn[t - 1])
+                    for dc in {0, dc if abs(dc) <= 2 else 0}:
+                        e = float(_fold(np.array(meas - (sigma(t - 1) + sk_ + dc)), n))
+                        if abs(e) <= 2.5 and (best is None or abs(e) < abs(best[1])):
+                            best = ((sigma(t - 1) + sk_ + dc) % n, e)
                 if best is not None:
                     sig_store[t] = best[0]
     # noise can put a boundary one block off: a track one short next to one one long (and no slip) is that
@@ -1169,6 +1265,13 @@ def _regroup_pieces(tracks: list, longest: int = 8, chain: int = 256) -> list:
     is that of the largest piece that begins on it (a track's LBNs share one level; a piece beginning on the
     track before carries that one's)."""
     out = list(tracks)
+    # the counts the layout holds again and again (a zone's full tracks, a cylinder's short last track)
+    held: dict = {}
+    for t in out:
+        if not t.slips:
+            held.setdefault(t.spt, []).append(t.count)
+    common = {n: {c for c, k in zip(*np.unique(v, return_counts=True)) if k >= max(3, 0.02 * len(v))}
+              for n, v in held.items()}
     i = 1
     while i < len(out) - 1:
         a = out[i - 1]
@@ -1183,8 +1286,12 @@ def _regroup_pieces(tracks: list, longest: int = 8, chain: int = 256) -> list:
         # one-block sliver ... 71, 89 tracks on, which the assembly then joined to the track before, 73 blocks
         # on 72 sectors, and the spec laid every later block of the zone a sector on; else a few pieces only:
         # ST41601N's short last track of each cylinder and a later one made up whole tracks by chance, and 5% of
-        # its blocks left their true track)
-        reach = chain if out[i].count + len(out[i].slips) > n or 16 * out[i].count <= n else longest
+        # its blocks left their true track); past `longest` pieces the chain runs on over whole tracks only. So
+        # does a first piece of a count the layout does not hold again and again: a boundary placed early
+        # (a search's late probe, ST41601N at 20 us: 73 blocks of 78, the next seven tracks 78 each from there,
+        # then the 5 that make up for it)
+        odd = out[i].count not in common.get(n, ())
+        reach = chain if out[i].count + len(out[i].slips) > n or 16 * out[i].count <= n or odd else longest
         for j in range(i, min(i + reach, len(out) - 1)):
             t = out[j]
             if t.spt != n:
@@ -1206,7 +1313,7 @@ def _regroup_pieces(tracks: list, longest: int = 8, chain: int = 256) -> list:
                 i += k
                 done = True
                 break
-            if tot > reach * L:
+            if tot > reach * L or j - i + 1 >= longest and t.count != L:
                 break
         if not done:
             i += 1
