@@ -19,6 +19,7 @@ scheduler and prints what was found against that setup.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -274,30 +275,20 @@ def main(argv: list[str]) -> None:
     if argv and argv[0] == "--queue":
         print(queue_table(), end="")
         return
-    out = Path(argv[0])
+    ap = argparse.ArgumentParser(prog="extract_figures.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", type=Path, metavar="OUT_DIR")
+    ap.add_argument("drives", nargs="*", metavar="DRIVE", help="default: every catalogue drive and desk250")
+    ap.add_argument("--jitter", default="0,20", help="host jitter us, comma-separated")
+    ap.add_argument("--walk", default="sampled", choices=("sampled", "full", "none"))
+    ap.add_argument("--budget-min", type=float)
+    # the host timing noise's stream (`sim:...?jitter_us=`): other seeds, other draws of the noise
+    ap.add_argument("--noise-seed", type=int, default=1)
+    a = ap.parse_intermixed_args(argv)
+    out, walk, budget, noise_seed = a.out, a.walk, a.budget_min, a.noise_seed
+    jit = [float(v) for v in a.jitter.split(",")]
     out.mkdir(parents=True, exist_ok=True)
-    jit = [0.0, 20.0]
-    rest = argv[1:]
-    if "--jitter" in rest:
-        i = rest.index("--jitter")
-        jit = [float(v) for v in rest[i + 1].split(",")]
-        rest = rest[:i] + rest[i + 2:]
-    walk = "sampled"
-    if "--walk" in rest:
-        i = rest.index("--walk")
-        walk = rest[i + 1]
-        rest = rest[:i] + rest[i + 2:]
-    budget = None
-    if "--budget-min" in rest:
-        i = rest.index("--budget-min")
-        budget = float(rest[i + 1])
-        rest = rest[:i] + rest[i + 2:]
-    noise_seed = 1   # the host timing noise's stream (`sim:...?jitter_us=`): other seeds, other draws of the noise
-    if "--noise-seed" in rest:
-        i = rest.index("--noise-seed")
-        noise_seed = int(rest[i + 1])
-        rest = rest[:i] + rest[i + 2:]
-    drives = rest or [d for d in _core.disk_names()] + ["desk250"]
+    drives = a.drives or [d for d in _core.disk_names()] + ["desk250"]
     for label in drives:
         disk = datasheet_disk(out) if label == "desk250" else label
         for j in jit:
