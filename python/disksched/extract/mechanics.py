@@ -130,7 +130,7 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
         if noisy:
             rel = ((geo.sector_of(y) / d.spt - clock.phase(c_a)) % 1.0) * T
             due = rel + round((g - rel) / T) * T
-        if got < due + T / 2:   # made it: the lead needed is at most what this one took
+        if got < g + T / 2:   # made it: the lead needed is at most what this one took
             hi = min(hi, due)
         else:                 # an extra turn: it needs more than the block's own lead
             lo = max(lo, due if noisy else got - round((got - g) / T) * T)
