@@ -1899,18 +1899,3 @@ def test_lead_search_does_not_count_a_probe_served_from_the_buffer(hit_at_step):
     sector_ns = period_ns / spt
     assert lead_ns - sector_ns <= found <= lead_ns + 1.5 * sector_ns, (found, lead_ns)
 
-
-def test_jittered_head_switch_lead_bisects_on_read_phases():
-    """Under 20 us of host noise a lead search bisects on its probes' blocks' read phases: bounds taken from
-    responses carry the noise and set later probes late. Atlas III, noise seed 2: its head switch and read-miss
-    overhead came out 23 us long together (1.022 ms against the truth's 0.999; 13 us with the read phases)."""
-    from disksched import extract_roundtrip as rt
-    from disksched.extract.run import extract
-    from disksched.extract_devices import open_device
-
-    dev = open_device("sim:atlas3?jitter_us=20", seed=2)     # (as docs/extract_figures.py --noise-seed 2)
-    dev.allow_writes(0, dev.blocks)
-    x = extract(dev, writes=(0, dev.blocks))
-    truth = rt._truth_spec("atlas3")
-    lead_ms = lambda s: s["seek"]["head_switch_ms"] + s["controller"]["read_overhead_after_read_ms"]  # noqa: E731
-    assert abs(lead_ms(x.spec) - lead_ms(truth)) < 0.018, (lead_ms(x.spec), lead_ms(truth))

@@ -97,15 +97,10 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
 
     t, dtr = pair()
     delay = int(offset * T / geo.g.tracks[dtr].spt)
-    noisy = clock.noisy
     c_a = yield ("read", source(t), False)
     d = geo.g.tracks[dtr]
-    y = d.first + rng.randrange(d.count)
-    c_b = yield ("read", y, write)
+    c_b = yield ("read", d.first + rng.randrange(d.count), write)
     v = c_b - c_a
-    if noisy:   # (its block's read phase: see below)
-        rel = ((geo.sector_of(y) / d.spt - clock.phase(c_a)) % 1.0) * T
-        v = rel + round((v - rel) / T) * T
     lo, hi = max(v - T, 0.0), v
     for _ in range(steps):
         g = (lo + hi) / 2
@@ -117,27 +112,17 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
             yield ("idle", delay, False)
         c_b = yield ("read", y, write)
         got = c_b - c_a
-        if got < g - 2 * T / d.spt - (2 * clock.noise_ns + 1000 if noisy else 0):
+        if got < g - 2 * T / d.spt:
             # Done before its block passed: served from the buffer (the full stroke has one pair of
             # cylinders, and its searches run on the same tracks), which says nothing of the lead.
             continue
-        # Under timing noise the bounds are the probe's block's read phase, not its response: a response is
-        # learned late by the host's noise, and bounds that carry it set the next probes late (a missed probe's
-        # lower bound raised by its noise holds every later probe above it, and the least response that made
-        # it is one of those): Atlas III's head-switch lead came out 23-31 us long at 20 us (seeds 2 and 3), its
-        # read-miss overhead with it, and its model's sequential reads lost turns its truth did not.
-        due = got
-        if noisy:
-            rel = ((geo.sector_of(y) / d.spt - clock.phase(c_a)) % 1.0) * T
-            due = rel + round((g - rel) / T) * T
         if got < g + T / 2:   # made it: the lead needed is at most what this one took
-            hi = min(hi, due)
+            hi = min(hi, got)
         else:                 # an extra turn: it needs more than the block's own lead
-            lo = max(lo, due if noisy else got - round((got - g) / T) * T)
+            lo = max(lo, got - round((got - g) / T) * T)
         if hi - lo < 1000:
             break
-    # (on the responses' terms: a read phase and the noise's median)
-    return hi - delay + (clock.noise_median_ns if noisy else 0.0)
+    return hi - delay
 
 
 def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: list, steps: int = 10,
