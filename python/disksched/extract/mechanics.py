@@ -101,12 +101,15 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     d = geo.g.tracks[dtr]
     c_b = yield ("read", d.first + rng.randrange(d.count), write)
     v = c_b - c_a
-    # A read that took no longer than a buffer hit was one (a block the searches before this one read ahead on
-    # its track), and bounds nothing: the first probe's bracket is then any positioning's turns (before, it
-    # became the upper bound, and every later probe was pinned below it: Atlas 10K's full stroke came out
-    # 6.0 ms for 10.8 at 20 us, noise seed 2, half its four searches starting on a hit at 0.3 ms)
-    buffered = (lambda got: got <= clock.hit_bound_ns) if not write else (lambda got: False)
-    lo, hi = (0.0, 3.0 * T) if buffered(v) else (max(v - T, 0.0), v)
+    # A first read that took no longer than a buffer hit may have been one (a block the searches before this one
+    # read ahead on its track), which bounds nothing: the bracket is then two turns, with two more steps (before,
+    # it became the upper bound and pinned every later probe below it: Atlas 10K's full stroke came out 6.0 ms
+    # for 10.8 at 20 us, noise seed 2, half its four searches starting on a hit at 0.3 ms). Not later probes:
+    # a short head switch's lead is no longer than a hit (Atlas 10K's), and they are judged by their gap.
+    if v <= clock.hit_bound_ns and not write:
+        lo, hi, steps = 0.0, 2.0 * T, steps + 2
+    else:
+        lo, hi = max(v - T, 0.0), v
     for _ in range(steps):
         g = (lo + hi) / 2
         t, dtr = pair()
@@ -117,7 +120,7 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
             yield ("idle", delay, False)
         c_b = yield ("read", y, write)
         got = c_b - c_a
-        if got < g - 2 * T / d.spt or buffered(got):
+        if got < g - 2 * T / d.spt:
             # Done before its block passed: served from the buffer (the full stroke has one pair of
             # cylinders, and its searches run on the same tracks), which says nothing of the lead.
             continue
