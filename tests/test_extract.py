@@ -1900,36 +1900,3 @@ def test_lead_search_does_not_count_a_probe_served_from_the_buffer(hit_at_step):
     assert lead_ns - sector_ns <= found <= lead_ns + 1.5 * sector_ns, (found, lead_ns)
 
 
-
-def test_lead_search_skips_a_first_probe_served_from_the_buffer():
-    """A lead search whose first probe is a buffer hit (a block the searches before it read ahead) still finds
-    the lead: against a drive that needs 4 ms to reach any sector, the search's first read answering in 0.3 ms
-    (a hit) once pinned every later probe below 0.3 ms, and the search returned 0.3 (Atlas 10K's full stroke at
-    20 us, noise seed 2: 6.0 ms for 10.8)."""
-    import random
-    from types import SimpleNamespace as NS
-
-    from disksched.extract.mechanics import _lead_search
-
-    T, spt, lead_ns = 6_000_000.0, 200, 4_000_000.0
-    tracks = [NS(first=i * spt, count=spt, spt=spt) for i in range(4)]
-    geo = NS(g=NS(tracks=tracks), lbn_at=lambda t, sector: tracks[t].first + int(sector) % spt)
-    clock = NS(period_ns=T, phase=lambda t: (t / T) % 1.0, hit_bound_ns=350_000.0)
-    search = _lead_search([0, 1], [2, 3], geo, clock, random.Random(1), offset=0.0)
-    now, reads, op = 0.0, 0, next(search)
-    try:
-        while True:
-            _, lbn, _ = op
-            reads += 1
-            if reads % 2:                    # the positioning read
-                now += 1_000_000.0
-                c_a = now
-            elif reads == 2:                 # the first probe: a buffer hit
-                now = c_a + 300_000.0
-            else:                            # a miss: its sector's first pass once the lead has gone by
-                phase = (lbn % spt) / spt
-                now = c_a + lead_ns + ((phase - clock.phase(c_a + lead_ns)) % 1.0) * T
-            op = search.send(now)
-    except StopIteration as e:
-        found = e.value
-    assert lead_ns <= found <= lead_ns + T / spt + 1000, found

@@ -101,15 +101,7 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     d = geo.g.tracks[dtr]
     c_b = yield ("read", d.first + rng.randrange(d.count), write)
     v = c_b - c_a
-    # A first read that took no longer than a buffer hit may have been one (a block the searches before this one
-    # read ahead on its track), which bounds nothing: the bracket is then two turns, with two more steps (before,
-    # it became the upper bound and pinned every later probe below it: Atlas 10K's full stroke came out 6.0 ms
-    # for 10.8 at 20 us, noise seed 2, half its four searches starting on a hit at 0.3 ms). Not later probes:
-    # a short head switch's lead is no longer than a hit (Atlas 10K's), and they are judged by their gap.
-    if v <= clock.hit_bound_ns and not write:
-        lo, hi, steps = 0.0, 2.0 * T, steps + 2
-    else:
-        lo, hi = max(v - T, 0.0), v
+    lo, hi = max(v - T, 0.0), v
     for _ in range(steps):
         g = (lo + hi) / 2
         t, dtr = pair()
