@@ -11,8 +11,7 @@
 //! (where the nearest cylinders decide) are both searched in a few bands.
 //! Over an array bands are per disk, each bounded from its own disk's heads.
 
-use super::sptf::ByCylinder;
-use super::{cyl_key, tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{ByCylinder, cyl_key, tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,8 +2,8 @@
 //! order; requests arriving meanwhile wait for the next batch. Bounds
 //! starvation to one batch while keeping positional ordering within it.
 
-use super::sptf::{best, ByCylinder};
-use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::sptf::best;
+use super::{ByCylinder, tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 use std::collections::VecDeque;
 

@@ -6,8 +6,8 @@
 //! is visited one by one). Ordinary requests are SPTF's. The drive then
 //! places the chosen request at the start found here (`host::range`).
 
-use super::sptf::{scan_outward, ByCylinder};
-use super::{SchedCtx, Scheduler};
+use super::sptf::scan_outward;
+use super::{ByCylinder, SchedCtx, Scheduler};
 use crate::host::range::{best_start, Choice};
 use crate::host::ReqId;
 use std::collections::BTreeMap;

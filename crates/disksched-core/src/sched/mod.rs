@@ -84,6 +84,9 @@ use crate::time::SimTime;
 /// requests are a contiguous range, walked outward from that disk's heads.
 pub(crate) type CylKey = (u32, u32, u64);
 
+/// Requests by `CylKey`: the index of SSTF, V(R) and the SPTF family.
+pub(crate) type ByCylinder = sorted_index::SortedIndex<CylKey>;
+
 /// A request's key in a positional index: its disk, its first block's cylinder, its arrival order.
 #[inline]
 pub(crate) fn cyl_key(r: &Request) -> CylKey {
@@ -92,7 +95,7 @@ pub(crate) fn cyl_key(r: &Request) -> CylKey {
 
 /// The disks with requests in a positional index, in order.
 #[inline]
-pub(crate) fn disks_of(map: &sptf::ByCylinder) -> impl Iterator<Item = u32> + '_ {
+pub(crate) fn disks_of(map: &ByCylinder) -> impl Iterator<Item = u32> + '_ {
     // (The last key's disk ends the walk without a search: one disk's index, the usual case, needs none.)
     let last = map.last_key_value().map(|(k, _)| k.0);
     std::iter::successors(map.first_key_value().map(|(k, _)| k.0), move |&d| {
@@ -161,7 +164,7 @@ pub(crate) fn next_on_disk(map: &ByLbn, disk: u32, lbn: u64, up: bool) -> Option
 /// Disk `disk`'s requests in a positional index at cylinder `cylinder` or
 /// above (nearest first), and below it (nearest first).
 #[inline]
-pub(crate) fn outward(map: &sptf::ByCylinder, disk: u32, cylinder: u32)
+pub(crate) fn outward(map: &ByCylinder, disk: u32, cylinder: u32)
     -> (impl Iterator<Item = (&CylKey, &ReqId)>, impl Iterator<Item = (&CylKey, &ReqId)>) {
     // One bounded side each (the tree searched once a side); the disk's own keys end each walk.
     let up = map.range((disk, cylinder, 0)..).take_while(move |(k, _)| k.0 == disk);
@@ -171,7 +174,7 @@ pub(crate) fn outward(map: &sptf::ByCylinder, disk: u32, cylinder: u32)
 
 /// Disk `disk`'s nearest requests at or above and below `cylinder` in a
 /// positional index: the oldest at the nearest cylinder on each side.
-pub(crate) fn nearest_on_disk(map: &sptf::ByCylinder, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
+pub(crate) fn nearest_on_disk(map: &ByCylinder, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
     let (mut up, mut down) = outward(map, disk, cylinder);
     let up = up.next().map(|(k, _)| *k);
     let down = down.next().map(|(k, _)| k.1)

@@ -8,12 +8,9 @@
 //! monotone lower bound on the positioning time) exceeds the best found; at
 //! deep queues only a few cylinders around the heads are examined.
 
-use super::{cyl_key, disks_of, outward, CylKey, SchedCtx, Scheduler};
+use super::{cyl_key, disks_of, outward, ByCylinder, CylKey, SchedCtx, Scheduler};
 use crate::disk::{HeadState, Positioning};
 use crate::host::{ReqId, Request};
-
-/// Requests by (disk, cylinder, seq): the index every SPTF-family scheduler keeps.
-pub(crate) type ByCylinder = super::sorted_index::SortedIndex<CylKey>;
 
 /// Visit pending requests nearest-cylinder-first, predicting each one's
 /// positioning from its own disk's believed heads (one disk after another

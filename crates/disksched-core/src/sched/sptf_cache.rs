@@ -9,8 +9,8 @@
 //! `ctx.cache`) it is plain SPTF. The buffer is seen as of the last command:
 //! blocks a running read-ahead has fetched since are not yet counted.
 
-use super::sptf::{best, ByCylinder};
-use super::{SchedCtx, Scheduler};
+use super::sptf::best;
+use super::{ByCylinder, SchedCtx, Scheduler};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 

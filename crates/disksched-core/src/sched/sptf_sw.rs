@@ -4,8 +4,8 @@
 //! keeps most of SPTF's efficiency while leaving more rotational latency for
 //! freeblock scheduling to fill.
 
-use super::sptf::{best, scan_outward, ByCylinder};
-use super::{tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::sptf::{best, scan_outward};
+use super::{ByCylinder, tunable, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 
 /// Declared tunables: `window_pct`.

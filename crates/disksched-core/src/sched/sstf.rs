@@ -2,8 +2,7 @@
 //! (Denning 1967; Teorey & Pinkerton 1972). Ties go to the older request.
 //! Over an array each request's distance is from its own disk's heads.
 
-use super::sptf::ByCylinder;
-use super::{cyl_key, disks_of, nearest_on_disk, HeadsRead, SchedCtx, Scheduler};
+use super::{ByCylinder, cyl_key, disks_of, nearest_on_disk, HeadsRead, SchedCtx, Scheduler};
 use crate::host::ReqId;
 
 #[derive(Default)]

@@ -5,8 +5,7 @@
 //! Over an array each disk's arm sweeps on its own: a request's distance and
 //! direction are from its own disk's heads and that disk's current sweep.
 
-use super::sptf::ByCylinder;
-use super::{cyl_key, disks_of, nearest_on_disk, tunable, CylKey, HeadsRead, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{ByCylinder, cyl_key, disks_of, nearest_on_disk, tunable, CylKey, HeadsRead, SchedCtx, Scheduler, Tunable, Tunables};
 use crate::host::ReqId;
 
 /// Declared tunables: `r`.
