@@ -511,7 +511,7 @@ class Geometry:
     tracks: list            # Track, in LBN order
     cylinders: list         # index of the first track of each cylinder
     surfaces: int
-    zones: list             # dicts: first_track, last_track (incl.), spt, track_skew, cylinder_skew, count
+    zones: list             # dicts: first_cylinder, last_cylinder, spt, first_track, track_skew, cylinder_skew, gap_possible
     stats: dict
 
 

@@ -18,6 +18,7 @@ from .mechanics import (GAP_CURVE_MAX, lead_after_write, readahead_switch_stall,
 from .queue import drive_queue
 from .sampled import NotZoned, sampled_layout
 from .serpentine import NotSerpentine, serpentine_layout
+from .slips import place_slips
 from .spec import SPEC_MAX_ZONES, layout_section
 from .timing import Clock, hit_time, rotation_period
 from .watermark import read_water_mark
@@ -173,9 +174,6 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     rows.append(("zones", len(g.zones), "", st["skew_matches"], "runs of cylinders of one sectors-per-track and skew"))
     rows.append(("tracks", len(g.tracks), "", st["skew_matches"],
                  f"walk of {st['walk_probes']:,} reads, stride {stride}; {st['probes']:,} search probes"))
-    nslips = sum(len(t.slips) for t in g.tracks)
-    rows.append(("slips", nslips, "sectors", 1.0 if st["exact_mode"] else 0.3,
-                 "located to the block" if st["exact_mode"] else "timing noise over one sector: slips not seen"))
     # cache
     starts = np.array([t.first for t in g.tracks if t.count == t.spt or t.count > 0.9 * t.spt])
     tl = int(np.median([t.count for t in g.tracks]))
@@ -366,6 +364,15 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                      f"slope of read-hit response vs size ({sizes})"))
         rows.append(("read_hit_overhead_ms", hl["hit_overhead_ns"] / 1e6, "ms", _fit_conf(hl["fit_residual_ns"], bus),
                      f"intercept of read-hit response vs size ({sizes})"))
+    if not st["exact_mode"]:
+        # Slips inside short tracks, by the earliest of repeated reads (`slips.place_slips`): last, as the bus
+        # time above, so that its commands move no other test's noise; its own random stream for the fillers.
+        st.update(place_slips(dev, g, clock, random.Random(f"{seed}-slips"), spread))
+    nslips = sum(len(t.slips) for t in g.tracks)
+    rows.append(("slips", nslips, "sectors", 1.0 if st["exact_mode"] else 0.7,
+                 "located to the block" if st["exact_mode"] else
+                 f"{st['slips_placed']} in {st['short_tracks']} short tracks located by the earliest of repeated reads "
+                 f"(up to {st['slip_rereads']} rereads a probe); {st['slips_at_end']} at a track's end"))
     # spec
     C_sectors = lambda n: 1.0 + (bus / (clock.period_ns / n))
     layout, lnotes = layout_section(g, C_sectors)

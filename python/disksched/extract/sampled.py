@@ -23,7 +23,8 @@ DiskSim layouts do not have) would hide; so would a change that moves no
 boundary of the checked tracks (a slip in the last sector of a track whose
 next track starts where predicted). Slips under timing noise wider than a
 sector are not seen by a dense walk either; the check then relies on the
-boundary's LBN, which a slip moves.
+boundary's LBN, which a slip moves, and the slip is placed inside its track
+after the other tests (`slips.place_slips`).
 """
 
 from __future__ import annotations
