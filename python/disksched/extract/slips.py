@@ -21,6 +21,7 @@ from collections import Counter
 
 import numpy as np
 
+from .device import Device
 from .layout import Geometry, Prober, _fold1, search
 from .timing import Clock
 
@@ -83,7 +84,8 @@ def _references(first: int, last: int, spt: int, out: dict, key: int):
     p0, p1 = [], []
     e0 = yield from _earliest(first, REFERENCE_READS, p0)
     e1 = yield from _earliest(last, REFERENCE_READS, p1)
-    late = [_fold1(p - e0, 1.0) * spt for p in p0] + [_fold1(p - e1, 1.0) * spt for p in p1]
+    # (each block's earliest read is its reference, not a draw of the lateness)
+    late = sorted(_fold1(p - e0, 1.0) * spt for p in p0)[1:] + sorted(_fold1(p - e1, 1.0) * spt for p in p1)[1:]
     out[key] = (e0 * spt - first, e1 * spt - last, late)
 
 
@@ -95,11 +97,11 @@ def _place(first: int, last: int, spt: int, level0: float, jumps: int, rereads: 
     for k in range(1, jumps + 1):
         pos = yield from search(a, last, (level0 + k - 1, spt), (level0 + k, spt), confirm=rereads)
         offs.append(pos - first)
-        a = pos - 1 if pos - 1 > a else a
+        a = max(a, pos - 1)
     return offs
 
 
-def place_slips(dev, g: Geometry, clock: Clock, rng: random.Random, spread: int) -> dict:
+def place_slips(dev: Device, g: Geometry, clock: Clock, rng: random.Random, spread: int) -> dict:
     """Place the unplaced slips of `g`'s short tracks (under timing noise) in place, `spread` tracks at a
     time (each track's searches over a short time: the phase of a late read drifts with any error of the
     period). Returns counts for the stats."""
