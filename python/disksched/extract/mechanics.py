@@ -131,10 +131,12 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
             if clock.noisy:
                 # ... which passed within a sector after g (`Geo.lbn_at`). Its response less the turns carries
                 # the probe's noise, and a floor above the lead pins every later probe over it (they all make
-                # it): under noise the floor is at most g + a sector. (Before, at 20 us of jitter one probe of a
-                # search in five or so met the noise's tail, 200 us on average; IBM 18ES's 3,400-cylinder seek,
-                # a notch of 1.278 ms in its table, came out 1.44 ms when three of its four searches had their
-                # floors so raised, 0.1-0.5 ms over the leads the others found on pairs as far apart.)
+                # it): under noise the floor is at most g + a sector. (Before, a miss in the noise's tail, 200 us
+                # on average at 20 us of jitter, raised a search's floor that far: IBM 18ES's 3,400-cylinder
+                # seek, a notch of 1.278 ms in its table, came out 1.44 ms when three of its four searches had
+                # floors so raised, 0.1-0.5 ms over the leads their probes asked for. Where a sector is about
+                # the noise, ordinary noise also raised it: the cap binds on 44% of IBM 18ES's misses at 20 us,
+                # by 16 us at the median; 17% of DEC RZ26's, whose sector is 193 us.)
                 floor = min(floor, g + T / d.spt)
             lo = max(lo, floor)
         if hi - lo < 1000:
