@@ -101,7 +101,15 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     d = geo.g.tracks[dtr]
     c_b = yield ("read", d.first + rng.randrange(d.count), write)
     v = c_b - c_a
-    lo, hi = max(v - T, 0.0), v
+    # A first read that took no longer than a buffer hit may have been one (a block the searches before this one
+    # read ahead on its track), which bounds nothing: the bracket is then two turns, with two more steps (before,
+    # it became the upper bound and pinned every later probe below it: Atlas 10K's full stroke came out 6.0 ms
+    # for 10.8 at 20 us, noise seed 2, half its four searches starting on a hit at 0.3 ms). Not later probes:
+    # a short head switch's lead is no longer than a hit (Atlas 10K's), and they are judged by their gap.
+    if v <= clock.hit_bound_ns and not write:
+        lo, hi, steps = 0.0, 2.0 * T, steps + 2
+    else:
+        lo, hi = max(v - T, 0.0), v
     for _ in range(steps):
         g = (lo + hi) / 2
         t, dtr = pair()
@@ -119,7 +127,18 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
         if got < g + T / 2:   # made it: the lead needed is at most what this one took
             hi = min(hi, got)
         else:                 # an extra turn: it needs more than the block's own lead
-            lo = max(lo, got - round((got - g) / T) * T)
+            floor = got - round((got - g) / T) * T
+            if clock.noisy:
+                # ... which passed within a sector after g (`Geo.lbn_at`). Its response less the turns carries
+                # the probe's noise, and a floor above the lead pins every later probe over it (they all make
+                # it): under noise the floor is at most g + a sector. (Before, a miss in the noise's tail, 200 us
+                # on average at 20 us of jitter, raised a search's floor that far: IBM 18ES's 3,400-cylinder
+                # seek, a notch of 1.278 ms in its table, came out 1.44 ms when three of its four searches had
+                # floors so raised, 0.1-0.5 ms over the leads their probes asked for. Where a sector is about
+                # the noise, ordinary noise also raised it: the cap binds on 44% of IBM 18ES's misses at 20 us,
+                # by 16 us at the median; 17% of DEC RZ26's, whose sector is 193 us.)
+                floor = min(floor, g + T / d.spt)
+            lo = max(lo, floor)
         if hi - lo < 1000:
             break
     return hi - delay
