@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import bisect
 import math
 
 import numpy as np
@@ -78,14 +77,14 @@ def _angle_residuals(tracks: list, c0: int, S: int, n: int, ts: float, cs: float
     return np.array(res)
 
 
-def _spec_slots(tracks: list, firsts: list, lbn0: int, cap_tracks: int, per: int, n: int) -> tuple[list, list]:
+def _spec_slots(tracks: list, firsts: np.ndarray, lbn0: int, cap_tracks: int, per: int, n: int) -> tuple[list, list]:
     """Under sparing per track the spec lays a zone's blocks in order over every slot of its cylinders, `per`
     blocks to a track from its first LBN `lbn0`: a slot the model leaves without a block (a cylinder of a zone
     the assembly ended a few tracks in, then the next zone on the next cylinder) is not expressible, and the
     blocks the model puts after it are in the spec's slots before it. The tracks of `n` sectors whose middle
     block the spec lays in the zone's `cap_tracks` slots, and (slot, the slot's first LBN) of each. `firsts`: the
     tracks' first LBNs."""
-    lo = bisect.bisect_right(firsts, lbn0) - 1
+    lo = int(np.searchsorted(firsts, lbn0, side="right")) - 1
     out, slots = [], []
     for t in tracks[max(lo, 0):]:
         mid = t.first + t.count // 2
@@ -217,7 +216,7 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
     unplaced = 0
     shift = 0  # cylinders added to earlier zones (a zone whose blocks overflow its slots gets more)
     spec_lbn = 0  # (sparing per track) the first LBN the spec lays in the zone
-    firsts = [t.first for t in tracks] if per_track else []
+    firsts = np.array([t.first for t in tracks]) if per_track else None
     for zi, z in enumerate(turned):
         t0, t1 = zone_starts[zi], zone_starts[zi + 1]
         n = z["spt"]
