@@ -1185,6 +1185,72 @@ def test_a_zone_whose_angle_turns_at_a_slip_is_two_zones_in_the_spec():
     assert zones([8, 12], [12]) == [(0, 11, off), (12, 19, (off + 12 * ((S - 1) * ts + cs) + 2) % n)]
 
 
+def test_a_slip_turns_no_zone_whose_cylinders_hold_no_spares():
+    """A slip turns the later cylinders of its zone only where it pushes its cylinder's blocks into the
+    cylinder's own spares (DiskSim's sectors per cylinder or per track); a drive whose cylinders hold no spare
+    sector spares at the zone's or the disk's end, and a track a block short of a slip turns nothing. Atlas III at
+    20 us, seed 3: levels predicted after such a track a sector late were cut into a zone of 26 cylinders of
+    their own, and its angle was a sector off the truth's."""
+    from disksched.extract.layout import Geometry, Track
+    from disksched.extract.spec import layout_section
+
+    S, n, ts, cs, off = 4, 50, 2, 9, 7.0
+    tr, first = [], 0
+    for c in range(20):
+        for h in range(S):
+            j = c * S + h
+            # a slip in cylinder 12's track 1 (its cylinder a block short: no spares in it); the levels after it a
+            # sector late (noise on the stretch the walk predicted from)
+            sector = off + (j - j // S) * ts + (j // S) * cs + (1 if (c, h) >= (12, 2) else 0)
+            count = n - 1 if (c, h) == (12, 1) else n
+            tr.append(Track(first, count, n, (sector - first) % n, exact=True, cyl=c, head=h))
+            first += count
+    g = Geometry(tr, [c * S for c in range(20)], S, [{"first_cylinder": 0, "last_cylinder": 19, "spt": n,
+                 "first_track": 0, "track_skew": ts, "cylinder_skew": cs}], {})
+    assert [(z["first_cylinder"], z["last_cylinder"], z["first_block_offset_sectors"])
+            for z in layout_section(g, lambda _: 0.0)[0]["zones"]] == [(0, 19, off)]
+
+
+def test_a_zone_ended_inside_a_cylinder_under_sparing_per_track_keeps_the_next_zones_angle():
+    """Under sparing per track the spec lays each zone's blocks over every slot of its cylinders, so a zone the
+    assembly ended a few tracks into a cylinder (the next zone begun on the next cylinder) takes the cylinder's
+    other slots, the next zone's first tracks, in the spec: each zone's angle is fitted to the slots the spec lays
+    its tracks' blocks on, not the model's. DEC RZ26 at 20 us, seed 3: a zone of two tracks at heads 0-1 of a
+    cylinder of 14, and the next zone's angle 14 sectors off for 13 cylinders (99.35% of its blocks within a
+    sector of the truth's angle)."""
+    from disksched.extract.layout import Geometry, Track
+    from disksched.extract.spec import layout_section
+
+    S, n, ts, cs, off = 4, 50, 2, 9, 7.0
+    per = n - 1                                   # one spare sector at each track's end
+    tr = []
+    for k in range(40):                           # truth: one zone, 10 cylinders, track k at (k // S, k % S)
+        j, first = k, k * per
+        sector = off + (j - j // S) * ts + (j // S) * cs
+        # the model: cylinders 0-4, then a zone of cylinder 5's first two tracks, then the next zone from
+        # cylinder 6 on, where the truth's tracks 22 on are placed two heads early
+        c, h = (k // S, k % S) if k < 22 else (6 + (k - 22) // S, (k - 22) % S)
+        tr.append(Track(first, per, n, (sector - first) % n, exact=True, cyl=c, head=h))
+    g = Geometry(tr, [], S, [{"first_cylinder": a, "last_cylinder": b, "spt": n, "first_track": f,
+                              "track_skew": ts, "cylinder_skew": cs} for a, b, f in ((0, 4, 0), (5, 5, 20), (6, 10, 22))], {})
+    layout = layout_section(g, lambda _: 0.0)[0]
+    assert layout["sparing"] == "sectors-per-track"
+    # every track's first block where the truth has it, on the slot the spec lays it on
+    lbn0 = 0
+    for z in layout["zones"]:
+        assert z["spares"] == 1
+        c0, slots = z["first_cylinder"], (z["last_cylinder"] - z["first_cylinder"] + 1) * S
+        for j in range(slots):
+            x = lbn0 + j * per
+            k = x // per
+            if k >= len(tr):
+                break
+            want = (tr[k].level + x) % n
+            got = (z["first_block_offset_sectors"] + (j - j // S) * ts + (j // S) * cs) % n
+            assert abs((got - want + n / 2) % n - n / 2) < 0.5, (c0, j, got, want)
+        lbn0 += slots * per
+
+
 def test_a_zone_is_cut_after_the_cylinder_of_an_overfull_track():
     """The spec lays a zone's blocks in order over its sectors, so a track of more blocks than sectors (a boundary
     misplaced under noise that no mend gave back) pushes every later block of the zone that many sectors on:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from typing import Any
+from typing import Any, Optional
 
 from .layout import Geometry, _mode
 
@@ -64,14 +64,39 @@ def to_toml(spec: dict, header: str = "") -> str:
 SPEC_MAX_ZONES = 1 << 16
 
 
-def _angle_residuals(tracks: list, c0: int, S: int, n: int, ts: float, cs: float) -> np.ndarray:
+def _angle_residuals(tracks: list, c0: int, S: int, n: int, ts: float, cs: float,
+                     slots: Optional[list] = None) -> np.ndarray:
     """Each track's first-block sector with its slot's skews (from cylinder `c0`, head 0) taken off, in
-    revolutions: one value over a zone whose angle never turns."""
+    revolutions: one value over a zone whose angle never turns. `slots`: (zone-relative track slot, first LBN of
+    the slot) of each track where the spec lays its blocks, when not the track's own (cylinder, head) and first
+    LBN: the sector the track's level puts that LBN on."""
     res = []
-    for t in tracks:
-        j = (t.cyl - c0) * S + t.head
-        res.append(((t.level + t.first) % n - (j - j // S) * ts - (j // S) * cs) / n)
+    for i, t in enumerate(tracks):
+        j, first = ((t.cyl - c0) * S + t.head, t.first) if slots is None else slots[i]
+        res.append(((t.level + first) % n - (j - j // S) * ts - (j // S) * cs) / n)
     return np.array(res)
+
+
+def _spec_slots(tracks: list, firsts: np.ndarray, lbn0: int, cap_tracks: int, per: int, n: int) -> tuple[list, list]:
+    """Under sparing per track the spec lays a zone's blocks in order over every slot of its cylinders, `per`
+    blocks to a track from its first LBN `lbn0`: a slot the model leaves without a block (a cylinder of a zone
+    the assembly ended a few tracks in, then the next zone on the next cylinder) is not expressible, and the
+    blocks the model puts after it are in the spec's slots before it. The tracks of `n` sectors whose middle
+    block the spec lays in the zone's `cap_tracks` slots, and (slot, the slot's first LBN) of each. `firsts`: the
+    tracks' first LBNs."""
+    lo = int(np.searchsorted(firsts, lbn0, side="right")) - 1
+    out, slots = [], []
+    for t in tracks[max(lo, 0):]:
+        mid = t.first + t.count // 2
+        if mid < lbn0:
+            continue
+        j = (mid - lbn0) // per
+        if j >= cap_tracks:
+            break
+        if t.spt == n and t.count > 0:
+            out.append(t)
+            slots.append((j, lbn0 + j * per))
+    return out, slots
 
 
 # A turn of a zone's angle is believed over at least this many cylinders and tracks (a cylinder or a few tracks a
@@ -104,8 +129,16 @@ def _turned_zones(g: Geometry) -> list:
         # slips: the blocks a track that is not its cylinder's last lacks, over the zone's usual
         inner = [k for k in range(t0, t1 - 1) if tracks[k + 1].cyl == tracks[k].cyl]
         usual = _mode([n - tracks[k].count for k in inner], 0)
+        # (only where the zone's cylinders hold spare sectors, a cylinder's last track or every track short of its
+        # sectors: a slip turns the later cylinders where it pushes its cylinder's blocks into the cylinder's own
+        # spares, DiskSim's sectors per cylinder or per track; a drive whose cylinders hold none spares at the
+        # zone's or the disk's end, and its slips turn nothing. Atlas III at 20 us, seed 3: a track a block short
+        # of a slip, the levels predicted after it a sector late, was cut into a zone of its own 26 cylinders long
+        # whose angle was a sector off)
+        lasts = [k for k in range(t0, t1 - 1) if tracks[k + 1].cyl != tracks[k].cyl]
+        spared = usual > 0 or _mode([n - tracks[k].count - len(tracks[k].slips) for k in lasts], 0) > 0
         slips = np.zeros(t1 - t0 + 1, dtype=np.int64)
-        for k in inner:
+        for k in inner if spared else []:
             slips[k - t0 + 1] = max(n - tracks[k].count - usual, 0)
         slips = np.cumsum(slips)     # slips[k - t0]: in the zone's tracks before k
         # runs of cylinders of one angle: [first track, end track, angle in whole sectors]
@@ -182,6 +215,8 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
     zone_starts = [z["first_track"] for z in turned] + [len(tracks)]
     unplaced = 0
     shift = 0  # cylinders added to earlier zones (a zone whose blocks overflow its slots gets more)
+    spec_lbn = 0  # (sparing per track) the first LBN the spec lays in the zone
+    firsts = np.array([t.first for t in tracks]) if per_track else None
     for zi, z in enumerate(turned):
         t0, t1 = zone_starts[zi], zone_starts[zi + 1]
         n = z["spt"]
@@ -210,7 +245,21 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
         slips.sort()
         # the zone's first-block angle: what each track's first block says once its slot's skews are taken
         # off, the circular median over the zone's tracks (one track's level can be sectors off by noise)
-        res = _angle_residuals(tracks[t0:t1], c0, S, n, ts, cs)
+        # (under sparing per track, the slots the spec itself lays the blocks on, `_spec_slots`: the model's
+        # (cylinder, head) only while every earlier zone's slots hold a block each. DEC RZ26 at 20 us, seed 3: a
+        # zone the assembly ended two tracks into a cylinder took the cylinder's twelve other slots in the spec, the
+        # next zone's first twelve tracks; the next zone's angle, fitted to the model's slots of its tracks, was
+        # 14 sectors off the slots the spec gave them)
+        res = None
+        if per_track:
+            ncyl_spec = ncyl + (-(-(blocks + per_track * ncyl * S - ncyl * S * n) // (S * n))
+                                if blocks + per_track * ncyl * S > ncyl * S * n else 0)
+            own, own_slots = _spec_slots(tracks, firsts, spec_lbn, ncyl_spec * S, n - per_track, n)
+            if own:
+                res = _angle_residuals(own, c0, S, n, ts, cs, own_slots)
+            spec_lbn += ncyl_spec * S * (n - per_track)
+        if res is None:
+            res = _angle_residuals(tracks[t0:t1], c0, S, n, ts, cs)
         ang = np.exp(2j * np.pi * res)
         ref = float(np.angle(ang.mean()) / (2 * np.pi))
         sigma = (ref + float(np.median((res - ref + 0.5) % 1.0 - 0.5))) * n - shift_sectors_of_spt(n)
