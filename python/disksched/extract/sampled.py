@@ -209,20 +209,13 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
         if lc.max() >= 2:
             cs = int(lv[np.argmax(lc)])
     if slack and cs != ts:
-        # a new zone of the same sectors per track that starts its angle afresh: IBM 18ES's bands of 256
-        # cylinders, an empty cylinder between, the cylinder skew a sector less from some band on (92 -> 91 at
-        # cylinder 2,314, 88 -> 87 at 3,856, 67 -> 66 at 10,024). The tail runs across the boundary, and the
-        # measured cylinder switches of the band before outvoted the one or none a short stretch after it
-        # holds; the tracks predicted on drifted a sector a cylinder until a check saw it (seed 1 at 20 us of
-        # jitter: 2-6 sectors over a band's first cylinders). The boundary shows as a skew between two full
-        # tracks the walk measured (the zone's count, no slip) that no switch explains (nor two or three
-        # head switches over a skipped track, after a cylinder switch or not, within the slack and 3 sectors).
-        # Next to a short track (spares at a zone's end, as Atlas 10K's; a slip) the whole tail still decides:
-        # the rule acting at every unexplained skew also met Atlas 10K's zones of one sectors per track, which
-        # end in their spares, and a drift from one it took a noisy skew after left 99.60% of its samples within
-        # a sector at seed 1 (99.95 before). After such a boundary the measured
-        # cylinder switches after it decide, two alike at least (on a tie the latest); the walk measures on
-        # till it holds two
+        # A new zone of the same sectors per track starts its angle afresh (IBM 18ES's bands, an empty cylinder
+        # between, the cylinder skew a sector less from some band on): the tail's switches from the band before
+        # outvoted the few after it, and the predicted tracks drifted a sector a cylinder (seed 1 at 20 us: 2-6
+        # sectors). Such a boundary is a skew no switch explains between two full measured tracks; after it the
+        # measured cylinder switches decide, two alike (a tie: the latest), the walk measuring on till it has
+        # two. Next to a short track (a zone's spares, as Atlas 10K's; a slip) the whole tail decides as before:
+        # applied there too, Atlas 10K at seed 1 fell from 99.95 to 99.60% within a sector.
         full = int(_mode([t.count for t in tail if not t.slips], tail[-1].count))
 
         def firm(a, b):
