@@ -243,6 +243,14 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
             if j not in used:
                 slips.extend(range(j * n, (j + 1) * n))
         slips.sort()
+        slots = ncyl * S * n
+        need = blocks + (per_track * ncyl * S if per_track else len(slips))
+        extra = 0
+        if need > slots:  # a misplaced boundary made a track longer than a track: keep every block
+            extra = -(-(need - slots) // (S * n))
+            unplaced += need - slots
+            ncyl += extra
+            slots = ncyl * S * n
         # the zone's first-block angle: what each track's first block says once its slot's skews are taken
         # off, the circular median over the zone's tracks (one track's level can be sectors off by noise)
         # (under sparing per track, the slots the spec itself lays the blocks on, `_spec_slots`: the model's
@@ -252,25 +260,15 @@ def layout_section(g: Geometry, shift_sectors_of_spt) -> tuple[dict, dict]:
         # 14 sectors off the slots the spec gave them)
         res = None
         if per_track:
-            ncyl_spec = ncyl + (-(-(blocks + per_track * ncyl * S - ncyl * S * n) // (S * n))
-                                if blocks + per_track * ncyl * S > ncyl * S * n else 0)
-            own, own_slots = _spec_slots(tracks, firsts, spec_lbn, ncyl_spec * S, n - per_track, n)
+            own, own_slots = _spec_slots(tracks, firsts, spec_lbn, ncyl * S, n - per_track, n)
             if own:
                 res = _angle_residuals(own, c0, S, n, ts, cs, own_slots)
-            spec_lbn += ncyl_spec * S * (n - per_track)
+            spec_lbn += ncyl * S * (n - per_track)
         if res is None:
             res = _angle_residuals(tracks[t0:t1], c0, S, n, ts, cs)
         ang = np.exp(2j * np.pi * res)
         ref = float(np.angle(ang.mean()) / (2 * np.pi))
         sigma = (ref + float(np.median((res - ref + 0.5) % 1.0 - 0.5))) * n - shift_sectors_of_spt(n)
-        slots = ncyl * S * n
-        need = blocks + (per_track * ncyl * S if per_track else len(slips))
-        extra = 0
-        if need > slots:  # a misplaced boundary made a track longer than a track: keep every block
-            extra = -(-(need - slots) // (S * n))
-            unplaced += need - slots
-            ncyl += extra
-            slots = ncyl * S * n
         if per_track:
             # slips of whole tracks stay (each a track's sectors); sector slips would turn later tracks
             sector_slips = sum(len(t.slips) for t in tracks[t0:t1])
