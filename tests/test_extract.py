@@ -1964,42 +1964,13 @@ def test_lead_search_does_not_count_a_probe_served_from_the_buffer(hit_at_step):
     of the lead. Counted as a lead made, it set the bound to its own short response (Atlas 10K's full stroke
     at 20 us once came out 5.3 ms for 10.8). A drive model by hand: a read completes when its block's sector
     passes after the heads are ready, `lead_ns` after the command; the found lead is within a sector and a
-    half of it (the block's own sector and the landing), however many probes hit."""
-    import random
-
-    from disksched.extract.layout import Geometry, Track
-    from disksched.extract.mechanics import Geo, _lead_search
+    half of it (the block's own sector and the landing), however many probes hit (`_search_against`)."""
     from disksched.extract.timing import Clock
 
     period_ns, spt, lead_ns = 6_000_000.0, 100, 2_345_678.0
-    tracks = [Track(k * spt, spt, spt, 0.0) for k in range(4)]
-    geo = Geo(Geometry(tracks=tracks, cylinders=[0, 2], surfaces=2, zones=[], stats={}))
     clock = Clock(period_ns=period_ns)
-
-    def done_at(sent: float, lbn: int) -> float:
-        """The read of `lbn` sent at `sent` completes when its sector passes, `lead_ns` or more later."""
-        phase = geo.sector_of(lbn) / spt
-        ready = sent + lead_ns
-        return ready + ((phase - clock.phase(ready)) % 1.0) * period_ns
-
-    search = _lead_search([0, 1], [2, 3], geo, clock, random.Random(4), steps=12)
-    now, step, op = 10_000_000.0, 0, next(search)
-    try:
-        while True:
-            kind, lbn, _ = op
-            if kind == "idle":
-                now += lbn
-                op = search.send(None)
-                continue
-            probe = kind == "read" and step % 2 == 1
-            if probe and hit_at_step is not None and step // 2 == hit_at_step:
-                now += 300_000.0   # a buffer hit: long before its block
-            else:
-                now = done_at(now, lbn)
-            step += 1
-            op = search.send(now)
-    except StopIteration as e:
-        found = e.value
+    # a buffer hit: 0.3 ms, long before its block
+    found = _search_against(clock, lead_ns, spt, lambda step, kind, made: -300_000.0 if (step, kind) == (hit_at_step, "probe") else 0.0)
     sector_ns = period_ns / spt
     assert lead_ns - sector_ns <= found <= lead_ns + 1.5 * sector_ns, (found, lead_ns)
 
@@ -2076,7 +2047,7 @@ def test_noisy_slips_are_placed_inside_their_tracks():
 
 
 def _search_against(clock, lead_ns: float, spt: int, late=lambda step, kind, made: 0.0, seed: int = 4) -> float:
-    """Run `_lead_search` against a drive model by hand (as in the test above): a read completes when its
+    """Run `_lead_search` against a drive model by hand: a read completes when its
     block's sector passes after the heads are ready, `lead_ns` after the command; `late(step, kind, made)` adds
     to a response (a probe's step from 0; kind "probe" / "positioning" / "hit"; whether its block was made in
     the turn), a buffer hit's response where it returns a negative number (its absolute value)."""
