@@ -186,21 +186,25 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
     # 4 of 9 a sector or two short against 2 of 79 out of full tracks; two of the last three measured cylinder
     # switches at 36 for 37 made the predictor's cylinder skew 36, and the angle drifted a sector a cylinder,
     # 2-4 sectors before a check saw it)
-    meas = [v for v, a, b in zip(sk, tail, tail[1:])
-            if not getattr(a, "predicted", False) and not getattr(b, "predicted", False)
-            and 10 * a.count >= 9 * b.count] if slack else []
+    measured = [i for i, (a, b) in enumerate(zip(tail, tail[1:]))
+                if not getattr(a, "predicted", False) and not getattr(b, "predicted", False)
+                and 10 * a.count >= 9 * b.count] if slack else []
+    meas = [sk[i] for i in measured]
     src = meas if len(meas) >= 4 else sk
     ts = int(_mode(src))
+
+    def switch(v):
+        return abs(float(_fold(np.array(v - ts), n))) > 2 * slack
     # the cylinder skew: the commonest other skew, more than twice the slack from the head switch's (with
     # noise a track's slips or a level a sector or two off make skews a few sectors short of a head switch:
     # Cheetah 9LP's 94 for 97 at 20 us of jitter, taken for its cylinder skew, 133, and kept by every track
     # predicted with it; its true pairs lie 5 or more apart)
-    far = [v for v in src if abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
+    far = [v for v in src if switch(v)]
     recent = src is meas and len(far) >= 3
     if len(far) < 2:
         # (too few measured cylinder switches: a short stretch of DEC RZ26's 14 surfaces holds none, and the
         # cylinder skew fell to the head switch's; the whole tail's then)
-        far = [v for v in sk if abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
+        far = [v for v in sk if switch(v)]
     vals, cnt = np.unique(far, return_counts=True) if far else (np.array([ts]), np.array([0]))
     cs = int(vals[np.argmax(cnt)]) if cnt.max() >= 2 else ts
     if recent:
@@ -218,22 +222,18 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
         # applied there too, Atlas 10K at seed 1 fell from 99.95 to 99.60% within a sector.
         full = int(_mode([t.count for t in tail if not t.slips], tail[-1].count))
 
-        def firm(a, b):
-            return not getattr(a, "predicted", False) and not getattr(b, "predicted", False) \
-                and a.count == full and b.count == full and not a.slips and not b.slips
+        def firm(i):
+            a, b = tail[i], tail[i + 1]
+            return a.count == full == b.count and not a.slips and not b.slips
 
         def explained(v):
             return any(abs(float(_fold(np.array(v - w), n))) <= slack + 3
                        for w in (ts, cs, 2 * ts, 3 * ts, cs + ts, cs + 2 * ts))
-        brk = max((i for i, (v, a, b) in enumerate(zip(sk, tail, tail[1:])) if firm(a, b) and not explained(v)),
-                  default=None)
+        brk = max((i for i in measured if firm(i) and not explained(sk[i])), default=None)
         if brk is not None:
-            after = [v for v, a, b in zip(sk[brk + 1:], tail[brk + 1:], tail[brk + 2:])
-                     if not getattr(a, "predicted", False) and not getattr(b, "predicted", False)
-                     and 10 * a.count >= 9 * b.count and abs(float(_fold(np.array(v - ts), n))) > 2 * slack]
-            if after:
-                av, ac = np.unique(after, return_counts=True)
-            if after and ac.max() >= 2:
+            after = [sk[i] for i in measured if i > brk and switch(sk[i])]
+            av, ac = np.unique(after, return_counts=True)
+            if len(ac) and ac.max() >= 2:
                 top = [int(v) for v, c in zip(av, ac) if c == ac.max()]
                 cs = next(v for v in reversed(after) if v in top)     # (on a tie the latest)
             elif need_head:

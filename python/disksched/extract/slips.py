@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter
+from collections import defaultdict
 
 import numpy as np
 
 from .device import Device
-from .layout import Geometry, Prober, _fold1, search
+from .layout import Geometry, Prober, _fold1, _mode, search
 from .timing import Clock
 
 #: reads of a short track's first and last block; the earliest of each is its level (with 20 us of
@@ -45,9 +45,10 @@ def short_tracks(g: Geometry) -> list:
     starts = [z["first_track"] for z in g.zones] + [len(g.tracks)]
     for z0, z1 in zip(starts, starts[1:]):
         tracks = range(z0, z1)
-        common = {}
-        for head in {g.tracks[i].head for i in tracks}:
-            common[head] = Counter(g.tracks[i].count + len(g.tracks[i].slips) for i in tracks if g.tracks[i].head == head).most_common(1)[0][0]
+        held = defaultdict(list)   # by surface: blocks and placed slips of each track
+        for i in tracks:
+            held[g.tracks[i].head].append(g.tracks[i].count + len(g.tracks[i].slips))
+        common = {head: _mode(v) for head, v in held.items()}
         for i in tracks:
             t = g.tracks[i]
             missing = common[t.head] - t.count - len(t.slips)
