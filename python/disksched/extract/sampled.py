@@ -69,6 +69,8 @@ ZONE_MIN_TRACKS = 8
 #: the whole walk decides (each check costs an assembly of the tracks so far: desk250's, 276,000 tracks at a quarter,
 #: two seconds)
 PROJECT_UNTIL = 4
+#: the least tolerance of a checkpoint's level under timing noise, sectors (see `sampled_layout`)
+CHECK_TOL_SECTORS = 0.6
 
 
 def _zones_projected(tracks: list, exact: bool, end: int, surfaces: Optional[int] = None) -> tuple[int, float]:
@@ -157,6 +159,25 @@ def _head_from(sk: list, at: list, ts: int, cs: int, S: int, n: int) -> int:
         if best is None or bad < best[0]:
             best = (bad, h)
     return best[1]
+
+
+def _cylinder_end_count(tail: list, sk: list, at, cs: int, count: int, slack: int = 0) -> Optional[int]:
+    """LBNs on a cylinder's last track where spares end each cylinder (ST41601N: 6 sectors, its last track 79
+    LBNs of 85), from the tracks before the cylinder switches among skews `at` (a skew within `slack` sectors
+    of the cylinder skew `cs`, neither track slipped): their commonest count, if it is not `count` and most
+    agree; else None. Predicted full, every cylinder's last track disagreed with its checkpoint and was
+    bisected and walked (ST41601N exact: 2,099 anomalies, 18.7 device minutes, against 77 and 4.1; at 20 us
+    of jitter 1,956 anomalies and 38.4 of its 42.8 device minutes in the walk). With noise (`slack`) at least
+    three, and fewer LBNs than a full track (Cheetah 4LP, whose spares end a range of cylinders, showed two
+    ends of 357 LBNs, two tracks joined, beside its 155)."""
+    n = tail[-1].spt
+    ends = [tail[i].count for i in at if abs(float(_fold(np.array(sk[i] - cs), n))) <= slack
+            and not tail[i].slips and not tail[i + 1].slips]
+    if len(ends) >= (3 if slack else 2):
+        m = int(_mode(ends))
+        if (m < count if slack else m != count) and 2 * ends.count(m) > len(ends):
+            return m
+    return None
 
 
 def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack: int = 0,
@@ -307,6 +328,8 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
         if need_head and win is not None and sum(1 for c, h in pos if h == 0) < 2:
             return None
         count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
+        # (the measured tracks' cylinder switches only: a predicted track repeats the count it was predicted with)
+        last_count = _cylinder_end_count(tail, sk, measured, cs, count, slack)
         last = placed[-1]
         # one track's level can be a few sectors off: carry each placed track's first block forward by the
         # switches between its slot and the last one's, and take the median (a track the skews do not
@@ -321,20 +344,10 @@ def zone_state(tracks: list, surfaces: Optional[int], min_tracks: int = 8, slack
                 proj.append(v)
         base = _sigma(last) + (float(np.median(proj)) if proj else 0.0)
         last = Track(last.first, last.count, n, float((base - last.first) % n), list(last.slips), exact=last.exact)
-        return _Zone(n, count, ts, cs, S, head, last)
+        return _Zone(n, count, ts, cs, S, head, last, last_count)
     count = int(_mode([t.count for t in tail[:-1] if not t.slips], tail[-1].count))
     last = tail[-1]
-    last_count = None
-    if cs != ts and slack == 0 and S > 1:
-        # spares at each cylinder's end (ST41601N: 6 sectors, its last track 79 LBNs of 85): the track before
-        # each cylinder switch holds fewer. Predicted full, every cylinder's last track disagreed with its
-        # checkpoint and was bisected and walked (ST41601N exact: 2,099 anomalies, 18.7 device minutes; 77 and 4.1)
-        ends = [tail[i].count for i, v in enumerate(sk) if abs(float(_fold(np.array(v - cs), n))) < 0.5
-                and not tail[i].slips and not tail[i + 1].slips]
-        if len(ends) >= 2:
-            m = int(_mode(ends))
-            if m != count and 2 * ends.count(m) > len(ends):
-                last_count = m
+    last_count = _cylinder_end_count(tail, sk, range(len(sk)), cs, count) if cs != ts and slack == 0 and S > 1 else None
     if slack:
         # with noise one track's level can be a few sectors off: carry each of the last few tracks' first
         # block forward by the zone's skews to the last track and take the median, back only as far as the
@@ -458,9 +471,11 @@ class _Checker:
     """Single-block probes that must miss the cache: a response no longer than a
     hit was served from the buffer, and is read again after far-away reads."""
 
-    def __init__(self, dev: Device, clock: Clock, rng: random.Random, tol: float, flush: int, retries: int):
+    def __init__(self, dev: Device, clock: Clock, rng: random.Random, tol: float, flush: int, retries: int,
+                 mid_track: bool = False):
         self.dev, self.clock, self.rng = dev, clock, rng
         self.tol, self.flush, self.retries = tol, flush, retries
+        self.mid_track = mid_track
         self.probes = 0
         self.checks = 0
 
@@ -492,6 +507,10 @@ class _Checker:
         self.checks += 1
         if nxt.first >= self.dev.blocks:
             return True
+        mid = nxt.first + nxt.count // 2
+        if self.mid_track and nxt.count >= 4 and mid < self.dev.blocks and not self._agrees(mid, nxt.level, nxt.spt):
+            # (read first: the two blocks behind it then miss the buffer as well)
+            return False
         if not self._agrees(nxt.first, nxt.level, nxt.spt):
             return False
         return self._agrees(nxt.first - 1, prev.level + len(prev.slips), prev.spt)
@@ -610,8 +629,23 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     z0 = zone_state(tracks, surfaces, slack=0 if exact else 2, need_head=False)
     if z0 is not None:
         tracks = _tidy(tracks, z0)
+    # A check should see a whole sector: a slip inside a predicted track, or the turn a slip gives every later
+    # track (ST41601N), moves the checked levels by one. The walk's tolerance (at least 1.5 sectors) did not,
+    # and every predicted track after such a slip was a sector off till the next anomaly (ST41601N at 20 us:
+    # 88.3% of its round-trip samples within a sector once its cylinders' short last tracks were predicted,
+    # and so no longer walked). Where the noise's spread (`Clock.noise_ns`, its 10th to 90th percentile) is
+    # under a sector, a check's tolerance is 0.6 sector: noise is only ever late, and a late read is read again
+    # (the fast drives' sectors, 18-45 us, lie inside the spread at 20 us, 81 us: a tolerance of 0.6-0.97 sector
+    # there doubled IBM 18ES's and Atlas III's anomalies). A level a sector or two early can still agree when
+    # its read comes that late (ST41601N, seed 1: one read 2 sectors late passed a boundary a block early, and
+    # a zone's angle came out a sector off over 44 cylinders), so there a check also reads the predicted
+    # track's middle block, first (the blocks behind it then miss the buffer): three reads in that band, not two.
     tol = float(first_stats.get("level_tolerance_sectors", 0.5))
-    chk = _Checker(dev, clock, rng, tol, flush=segments + 1, retries=0 if exact else 2)
+    tight = False
+    if not exact:
+        if clock.noise_ns < clock.period_ns / float(max(t.spt for t in tracks)):
+            tol, tight = min(tol, CHECK_TOL_SECTORS), True
+    chk = _Checker(dev, clock, rng, tol, flush=segments + 1, retries=0 if exact else 2, mid_track=tight)
     batch = 4
     ahead = ahead_tracks
     checked = 0
