@@ -9,8 +9,9 @@ distributions, ms). The layout's tables (zones, slips) move as one block.
 
 BASE and OTHER: spec files, or a catalogue drive's name (its spec; the
 truth itself as BASE asks which of a model's settings cost it most). Prints
-one row per setting in both: BASE with it, then BASE with OTHER's layout
-and cylinder count, then OTHER whole.
+one row per setting in which they differ: BASE with it, then BASE with
+OTHER's layout and cylinder count, then OTHER whole. A setting only one of
+them writes is put in, or taken out to the simulator's default ("(default)").
 """
 
 from __future__ import annotations
@@ -33,19 +34,26 @@ def _scalars(spec: dict, prefix: str = "") -> dict:
         if isinstance(v, dict):
             if name != "layout":
                 out.update(_scalars(v, name + "."))
-        elif k not in ("name", "description", "source"):
+        elif k not in ("name", "description", "source", "validated"):
             out[name] = v
     return out
 
 
+_UNSET = object()  # a setting one spec leaves to the simulator's default
+
+
 def _with(spec: dict, name: str, value) -> dict:
-    """`spec` with the dotted setting `name` set to `value` (a copy, the tables it passes through copied)."""
+    """`spec` with the dotted setting `name` set to `value`, or without it (`_UNSET`: the default) (a copy, the
+    tables it passes through copied)."""
     out = dict(spec)
     node, parts = out, name.split(".")
     for p in parts[:-1]:
         node[p] = dict(node[p])
         node = node[p]
-    node[parts[-1]] = value
+    if value is _UNSET:
+        node.pop(parts[-1], None)
+    else:
+        node[parts[-1]] = value
     return out
 
 
@@ -68,16 +76,18 @@ def main(argv: list[str]) -> int:
     disk, base_path, other_path = argv
     base, other = (tomllib.loads(Path(p).read_text() if Path(p).exists() else _core.disk_show(p)[0]) for p in (base_path, other_path))
     a, b = _scalars(base), _scalars(other)
-    # (the cylinder count goes with the layout)
-    changed = [k for k in sorted(set(a) & set(b)) if a[k] != b[k] and k != "cylinders"]
+    # (the cylinder count goes with the layout; a setting in one spec only is put in, or taken out to the
+    # simulator's default: the truth's catalogue specs leave some out, as `read_ahead_on_idle_hit`)
+    changed = [k for k in sorted(set(a) | set(b)) if a.get(k, _UNSET) != b.get(k, _UNSET) and k != "cylinders"]
     print(f"{disk}: {Path(base_path).name} with one setting of {Path(other_path).name} (demerit random / sequential, ms)\n")
     print("| setting | base | other | demerit random | demerit sequential |\n|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
         folder = Path(d)
-        short = (lambda v: "[...]" if isinstance(v, list) else v)
+        short = (lambda v: "[...]" if isinstance(v, list) else "(default)" if v is _UNSET else v)
         print(f"| (none: the base) | | | {_demerits(disk, base, folder, 'base')} |")
         for k in changed:
-            print(f"| {k} | {short(a[k])} | {short(b[k])} | {_demerits(disk, _with(base, k, b[k]), folder, 'one')} |")
+            va, vb = a.get(k, _UNSET), b.get(k, _UNSET)
+            print(f"| {k} | {short(va)} | {short(vb)} | {_demerits(disk, _with(base, k, vb), folder, 'one')} |")
         laid = {**base, "layout": other["layout"], "cylinders": other["cylinders"]}
         print(f"| [layout] and cylinders | | | {_demerits(disk, laid, folder, 'layout')} |")
         print(f"| (all: the other) | | | {_demerits(disk, other, folder, 'other')} |")

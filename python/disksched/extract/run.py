@@ -185,8 +185,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                  + (f"; {ra['blocks_from_track_end']} from 10 blocks before a track's end" if "blocks_from_track_end" in ra else "")
                  + ("; after a read onto a track, to the end of the next" if ra.get("one_track_further") else "")))
     idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]), track_starts=starts, track_len=tl)
-    rows.append(("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"],
-                 "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"))
+    rows.append(_idle_hit_row(idle_hit))
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
     # (its own random stream: the tests after it choose their blocks as they did before it was added)
     wm = read_water_mark(dev, random.Random(f"{seed}-water-mark"), g.tracks, clock.period_ns, bus, int(seg["segments"]),
@@ -368,6 +367,9 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         # Slips inside short tracks, by the earliest of repeated reads (`slips.place_slips`): last, as the bus
         # time above, so that its commands move no other test's noise; its own random stream for the fillers.
         st.update(place_slips(dev, g, clock, random.Random(f"{seed}-slips"), spread))
+    # The idle-hit test's controls read again under noise (`cache.confirm_idle_hit_controls`): last, as the slips
+    # above, so that its commands move no other test's noise; its own random stream for the far reads.
+    idle_hit, rows = _confirm_idle_hit(dev, clock, random.Random(f"{seed}-idle-hit"), hit, idle_hit, rows)
     nslips = sum(len(t.slips) for t in g.tracks)
     rows.append(("slips", nslips, "sectors", 1.0 if st["exact_mode"] else 0.7,
                  "located to the block" if st["exact_mode"] else
@@ -444,6 +446,23 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         ph["lbn"].append(t.first)
         ph["phase"].append(((t.level + t.first) % t.spt) / t.spt)
     return Extraction(spec, rows, g, clock, sc, emitted, ph, dev.busy_ns / 1e9, time.monotonic() - wall0, dev.commands, notes)
+
+
+def _idle_hit_row(idle_hit: dict, conf: float = 1.0) -> tuple:
+    return ("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"] * conf,
+            "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"
+            + (f"; {idle_hit['controls_reread_hit']} control(s) hit when read again, their trials void"
+               if idle_hit.get("controls_reread_hit") else ""))
+
+
+def _confirm_idle_hit(dev: Device, clock: Clock, rng: random.Random, hit, idle_hit: dict, rows: list,
+                      conf: float = 1.0) -> tuple[dict, list]:
+    """`idle_hit` with its controls read again under noise (`cache.confirm_idle_hit_controls`), and `rows` with
+    its row so updated."""
+    out = cache_tests.confirm_idle_hit_controls(dev, clock, rng, hit, idle_hit)
+    if out is idle_hit:
+        return idle_hit, rows
+    return out, [_idle_hit_row(out, conf) if r[0] == "read_ahead_on_idle_hit" else r for r in rows]
 
 
 def _coarse_controller(bus: float, hl: dict, q: dict, seg: dict, ra: dict, spt: int, idle_hit: dict) -> dict:
@@ -806,8 +825,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     ra = cache_tests.read_ahead(dev, clock, rng, hit, max_blocks=1024)
     rows.append(("read_ahead", ra["when"], "", ra["confidence"] * conf, f"reach {ra['blocks']} blocks"))
     idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]))
-    rows.append(("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"] * conf,
-                 "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"))
+    rows.append(_idle_hit_row(idle_hit, conf))
     for what in ("surfaces", "track and cylinder skew", "slips", "head switch", "read miss overhead"):
         rows.append((what, "not measured", "", 0.0, "needs rotational positions"))
     # the queue test needs only the order of completions: nominal tracks of the measured length
@@ -815,6 +833,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     q = drive_queue(dev, rng, [Track(k * spt, spt, spt, 0.0) for k in range(0, dev.blocks // spt - 1, max(dev.blocks // spt // 1000, 1))])
     rows += _queue_rows(q)
     notes += _queue_notes(q)
+    idle_hit, rows = _confirm_idle_hit(dev, clock, rng, hit, idle_hit, rows, conf)
     spec = {
         "name": name or "extracted", "description": f"extracted by timing (coarse) from {dev.label}",
         "source": "disksched extract (coarse timing)", "surfaces": 1, "cylinders": int(cyl), "blocks": int(dev.blocks),
@@ -976,12 +995,12 @@ def _serpentine_model(dev: Device, clock: Clock, rng: random.Random, conf: float
     ra = cache_tests.read_ahead(dev, clock, rng, hit, max_blocks=1024)
     rows.append(("read_ahead", ra["when"], "", ra["confidence"], f"reach {ra['blocks']} blocks"))
     idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]))
-    rows.append(("read_ahead_on_idle_hit", idle_hit["resumes"], "", idle_hit["confidence"],
-                 "the read-ahead's last block read when idle; the block after it then hits only if that hit read ahead again"))
+    rows.append(_idle_hit_row(idle_hit))
     spt = serp.bands[0].spt
     q = drive_queue(dev, rng, serp.tracks[::max(len(serp.tracks) // 1000, 1)])
     rows += _queue_rows(q)
     notes += _queue_notes(q)
+    idle_hit, rows = _confirm_idle_hit(dev, clock, rng, hit, idle_hit, rows)
     shift = lambda n: 1.0    # (a completion's own sector; the bus and the index are one phase, the walk's theta)
     spec = {
         "name": name or "extracted", "description": f"extracted by timing (banded serpentine) from {dev.label}",
