@@ -1191,9 +1191,9 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
     zone's first tracks from it, nor a predicted run its sectors per track from one off): neighbouring runs
     within `rel` of each other whose tracks hold one count are one zone (of that count, where it lies between
     them; levels scaled by the angle); and a run's last few tracks that do not hold its count (or hold slips)
-    but together hold a whole number of the next run's tracks are that run's first tracks, each a head switch
-    before the next (IBM 18ES at 20 us: a new zone's first 374-block track walked as one of 390 with 7 slips,
-    a 286 as a 312; each began a cylinder of its own at the change of sectors per track)."""
+    but together hold a whole number of the next run's tracks are that run's first tracks, each a switch
+    before the next (`_back_skews`; IBM 18ES at 20 us: a new zone's first 374-block track walked as one of
+    390 with 7 slips, a 286 as a 312; each began a cylinder of its own at the change of sectors per track)."""
     def common(ts, a, b):
         v = [t.count for t in ts[a:b] if not t.slips]
         return int(_mode(v)) if v else None
