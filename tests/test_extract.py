@@ -1781,6 +1781,43 @@ def test_noisy_assembly_keeps_a_zones_cylinders_and_its_change_of_skew():
     assert [(z["first_cylinder"], z["track_skew"], z["cylinder_skew"]) for z in g.zones] == [(0, ts, 88), (20, ts, 87)]
 
 
+def test_noisy_zone_change_by_counts_projects_back_over_a_cylinder_switch():
+    """IBM 18ES at 20 us, seed 2: a dense stretch across the change from 374 to 364 sectors a track put the change
+    six tracks late, and the new zone's first six tracks (its first cylinder and the next one's head 0) came out
+    364 blocks on 374 sectors, with slips. `_zone_changes_by_counts` gives them to the next run (at most four at a
+    time, so twice, as `_assemble` calls it), each level projected back from that run's first track; counted as
+    head switches only, the new zone's first cylinder lay the cylinder skew less the track skew (94 - 54 = 40
+    sectors) off: it was taken for a zone of its own, and the seeks across its boundary made 19 empty cylinders
+    of it (11,492 cylinders for the truth's 11,474). Each level now within half a sector of the truth's, and the
+    assembly two zones."""
+    from disksched.extract.layout import Track, _assemble, _zone_changes_by_counts
+
+    n1, ts1, n2, ts2, cs2, S = 374, 56, 364, 54, 94, 5
+    before = _noisy_zone(n1, n1, ts1, lambda c: 96, S, 8, level_noise=0.4)
+    x = before[-1].first + before[-1].count
+    k_late = S + 1
+    sig, want = 11.0, []
+    for k in range(8 * S):
+        sig = sig if k == 0 else (sig + (cs2 if k % S == 0 else ts2)) % n2
+        want.append(sig)
+    tracks = list(before)
+    for k in range(len(want)):
+        f = x + k * n2
+        if k < k_late:   # walked under the old zone's sectors: its 364 blocks with slips, a level a sector or two off
+            tracks.append(Track(f, n2, n1, float((want[k] * n1 / n2 + 1.5 - f) % n1), slips=[100, 200, 300]))
+        else:
+            tracks.append(Track(f, n2, n2, float((want[k] - f) % n2)))
+    out = _zone_changes_by_counts(_zone_changes_by_counts(tracks))
+    new = out[len(before):len(before) + k_late]
+    assert [t.spt for t in new] == [n2] * k_late
+    got = [(t.level + t.first) % n2 for t in new]
+    assert all(abs((g - w + n2 / 2) % n2 - n2 / 2) < 0.5 for g, w in zip(got, want)), (got, want[:k_late])
+    g = _assemble(tracks, {"exact_mode": False})
+    assert len(g.cylinders) == 16 and g.surfaces == S
+    assert [(z["first_cylinder"], z["spt"], z["track_skew"], z["cylinder_skew"]) for z in g.zones] == \
+        [(0, n1, ts1, 96), (8, n2, ts2, cs2)]
+
+
 def test_noisy_sectors_per_track_by_the_drift_of_the_levels():
     """A long stretch's sectors per track from its mean phase step has a standard error of half a sector
     under 20 us of jitter: IBM 18ES's 338 read as 339 (a count of 338 a track cannot tell that from a spare

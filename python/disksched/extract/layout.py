@@ -1191,9 +1191,9 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
     zone's first tracks from it, nor a predicted run its sectors per track from one off): neighbouring runs
     within `rel` of each other whose tracks hold one count are one zone (of that count, where it lies between
     them; levels scaled by the angle); and a run's last few tracks that do not hold its count (or hold slips)
-    but together hold a whole number of the next run's tracks are that run's first tracks, each a head switch
-    before the next (IBM 18ES at 20 us: a new zone's first 374-block track walked as one of 390 with 7 slips,
-    a 286 as a 312; each began a cylinder of its own at the change of sectors per track)."""
+    but together hold a whole number of the next run's tracks are that run's first tracks, each a switch
+    before the next (`_back_skews`; IBM 18ES at 20 us: a new zone's first 374-block track walked as one of
+    390 with 7 slips, a 286 as a 312; each began a cylinder of its own at the change of sectors per track)."""
     def common(ts, a, b):
         v = [t.count for t in ts[a:b] if not t.slips]
         return int(_mode(v)) if v else None
@@ -1234,10 +1234,12 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
             continue
         # (the skews of one sectors-per-track only: an earlier change may have given this run's last
         # tracks the next run's)
-        sk = [k for k in _skews_of(out[a2:min(b2, a2 + 50)])[1:] if k is not None]
+        raw = _skews_of(out[a2:min(b2, a2 + 50)])       # raw[j]: the skew into out[a2 + j]
+        sk = [k for k in raw[1:] if k is not None]
         if len(sk) < 3:
             continue
         ts = int(_mode(sk))
+        back = _back_skews(raw, ts, u.spt)
         k0 = b
         while k0 > max(a + 1, b - tail) and (out[k0 - 1].count != c or out[k0 - 1].slips):
             k0 -= 1
@@ -1250,9 +1252,29 @@ def _zone_changes_by_counts(tracks: list, rel: float = 0.02, tail: int = 4) -> l
         k = tot // c2
         n2, first = u.spt, out[k0].first
         sig_u = (u.level + u.first) % n2
-        out[k0:b] = [Track(first + m * c2, c2, n2, float((sig_u - (k - m) * ts - first - m * c2) % n2), exact=out[k0].exact)
+        out[k0:b] = [Track(first + m * c2, c2, n2, float((sig_u - back(k - m) - first - m * c2) % n2), exact=out[k0].exact)
                      for m in range(k)]
     return out
+
+
+def _back_skews(raw: list, ts: int, n: int, slack: int = 2) -> Callable:
+    """Sectors from the track d tracks before a run's first track to that first track, by the run's skews (`raw`:
+    `_skews_of` the run's first tracks): d head switches `ts`, but where the run shows its cylinder switches (a
+    skew more than `slack` from `ts`, the commonest such, every S tracks by the commonest gap between them, at
+    least two gaps and most of them agreeing) the steps into a head 0 are cylinder switches, the heads counted
+    back from the phase most of the switches give. Counted as head switches only, the tracks before the first
+    one's cylinder lay the cylinder skew less the track skew off (IBM 18ES at 20 us, seed 2: a new zone's first
+    cylinder 40 sectors off, a zone of its own, and a seek across its boundary made 19 empty cylinders of it)."""
+    far = [(j, int(v)) for j, v in enumerate(raw) if j >= 1 and v is not None and abs(_fold1(v - ts, n)) > slack]
+    if far:
+        cs = int(_mode([v for _, v in far]))
+        at = [j for j, v in far if abs(_fold1(v - cs, n)) <= slack]
+        gaps = np.diff(at)
+        S = int(_mode(gaps)) if len(gaps) >= 2 else 0
+        if S > 1 and 2 * int(np.sum(gaps == S)) > len(gaps):
+            h0 = int(_mode([(-j) % S for j in at]))          # the run's first track's head
+            return lambda d: sum(cs if (h0 - i + 1) % S == 0 else ts for i in range(1, d + 1))
+    return lambda d: d * ts
 
 
 def _regroup_pieces(tracks: list, longest: int = 8, chain: int = 256) -> list:
