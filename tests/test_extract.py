@@ -1946,7 +1946,7 @@ def test_jittered_predictor_knows_each_cylinders_short_last_track():
         late = random.Random(end)
         tracks = [Track(first(j), count(j), spt, (sigma(j) + 0.4 * late.random() - first(j)) % spt, exact=True)
                   for j in range(end + 1)]
-        z = zone_state(tracks, S, slack=2)
+        z = zone_state(tracks, S, slack=2, short_ends=True)
         assert z is not None and (z.count, z.last_count, z.head) == (spt, spt - spares, end % S), z
         for k in range(1, 3 * S):
             p = predict(z, k)
