@@ -644,8 +644,8 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
     # and so no longer walked). Where the noise's spread (`Clock.noise_ns`, its 10th to 90th percentile) is
     # under a sector, a check's tolerance is 0.6 sector: noise is only ever late, and a late read is read again
     # (the fast drives' sectors, 18-45 us, lie inside the spread at 20 us, 81 us: a tolerance of 0.6-0.97 sector
-    # there took IBM 18ES from 15.5 to 29.6 device minutes, Atlas III from 9.0 to 21.2). A level a sector or
-    # two early can still agree when
+    # there took Atlas III from 9.0 to 21.2 device minutes, its sequential demerit from 0.003 to 0.206 ms). A
+    # level a sector or two early can still agree when
     # its read comes that late (ST41601N, seed 1: one read 2 sectors late passed a boundary a block early, and
     # a zone's angle came out a sector off over 44 cylinders), so there a check also reads the predicted
     # track's middle block, first (the blocks behind it then miss the buffer): three reads in that band, not two.
