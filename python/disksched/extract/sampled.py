@@ -513,10 +513,11 @@ class _Checker:
         self.checks += 1
         if nxt.first >= self.dev.blocks:
             return True
-        mid = nxt.first + nxt.count // 2
-        if self.mid_track and nxt.count >= 4 and mid < self.dev.blocks and not self._agrees(mid, nxt.level, nxt.spt):
+        if self.mid_track and nxt.count >= 4:
             # (read first: the two blocks behind it then miss the buffer as well)
-            return False
+            mid = nxt.first + nxt.count // 2
+            if mid < self.dev.blocks and not self._agrees(mid, nxt.level, nxt.spt):
+                return False
         if not self._agrees(nxt.first, nxt.level, nxt.spt):
             return False
         return self._agrees(nxt.first - 1, prev.level + len(prev.slips), prev.spt)
@@ -632,23 +633,23 @@ def sampled_layout(dev: Device, clock: Clock, rng: random.Random, stride: int, s
         lo = tracks[-1].first + tracks[-1].count
         tracks += dense(lo, lo + calib_tracks * max(tracks[-1].count, 1))
         surfaces = surfaces_of(tracks, slack=0 if exact else 2)
-    # noise under a sector (see the checks' tolerance below)
-    tight = not exact and clock.noise_ns < clock.period_ns / float(max(t.spt for t in tracks))
-    z0 = zone_state(tracks, surfaces, slack=0 if exact else 2, need_head=False, short_ends=tight)
-    if z0 is not None:
-        tracks = _tidy(tracks, z0)
     # A check should see a whole sector: a slip inside a predicted track, or the turn a slip gives every later
     # track (ST41601N), moves the checked levels by one. The walk's tolerance (at least 1.5 sectors) did not,
     # and every predicted track after such a slip was a sector off till the next anomaly (ST41601N at 20 us:
     # 88.3% of its round-trip samples within a sector once its cylinders' short last tracks were predicted,
     # and so no longer walked). Where the noise's spread (`Clock.noise_ns`, its 10th to 90th percentile) is
-    # under a sector, a check's tolerance is 0.6 sector: noise is only ever late, and a late read is read again
-    # (the fast drives' sectors, 18-45 us, lie inside the spread at 20 us, 81 us: a tolerance of 0.6-0.97 sector
-    # there took Atlas III from 9.0 to 21.2 device minutes, its sequential demerit from 0.003 to 0.206 ms). A
-    # level a sector or two early can still agree when
-    # its read comes that late (ST41601N, seed 1: one read 2 sectors late passed a boundary a block early, and
-    # a zone's angle came out a sector off over 44 cylinders), so there a check also reads the predicted
-    # track's middle block, first (the blocks behind it then miss the buffer): three reads in that band, not two.
+    # under a sector (`tight`), a cylinder's short last track is predicted under noise too (`zone_state`'s
+    # `short_ends`), and a check's tolerance is 0.6 sector: noise is only ever late, and a late read is read
+    # again (the fast drives' sectors, 18-45 us, lie inside the spread at 20 us, 81 us: a tolerance of
+    # 0.6-0.97 sector there took Atlas III from 9.0 to 21.2 device minutes, its sequential demerit from 0.003
+    # to 0.206 ms). A level a sector or two early can still agree when its read comes that late (ST41601N,
+    # seed 1: one read 2 sectors late passed a boundary a block early, and a zone's angle came out a sector
+    # off over 44 cylinders), so there a check also reads the predicted track's middle block, first (the
+    # blocks behind it then miss the buffer): three reads in that band, not two.
+    tight = not exact and clock.noise_ns < clock.period_ns / float(max(t.spt for t in tracks))
+    z0 = zone_state(tracks, surfaces, slack=0 if exact else 2, need_head=False, short_ends=tight)
+    if z0 is not None:
+        tracks = _tidy(tracks, z0)
     tol = float(first_stats.get("level_tolerance_sectors", 0.5))
     if tight:
         tol = min(tol, CHECK_TOL_SECTORS)
