@@ -203,9 +203,7 @@ pub const MAX_QUEUE_THRESHOLD: u32 = 1024;
 
 use crate::schema::{Param, Ty};
 
-/// The longest simulated time a config may name, ms (about 31 years; the
-/// nanosecond clock ends at about 584 years).
-pub const MAX_TIME_MS: f64 = 1e12;
+pub use crate::time::MAX_TIME_MS;
 
 /// Declarations of the top-level keys.
 pub const TOP_PARAMS: &[Param] = &[
@@ -219,8 +217,7 @@ pub const TOP_PARAMS: &[Param] = &[
     Param::other("freeblock", Ty::Table, "absent: no background tasks", "`[freeblock]`"),
 ];
 
-/// `disk.count`: identical disks behind the controller.
-pub const DISK_COUNT: Param = Param::int("count", "disks", 1.0, 1.0, 256.0, "identical disks behind the controller, each with its own queue");
+pub use crate::host::array::DISK_COUNT;
 
 /// Declarations of the `[disk]` keys.
 pub const DISK_PARAMS: &[Param] = &[

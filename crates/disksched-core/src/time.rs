@@ -22,6 +22,10 @@ pub const NS_PER_MS: u64 = 1_000_000;
 /// Nanoseconds per second.
 pub const NS_PER_S: u64 = 1_000_000_000;
 
+/// The longest simulated time a config may name, ms (about 31 years; the
+/// nanosecond clock ends at about 584 years).
+pub const MAX_TIME_MS: f64 = 1e12;
+
 impl SimTime {
     /// The start of the run.
     pub const ZERO: SimTime = SimTime(0);

@@ -782,7 +782,7 @@ fn a_repeating_scan_counts_passes_and_reports_its_milestones() {
 
 #[test]
 fn planners_come_from_a_registry_and_an_unknown_one_is_refused() {
-    use disksched_core::background::planner::REGISTRY;
+    use disksched_core::background::REGISTRY;
     assert!(REGISTRY.iter().any(|p| p.name == "greedy"));
     // The default is the registry's greedy planner: naming it changes nothing.
     let a = run(&config("sptf", "[freeblock]\nidle = false", 3000)).freeblock.unwrap();

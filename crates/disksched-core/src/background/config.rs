@@ -1,7 +1,6 @@
 //! `[freeblock]` and its tasks and events as configured: the declared
 //! tunables (unit, bounds, default) and their checks.
 
-use super::planner;
 use crate::error::{config_err, Result};
 use crate::schema::{Param, Ty};
 use crate::time::SimTime;
@@ -20,7 +19,7 @@ pub const DRIVE_QUEUE_DEPTH: Param = Param::int("drive_queue_depth", "commands",
 
 /// Declarations of the `[freeblock]` keys.
 pub const FREEBLOCK_PARAMS: &[Param] = &[
-    Param::other("planner", Ty::Str, "greedy", "the planner (`background::planner::REGISTRY`): `greedy`"),
+    Param::other("planner", Ty::Str, "greedy", "the planner (`background::REGISTRY`): `greedy`"),
     Param::other("mode", Ty::Choice(&["firmware", "external"]), "firmware",
         "`firmware`: the planner's model is the drive; `external`: a host-side scheduler with its own model (`noise`), two commands at the drive (over an array: one such scheduler per disk)"),
     SEEK_CONSERVATISM_MS,
@@ -196,9 +195,9 @@ impl FreeblockConfig {
         SEEK_CONSERVATISM_MS.check("freeblock", self.seek_conservatism_ms)?;
         self.noise.validate()?;
         DRIVE_QUEUE_DEPTH.check_count("freeblock", self.drive_queue_depth as u64)?;
-        if !planner::REGISTRY.iter().any(|p| p.name == self.planner) {
+        if !super::REGISTRY.iter().any(|p| p.name == self.planner) {
             return Err(config_err("freeblock.planner", format!("'{}' (expected one of: {})", self.planner,
-                planner::REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))));
+                super::REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))));
         }
         if let Some(b) = &self.belief {
             b.validate("freeblock.belief")?;

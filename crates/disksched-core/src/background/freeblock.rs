@@ -90,7 +90,7 @@ pub fn build_with_belief(cfg: Option<&FreeblockConfig>, model: &Arc<DiskModel>, 
     let settings = PlannerSettings { search_tracks: f.search_tracks, seek_conservatism_ns: SimDuration::from_ms(f.seek_conservatism_ms).ns(),
                                      one_per_track: f.one_per_track,
                                      firmware_one_per_track: f.firmware_one_per_track && !f.external() };
-    let planner = super::planner::build(&f.planner, belief.clone(), &tasks, &settings)?;
+    let planner = super::build_planner(&f.planner, belief.clone(), &tasks, &settings)?;
     let work = Work {
         plan: f.plan,
         tasks,

@@ -16,7 +16,6 @@
 
 use super::Tasks;
 use crate::disk::DiskModel;
-use crate::error::{config_err, Result};
 use crate::time::SimTime;
 use std::sync::Arc;
 
@@ -112,22 +111,4 @@ pub struct PlannerInfo {
     pub summary: &'static str,
     /// Build it for a drive of `model` and the blocks `tasks` want.
     pub build: fn(Arc<DiskModel>, &Tasks) -> Box<dyn Planner>,
-}
-
-/// Every planner, by name.
-pub const REGISTRY: &[PlannerInfo] = &[
-    PlannerInfo {
-        name: "greedy",
-        summary: "per opportunity the option moving the most wanted blocks (weighted by priority), searching tracks outward from source and destination within `search_tracks` (Lumb et al. 2000, 2002)",
-        build: |model, tasks| Box::new(super::greedy::Greedy::new(model, tasks, 64)),
-    },
-];
-
-/// The planner `name`, configured with `settings`; an error naming `freeblock.planner` if there is none.
-pub fn build(name: &str, model: Arc<DiskModel>, tasks: &Tasks, settings: &PlannerSettings) -> Result<Box<dyn Planner>> {
-    let info = REGISTRY.iter().find(|p| p.name == name).ok_or_else(|| config_err("freeblock.planner", format!(
-        "'{name}' (expected one of: {})", REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))))?;
-    let mut p = (info.build)(model, tasks);
-    p.configure(settings);
-    Ok(p)
 }

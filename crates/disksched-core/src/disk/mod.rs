@@ -1,6 +1,7 @@
 //! The disk: its model (layout + mechanics + controller figures), the
 //! predictor that schedulers consult, and the simulated drive (the truth).
 
+pub mod address;
 pub mod belief;
 pub mod builtin;
 pub mod cache;

@@ -9,7 +9,7 @@
 //! revolutions further round; a child's offsets add to its parent's. Slips are
 //! slots that hold no LBN: LBN = slot - slips below it.
 
-use crate::disk::layout::{Pbn, TrackPiece, TrackSpan};
+use crate::disk::address::{Pbn, TrackPiece, TrackSpan};
 use crate::disk::spec::G4Spec;
 use crate::error::{config_err, Result};
 

@@ -8,6 +8,7 @@
 
 use crate::error::{config_err, Error, Result};
 use crate::host::{ReqId, Request, RequestTable};
+use crate::schema::Param;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +34,9 @@ pub struct Array {
     unit_blocks: u64,
 }
 
+/// `disk.count`: identical disks behind the controller.
+pub const DISK_COUNT: Param = Param::int("count", "disks", 1.0, 1.0, 256.0, "identical disks behind the controller, each with its own queue");
+
 /// One disk's share of a request: (disk, first block on the disk, blocks).
 pub type Piece = (u32, u64, u32);
 
@@ -40,7 +44,7 @@ impl Array {
     /// `disks` disks of `disk_capacity` blocks laid out as `layout`
     /// (`stripe_kb`: the stripe unit when striped); errors name the config key.
     pub fn new(disks: u32, layout: ArrayLayout, stripe_kb: f64, disk_capacity: u64, sector_bytes: u32) -> Result<Array> {
-        crate::config::DISK_COUNT.check_count("disk", disks as u64)?;
+        DISK_COUNT.check_count("disk", disks as u64)?;
         let unit = stripe_kb * 1024.0 / sector_bytes as f64;
         let unit_blocks = match layout {
             ArrayLayout::Concat => disk_capacity,

@@ -114,7 +114,7 @@ pub(crate) type LbnKey = (u64, u64);
 pub(crate) type ByLbn = sorted_index::SortedIndex<LbnKey>;
 
 const DISK_SHIFT: u32 = 40;
-const _: () = assert!(crate::disk::spec::limits::MAX_BLOCKS <= 1 << DISK_SHIFT && crate::config::DISK_COUNT.max < (1u64 << (64 - DISK_SHIFT)) as f64);
+const _: () = assert!(crate::disk::spec::limits::MAX_BLOCKS <= 1 << DISK_SHIFT && crate::host::array::DISK_COUNT.max < (1u64 << (64 - DISK_SHIFT)) as f64);
 
 /// Where block `lbn` of disk `disk` sorts in an LBN index.
 #[inline]

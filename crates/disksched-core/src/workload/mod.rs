@@ -164,7 +164,7 @@ impl WorkloadConfig {
 use crate::schema::{Param, Ty};
 
 /// The longest simulated time a config may name, ms.
-pub use crate::config::MAX_TIME_MS;
+pub use crate::time::MAX_TIME_MS;
 
 /// `clients`: closed-loop clients.
 pub const CLIENTS: Param = Param::int("clients", "clients", 1.0, 1.0, 1_000_000.0, "closed-loop clients");
