@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CLI = str(ROOT / ".venv" / "bin" / "disksched")
 # CPU-time measurements and provenance (the command line, with its commit): they differ from run to run by nature.
-VOLATILE = ("_us_per_", "wall", "cpu_s", "elapsed", "created", "git", "duration_s", "timestamp", "command")
+VOLATILE = ("_us_per_", "wall", "cpu_s", "elapsed", "created", "git", "duration_s", "timestamp", "command", "commit")
 
 
 def scrub(x):

@@ -23,18 +23,23 @@ pub(crate) fn scan_outward(by_cyl: &ByCylinder, ctx: &SchedCtx,
         let head = ctx.head_of(disk);
         let phase = ctx.predictor.phase_at(head.time);
         let c = head.cylinder;
-        let (up, down) = outward(by_cyl, disk, c);
-        let (mut up, mut down) = (up.peekable(), down.peekable());
+        let (mut up, mut down) = outward(by_cyl, disk, c);
+        // Each side's next request with its seek floor, worked out once as the side moves on.
+        let with_floor = |(&key, &id): (&CylKey, &ReqId)| (key, id, ctx.predictor.seek_floor_ns(key.1.abs_diff(c)));
+        let (mut next_up, mut next_down) = (up.next().map(with_floor), down.next().map(with_floor));
         loop {
-            let up_next = up.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(k.1 - c) <= bound);
-            let down_next = down.peek().filter(|(k, _)| ctx.predictor.seek_floor_ns(c - k.1) <= bound);
-            let take_up = match (up_next, down_next) {
-                (Some(u), Some(d)) => u.0 .1 - c <= c - d.0 .1,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
+            let (u, d) = (next_up.filter(|n| n.2 <= bound), next_down.filter(|n| n.2 <= bound));
+            let (key, id, _) = match (u, d) {
+                (Some(u), d) if d.is_none_or(|d| u.0 .1 - c <= c - d.0 .1) => {
+                    next_up = up.next().map(with_floor);
+                    u
+                }
+                (_, Some(d)) => {
+                    next_down = down.next().map(with_floor);
+                    d
+                }
+                _ => break,
             };
-            let (&key, &id) = if take_up { up.next().unwrap() } else { down.next().unwrap() };
             let r = ctx.reqs.get(id);
             bound = visit(key, r, ctx.predictor.positioning(head, phase, &r.target, r.is_write, r.blocks));
         }
