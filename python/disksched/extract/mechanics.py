@@ -85,7 +85,7 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     half a sector the caller takes off (Atlas III's head switch came out
     23 us, 0.6 of a sector, long: its model's sequential reads lost turns).
 
-    Under timing noise (`Clock.noisy`) three things differ, each so that a probe
+    Under timing noise (`Clock.noisy`), with an offset, three things differ, each so that a probe
     meets the sector grid where the same search without noise would: the idle
     is counted from where the source block's sector ended, not from the
     completion as learned (`delay_after`); the first probe waits its idle too;
@@ -105,6 +105,10 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     def source(t):
         return source_block(t, rng) if source_block else t.first + rng.randrange(t.count)
 
+    # (what follows under noise is for searches whose probes go after an idle: one sent at once, as the read-ahead's
+    # switch wants its probes (`readahead_switch_stall`, whose wait takes the noise's median as it is), is as before)
+    grid = clock.noisy and offset != 0.0
+
     def delay_after(c_a: float, src_lbn: int, d) -> int:
         """The idle before a probe: `offset` of a destination sector after the source read's completion. Under
         timing noise that completion is learned late by the noise, and a probe sent `offset` after the learned
@@ -115,13 +119,12 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
         block's passing earliest, and the leads of DEC RZ26's head switch at 20 us came out 30-55 us short on
         three noise seeds of six.)"""
         s_dst = T / d.spt
-        if not clock.noisy:
+        if not grid:
             return int(offset * s_dst)
         st = geo.g.tracks[geo.track_of(src_lbn)]
         late = ((clock.phase(c_a) * st.spt - geo.sector_of(src_lbn)) % 1.0) * T / st.spt
         return int((offset * s_dst - late) % s_dst)
 
-    noisy = clock.noisy
     t, dtr = pair()
     d = geo.g.tracks[dtr]
     src_lbn = source(t)
@@ -132,11 +135,11 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     # search's least, one of DEC RZ26's 16 head-switch leads at 20 us, noise seed 1, 2.557 ms where the others'
     # were 2.62-2.82. Without noise it is still sent at once, so that exact extractions stay as they were: 3 of
     # DEC RZ26's searches exact, none of them a head switch's.)
-    if delay and noisy:
+    if delay and grid:
         yield ("idle", delay, False)
     y = d.first + rng.randrange(d.count)
     c_b = yield ("read", y, write)
-    v = c_b - c_a - (delay if noisy else 0)
+    v = c_b - c_a - (delay if grid else 0)
 
     def passed(y: int, dtr: int, sent: float, got: float) -> float:
         """Under timing noise: when block y passed the head, from the command `sent` (its completion phase on
@@ -153,17 +156,17 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     if v <= clock.hit_bound_ns and not write:
         lo, hi, steps = 0.0, 2.0 * T, steps + 2
     else:
-        if noisy:   # (when the first probe's block passed, made in that turn or not, bounds the lead)
+        if grid:   # (when the first probe's block passed, made in that turn or not, bounds the lead)
             v = passed(y, dtr, c_a + delay, v)
         lo, hi = max(v - T, 0.0), v
-    if not noisy:
+    if not grid:
         # (the bounds from here on are leads from the probe's command, the idle before it taken off)
         lo, hi = lo - delay, hi - delay
     for _ in range(steps):
         t, dtr = pair()
         d = geo.g.tracks[dtr]
         sector = T / d.spt
-        if noisy:
+        if grid:
             # Under noise the bounds are blocks' passings (below), whole sectors apart on a track: the probe asks
             # for the block half a sector after a whole number of sectors past the floor, about half-way to the
             # bound. (Before, the bounds were responses, late by their noise, and the midpoint of two bounds two
@@ -185,12 +188,12 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
             # Done before its block passed: served from the buffer (the full stroke has one pair of
             # cylinders, and its searches run on the same tracks), which says nothing of the lead.
             continue
-        at = passed(y, dtr, c_a + delay, got) if noisy else got
+        at = passed(y, dtr, c_a + delay, got) if grid else got
         if got < g + T / 2:   # made it: the lead needed is at most what this one took
             hi = min(hi, at)
         else:                 # an extra turn: it needs more than the block's own lead
             floor = at - round((at - g) / T) * T
-            if noisy:
+            if clock.noisy:
                 # ... which passed within a sector after g (`Geo.lbn_at`): the floor is at most g + a sector. (It
                 # was the response less the turns, which carries the probe's noise, and a floor above the lead pins
                 # every later probe over it: a miss in the noise's tail, 200 us on average at 20 us of jitter,
@@ -202,7 +205,7 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
         if hi - lo < 1000:
             break
     # (under noise a passing, which the noise does not move: the callers take the noise's median off every lead)
-    return hi + clock.noise_median_ns if noisy else hi
+    return hi + clock.noise_median_ns if grid else hi
 
 
 def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: list, steps: int = 10,
