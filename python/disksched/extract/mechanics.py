@@ -70,7 +70,7 @@ class Geo:
 
 def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Random,
                  steps: int = 10, write: bool = False, offset: float = 0.5,
-                 source_block: Optional[Callable] = None):
+                 source_block: Optional[Callable] = None, settle_turns: int = 0):
     """Generator: yields (op, lbn, write) and receives completion times; returns
     the minimal lead g (ns) from a read on a track of `src` to one on the
     matching track of `dst` (each step on the next pair of tracks, so that a
@@ -83,7 +83,21 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     adds the same fraction of one to all of them; searches with offsets
     spread over a sector add fractions spread over it, whose median is the
     half a sector the caller takes off (Atlas III's head switch came out
-    23 us, 0.6 of a sector, long: its model's sequential reads lost turns)."""
+    23 us, 0.6 of a sector, long: its model's sequential reads lost turns).
+
+    Under timing noise (`Clock.noisy`), with an offset, three things differ, each so that a probe
+    meets the sector grid where the same search without noise would: the idle
+    is counted from where the source block's sector ended, not from the
+    completion as learned (`delay_after`); the first probe waits its idle too;
+    and the bounds are when the probes' blocks passed (the layout's phases),
+    not their responses, the next probe asking for a block half a sector past
+    a whole number of sectors from the floor. The lead returned is then its
+    block's passing plus the noise's median (`Clock.noise_median_ns`), on the
+    terms of a response as the callers take it.
+
+    With `settle_turns`, each probe (the first too) waits that many whole turns more, so that the source read's
+    read-ahead has ended when it comes (`seek_curve`'s head-switch searches); the offset's point of the sector
+    grid is kept."""
     T = clock.period_ns
     k = rng.randrange(len(src))
 
@@ -95,12 +109,52 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     def source(t):
         return source_block(t, rng) if source_block else t.first + rng.randrange(t.count)
 
+    # (what follows under noise is for searches whose probes go after an idle: one sent at once, as the read-ahead's
+    # switch wants its probes (`readahead_switch_stall`, whose wait takes the noise's median as it is), is as before)
+    grid = clock.noisy and offset != 0.0
+    wait = int(settle_turns * T)
+    waits = grid or wait > 0   # every probe waits its idle, and its response is taken less it
+
+    def delay_after(c_a: float, src_lbn: int, d) -> int:
+        """The idle before a probe: `offset` of a destination sector after the source read's completion. Under
+        timing noise that completion is learned late by the noise, and a probe sent `offset` after the learned
+        time meets the sector grid at a random point, not the one chosen: the idle is counted from where the
+        source block's sector ended (its completion phase on the layout), the part of a sector by which the
+        completion was learned late taken off. (Before, each probe of a search met the grid at its own random
+        point, `offset` plus its noise: a search's least response came from the probe whose noise moved its
+        block's passing earliest, and the leads of DEC RZ26's head switch at 20 us came out 30-55 us short on
+        three noise seeds of six.)"""
+        s_dst = T / d.spt
+        if not grid:
+            return int(offset * s_dst)
+        st = geo.g.tracks[geo.track_of(src_lbn)]
+        late = ((clock.phase(c_a) * st.spt - geo.sector_of(src_lbn)) % 1.0) * T / st.spt
+        return int((offset * s_dst - late) % s_dst)
+
     t, dtr = pair()
-    delay = int(offset * T / geo.g.tracks[dtr].spt)
-    c_a = yield ("read", source(t), False)
     d = geo.g.tracks[dtr]
-    c_b = yield ("read", d.first + rng.randrange(d.count), write)
-    v = c_b - c_a
+    src_lbn = source(t)
+    c_a = yield ("read", src_lbn, False)
+    delay = delay_after(c_a, src_lbn, d) + wait
+    # Under noise the first probe waits its idle too, its response on the same terms as the others'. (Sent at
+    # once, its response had the idle taken off all the same: a lead up to a sector short where it stayed the
+    # search's least, one of DEC RZ26's 16 head-switch leads at 20 us, noise seed 1, 2.557 ms where the others'
+    # were 2.62-2.82. Without noise it is still sent at once, so that exact extractions stay as they were: 3 of
+    # DEC RZ26's searches exact, none of them a head switch's; with `settle_turns` it waits, exact too, else it would
+    # find the read-ahead running.)
+    if delay and waits:
+        yield ("idle", delay, False)
+    y = d.first + rng.randrange(d.count)
+    c_b = yield ("read", y, write)
+    v = c_b - c_a - (delay if waits else 0)
+
+    def passed(y: int, dtr: int, sent: float, got: float) -> float:
+        """Under timing noise: when block y passed the head, from the command `sent` (its completion phase on
+        the layout; the turns from the response `got`, which is late by the noise)."""
+        d = geo.g.tracks[dtr]
+        u = ((geo.sector_of(y) / d.spt - clock.phase(sent)) % 1.0) * T
+        return u + T * round((got - u) / T)
+
     # A first read that took no longer than a buffer hit may have been one (a block the searches before this one
     # read ahead on its track), which bounds nothing: the bracket is then two turns, with two more steps (before,
     # it became the upper bound and pinned every later probe below it: Atlas 10K's full stroke came out 6.0 ms
@@ -109,55 +163,77 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     if v <= clock.hit_bound_ns and not write:
         lo, hi, steps = 0.0, 2.0 * T, steps + 2
     else:
+        if grid:   # (when the first probe's block passed, made in that turn or not, bounds the lead)
+            v = passed(y, dtr, c_a + delay, v)
         lo, hi = max(v - T, 0.0), v
+    if not waits:
+        # (the bounds from here on are leads from the probe's command, the idle before it taken off)
+        lo, hi = lo - delay, hi - delay
     for _ in range(steps):
-        g = (lo + hi) / 2
         t, dtr = pair()
         d = geo.g.tracks[dtr]
-        c_a = yield ("read", source(t), False)
-        y = geo.lbn_at(dtr, clock.phase(c_a + g) * d.spt)
+        sector = T / d.spt
+        if waits:
+            # Under noise the bounds are blocks' passings (below), whole sectors apart on a track: the probe asks
+            # for the block half a sector after a whole number of sectors past the floor, about half-way to the
+            # bound. (Before, the bounds were responses, late by their noise, and the midpoint of two bounds two
+            # sectors apart lay past the middle block's passing: the search skipped the block it needed, asked
+            # the same midpoint to the end and came out a sector long, or not, with the draw: DEC RZ26's
+            # head-switch leads in two clusters a sector, 193 us, apart.) Exact, with `settle_turns`, the same: the
+            # bounds are then blocks' completions, and the midpoint of two a whole number of sectors apart is a
+            # block's own, which `Geo.lbn_at` gave as that block or the next by the rounding of the phase three
+            # turns on (Atlas III exact: two head-switch searches of eight asked a block's completion four times
+            # and came out a sector long).
+            g = lo + sector * max(1, round((hi - lo) / (2 * sector))) - sector / 2
+        else:
+            g = (lo + hi) / 2
+        src_lbn = source(t)
+        c_a = yield ("read", src_lbn, False)
+        delay = delay_after(c_a, src_lbn, d) + wait
+        y = geo.lbn_at(dtr, clock.phase(c_a + delay + g) * d.spt)
         if delay:
             yield ("idle", delay, False)
         c_b = yield ("read", y, write)
-        got = c_b - c_a
-        if got < g - 2 * T / d.spt:
+        got = c_b - c_a - delay
+        if got < g - 2 * sector:
             # Done before its block passed: served from the buffer (the full stroke has one pair of
             # cylinders, and its searches run on the same tracks), which says nothing of the lead.
             continue
+        at = passed(y, dtr, c_a + delay, got) if grid else got
         if got < g + T / 2:   # made it: the lead needed is at most what this one took
-            hi = min(hi, got)
+            hi = min(hi, at)
         else:                 # an extra turn: it needs more than the block's own lead
-            floor = got - round((got - g) / T) * T
+            floor = at - round((at - g) / T) * T
             if clock.noisy:
-                # ... which passed within a sector after g (`Geo.lbn_at`). Its response less the turns carries
-                # the probe's noise, and a floor above the lead pins every later probe over it (they all make
-                # it): under noise the floor is at most g + a sector. (Before, a miss in the noise's tail, 200 us
-                # on average at 20 us of jitter, raised a search's floor that far: IBM 18ES's 3,400-cylinder
-                # seek, a notch of 1.278 ms in its table, came out 1.44 ms when three of its four searches had
-                # floors so raised, 0.1-0.5 ms over the leads their probes asked for. Where a sector is about
-                # the noise, ordinary noise also raised it: the cap binds on 44% of IBM 18ES's misses at 20 us,
-                # by 16 us at the median; 17% of DEC RZ26's, whose sector is 193 us.)
-                floor = min(floor, g + T / d.spt)
+                # ... which passed within a sector after g (`Geo.lbn_at`): the floor is at most g + a sector. (It
+                # was the response less the turns, which carries the probe's noise, and a floor above the lead pins
+                # every later probe over it: a miss in the noise's tail, 200 us on average at 20 us of jitter,
+                # raised a search's floor that far, and IBM 18ES's 3,400-cylinder seek, a notch of 1.278 ms in its
+                # table, came out 1.44 ms when three of its four searches had floors so raised. Now the floor is
+                # its block's passing, which the cap leaves as it is but where the layout's phase is a sector off.)
+                floor = min(floor, g + sector)
             lo = max(lo, floor)
         if hi - lo < 1000:
             break
-    return hi - delay
+    # (under noise a passing, which the noise does not move: the callers take the noise's median off every lead)
+    return hi + clock.noise_median_ns if grid else hi
 
 
 def positioning(dev: Device, geo: Geo, clock: Clock, rng: random.Random, pairs: list, steps: int = 10,
                 write: bool = False, fill: int = 0, first: int = 0, of: Optional[int] = None,
                 slots: Optional[list] = None, source_block: Optional[Callable] = None,
-                offset: Optional[float] = None) -> list[float]:
+                offset: Optional[float] = None, settle_turns: int = 0) -> list[float]:
     """Minimal lead (ns) for each (source tracks, destination tracks) task; the
     searches run interleaved (each step a positioning read and a probe, back to
     back), `fill` far-away reads after each round. The tasks' probes are sent
     at offsets spread over a sector (`_lead_search`): task i the (first + i)-th of `of` (or the slots[i]-th).
     `source_block(track, rng)`: the block each positioning read reads (default: any of its track's); `offset`:
-    every probe sent that fraction of a sector after the completion (0: at once)."""
+    every probe sent that fraction of a sector after the completion (0: at once); `settle_turns`: whole turns more
+    before each probe (`_lead_search`)."""
     slots = slots if slots is not None else [first + i for i in range(len(pairs))]
     tasks = [_lead_search(a, b, geo, clock, rng, steps, write,
                           offset=((slots[i] + 0.5) / (of or len(pairs))) % 1.0 if offset is None else offset,
-                          source_block=source_block)
+                          source_block=source_block, settle_turns=settle_turns)
              for i, (a, b) in enumerate(pairs)]
     results = [None] * len(tasks)
     ops = {}
@@ -206,9 +282,21 @@ def _tracks_of_cyl(g: Geometry, c: int) -> list:
 
 def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, distances: list[int], per_distance: int = 4,
                progress: Optional[Callable] = None, write: bool = False, segments: int = 16,
-               head_switch: bool = True) -> tuple[list, list]:
-    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns), with `head_switch`.
-    Each lead is put on the median track's sector (`_on_median_sector`)."""
+               head_switch: bool = True, readahead_blocks: int = 0) -> tuple[list, list, list]:
+    """(distance, minimal lead ms median, spread ms) per distance; and the head-switch leads (ns), with `head_switch`,
+    and their destination tracks' sectors (ns). Each lead is put on the median track's sector (`_on_median_sector`).
+
+    `readahead_blocks`: how far the drive reads ahead after a read (0: not after a single read). The head-switch
+    searches then send each probe once that read-ahead has ended, from source tracks far enough from their
+    cylinder's last that it ends on the cylinder. A command that stops a read-ahead finds the heads busy, and a
+    drive that finishes the sector under the head first (DiskSim's "Stop prefetch in sector", whose stop
+    `settle_readahead` in the simulator models) starts the switch at that sector's end, a point of the sector grid
+    that the destination track, on the same cylinder, shares: the heads then land on it the switch rounded up to
+    whole sectors later, at every offset, and the lead holds that rounding, which no offset spreads (the sector and
+    a half taken off assumes the heads ready at a point spread over a sector). Atlas III's, on eight of its nine
+    zones: switch rounded up + a sector + 107-109 us; its switch + overhead came out 1.018-1.020 ms on three noise
+    seeds of six against the truth's 0.999, over a threshold of its sequential reads. With the read-ahead ended
+    the heads are idle and leave after the overhead alone, as on a drive that stops at once."""
     geo = Geo(g)
     ncyl = len(g.cylinders)
     on_median = _on_median_sector(g, clock)
@@ -241,19 +329,36 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
         if progress:
             progress(k + 1, len(distances))
     if not head_switch:
-        return out, []
+        return out, [], []
     # head switch: to the previous track of the same cylinder
     tasks = []
-    # (16 under timing noise: the median of 8 moved by 40 us between runs of DEC RZ26 at 20 us)
-    for j in range(max(per_distance, 16 if clock.noisy else 8)):
+    # (the tracks a read-ahead from inside a track crosses into, and whole turns enough for it: its sectors, and
+    # a switch per track, each under a turn, doubled)
+    spt_min = min(t.spt for t in g.tracks)
+    ahead = -(-readahead_blocks // spt_min) if readahead_blocks > 0 else 0
+    settle = 2 * ahead + 1 if ahead else 0
+    # (16: under timing noise the median of 8 moved by 40 us between runs of DEC RZ26 at 20 us; and the stretch
+    # that the leads' sector-grid bounds share (`run.py`) narrows with the offsets: exact, Atlas III's 8 left one
+    # 13 us wide, its middle 4 us short of the truth's 0.999 ms, and its sequential reads on the knife edge's
+    # low side, 0.236 ms of demerit)
+    roomy, plain = [], []
+    for j in range(max(per_distance, 16)):
         c = rng.randrange(ncyl)
         tr = _tracks_of_cyl(g, c)
         if len(tr) < 2:
             continue
-        tasks.append((tr[1:], tr[:-1]))
-    hs = on_median(positioning(dev, geo, clock, rng, tasks, write=write, fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)),
+        plain.append((tr[1:], tr[:-1]))
+        # source track i + 1, destination i; with a read-ahead, sources at least `ahead` tracks before the last
+        n = len(tr) - 1 - ahead
+        if n >= 1:
+            roomy.append((tr[1:1 + n], tr[:n]))
+    # (where no cylinder has room for the read-ahead, as without one)
+    tasks = roomy if settle and roomy else plain
+    settle = settle if tasks is roomy else 0
+    hs = on_median(positioning(dev, geo, clock, rng, tasks, write=write, settle_turns=settle,
+                               fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)),
                    tasks) if tasks else []
-    return out, hs
+    return out, hs, [clock.period_ns / geo.g.tracks[b[0]].spt for _, b in tasks] if hs else []
 
 
 def readahead_switch_stall(dev: Device, g: Geometry, clock: Clock, rng: random.Random, segments: int = 16,

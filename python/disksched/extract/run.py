@@ -214,7 +214,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     # 4 put single distances of Atlas III's and desk250's near curves 5-6% off at 20 us; the zone gaps are fitted
     # to this part of the curve)
     near_per_distance = seek_per_distance * (2 if clock.noisy else 1)
-    sc, _ = seek_curve(dev, g, clock, rng, near, per_distance=near_per_distance, progress=_stage(progress, "seek curve"),
+    sc, _, _ = seek_curve(dev, g, clock, rng, near, per_distance=near_per_distance, progress=_stage(progress, "seek curve"),
                        segments=segs, head_switch=False)
     # (its own random stream, as the water mark's)
     gaps = zone_gaps(dev, g, clock, random.Random(f"{seed}-zone-gaps"), sc, segments=segs,
@@ -224,8 +224,11 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     rows[i] = ("cylinders", len(g.cylinders)) + rows[i][2:4] + (rows[i][4] + f"; {added} empty between zones, by seeks across "
                                                                f"{len(gaps)} zone boundaries",)
     far = [d for d in seek_distances(len(g.cylinders) - 1) if d > GAP_CURVE_MAX]
-    far_sc, hs = seek_curve(dev, g, clock, rng, far, per_distance=seek_per_distance, progress=_stage(progress, "seek curve (far)"),
-                            segments=segs)
+    # (the head-switch searches wait for a read's read-ahead to end before each probe: `seek_curve`)
+    ra_blocks = max(int(ra.get(k) or 0) for k in ("blocks", "blocks_from_mid_track", "blocks_from_track_end")) \
+        if ra["when"] == "every-read" else 0
+    far_sc, hs, hs_sectors = seek_curve(dev, g, clock, rng, far, per_distance=seek_per_distance, progress=_stage(progress, "seek curve (far)"),
+                            segments=segs, readahead_blocks=ra_blocks)
     sc += far_sc
     spts = np.array([t.spt for t in g.tracks])
     tau_ms = clock.period_ns / float(np.median(spts)) / 1e6
@@ -235,7 +238,15 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     # median, `Clock.noise_median_ns`; before, under 20 us of jitter every lead, and so the seek curve and the
     # overheads, came out 7-44 us long)
     lead_to_seek = C_ms + 1.5 * tau_ms + clock.noise_median_ns / 1e6 + reselect_ms
-    pos_hs = float(np.median(hs)) / 1e6 - lead_to_seek if hs else 0.0
+    # Overhead + switch from the head-switch leads, each bounded by the sector grid: its block's sector began
+    # after the heads were ready and the one before it did not (the heads idle when its probe came: `seek_curve`),
+    # so overhead + switch lies within the sector before it, on its track's grid; the leads, at offsets spread
+    # over a sector and on tracks of several sectors per track, bound it to the stretch most of them share
+    # (`vote`; a lead is on the median track's sector, `_on_median_sector`: its own sector and a half are
+    # `lead_to_seek`'s less its own sector's half). Before, the median lead less a sector and a half: right on
+    # average over the offsets, 8 or 16 of them, where the bounds take the least stretch they leave.
+    pos_hs = vote([(v / 1e6 - lead_to_seek - 0.5 * s / 1e6, v / 1e6 - lead_to_seek + 0.5 * s / 1e6)
+                   for v, s in zip(hs, hs_sectors)]) if hs else 0.0
     wb, split = None, None
     if writes is not None:
         wb = cache_tests.write_behaviour(dev, clock, rng, writes[0], writes[1], bus)
