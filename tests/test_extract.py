@@ -440,6 +440,26 @@ def test_write_through_write_overhead(device, dec_exact):
     assert o["write_after_write_timed_err_us"] <= 50, o
 
 
+@pytest.mark.parametrize("disk", ["st41601n", "hp_c3323a"])
+def test_exact_write_overheads_are_voted_to_a_fifth_of_a_sector(disk, tmp_path):
+    """Without noise a write's lead is the vote of its five searches' intervals, as under noise: each search's
+    offset puts its probes at another point of the sector grid, so the stretch all intervals share is a fifth
+    of a sector wide, while the median of the five least responses lies wherever the grid put the middle
+    search's block (ST41601N's write after a write as timed 52 us off, HP C3323A's 41: over a fifth of their
+    sectors, 26 and 19 us). The bound is the truth's narrowest sector (read by the test only) over five."""
+    from disksched import extract_roundtrip as rt
+    from disksched.extract.spec import to_toml
+
+    _, x = _extract(f"sim:{disk}")
+    spec = tmp_path / "x.toml"
+    spec.write_text(to_toml(x.spec))
+    truth = rt._truth_spec(disk)
+    sector_us = 60e6 / truth["rpm"] / max(z["sectors_per_track"] for z in truth["layout"]["zones"])
+    o = rt.overhead_errors(disk, str(spec))
+    assert o["write_after_write_timed_err_us"] <= sector_us / 5, (o, sector_us)
+    assert o["write_overhead_after_read_err_us"] <= sector_us / 5, (o, sector_us)
+
+
 def test_write_after_write_compared_as_a_host_times_it(tmp_path):
     """The round trip's write as a host times it: the truth with its write completion overhead moved into its
     write overhead (timing cannot tell them apart) compares as the truth; a write overhead 0.2 ms longer does not."""
