@@ -2255,22 +2255,34 @@ def _search_against(clock, lead_ns: float, spt: int, late=lambda step, kind, mad
     tracks = [Track(k * spt, spt, spt, 0.0) for k in range(4)]
     geo = Geo(Geometry(tracks=tracks, cylinders=[0, 2], surfaces=2, zones=[], stats={}))
 
-    search = _lead_search([0, 1], [2, 3], geo, clock, random.Random(seed), steps=12, offset=offset)
-    now, step, op = 10_000_000.0, 0, next(search)
+    step = 0
+
+    def serve(now: float, lbn: int) -> float:
+        nonlocal step
+        probe = step % 2 == 1
+        ready = now + lead_ns
+        done = ready + ((geo.sector_of(lbn) / spt - clock.phase(ready)) % 1.0) * period_ns
+        extra = late(step // 2, "probe" if probe else "positioning", done - now < lead_ns + period_ns / 2 + 1)
+        step += 1
+        return now - extra if extra < 0 else done + extra
+
+    return _drive_search(_lead_search([0, 1], [2, 3], geo, clock, random.Random(seed), steps=12, offset=offset),
+                         10_000_000.0, serve)
+
+
+def _drive_search(search, now: float, serve) -> float:
+    """Run a `_lead_search` generator against a drive model by hand: an "idle" command passes its ns, any other
+    (a read of block `lbn` sent at `now`) completes at `serve(now, lbn)`, which the search learns. Its result."""
+    op = next(search)
     try:
         while True:
             kind, lbn, _ = op
             if kind == "idle":
                 now += lbn
                 op = search.send(None)
-                continue
-            probe = step % 2 == 1
-            ready = now + lead_ns
-            done = ready + ((geo.sector_of(lbn) / spt - clock.phase(ready)) % 1.0) * period_ns
-            extra = late(step // 2, "probe" if probe else "positioning", done - now < lead_ns + period_ns / 2 + 1)
-            now = now - extra if extra < 0 else done + extra
-            step += 1
-            op = search.send(now)
+            else:
+                now = serve(now, lbn)
+                op = search.send(now)
     except StopIteration as e:
         return e.value
 
@@ -2376,32 +2388,28 @@ def _switch_leads_after_readahead(settle_turns: int, O_ns: float, S_ns: float, C
     def next_at(t: float, phase: float) -> float:   # the first time from t whose rotational phase is `phase`
         return t + ((phase - t / T) % 1.0) * T
 
+    ra_end = -1.0
+
+    def serve(now: float, lbn: int) -> float:
+        nonlocal ra_end
+        end_phase = geo.sector_of(lbn) / spt - C_ns / T     # its sector's end
+        if geo.track_of(lbn) == 1:      # a positioning read: heads there long since; then the read-ahead
+            end = next_at(now + 3_000_000.0, end_phase)
+            ra_end = end + readahead * s
+        else:                           # the probe: stop the read-ahead, switch, its block's sector
+            free = now + O_ns
+            if free < ra_end:           # the end of the sector under the head (grid: sector ends every s)
+                free = next_at(free, end_phase) - math.floor((next_at(free, end_phase) - free) / s) * s
+            end = next_at(free + S_ns + s, end_phase)
+            ra_end = -1.0
+        return end + C_ns
+
     leads = []
     for i in range(searches):
+        ra_end = -1.0
         search = _lead_search([1], [0], geo, clock, random.Random(i), steps=12, offset=(i + 0.5) / searches,
                               settle_turns=settle_turns)
-        now, ra_end, op = 50_000_000.0 + 977_777.0 * i, -1.0, next(search)
-        try:
-            while True:
-                kind, lbn, _ = op
-                if kind == "idle":
-                    now += lbn
-                    op = search.send(None)
-                    continue
-                end_phase = geo.sector_of(lbn) / spt - C_ns / T     # its sector's end
-                if geo.track_of(lbn) == 1:      # a positioning read: heads there long since; then the read-ahead
-                    end = next_at(now + 3_000_000.0, end_phase)
-                    ra_end = end + readahead * s
-                else:                           # the probe: stop the read-ahead, switch, its block's sector
-                    free = now + O_ns
-                    if free < ra_end:           # the end of the sector under the head (grid: sector ends every s)
-                        free = next_at(free, end_phase) - math.floor((next_at(free, end_phase) - free) / s) * s
-                    end = next_at(free + S_ns + s, end_phase)
-                    ra_end = -1.0
-                now = end + C_ns
-                op = search.send(now)
-        except StopIteration as e:
-            leads.append(e.value)
+        leads.append(_drive_search(search, 50_000_000.0 + 977_777.0 * i, serve))
     return leads
 
 
