@@ -68,6 +68,14 @@ class Geo:
         return t.first + k
 
 
+def _passing(geo: Geo, clock: Clock, y: int, track: int, sent: float, near: float) -> float:
+    """When block `y` of `track` passes the head, ns after a command `sent`: its read-completion phase on the
+    layout, in the turn nearest `near` (the gap a probe asked for, or its response, late by the noise)."""
+    T = clock.period_ns
+    u = ((geo.sector_of(y) / geo.g.tracks[track].spt - clock.phase(sent)) % 1.0) * T
+    return u + T * round((near - u) / T)
+
+
 def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Random,
                  steps: int = 10, write: bool = False, offset: float = 0.5,
                  source_block: Optional[Callable] = None, settle_turns: int = 0):
@@ -148,13 +156,6 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
     c_b = yield ("read", y, write)
     v = c_b - c_a - (delay if waits else 0)
 
-    def passed(y: int, dtr: int, sent: float, got: float) -> float:
-        """Under timing noise: when block y passed the head, from the command `sent` (its completion phase on
-        the layout; the turns from the response `got`, which is late by the noise)."""
-        d = geo.g.tracks[dtr]
-        u = ((geo.sector_of(y) / d.spt - clock.phase(sent)) % 1.0) * T
-        return u + T * round((got - u) / T)
-
     # A first read that took no longer than a buffer hit may have been one (a block the searches before this one
     # read ahead on its track), which bounds nothing: the bracket is then two turns, with two more steps (before,
     # it became the upper bound and pinned every later probe below it: Atlas 10K's full stroke came out 6.0 ms
@@ -164,7 +165,7 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
         lo, hi, steps = 0.0, 2.0 * T, steps + 2
     else:
         if grid:   # (when the first probe's block passed, made in that turn or not, bounds the lead)
-            v = passed(y, dtr, c_a + delay, v)
+            v = _passing(geo, clock, y, dtr, c_a + delay, v)
         lo, hi = max(v - T, 0.0), v
     if not waits:
         # (the bounds from here on are leads from the probe's command, the idle before it taken off)
@@ -199,7 +200,7 @@ def _lead_search(src: list, dst: list, geo: Geo, clock: Clock, rng: random.Rando
             # Done before its block passed: served from the buffer (the full stroke has one pair of
             # cylinders, and its searches run on the same tracks), which says nothing of the lead.
             continue
-        at = passed(y, dtr, c_a + delay, got) if grid else got
+        at = _passing(geo, clock, y, dtr, c_a + delay, got) if grid else got
         if got < g + T / 2:   # made it: the lead needed is at most what this one took
             hi = min(hi, at)
         else:                 # an extra turn: it needs more than the block's own lead
@@ -331,7 +332,6 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
     if not head_switch:
         return out, [], []
     # head switch: to the previous track of the same cylinder
-    tasks = []
     # (the tracks a read-ahead from inside a track crosses into, and whole turns enough for it: its sectors, and
     # a switch per track, each under a turn, doubled)
     spt_min = min(t.spt for t in g.tracks)
@@ -353,8 +353,7 @@ def seek_curve(dev: Device, g: Geometry, clock: Clock, rng: random.Random, dista
         if n >= 1:
             roomy.append((tr[1:1 + n], tr[:n]))
     # (where no cylinder has room for the read-ahead, as without one)
-    tasks = roomy if settle and roomy else plain
-    settle = settle if tasks is roomy else 0
+    tasks, settle = (roomy, settle) if settle and roomy else (plain, 0)
     hs = on_median(positioning(dev, geo, clock, rng, tasks, write=write, settle_turns=settle,
                                fill=max(segments + 2 - 2 * sum(len(a) for a, _ in tasks), 0)),
                    tasks) if tasks else []
@@ -506,8 +505,7 @@ def lead_after_write(dev: Device, g: Geometry, clock: Clock, rng: random.Random,
         got = (dev.write(y) if write else dev.read(y)) - t0
         if on_read_phases:
             # the block's read-completion phase after t0, in the turn of the gap asked for (within a sector of it)
-            rel = ((geo.sector_of(y) / g.tracks[kd].spt - clock.phase(t0)) % 1.0) * T
-            due = rel + round((gap - rel) / T) * T
+            due = _passing(geo, clock, y, kd, t0, gap)
             if not write and got < due - T / g.tracks[kd].spt - 2 * clock.noise_ns - 1000:
                 continue   # a buffer hit (as below)
             sector = T / g.tracks[kd].spt
