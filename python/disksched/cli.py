@@ -1,7 +1,5 @@
 """The `disksched` command line (typer)."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 import re
@@ -13,9 +11,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from . import DiskschedError, __version__, _core
 from . import run as run_sim
@@ -42,9 +37,30 @@ except (ImportError, AttributeError):  # older typer: click's usage line
     pass
 config_app = typer.Typer(no_args_is_help=True, help="Run configs: check one, show it resolved.")
 app.add_typer(config_app, name="config")
+
+
+class _Console:
+    """rich's Console, built on first use: importing rich is about a quarter of a
+    command's start-up, and `--json` output and most errors never need it."""
+
+    def __init__(self, **options):
+        self._options, self._console = options, None
+
+    @property
+    def rich(self):
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def print(self, *objects, **kwargs) -> None:
+        self.rich.print(*objects, **kwargs)
+
+
 # No markup: paths and names are printed as they are ("[brackets]" included).
-console = Console(markup=False)
-err_console = Console(stderr=True, markup=False)
+console = _Console(markup=False)
+err_console = _Console(stderr=True, markup=False)
 
 
 def _version(value: bool) -> None:
@@ -89,11 +105,12 @@ class Progress:
         if self.bar is None:
             if time.monotonic() - self.start < 2.0 or not sys.stderr.isatty():
                 return
+            from rich.markup import escape
             from rich.progress import BarColumn, Progress as Bar, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
             # A styled column, not "[progress.description]" markup (printed literally where markup is off).
             self.bar = Bar(TextColumn("{task.description}", style="progress.description"), BarColumn(), TaskProgressColumn(),
-                           TimeRemainingColumn(), console=err_console, transient=True)
+                           TimeRemainingColumn(), console=err_console.rich, transient=True)
             self.bar.start()
             self.task = self.bar.add_task(escape(self.label), total=total)
         self.bar.update(self.task, completed=done)
@@ -106,7 +123,9 @@ class Progress:
 _NUMBER = re.compile(r"^[-+]?[\d,.]+(e[-+]?\d+)?\s*(%|x|ms|s|MB/s|MB|GB|KB)?$|^-$")
 
 
-def _table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
+def _table(title: str, columns: list[str], rows: list[list[str]]):
+    from rich.table import Table
+
     t = Table(title=title)
     for i, c in enumerate(columns):
         # Numbers right-aligned; text left, wrapped (never cut to "+0.…") to fit 80 columns.
@@ -301,10 +320,11 @@ class SweepProgress(Progress):
         if self.bar is None:
             if not sys.stderr.isatty():
                 return
+            from rich.markup import escape
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TimeElapsedColumn, TimeRemainingColumn
 
             self.bar = Bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), "runs",
-                           TimeElapsedColumn(), "left", TimeRemainingColumn(), console=err_console, transient=True)
+                           TimeElapsedColumn(), "left", TimeRemainingColumn(), console=err_console.rich, transient=True)
             self.bar.start()
             self.task = self.bar.add_task(escape(self.label), total=total)
         self.bar.update(self.task, completed=done)

@@ -1,11 +1,11 @@
-"""Traces shipped inside the package (xz-compressed; every trace reader reads
-.xz directly), so `validate`, `bench` and the reproductions work from an
-installed package. From DiskSim 4.0's validation set (CMU Parallel Data Lab,
+"""Traces shipped inside the package, compressed (every trace reader reads
+.zst, .xz and .gz directly), so `validate`, `bench` and the reproductions
+work from an installed package. From DiskSim 4.0's validation set (CMU Parallel Data Lab,
 BSD-3-Clause; see README.md beside this file).
 
     >>> from disksched import data
     >>> data.trace_path("atlas10k")          # doctest: +SKIP
-    PosixPath('.../disksched/data/atlas10k.trace.xz')
+    PosixPath('.../disksched/data/atlas10k.trace.zst')
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ DIR = Path(__file__).resolve().parent
 # name -> file: real-drive validation traces (DiskSim "validate" format, one per
 # drive, named after the built-in disk) and HP Labs' one-week workstation trace.
 TRACES = {
-    "atlas10k": "atlas10k.trace.xz",
-    "cheetah4lp": "cheetah4LP.trace.xz",
-    "dec_rz26": "dec_rz26.trace.xz",
-    "hp_c2247a": "hp_c2247a.trace.xz",
-    "st41601n": "st41601n.trace.xz",
+    "atlas10k": "atlas10k.trace.zst",
+    "cheetah4lp": "cheetah4LP.trace.zst",
+    "dec_rz26": "dec_rz26.trace.zst",
+    "hp_c2247a": "hp_c2247a.trace.zst",
+    "st41601n": "st41601n.trace.zst",
     "ajw.1week": "ajw.1week.srt.xz",
 }
 # lumb2002's drive (atlas10k, Ultra2 bus, write cache off) as `disksched extract` found it through
