@@ -14,6 +14,13 @@ depend on the machine's load, so every change to the hot path can report them.
     .venv/bin/python tools/callgrind_bench.py              # open FCFS and open SPTF
     .venv/bin/python tools/callgrind_bench.py --all        # the six bench workloads
     .venv/bin/python tools/callgrind_bench.py open:clook   # one workload:scheduler
+    .venv/bin/python tools/callgrind_bench.py --startup    # whole commands, start-up included
+
+`--startup` counts the instructions of whole `disksched` processes instead
+(the interpreter, the imports, the run and the output): `validate` on the
+atlas10k trace and a 10-request `run` of examples/oltp.toml, each printing
+JSON. The bytecode cache is on and warmed by a run before, as in a user's
+shell; Python's hash seed is fixed (it moves the count by a little).
 """
 
 from __future__ import annotations
@@ -66,13 +73,38 @@ def instructions(config: dict, requests: int, tmp: Path, binary: Path = QUICK) -
     raise RuntimeError(f"no instruction total in {out}")
 
 
+STARTUP = {
+    "validate atlas10k": ["validate", "--disk", "atlas10k", "--trace", "atlas10k", "--json"],
+    "run oltp, 10 requests": ["run", str(ROOT / "examples" / "oltp.toml"), "--set", "run.requests=10", "--json"],
+}
+
+
+def startup(python: Path) -> None:
+    """Instructions of each STARTUP command as a whole process."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONHASHSEED": "0"}
+    print(f"{'command':>24}  instructions (callgrind, whole process)")
+    with tempfile.TemporaryDirectory() as d:
+        for name, args in STARTUP.items():
+            cmd = [str(python), "-m", "disksched", *args]
+            subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)  # the bytecode cache, warm
+            out = Path(d) / "callgrind.out"
+            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
+                           check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            total = next(int(line.split()[1]) for line in out.read_text().splitlines() if line.startswith(("summary:", "totals:")))
+            print(f"{name:>24}  {total / 1e6:,.0f} M", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("workloads", nargs="*", help="workload:scheduler pairs of `disksched bench` (default: open:fcfs open:sptf)")
     ap.add_argument("--all", action="store_true", help="the six workloads of issue 35")
     ap.add_argument("--no-build", action="store_true", help="use target/release/examples/quick as it is")
     ap.add_argument("--binary", type=Path, help="another build of the quick example (an older commit's, to compare); implies --no-build")
+    ap.add_argument("--startup", action="store_true", help="whole validate and run commands instead (start-up included)")
+    ap.add_argument("--python", type=Path, default=ROOT / ".venv" / "bin" / "python", help="with --startup: the project's Python")
     args = ap.parse_args()
+    if args.startup:
+        return startup(args.python)
     wanted = ALL if args.all else (args.workloads or DEFAULT)
     if not (args.no_build or args.binary):
         subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "quick", "-p", "disksched-core"],
