@@ -159,8 +159,8 @@ def test_validate_prints_demerit_and_writes_plot(tmp_path):
 
 def test_validate_json_imports_neither_numpy_nor_rich():
     """The summary alone needs no per-request arrays and no table: numpy's import
-    was most of `validate`'s start-up, rich's a quarter of what was left (issue
-    35: no slower than DiskSim's own validation run)."""
+    was most of `validate`'s start-up, and rich's a large share of what was left
+    (issue 35: no slower than DiskSim's own validation run; docs/performance.md)."""
     import subprocess
     import sys
 

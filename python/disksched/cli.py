@@ -40,8 +40,9 @@ app.add_typer(config_app, name="config")
 
 
 class _Console:
-    """rich's Console, built on first use: importing rich is about a quarter of a
-    command's start-up, and `--json` output and most errors never need it."""
+    """rich's Console, built on first use: importing rich is a large share of a
+    command's start-up (docs/performance.md), and `--json` output and most
+    errors never need it."""
 
     def __init__(self, **options):
         self._options, self._console = options, None

@@ -1,7 +1,7 @@
 """Traces shipped inside the package, compressed (every trace reader reads
 .zst, .xz and .gz directly), so `validate`, `bench` and the reproductions
-work from an installed package. From DiskSim 4.0's validation set (CMU Parallel Data Lab,
-BSD-3-Clause; see README.md beside this file).
+work from an installed package. From DiskSim 4.0's validation set (CMU
+Parallel Data Lab, BSD-3-Clause; see README.md beside this file).
 
     >>> from disksched import data
     >>> data.trace_path("atlas10k")          # doctest: +SKIP
