@@ -103,7 +103,10 @@ def test_bench_json_has_every_run():
     assert [(r["runner"], r["workers"], r["runs"]) for r in sweeps] == [
         ("local pool", 1, 8), ("local pool", 2, 8), ("dask LocalCluster", 2, 8)]
     assert all(r["runs_per_s"] > 0 and r["requests_per_run"] == 20_000 and r["driver_cpu_s"] >= 0 for r in sweeps)
-    sims = [r for r in runs if r["workload"] not in ("dispatch", "parse", "hpl-replay", "sweep")]
+    startup = [r for r in runs if r["workload"] == "startup"]
+    assert [r["command"] for r in startup] == ["validate atlas10k", "run of 10 requests"]
+    assert all(0 < r["cpu_s"] < 30 and r["repeats"] == 5 for r in startup)
+    sims = [r for r in runs if r["workload"] not in ("dispatch", "parse", "hpl-replay", "sweep", "startup")]
     assert [(r["workload"], r["scheduler"]) for r in sims] == [
         ("open", "fcfs"), ("open", "clook"), ("open", "sstf"), ("open", "sptf"), ("open", "py_fcfs"), ("open", "py_sptf"),
         ("closed16", "fcfs"), ("closed16", "sptf"), ("closed16", "py_fcfs"), ("closed16", "py_sptf"),

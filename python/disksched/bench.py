@@ -145,6 +145,42 @@ def measure(config: dict) -> dict:
     }
 
 
+STARTUP_REPEATS = 5
+# A run short enough that the process is its start-up: the interpreter, the imports, the config, the output.
+_STARTUP_RUN = 'seed = 1\n[disk]\nmodel = "atlas10k"\n[workload]\nkind = "open"\ninterarrival_ms = 10.0\n[run]\nrequests = 10\n'
+
+
+def startup_times(repeats: int = STARTUP_REPEATS) -> list[dict]:
+    """CPU seconds (user + sys, the best of `repeats` after one to warm the
+    bytecode cache) of whole `disksched` processes: `validate` on the atlas10k
+    trace, whose yardstick is DiskSim's own validation run (issue 35,
+    docs/performance.md), and a 10-request `run`, each printing JSON."""
+    import os
+    import tempfile
+
+    from . import data
+
+    # As a user's shell runs them: the bytecode cache on.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        config = os.path.join(tmp, "startup.toml")
+        with open(config, "w") as f:
+            f.write(_STARTUP_RUN)
+        commands = {"validate atlas10k": ["validate", "--disk", "atlas10k", "--trace", str(data.trace_path("atlas10k")), "--json"],
+                    "run of 10 requests": ["run", config, "--json"]}
+        for name, args in commands.items():
+            cpu = []
+            for _ in range(repeats + 1):
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                subprocess.run([sys.executable, "-m", "disksched", *args], check=True, env=env, cwd=tmp,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            rows.append({"command": name, "cpu_s": min(cpu[1:]), "repeats": repeats})
+    return rows
+
+
 def run_isolated(config: dict) -> dict:
     out = subprocess.run([sys.executable, "-m", "disksched.bench", json.dumps(config)],
                          check=True, capture_output=True, text=True)

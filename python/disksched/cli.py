@@ -886,7 +886,7 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
           requests: int = typer.Option(1_000_000, min=1000, help="Requests per run."),
           sweep_runs: int = typer.Option(200, "--sweep-runs", min=0, help="Runs of the sweep row (0: no sweep row).")) -> None:
     """Simulation speed (requests per wall-clock second) and peak memory."""
-    from .bench import dispatch_rates, hpl_replay, parse_rates, range_dispatch_rates, run_all, sweep_rates
+    from .bench import dispatch_rates, hpl_replay, parse_rates, range_dispatch_rates, run_all, startup_times, sweep_rates
 
     # Progress on stderr in both modes (a --json run takes minutes; stdout stays the JSON alone).
     def show(r: dict) -> None:
@@ -909,10 +909,13 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
     if sweep_runs:
         step(f"sweep of {sweep_runs} runs")
     sweeps = sweep_rates(sweep_runs) if sweep_runs else []
+    step("start-up")
+    startup = startup_times()
     if json_out:
         print(json.dumps(results + [{"workload": "dispatch", **r} for r in rates]
                          + [{"workload": "parse", **r} for r in parsing]
-                         + [{"workload": "sweep", **r} for r in sweeps], indent=2))
+                         + [{"workload": "sweep", **r} for r in sweeps]
+                         + [{"workload": "startup", **r} for r in startup], indent=2))
         return
     console.print(_table(f"disksched bench ({requests:,} requests per run, Atlas 10K)",
                          ["workload", "scheduler", "wall s", "requests/s", "peak RSS MB", "Rust heap MB"],
@@ -934,6 +937,8 @@ def bench(json_out: bool = typer.Option(False, "--json", help="Print a JSON list
                              ["runner", "workers", "wall s", "runs/s", "x 1 worker", "driver CPU s"],
                              [[r["runner"], str(r["workers"]), f"{r['wall_s']:.2f}", f"{r['runs_per_s']:.1f}",
                                f"{r['runs_per_s'] / one:.2f}", f"{r['driver_cpu_s']:.2f}"] for r in sweeps]))
+    console.print(_table(f"start-up (best of {startup[0]['repeats']})", ["whole process, printing JSON", "CPU s"],
+                         [[r["command"], f"{r['cpu_s']:.3f}"] for r in startup]))
 
 
 @config_app.command("check")
