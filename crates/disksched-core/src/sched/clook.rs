@@ -4,7 +4,7 @@
 //! within a sweep. Over an array each disk is swept on its own, and the
 //! disk whose heads are free first is served next.
 
-use super::{lbn_key, next_disk, next_on_disk, ByLbn, HeadsRead, SchedCtx, Scheduler};
+use super::{lbn_at, lbn_key, lbn_of, next_disk, ByLbn, HeadsRead, LbnKey, SchedCtx, Scheduler};
 use crate::host::ReqId;
 
 #[derive(Default)]
@@ -23,12 +23,12 @@ impl CLook {
         if self.position.len() <= d {
             self.position.resize(d + 1, 0);
         }
-        let (key, wrapped) = match next_on_disk(&self.by_lbn, disk, self.position[d], true) {
-            Some(k) => (k, false),
+        let on_disk = |k: &LbnKey| lbn_of(*k).0 == disk;
+        let ((_, id), wrapped) = match self.by_lbn.take_first_from(&(lbn_at(disk, self.position[d]), 0), on_disk) {
+            Some(e) => (e, false),
             // Nothing above: the disk's lowest request.
-            None => (next_on_disk(&self.by_lbn, disk, 0, true)?, true),
+            None => (self.by_lbn.take_first_from(&(lbn_at(disk, 0), 0), on_disk)?, true),
         };
-        let id = self.by_lbn.remove(&key)?;
         self.position[d] = ctx.reqs.get(id).end_lbn();
         Some((id, wrapped))
     }

@@ -139,6 +139,9 @@ pub(crate) fn lbn_of(k: LbnKey) -> (u32, u64) {
 /// number on a tie). Without per-disk heads there is one disk
 /// (`SchedCtx::heads`), found without the walk.
 pub(crate) fn next_disk(map: &ByLbn, ctx: &SchedCtx) -> Option<u32> {
+    if ctx.heads.is_empty() {
+        return map.first_key_value().map(|(&k, _)| lbn_of(k).0);
+    }
     lbn_disks(map, ctx).min_by_key(|&d| (ctx.head_of(d).time, d))
 }
 

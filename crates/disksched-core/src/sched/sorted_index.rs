@@ -98,6 +98,24 @@ impl<K: Ord + Copy> SortedIndex<K> {
     }
 
     /// Remove the first request in key order.
+    /// The first entry at or after `from`, taken out if `keep` holds for
+    /// its key: `range(from..).next()` and `remove` in one search.
+    #[inline]
+    pub(crate) fn take_first_from(&mut self, from: &K, keep: impl FnOnce(&K) -> bool) -> Option<(K, ReqId)> {
+        let taken = match &mut self.0 {
+            Entries::Sorted(v) => {
+                let i = v.partition_point(|e| e.0 < *from);
+                v.get(i).is_some_and(|e| keep(&e.0)).then(|| v.remove(i))
+            }
+            Entries::Tree(t) => {
+                let key = *t.range(from..).next().filter(|(k, _)| keep(k))?.0;
+                t.remove(&key).map(|id| (key, id))
+            }
+        };
+        self.shrunk();
+        taken
+    }
+
     #[inline]
     pub(crate) fn pop_first(&mut self) -> Option<(K, ReqId)> {
         let first = match &mut self.0 {
@@ -210,8 +228,16 @@ mod tests {
                 let key = (rng.gen_range(0..2), rng.gen_range(0..500), seq);
                 let id = ReqId(seq as u32);
                 assert_eq!(ix.insert(key, id), bt.insert(key, id));
-            } else if rng.gen_bool(0.5) {
+            } else if rng.gen_bool(0.4) {
                 assert_eq!(ix.pop_first(), bt.pop_first());
+            } else if rng.gen_bool(0.3) {
+                // The first at or after a point, taken only on its own disk (as C-LOOK takes it).
+                let from = (rng.gen_range(0..2), rng.gen_range(0..500), 0);
+                let want = bt.range(from..).next().map(|(k, v)| (*k, *v)).filter(|(k, _)| k.0 == from.0);
+                if let Some((k, _)) = want {
+                    bt.remove(&k);
+                }
+                assert_eq!(ix.take_first_from(&from, |k| k.0 == from.0), want);
             } else {
                 let k = *bt.keys().nth(rng.gen_range(0..bt.len())).unwrap();
                 assert_eq!(ix.remove(&k), bt.remove(&k));
