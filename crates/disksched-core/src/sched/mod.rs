@@ -169,10 +169,9 @@ pub(crate) fn next_on_disk(map: &ByLbn, disk: u32, lbn: u64, up: bool) -> Option
 #[inline]
 pub(crate) fn outward(map: &ByCylinder, disk: u32, cylinder: u32)
     -> (impl Iterator<Item = (&CylKey, &ReqId)>, impl Iterator<Item = (&CylKey, &ReqId)>) {
-    // One bounded side each (the tree searched once a side); the disk's own keys end each walk.
-    let up = map.range((disk, cylinder, 0)..).take_while(move |(k, _)| k.0 == disk);
-    let down = map.range(..(disk, cylinder, 0)).rev().take_while(move |(k, _)| k.0 == disk);
-    (up, down)
+    // Both sides from one search; the disk's own keys end each walk.
+    let (up, down) = map.split_at(&(disk, cylinder, 0));
+    (up.take_while(move |(k, _)| k.0 == disk), down.take_while(move |(k, _)| k.0 == disk))
 }
 
 /// Disk `disk`'s nearest requests at or above and below `cylinder` in a
@@ -180,8 +179,13 @@ pub(crate) fn outward(map: &ByCylinder, disk: u32, cylinder: u32)
 pub(crate) fn nearest_on_disk(map: &ByCylinder, disk: u32, cylinder: u32) -> [Option<CylKey>; 2] {
     let (mut up, mut down) = outward(map, disk, cylinder);
     let up = up.next().map(|(k, _)| *k);
-    let down = down.next().map(|(k, _)| k.1)
-        .and_then(|c| map.range((disk, c, 0)..).next().map(|(k, _)| *k));
+    // The nearest below is the newest at its cylinder; the oldest is the next
+    // one down unless that one is at the cylinder too (then searched for: a
+    // walk down a long run would cost as the run).
+    let down = down.next().map(|(k, _)| *k).and_then(|newest| match down.next() {
+        Some((k, _)) if k.1 == newest.1 => map.range((disk, newest.1, 0)..).next().map(|(k, _)| *k),
+        _ => Some(newest),
+    });
     [up, down]
 }
 
@@ -628,4 +632,36 @@ pub fn dispatch_rate_of(mut s: Box<dyn Scheduler>, depth: usize, decisions: u64,
         s.insert(id, &SchedCtx::standalone(&reqs, &predictor, head));
     }
     Ok(decisions as f64 / clock.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::SimRng;
+    use rand::{Rng, SeedableRng};
+
+    /// `nearest_on_disk` against a scan of every key: on each side the
+    /// nearest cylinder's oldest request, through runs of several requests at
+    /// one cylinder, several disks, and both of the index's forms.
+    #[test]
+    fn nearest_on_disk_is_each_sides_oldest_at_the_nearest_cylinder() {
+        let mut rng = SimRng::seed_from_u64(3);
+        for len in [5usize, 40, 1500] {
+            let mut map = ByCylinder::new();
+            for seq in 0..len as u64 {
+                // Few cylinders: runs at one cylinder are common.
+                map.insert((rng.gen_range(0..2), rng.gen_range(0..(len as u32 / 3).max(4)), seq), ReqId(seq as u32));
+            }
+            let keys: Vec<CylKey> = map.iter().map(|(k, _)| *k).collect();
+            for _ in 0..300 {
+                let (disk, c) = (rng.gen_range(0..2), rng.gen_range(0..(len as u32 / 3).max(4) + 2));
+                let on = |up: bool| {
+                    let side = keys.iter().filter(|k| k.0 == disk && if up { k.1 >= c } else { k.1 < c });
+                    let nearest = side.clone().map(|k| k.1.abs_diff(c)).min()?;
+                    side.filter(|k| k.1.abs_diff(c) == nearest).min_by_key(|k| k.2).copied()
+                };
+                assert_eq!(nearest_on_disk(&map, disk, c), [on(true), on(false)], "{len} keys, disk {disk}, cylinder {c}");
+            }
+        }
+    }
 }

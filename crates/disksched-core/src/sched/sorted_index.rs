@@ -190,6 +190,19 @@ impl<K: Ord + Copy> SortedIndex<K> {
     }
 
     /// The requests, in key order, leaving the index empty.
+    /// The entries at or after `at` (in order) and those before it (nearest
+    /// first): `range(at..)` and `range(..at).rev()` from one search.
+    #[inline]
+    pub(crate) fn split_at(&self, at: &K) -> (impl Iterator<Item = (&K, &ReqId)>, impl Iterator<Item = (&K, &ReqId)>) {
+        match &self.0 {
+            Entries::Sorted(v) => {
+                let i = v.partition_point(|e| e.0 < *at);
+                (Either::Left(v[i..].iter().map(pair)), Either::Left(v[..i].iter().rev().map(pair)))
+            }
+            Entries::Tree(t) => (Either::Right(t.range(at..)), Either::Right(t.range(..at).rev())),
+        }
+    }
+
     pub(crate) fn drain(&mut self) -> Vec<ReqId> {
         match std::mem::take(self).0 {
             Entries::Sorted(v) => v.into_iter().map(|e| e.1).collect(),
@@ -253,6 +266,8 @@ mod tests {
             let probe = (rng.gen_range(0..2), rng.gen_range(0..500), rng.gen_range(0..seq + 1));
             assert_eq!(ix.range(probe..).next(), bt.range(probe..).next());
             assert_eq!(ix.range(..probe).next_back(), bt.range(..probe).next_back());
+            let (up, down) = ix.split_at(&probe);
+            assert!(up.take(3).eq(bt.range(probe..).take(3)) && down.take(3).eq(bt.range(..probe).rev().take(3)));
             assert_eq!(ix.get(&probe), bt.get(&probe));
             if step % 500 == 0 {
                 assert!(ix.iter().eq(bt.iter()));
