@@ -373,11 +373,9 @@ impl Classes {
     pub fn new(expire: crate::time::SimDuration) -> Classes {
         Classes { expire, ..Default::default() }
     }
-    /// A request of `flow` is about to be inserted into `s`.
+    /// A request of `flow` is about to be inserted into `s`, a scheduler
+    /// that `uses_classes` (the owner asks once, not per request).
     pub fn enter(&mut self, s: &mut dyn Scheduler, flow: u32) {
-        if !s.uses_classes() {
-            return;
-        }
         let n = self.live.entry(flow).or_insert(0);
         if *n == 0 {
             match self.idle_since.remove(&flow) {

@@ -27,8 +27,10 @@ pub(crate) struct QueueLevel {
     /// "host", "controller" or "disk": how its scheduler's counters are reported.
     pub(crate) name: &'static str,
     pub(crate) sched: Box<dyn Scheduler>,
-    /// Flows with requests here (for `init_class` / `fini_class`).
+    /// Flows with requests here (for `init_class` / `fini_class`), kept
+    /// only where the scheduler `uses_classes` (asked once: a constant of it).
     classes: Classes,
+    uses_classes: bool,
     /// The `wake_at` time a wake-up event is scheduled for.
     wake: Option<SimTime>,
     /// Bumped when the scheduler is replaced at run time.
@@ -53,7 +55,8 @@ pub(crate) struct QueueLevel {
 impl QueueLevel {
     pub(crate) fn new(name: &'static str, sched: Box<dyn Scheduler>, class_expire: SimDuration, threshold: u32,
                       per_disk_threshold: u32, gauge: Option<fn(&mut Metrics, SimTime, usize)>) -> QueueLevel {
-        QueueLevel { name, sched, classes: Classes::new(class_expire), wake: None, gen: 0, threshold, per_disk_threshold,
+        let uses_classes = sched.uses_classes();
+        QueueLevel { name, sched, classes: Classes::new(class_expire), uses_classes, wake: None, gen: 0, threshold, per_disk_threshold,
                      held: None, waiting: Vec::new(), dispatched_by: Vec::new(), counters: QueueCounters::default(), gauge }
     }
 
@@ -95,7 +98,9 @@ impl QueueLevel {
 
     #[inline]
     fn queue(&mut self, id: ReqId, flow: u32, ctx: &SchedCtx) {
-        self.classes.enter(self.sched.as_mut(), flow);
+        if self.uses_classes {
+            self.classes.enter(self.sched.as_mut(), flow);
+        }
         self.sched.insert(id, ctx);
     }
 
@@ -197,8 +202,11 @@ impl QueueLevel {
         moved.sort_by_key(|&id| ctx.reqs.get(id).seq);
         // The new scheduler sets up the classes of the requests it takes over.
         self.classes.reset();
+        self.uses_classes = new.uses_classes();
         for &id in &moved {
-            self.classes.enter(new.as_mut(), ctx.reqs.get(id).flow);
+            if self.uses_classes {
+                self.classes.enter(new.as_mut(), ctx.reqs.get(id).flow);
+            }
             new.insert(id, ctx);
         }
         if new.len() != held {
