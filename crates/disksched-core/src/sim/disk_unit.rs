@@ -96,7 +96,7 @@ impl DiskUnit {
         if self.in_service.is_some() || self.freeblock.busy() {
             return Ok(Start::Busy);
         }
-        if self.queue.sched.is_empty() {
+        if self.queue.is_empty() {
             return Ok(Start::Idle);
         }
         let ctx = shared.ctx(now, self.head(now), Some(self.drive.cache()));
@@ -164,7 +164,7 @@ impl DiskUnit {
     /// After a completion: with nothing left, the host observes the
     /// completion time; its believed position stays its own.
     pub(crate) fn settle_belief(&mut self, now: SimTime) {
-        if self.in_service.is_none() && self.queue.sched.is_empty() {
+        if self.in_service.is_none() && self.queue.is_empty() {
             self.belief.head.time = now;
         }
     }

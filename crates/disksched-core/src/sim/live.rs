@@ -129,7 +129,7 @@ impl Simulation {
     /// requests): "host", "controller" if any, then "disk" once per disk
     /// (the drive's command queue; the one in service not counted).
     pub fn queue_lengths(&self) -> Vec<(&'static str, usize)> {
-        self.levels.iter().map(|l| (l.name, l.pending())).chain(self.units.iter().map(|u| (u.queue.name, u.queue.sched.len()))).collect()
+        self.levels.iter().map(|l| (l.name, l.pending())).chain(self.units.iter().map(|u| (u.queue.name, u.queue.len()))).collect()
     }
 
     /// Step-by-step use: the disks with a command in service now.

@@ -323,7 +323,10 @@ impl Simulation {
             return Err(e);
         }
         let counters = self.counters();
-        let queued = self.levels.iter().map(QueueLevel::pending).chain(self.units.iter().map(|u| u.queue.sched.len())).sum::<usize>();
+        for level in self.levels.iter().chain(self.units.iter().map(|u| &u.queue)) {
+            level.check_queued()?;
+        }
+        let queued = self.levels.iter().map(QueueLevel::pending).chain(self.units.iter().map(|u| u.queue.len())).sum::<usize>();
         counters.check(queued as u64, self.shared.reqs.live(), self.splits.any_open(), self.acct.done.count, self.metrics.completed)?;
         progress(counters.completed, self.limit);
         let scheduler_counters = self.levels.iter().chain(self.units.iter().map(|u| &u.queue))

@@ -31,6 +31,10 @@ pub(crate) struct QueueLevel {
     /// only where the scheduler `uses_classes` (asked once: a constant of it).
     classes: Classes,
     uses_classes: bool,
+    /// Requests the scheduler holds (inserted less dispatched): the router's
+    /// checks read it without a call to the scheduler. The run's end checks
+    /// it against the scheduler's own `len`.
+    queued: usize,
     /// The `wake_at` time a wake-up event is scheduled for.
     wake: Option<SimTime>,
     /// Bumped when the scheduler is replaced at run time.
@@ -56,7 +60,7 @@ impl QueueLevel {
     pub(crate) fn new(name: &'static str, sched: Box<dyn Scheduler>, class_expire: SimDuration, threshold: u32,
                       per_disk_threshold: u32, gauge: Option<fn(&mut Metrics, SimTime, usize)>) -> QueueLevel {
         let uses_classes = sched.uses_classes();
-        QueueLevel { name, sched, classes: Classes::new(class_expire), uses_classes, wake: None, gen: 0, threshold, per_disk_threshold,
+        QueueLevel { name, sched, classes: Classes::new(class_expire), uses_classes, queued: 0, wake: None, gen: 0, threshold, per_disk_threshold,
                      held: None, waiting: Vec::new(), dispatched_by: Vec::new(), counters: QueueCounters::default(), gauge }
     }
 
@@ -102,6 +106,18 @@ impl QueueLevel {
             self.classes.enter(self.sched.as_mut(), flow);
         }
         self.sched.insert(id, ctx);
+        self.queued += 1;
+    }
+
+    /// Requests queued here (not counting one held at the head).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.queued
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queued == 0
     }
 
     /// The scheduler's next request. With `nothing_below` no completion will
@@ -110,6 +126,7 @@ impl QueueLevel {
     #[inline]
     pub(crate) fn pick(&mut self, ctx: &SchedCtx, nothing_below: bool) -> Result<Pick> {
         if let Some(id) = self.sched.dispatch(ctx, false) {
+            self.queued -= 1;
             return Ok(Pick::Request(id));
         }
         if let Some(t) = self.sched.wake_at().filter(|&t| t > ctx.now) {
@@ -128,8 +145,10 @@ impl QueueLevel {
     /// A request, whatever the scheduler would rather do (a level with
     /// requests must hand one out: the drive's queue when its mechanism is free).
     pub(crate) fn force(&mut self, ctx: &SchedCtx) -> Result<ReqId> {
-        self.sched.dispatch(ctx, true).ok_or_else(|| Error::Invariant(format!(
-            "{} queue: {} returned nothing from a forced dispatch with {} requests", self.name, self.sched.name(), self.sched.len())))
+        let id = self.sched.dispatch(ctx, true).ok_or_else(|| Error::Invariant(format!(
+            "{} queue: {} returned nothing from a forced dispatch with {} requests", self.name, self.sched.name(), self.sched.len())))?;
+        self.queued -= 1;
+        Ok(id)
     }
 
     /// A wake-up event fired: whether it is the one still wanted (a later
@@ -174,10 +193,20 @@ impl QueueLevel {
         self.classes.expire(self.sched.as_mut(), now);
     }
 
+    /// At the run's end: the scheduler holds what the router counted (a
+    /// plug-in's `len` or `dispatch` gone astray shows here).
+    pub(crate) fn check_queued(&self) -> Result<()> {
+        if self.sched.len() == self.queued {
+            return Ok(());
+        }
+        Err(Error::Invariant(format!("{} queue: {} holds {} requests, {} by what it was given and gave out",
+                                     self.name, self.sched.name(), self.sched.len(), self.queued)))
+    }
+
     /// Requests queued here, with one held at the head.
     #[inline]
     pub(crate) fn pending(&self) -> usize {
-        self.sched.len() + self.held.is_some() as usize
+        self.queued + self.held.is_some() as usize
     }
 
     /// Record the level's length `len` at `now`.
@@ -212,6 +241,7 @@ impl QueueLevel {
         if new.len() != held {
             return Err(Error::Invariant(format!("reconfiguration: {} holds {} of {held} requests", new.name(), new.len())));
         }
+        self.queued = held;
         self.sched = new;
         self.gen += 1;
         Ok(())
@@ -263,5 +293,29 @@ mod tests {
         q.completed(c, 0, &ctx);
         assert_eq!(q.sched.counters(), vec![("completed", 1)]);
         assert_eq!((q.counters.requests, q.counters.in_flight), (2, 3));
+    }
+
+    /// The level counts what its scheduler holds; a scheduler that loses a
+    /// request (here: `dispatch` hands out nothing it was given, then keeps
+    /// quiet) is caught by the end-of-run check, not followed.
+    #[test]
+    fn the_level_counts_its_queue_and_catches_a_scheduler_that_loses_one() {
+        let model = std::sync::Arc::new(crate::disk::DiskModel::new(crate::disk::builtin::resolve("atlas10k", None).unwrap()).unwrap());
+        let predictor = Predictor::exact(model);
+        let mut reqs = RequestTable::default();
+        let ids: Vec<ReqId> = (0..2).map(|seq| reqs.insert(Request { seq, ..Default::default() })).collect();
+        let ctx = SchedCtx::standalone(&reqs, &predictor, HeadState::default());
+        let mut q = QueueLevel::new("host", Box::new(Counting(vec![], 0)), SimDuration::from_ms(1.0), 4, 4, None);
+        for &id in &ids {
+            assert!(q.offer(id, 0, &ctx));
+        }
+        assert_eq!((q.len(), q.is_empty()), (2, false));
+        q.force(&ctx).unwrap();
+        assert_eq!(q.len(), 1);
+        q.check_queued().unwrap();
+        // The scheduler drops its request behind the level's back.
+        q.sched.drain();
+        let e = q.check_queued().unwrap_err().to_string();
+        assert!(e.contains("counting holds 0 requests, 1 by what it was given"), "{e}");
     }
 }

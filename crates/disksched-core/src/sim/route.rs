@@ -94,7 +94,7 @@ impl Simulation {
         if !level.offer(id, flow, &self.shared.level_ctx(i, now, head, &self.heads)) {
             return self.send_below(i, id, true, now);
         }
-        level.gauge(&mut self.metrics, level.sched.len(), now);
+        level.gauge(&mut self.metrics, level.len(), now);
         Ok(())
     }
 
@@ -128,7 +128,7 @@ impl Simulation {
             self.levels[i].held = None;
             self.send_below(i, id, false, now)?;
         }
-        while self.has_room(i, None) && !self.levels[i].sched.is_empty() {
+        while self.has_room(i, None) && !self.levels[i].is_empty() {
             let nothing_below = self.levels[i].counters.in_flight == 0;
             let head = self.queue_heads(now);
             let ctx = self.shared.level_ctx(i, now, head, &self.heads);
