@@ -266,9 +266,14 @@ impl Metrics {
         self.series = Some(SeriesAcc::new(window_ns));
     }
 
-    /// The error of a series that outgrew `MAX_SERIES_ROWS` (checked before
-    /// every event: the run stops as soon as it happens).
+    /// A series outgrew `MAX_SERIES_ROWS` (checked before every event: the
+    /// run stops as soon as it happens; `series_error` says how).
     #[inline]
+    pub fn series_over(&self) -> bool {
+        self.series.as_ref().is_some_and(|s| s.too_large.is_some())
+    }
+
+    /// The error of a series that outgrew `MAX_SERIES_ROWS`.
     pub fn series_error(&self) -> Option<crate::error::Error> {
         let (clients, windows, t_ns) = self.series.as_ref()?.too_large?;
         Some(self.series_too_large(clients, windows, t_ns))

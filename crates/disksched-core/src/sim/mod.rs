@@ -267,18 +267,25 @@ impl Simulation {
     /// Before event `ev` at `now` is handled: the clock's end and the time
     /// series' budget (`budget`), so that no event handler loops or allocates
     /// past them.
-    #[inline]
-    fn check_budgets(&mut self, now: SimTime, ev: &Event) -> Result<()> {
-        if now >= crate::budget::CLOCK_END {
-            return Err(crate::budget::clock_end_err(now, &format!("{ev:?}")));
-        }
-        if now > self.series_end {
-            return Err(self.series_too_long(now));
-        }
-        if let Some(e) = self.metrics.series_error() {
-            return Err(e);
+    #[inline(always)]
+    fn check_budgets(&self, now: SimTime, ev: &Event) -> Result<()> {
+        // One test on every event; what went over is worked out only when something did.
+        if now >= crate::budget::CLOCK_END || now > self.series_end || self.metrics.series_over() {
+            return Err(self.budget_err(now, ev));
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn budget_err(&self, now: SimTime, ev: &Event) -> Error {
+        if now >= crate::budget::CLOCK_END {
+            return crate::budget::clock_end_err(now, &format!("{ev:?}"));
+        }
+        if now > self.series_end {
+            return self.series_too_long(now);
+        }
+        self.metrics.series_error().unwrap_or_else(|| Error::Invariant(format!("a budget check failed at {now:?} with every budget kept")))
     }
 
     fn series_too_long(&self, now: SimTime) -> Error {
