@@ -97,7 +97,6 @@ impl<K: Ord + Copy> SortedIndex<K> {
         id
     }
 
-    /// Remove the first request in key order.
     /// The first entry at or after `from`, taken out if `keep` holds for
     /// its key: `range(from..).next()` and `remove` in one search.
     #[inline]
@@ -116,6 +115,7 @@ impl<K: Ord + Copy> SortedIndex<K> {
         taken
     }
 
+    /// Remove the first request in key order.
     #[inline]
     pub(crate) fn pop_first(&mut self) -> Option<(K, ReqId)> {
         let first = match &mut self.0 {
@@ -189,7 +189,6 @@ impl<K: Ord + Copy> SortedIndex<K> {
         }
     }
 
-    /// The requests, in key order, leaving the index empty.
     /// The entries at or after `at` (in order) and those before it (nearest
     /// first): `range(at..)` and `range(..at).rev()` from one search.
     #[inline]
@@ -203,6 +202,7 @@ impl<K: Ord + Copy> SortedIndex<K> {
         }
     }
 
+    /// The requests, in key order, leaving the index empty.
     pub(crate) fn drain(&mut self) -> Vec<ReqId> {
         match std::mem::take(self).0 {
             Entries::Sorted(v) => v.into_iter().map(|e| e.1).collect(),

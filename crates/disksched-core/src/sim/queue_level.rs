@@ -126,7 +126,7 @@ impl QueueLevel {
     #[inline]
     pub(crate) fn pick(&mut self, ctx: &SchedCtx, nothing_below: bool) -> Result<Pick> {
         if let Some(id) = self.sched.dispatch(ctx, false) {
-            self.queued -= 1;
+            self.queued = self.queued.saturating_sub(1); // (one too many handed out shows at the end: `check_queued`)
             return Ok(Pick::Request(id));
         }
         if let Some(t) = self.sched.wake_at().filter(|&t| t > ctx.now) {
@@ -147,7 +147,7 @@ impl QueueLevel {
     pub(crate) fn force(&mut self, ctx: &SchedCtx) -> Result<ReqId> {
         let id = self.sched.dispatch(ctx, true).ok_or_else(|| Error::Invariant(format!(
             "{} queue: {} returned nothing from a forced dispatch with {} requests", self.name, self.sched.name(), self.sched.len())))?;
-        self.queued -= 1;
+        self.queued = self.queued.saturating_sub(1);
         Ok(id)
     }
 
@@ -266,14 +266,23 @@ mod tests {
         fn counters(&self) -> Vec<(&'static str, u64)> { vec![("completed", self.1 as u64)] }
     }
 
+    /// `n` requests and an exact belief of the Atlas 10K: what a context is made of.
+    fn parts(n: u64) -> (RequestTable, Predictor, Vec<ReqId>) {
+        let model = std::sync::Arc::new(crate::disk::DiskModel::new(crate::disk::builtin::resolve("atlas10k", None).unwrap()).unwrap());
+        let mut reqs = RequestTable::default();
+        let ids = (0..n).map(|seq| reqs.insert(Request { seq, ..Default::default() })).collect();
+        (reqs, Predictor::exact(model), ids)
+    }
+
+    fn counting_level() -> QueueLevel {
+        QueueLevel::new("host", Box::new(Counting(vec![], 0)), SimDuration::from_ms(1.0), 4, 4, None)
+    }
+
     #[test]
     fn only_the_generation_that_dispatched_hears_the_completion() {
-        let model = std::sync::Arc::new(crate::disk::DiskModel::new(crate::disk::builtin::resolve("atlas10k", None).unwrap()).unwrap());
-        let predictor = Predictor::exact(model);
-        let mut reqs = RequestTable::default();
-        let ids: Vec<ReqId> = (0..3).map(|seq| reqs.insert(Request { seq, ..Default::default() })).collect();
+        let (reqs, predictor, ids) = parts(3);
         let ctx = SchedCtx::standalone(&reqs, &predictor, HeadState::default());
-        let mut q = QueueLevel::new("host", Box::new(Counting(vec![], 0)), SimDuration::from_ms(1.0), 4, 4, None);
+        let mut q = counting_level();
         // 0 is dispatched by the first scheduler; 1 goes around it (as a
         // bypass does); then the scheduler is replaced and 2 is dispatched by the new one.
         for id in [ids[0], ids[2]] {
@@ -300,12 +309,9 @@ mod tests {
     /// quiet) is caught by the end-of-run check, not followed.
     #[test]
     fn the_level_counts_its_queue_and_catches_a_scheduler_that_loses_one() {
-        let model = std::sync::Arc::new(crate::disk::DiskModel::new(crate::disk::builtin::resolve("atlas10k", None).unwrap()).unwrap());
-        let predictor = Predictor::exact(model);
-        let mut reqs = RequestTable::default();
-        let ids: Vec<ReqId> = (0..2).map(|seq| reqs.insert(Request { seq, ..Default::default() })).collect();
+        let (reqs, predictor, ids) = parts(2);
         let ctx = SchedCtx::standalone(&reqs, &predictor, HeadState::default());
-        let mut q = QueueLevel::new("host", Box::new(Counting(vec![], 0)), SimDuration::from_ms(1.0), 4, 4, None);
+        let mut q = counting_level();
         for &id in &ids {
             assert!(q.offer(id, 0, &ctx));
         }
