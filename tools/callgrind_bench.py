@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-from disksched.bench import bench_configs  # noqa: E402  (the same configs `disksched bench` runs)
+from disksched.bench import bench_configs, user_shell_env  # noqa: E402  (the same configs `disksched bench` runs)
 
 SHORT, LONG = 10_000, 60_000
 DEFAULT = ["open:fcfs", "open:sptf"]
@@ -64,9 +64,13 @@ def instructions(config: dict, requests: int, tmp: Path, binary: Path = QUICK) -
     cfg = {**config, "run": {**config.get("run", {}), "requests": requests}}
     path = tmp / f"bench_{requests}.toml"
     path.write_text(toml(cfg))
-    out = tmp / f"callgrind_{requests}.out"
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(binary), str(path)],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return callgrind_total([str(binary), str(path)], tmp / f"callgrind_{requests}.out")
+
+
+def callgrind_total(cmd: list[str], out: Path, env: dict | None = None) -> int:
+    """Total instructions (callgrind's Ir) of running `cmd`, its profile written to `out`."""
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
+                   check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for line in out.read_text().splitlines():
         if line.startswith(("summary:", "totals:")):
             return int(line.split()[1])
@@ -81,16 +85,13 @@ STARTUP = {
 
 def startup(python: Path) -> None:
     """Instructions of each STARTUP command as a whole process."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONHASHSEED": "0"}
+    env = user_shell_env() | {"PYTHONHASHSEED": "0"}
     print(f"{'command':>24}  instructions (callgrind, whole process)")
     with tempfile.TemporaryDirectory() as d:
         for name, args in STARTUP.items():
             cmd = [str(python), "-m", "disksched", *args]
             subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)  # the bytecode cache, warm
-            out = Path(d) / "callgrind.out"
-            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
-                           check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            total = next(int(line.split()[1]) for line in out.read_text().splitlines() if line.startswith(("summary:", "totals:")))
+            total = callgrind_total(cmd, Path(d) / "callgrind.out", env)
             print(f"{name:>24}  {total / 1e6:,.0f} M", flush=True)
 
 

@@ -57,6 +57,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from callgrind_bench import ROOT, toml  # noqa: E402  (the bench config as TOML)
+from disksched.bench import user_shell_env  # noqa: E402
 
 TEMPLATES = Path(__file__).resolve().parent / "disksim_side_by_side"
 EXPECTED_RMS = "0.267525"
@@ -167,11 +168,8 @@ def disksched_validate(python: str, work: Path) -> float:
     """CPU seconds of `disksched validate` on the same trace and drive, as a whole process
     (the interpreter's start-up, imports, parsing, the run and the comparison included)."""
     exe = Path(python).with_name("disksched")
-    # As a user's shell runs it: Python's bytecode cache on (a PYTHONDONTWRITEBYTECODE in this
-    # shell would compile the package's modules from source on every run); the best of the
-    # repeats has it warm.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    cpu, _ = run_timed([str(exe), "validate", "--disk", "atlas10k", "--trace", "atlas10k", "--json"], work, env)
+    # As a user's shell runs it, the bytecode cache on; the best of the repeats has it warm.
+    cpu, _ = run_timed([str(exe), "validate", "--disk", "atlas10k", "--trace", "atlas10k", "--json"], work, user_shell_env())
     return cpu
 
 

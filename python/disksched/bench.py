@@ -8,6 +8,7 @@ peak is reported beside it.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -150,18 +151,23 @@ STARTUP_REPEATS = 5
 _STARTUP_RUN = 'seed = 1\n[disk]\nmodel = "atlas10k"\n[workload]\nkind = "open"\ninterarrival_ms = 10.0\n[run]\nrequests = 10\n'
 
 
+def user_shell_env() -> dict:
+    """This process's environment with Python's bytecode cache on, as a user's
+    shell has it: under a PYTHONDONTWRITEBYTECODE every timed `disksched`
+    would compile the package's modules from source."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def startup_times(repeats: int = STARTUP_REPEATS) -> list[dict]:
     """CPU seconds (user + sys, the best of `repeats` after one to warm the
     bytecode cache) of whole `disksched` processes: `validate` on the atlas10k
     trace, whose yardstick is DiskSim's own validation run (issue 35,
     docs/performance.md), and a 10-request `run`, each printing JSON."""
-    import os
     import tempfile
 
     from . import data
 
-    # As a user's shell runs them: the bytecode cache on.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = user_shell_env()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         config = os.path.join(tmp, "startup.toml")
