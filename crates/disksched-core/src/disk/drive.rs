@@ -64,6 +64,15 @@ pub struct DriveState {
     pub last_was_write: bool,
 }
 
+impl DriveState {
+    /// The state `DiskModel::serve` leaves after a command of the LBNs up
+    /// to `end`: the heads on (`cylinder`, `head`), the track of its last
+    /// piece, free at `time`.
+    pub fn after_command(cylinder: u32, head: u32, time: SimTime, end: u64, is_write: bool) -> DriveState {
+        DriveState { head: HeadState { cylinder, head, time, next_lbn: Some(end), ..Default::default() }, last_was_write: is_write }
+    }
+}
+
 impl DiskModel {
     /// Time one command starting at `now` from `state` with no read cache,
     /// and advance `state`. Predictors (beliefs) time requests this way; the
@@ -85,15 +94,14 @@ impl DiskModel {
             let start = plan.mech_from.max(busy);
             let a = self.media_access_mapped(from, start, Some(plan.data), lbn, blocks, true, pieces);
             let done = plan.done(a.media_end);
-            *state = DriveState { head: HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(a.media_end), next_lbn: Some(end), ..Default::default() }, last_was_write: true };
+            *state = DriveState::after_command(a.cylinder, a.head, SimTime(a.media_end), end, true);
             return write_service(&plan, now.0, start, &a, done, ctl.fast_write);
         }
         let overhead_ns = ctl.overhead_ns[0][state.last_was_write as usize];
         let start = (now.0 + overhead_ns).max(busy);
         let a = self.media_access_mapped(from, start, None, lbn, blocks, false, pieces);
         let done = self.read_bus_done(&a, blocks, now.0 + overhead_ns + ctl.read_disconnect_ns[state.last_was_write as usize]);
-        let head = HeadState { cylinder: a.cylinder, head: a.head, time: SimTime(done), next_lbn: Some(end), ..Default::default() };
-        *state = DriveState { head, last_was_write: false };
+        *state = DriveState::after_command(a.cylinder, a.head, SimTime(done), end, false);
         Service {
             overhead_ns,
             seek_ns: a.seek_ns,

@@ -11,7 +11,7 @@
 //! (where the nearest cylinders decide) are both searched in a few bands.
 //! Over an array bands are per disk, each bounded from its own disk's heads.
 
-use super::{ByCylinder, cyl_key, tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{ByCylinder, cyl_key, tunable, SchedCtx, Scheduler, Tunable, Tunables, HeadsRead};
 use crate::host::ReqId;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,6 +40,9 @@ impl Asptf {
 impl Scheduler for Asptf {
     fn name(&self) -> &'static str {
         "asptf"
+    }
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::PositionToDispatch
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

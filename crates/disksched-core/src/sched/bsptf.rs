@@ -3,7 +3,7 @@
 //! starvation to one batch while keeping positional ordering within it.
 
 use super::sptf::best;
-use super::{ByCylinder, tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{ByCylinder, tunable, SchedCtx, Scheduler, Tunable, Tunables, HeadsRead};
 use crate::host::ReqId;
 use std::collections::VecDeque;
 
@@ -27,6 +27,9 @@ impl Bsptf {
 impl Scheduler for Bsptf {
     fn name(&self) -> &'static str {
         "bsptf"
+    }
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::PositionToDispatch
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

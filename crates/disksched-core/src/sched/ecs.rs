@@ -6,7 +6,7 @@
 //! every request: a 4096-target write is 4096 entries to insert, search and
 //! cancel.
 
-use super::{SchedCtx, Scheduler};
+use super::{SchedCtx, Scheduler, HeadsRead};
 use crate::disk::Target;
 use crate::host::range::Choice;
 use crate::host::ReqId;
@@ -33,6 +33,9 @@ impl Ecs {
 impl Scheduler for Ecs {
     fn name(&self) -> &'static str {
         "ecs"
+    }
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::PositionToDispatch
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         for (key, target) in Self::entry_keys(ctx, id) {

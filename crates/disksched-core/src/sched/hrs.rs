@@ -7,7 +7,7 @@
 //! places the chosen request at the start found here (`host::range`).
 
 use super::sptf::scan_outward;
-use super::{ByCylinder, SchedCtx, Scheduler};
+use super::{ByCylinder, SchedCtx, Scheduler, HeadsRead};
 use crate::host::range::{best_start, Choice};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
@@ -45,6 +45,9 @@ pub(crate) fn best_choice(plain: &ByCylinder, ranged: &BTreeMap<u64, ReqId>, ctx
 impl Scheduler for Hrs {
     fn name(&self) -> &'static str {
         "hrs"
+    }
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::PositionToDispatch
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

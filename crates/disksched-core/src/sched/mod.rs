@@ -244,7 +244,11 @@ pub enum HeadsRead {
     /// The heads' cylinder (seek distance), not when or at what angle they
     /// are free: the belief need not time each command.
     Cylinder,
-    /// Where and when the heads are (positioning predictions).
+    /// Where and when the heads are, only to dispatch: `bypass` and
+    /// `insert` read none of it, so a request's arrival needs no belief
+    /// brought up to date.
+    PositionToDispatch,
+    /// Where and when the heads are (positioning predictions), at any call.
     Position,
 }
 
@@ -316,7 +320,8 @@ pub trait Scheduler: Send {
     /// `ctx.heads`, positioning predictions) on one disk. A batch run keeps
     /// only as much belief as its schedulers read (`build::belief_read`);
     /// say `Position` unless the algorithm truly orders by request alone or
-    /// by the heads' cylinder alone. (Over an array the LBN-ordered ones
+    /// by the heads' cylinder alone, or reads the heads in `dispatch` alone
+    /// (`PositionToDispatch`). (Over an array the LBN-ordered ones
     /// read the heads' free times: `next_disk`.)
     fn reads_heads(&self) -> HeadsRead {
         HeadsRead::Position

@@ -8,7 +8,7 @@
 //! monotone lower bound on the positioning time) exceeds the best found; at
 //! deep queues only a few cylinders around the heads are examined.
 
-use super::{cyl_key, disks_of, outward, ByCylinder, CylKey, SchedCtx, Scheduler};
+use super::{cyl_key, disks_of, outward, ByCylinder, CylKey, SchedCtx, Scheduler, HeadsRead};
 use crate::disk::{HeadState, Positioning};
 use crate::host::{ReqId, Request};
 
@@ -98,6 +98,9 @@ pub struct Sptf {
 impl Scheduler for Sptf {
     fn name(&self) -> &'static str {
         "sptf"
+    }
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::PositionToDispatch
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

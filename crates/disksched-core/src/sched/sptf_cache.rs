@@ -10,7 +10,7 @@
 //! blocks a running read-ahead has fetched since are not yet counted.
 
 use super::sptf::best;
-use super::{ByCylinder, SchedCtx, Scheduler};
+use super::{ByCylinder, SchedCtx, Scheduler, HeadsRead};
 use crate::host::ReqId;
 use std::collections::BTreeMap;
 
@@ -44,6 +44,9 @@ impl SptfCache {
 impl Scheduler for SptfCache {
     fn name(&self) -> &'static str {
         "sptf_cache"
+    }
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::PositionToDispatch
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

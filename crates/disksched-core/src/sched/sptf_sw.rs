@@ -5,7 +5,7 @@
 //! freeblock scheduling to fill.
 
 use super::sptf::{best, scan_outward};
-use super::{ByCylinder, tunable, SchedCtx, Scheduler, Tunable, Tunables};
+use super::{ByCylinder, tunable, SchedCtx, Scheduler, Tunable, Tunables, HeadsRead};
 use crate::host::ReqId;
 
 /// Declared tunables: `window_pct`.
@@ -27,6 +27,9 @@ impl SptfSw {
 impl Scheduler for SptfSw {
     fn name(&self) -> &'static str {
         "sptf_sw"
+    }
+    fn reads_heads(&self) -> HeadsRead {
+        HeadsRead::PositionToDispatch
     }
     fn insert(&mut self, id: ReqId, ctx: &SchedCtx) {
         let r = ctx.reqs.get(id);

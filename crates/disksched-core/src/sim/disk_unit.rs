@@ -6,7 +6,7 @@
 use super::queue_level::QueueLevel;
 use super::Shared;
 use crate::background::freeblock::Freeblock;
-use crate::disk::{Access, Drive, DriveState, HeadState, Service};
+use crate::disk::{Access, Drive, DriveState, HeadState, Predictor, Service};
 use crate::error::{Error, Result};
 use crate::host::ReqId;
 use crate::sched::HeadsRead;
@@ -27,8 +27,13 @@ pub(crate) struct DiskUnit {
     /// The drive's own command queue.
     pub(crate) queue: QueueLevel,
     in_service: Option<ReqId>,
-    /// The host's belief of the drive's state after the last command it knows of.
-    pub(crate) belief: DriveState,
+    /// The host's belief of the drive's state after the last command it
+    /// has followed (read it through `belief`, which follows `unserved`).
+    belief: DriveState,
+    /// The command the belief has not yet followed: followed when the
+    /// belief is next read, or, if the drive falls idle first, placed at
+    /// its end without timing it (then only where it ended is kept).
+    unserved: Option<Unserved>,
     /// How far the belief follows each command: as far as the run reads it (`Simulation::belief_read`).
     pub(crate) keep_belief: HeadsRead,
     pub(crate) freeblock: Box<dyn Freeblock>,
@@ -39,6 +44,17 @@ pub(crate) struct DiskUnit {
     pub(crate) clock: Option<(u128, u64)>,
 }
 
+/// A command the belief follows later (`DiskUnit::unserved`): what its
+/// serve needs, and the track it ends on when that is known without one.
+#[derive(Clone, Copy)]
+struct Unserved {
+    now: SimTime,
+    lbn: u64,
+    blocks: u32,
+    is_write: bool,
+    end: Option<(u32, u32)>,
+}
+
 /// Where a positioning prediction starts: the heads of `state`, free no earlier than `now`.
 pub(crate) fn head_at(state: &DriveState, now: SimTime) -> HeadState {
     HeadState { time: state.head.time.max(now), last_was_write: state.last_was_write, ..state.head }
@@ -46,7 +62,7 @@ pub(crate) fn head_at(state: &DriveState, now: SimTime) -> HeadState {
 
 impl DiskUnit {
     pub(crate) fn new(drive: Drive, queue: QueueLevel, freeblock: Box<dyn Freeblock>) -> DiskUnit {
-        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), keep_belief: HeadsRead::Position, freeblock, prediction: None, clock: None }
+        DiskUnit { drive, queue, in_service: None, belief: DriveState::default(), unserved: None, keep_belief: HeadsRead::Position, freeblock, prediction: None, clock: None }
     }
 
     /// Requests sent to this disk and not yet done (queued or in service).
@@ -67,10 +83,31 @@ impl DiskUnit {
         head_at(&self.drive.state, now)
     }
 
-    /// The host's view: its belief of the heads.
+    /// The host's view: its belief of the heads (`predictor`: the one it follows commands with).
     #[inline]
-    pub(crate) fn believed_head(&self, now: SimTime) -> HeadState {
+    pub(crate) fn believed_head(&mut self, now: SimTime, predictor: &Predictor) -> HeadState {
+        head_at(self.belief(predictor), now)
+    }
+
+    /// The host's belief of the heads as it last followed them (what a
+    /// scheduler that reads no heads, or reads them only to dispatch, is handed).
+    #[inline]
+    pub(crate) fn unfollowed_head(&self, now: SimTime) -> HeadState {
         head_at(&self.belief, now)
+    }
+
+    /// The host's belief, brought through the command it has not followed yet.
+    fn belief(&mut self, predictor: &Predictor) -> &mut DriveState {
+        self.follow(predictor);
+        &mut self.belief
+    }
+
+    /// Bring the belief through the command it has not followed yet, if
+    /// any: its predicted service.
+    fn follow(&mut self, predictor: &Predictor) -> Option<Service> {
+        let c = self.unserved.take()?;
+        self.belief.head.time = self.belief.head.time.max(c.now);
+        Some(predictor.model.serve(&mut self.belief, c.now, c.lbn, c.blocks, c.is_write, self.drive.pieces_mut()))
     }
 
     /// Request `id` enters the drive's command queue.
@@ -83,8 +120,9 @@ impl DiskUnit {
     }
 
     /// An empty seek of the arm to `cylinder`; the host's belief follows it.
-    pub(crate) fn travel(&mut self, cylinder: u32, now: SimTime) {
+    pub(crate) fn travel(&mut self, cylinder: u32, now: SimTime, predictor: &Predictor) {
         self.drive.travel(now, cylinder);
+        self.follow(predictor);
         let b = &mut self.belief.head;
         let seek_ns = self.drive.model.position_ns((b.cylinder, b.head), (cylinder, b.head), Access::Onward { write: false }, 0);
         *b = HeadState { cylinder, time: SimTime(b.time.max(now).0 + seek_ns), ..*b };
@@ -110,7 +148,7 @@ impl DiskUnit {
             }
         };
         for &cylinder in self.queue.sched.travel_first().cylinders() {
-            self.travel(cylinder, now);
+            self.travel(cylinder, now, &shared.predictor);
         }
         let head = self.head(now);
         if shared.reqs.get(id).range.is_some() {
@@ -124,7 +162,10 @@ impl DiskUnit {
         }
         let (service, believed) = self.freeblock.serve(&mut self.drive, r, now);
         match believed {
-            Some(head) => self.belief = DriveState { head, last_was_write: r.is_write },
+            Some(head) => {
+                self.unserved = None;
+                self.belief = DriveState { head, last_was_write: r.is_write };
+            }
             None if self.keep_belief == HeadsRead::Nothing => {}
             // The heads end on the cylinder of the request's last block (a one-track request's is its mapped piece's).
             None if self.keep_belief == HeadsRead::Cylinder => {
@@ -134,12 +175,16 @@ impl DiskUnit {
                 };
             }
             None => {
-                // The host's belief follows its own model of the drive (an
-                // exact one reuses the drive's mapping of the request).
-                self.belief.head.time = self.belief.head.time.max(now);
-                let predicted = shared.predictor.model.serve(&mut self.belief, now, r.lbn, r.blocks, r.is_write, self.drive.pieces_mut());
-                if let Some(p) = &mut self.prediction {
-                    p.add(&predicted, &service);
+                // The host's belief follows its own model of the drive: the
+                // command before this one first, this one when next read.
+                self.follow(&shared.predictor);
+                let end = mapped.map(|(_, piece)| (piece.cylinder, piece.head));
+                self.unserved = Some(Unserved { now, lbn: r.lbn, blocks: r.blocks, is_write: r.is_write, end });
+                if self.prediction.is_some() {
+                    // Its prediction errors compare each command's prediction with its service: followed now.
+                    if let (Some(predicted), Some(p)) = (self.follow(&shared.predictor), &mut self.prediction) {
+                        p.add(&predicted, &service);
+                    }
                 }
             }
         }
@@ -153,19 +198,29 @@ impl DiskUnit {
 
     /// The command in service completed at `now`: the disk's scheduler and
     /// the host's belief hear of it; returns the request.
-    pub(crate) fn completed(&mut self, d: usize, now: SimTime) -> Result<ReqId> {
+    pub(crate) fn completed(&mut self, d: usize, now: SimTime, predictor: &Predictor) -> Result<ReqId> {
         let id = self.in_service.take().ok_or_else(|| Error::Invariant(format!("disk {d}: completion with no command in service")))?;
         if let Some(head) = self.freeblock.observed(now) {
-            self.belief.head = head;
+            self.belief(predictor).head = head;
         }
         Ok(id)
     }
 
     /// After a completion: with nothing left, the host observes the
-    /// completion time; its believed position stays its own.
-    pub(crate) fn settle_belief(&mut self, now: SimTime) {
-        if self.in_service.is_none() && self.queue.is_empty() {
-            self.belief.head.time = now;
+    /// completion time; its believed position stays its own. A command it
+    /// has not followed needs no timing then: the heads are where it ended.
+    pub(crate) fn settle_belief(&mut self, now: SimTime, predictor: &Predictor) {
+        if self.in_service.is_some() || !self.queue.is_empty() {
+            return;
+        }
+        match self.unserved.take() {
+            Some(Unserved { lbn, blocks, is_write, end: Some((cylinder, head)), .. }) => {
+                self.belief = DriveState::after_command(cylinder, head, now, lbn + blocks as u64, is_write);
+            }
+            c => {
+                self.unserved = c;
+                self.belief(predictor).head.time = now;
+            }
         }
     }
 }

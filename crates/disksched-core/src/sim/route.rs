@@ -8,6 +8,7 @@ use crate::disk::HeadState;
 use crate::error::{config_err, Error, Result};
 use crate::host::range::Targets;
 use crate::host::{ReqId, Request};
+use crate::sched::HeadsRead;
 use crate::sim::queue_level::Pick;
 use crate::time::SimTime;
 use crate::workload::IoSpec;
@@ -20,9 +21,10 @@ impl Simulation {
     fn queue_heads(&mut self, now: SimTime) -> HeadState {
         if self.units.len() > 1 {
             self.heads.clear();
-            self.heads.extend(self.units.iter().map(|u| u.believed_head(now)));
+            let predictor = &self.shared.predictor;
+            self.heads.extend(self.units.iter_mut().map(|u| u.believed_head(now, predictor)));
         }
-        self.units[0].believed_head(now)
+        self.units[0].believed_head(now, &self.shared.predictor)
     }
 
     pub(super) fn request_arrived(&mut self, client: u32, now: SimTime) -> Result<()> {
@@ -88,7 +90,12 @@ impl Simulation {
 
     /// Request `id` arrives at level `i` above the disks (or bypasses it).
     fn enter(&mut self, i: usize, id: ReqId, now: SimTime) -> Result<()> {
-        let head = self.queue_heads(now);
+        // Schedulers that read no heads, or read them only to dispatch, are
+        // handed them as the belief last followed them: not brought up to date.
+        let head = match self.belief_read {
+            HeadsRead::Nothing | HeadsRead::PositionToDispatch => self.units[0].unfollowed_head(now),
+            HeadsRead::Cylinder | HeadsRead::Position => self.queue_heads(now),
+        };
         let flow = self.shared.reqs.get(id).flow;
         let level = &mut self.levels[i];
         if !level.offer(id, flow, &self.shared.level_ctx(i, now, head, &self.heads)) {
@@ -155,7 +162,7 @@ impl Simulation {
             if level.threshold.min(level.per_disk_threshold) == 1 {
                 let unit = &mut self.units[self.shared.reqs.get(id).disk as usize];
                 for &cylinder in travel.cylinders() {
-                    unit.travel(cylinder, now);
+                    unit.travel(cylinder, now, &self.shared.predictor);
                 }
             }
             self.send_below(i, id, false, now)?;
@@ -229,7 +236,7 @@ impl Simulation {
     }
 
     pub(super) fn disk_completed(&mut self, d: usize, now: SimTime) -> Result<()> {
-        let id = self.units[d].completed(d, now)?;
+        let id = self.units[d].completed(d, now, &self.shared.predictor)?;
         let flow = self.shared.reqs.get(id).flow;
         let ctx = self.shared.ctx(now, self.units[d].head(now), None);
         // Each level's scheduler that dispatched it hears of it, the disk's first.
@@ -271,7 +278,7 @@ impl Simulation {
                 }
             }
         }
-        self.units[d].settle_belief(now);
+        self.units[d].settle_belief(now, &self.shared.predictor);
         self.drive_start(d, now)?;
         self.pass_down_from(0, now)
     }
