@@ -21,6 +21,7 @@ pub mod qos;
 pub mod reference;
 pub mod sched;
 pub mod schema;
+pub mod scoped;
 pub mod serve;
 pub mod sim;
 pub mod time;

@@ -10,6 +10,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("time.rs", &[]),
     ("error.rs", &[]),
     ("rng.rs", &[]),
+    ("scoped.rs", &[]),
     ("schema.rs", &["error"]),
     ("budget.rs", &["error", "time"]),
     ("disk", &["budget", "disk", "error", "rng", "schema", "time"]),

@@ -86,15 +86,7 @@ thread_local! {
 /// accumulating, so memory stays flat at any run length (the CLI's
 /// `records.parquet`); a run's `records` then hold only the last partial chunk.
 pub fn with_record_sink<R>(chunk_rows: usize, sink: RecordSink, f: impl FnOnce() -> R) -> R {
-    struct Uninstall;
-    impl Drop for Uninstall {
-        fn drop(&mut self) {
-            RECORD_SINK.with(|s| s.borrow_mut().take());
-        }
-    }
-    RECORD_SINK.with(|s| *s.borrow_mut() = Some((chunk_rows.max(1), sink)));
-    let _uninstall = Uninstall;
-    f()
+    crate::scoped::with(&RECORD_SINK, (chunk_rows.max(1), sink), f)
 }
 
 /// Rows per chunk of the sink installed on this thread (0: none, records accumulate).

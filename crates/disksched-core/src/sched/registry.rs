@@ -113,15 +113,7 @@ thread_local! {
 /// Run `f` with `factory` consulted before the registry by every `build` /
 /// `build_as` on this thread (the previous factory, if any, comes back after).
 pub fn with_factory<R>(factory: std::rc::Rc<Factory>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<std::rc::Rc<Factory>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let prev = self.0.take();
-            FACTORY.with(|s| *s.borrow_mut() = prev);
-        }
-    }
-    let _restore = Restore(FACTORY.with(|s| s.borrow_mut().replace(factory)));
-    f()
+    crate::scoped::with(&FACTORY, factory, f)
 }
 
 /// Build a scheduler by name with `key=value` settings checked against its tunables.

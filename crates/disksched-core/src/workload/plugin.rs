@@ -37,15 +37,7 @@ thread_local! {
 /// Run `f` with `factory` building the `kind = "plugin"` workloads on this
 /// thread (the previous factory, if any, comes back after).
 pub fn with_factory<R>(factory: std::rc::Rc<Factory>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<std::rc::Rc<Factory>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let prev = self.0.take();
-            FACTORY.with(|s| *s.borrow_mut() = prev);
-        }
-    }
-    let _restore = Restore(FACTORY.with(|s| s.borrow_mut().replace(factory)));
-    f()
+    crate::scoped::with(&FACTORY, factory, f)
 }
 
 /// The generator of plug-in `c.name`, from the installed factory.
