@@ -60,6 +60,18 @@ def test_dotted_set_overrides_the_config():
     assert p.returncode == 2 and "expected key.path=value" in p.stderr
 
 
+def test_a_set_value_of_the_wrong_type_names_its_key():
+    # The overrides reach the core as JSON with no lines: the error names the override instead.
+    for setting, expected in [("run.requests=-5", "integer `-5`, expected u64"),
+                              ("host.queue_threshold=abc", 'string "abc", expected u32'),
+                              ("run.requests=2.5", "floating point `2.5`, expected u64")]:
+        p = cli("run", ROOT / "examples/oltp.toml", "--set", setting)
+        key = setting.split("=")[0]
+        assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+        assert p.stderr.startswith(f"error: --set {key}="), p.stderr
+        assert expected in p.stderr, p.stderr
+
+
 def test_unknown_dotted_key_names_the_nearest_key():
     p = cli("run", ROOT / "examples/oltp.toml", "--set", "host.schedular=rr")
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr

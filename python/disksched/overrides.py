@@ -150,9 +150,29 @@ def _nearest(bad: str, names: Sequence[str]) -> Optional[str]:
     return near[0] if near else None
 
 
+# serde's "invalid value: integer `-5`, expected u64" (the value as the core read it).
+_INVALID = re.compile(r"invalid (?:value|type): [\w ]+? (?:`(?P<shown>[^`]*)`|\"(?P<text>[^\"]*)\"), expected ")
+
+
+def _shown_as(value: Any, shown: str) -> bool:
+    """Whether the override `value` is the value serde's message shows."""
+    if isinstance(value, bool) or str(value) == shown:
+        return str(value).lower() == shown.lower()
+    try:
+        return float(value) == float(shown)
+    except (TypeError, ValueError):
+        return False
+
+
 def explain(message: str, overrides: Mapping[str, Any], flag: str) -> str:
     """A core error about an unknown key or value, restated with the override
-    that caused it and the nearest valid name."""
+    that caused it and the nearest valid name; an invalid value or type, with
+    the override that set it."""
+    m = _INVALID.search(message)
+    if m:
+        shown = m["shown"] if m["shown"] is not None else m["text"]
+        keys = [k for k, v in overrides.items() if _shown_as(_plain(v), shown)]
+        return f"{flag} {keys[0]}={shown}: {message[m.start():]}" if len(keys) == 1 else message
     m = _UNKNOWN_NAME.search(message)
     if m and "nearest" not in message:
         bad = m["bad"] if m["bad"] is not None else m["what"].rsplit(".", 1)[-1]
