@@ -213,14 +213,11 @@ impl DiskUnit {
         if self.in_service.is_some() || !self.queue.is_empty() {
             return;
         }
-        match self.unserved.take() {
-            Some(Unserved { lbn, blocks, is_write, end: Some((cylinder, head)), .. }) => {
-                self.belief = DriveState::after_command(cylinder, head, now, lbn + blocks as u64, is_write);
-            }
-            c => {
-                self.unserved = c;
-                self.belief(predictor).head.time = now;
-            }
+        if let Some(Unserved { lbn, blocks, is_write, end: Some((cylinder, head)), .. }) = self.unserved {
+            self.unserved = None;
+            self.belief = DriveState::after_command(cylinder, head, now, lbn + blocks as u64, is_write);
+        } else {
+            self.belief(predictor).head.time = now;
         }
     }
 }
