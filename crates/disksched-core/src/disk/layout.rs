@@ -665,7 +665,8 @@ impl Layout {
     /// so the answer is `known` without mapping `lbn` again.
     pub fn track_lbns_of_near(&self, lbn: u64, known: (u64, u64)) -> (u64, u64) {
         let (first, n) = known;
-        if self.table.is_none() && first <= lbn && lbn < first + n && self.zone_of_lbn(lbn).defects.is_empty() {
+        // (No zone remaps a defect, the usual case: no zone to look up.)
+        if self.table.is_none() && first <= lbn && lbn < first + n && (!self.remaps || self.zone_of_lbn(lbn).defects.is_empty()) {
             return known;
         }
         self.track_lbns_of(lbn)

@@ -126,7 +126,8 @@ impl Drive {
     /// has finished (timed exactly as `media_access` times them). Returns
     /// where the heads are and when it finished, if it has (None: no read-ahead).
     pub(super) fn readahead_progress(&mut self, t: u64) -> Option<((u32, u32), Option<u64>)> {
-        let mut ra = self.readahead?;
+        // Moved on in place (not copied out and back: it is a dozen words).
+        let ra = self.readahead.as_mut()?;
         let model = &*self.model;
         let m = &model.mech;
         if t <= ra.start {
@@ -156,10 +157,9 @@ impl Drive {
                 out = Some((at, sectors.min(p.blocks)));
                 break;
             }
-            ra = ReadAhead { from: at, start: tm + piece_ns, lbn: ra.lbn + p.blocks as u64, limit: ra.limit - p.blocks,
-                min: ra.min.saturating_sub(p.blocks), next: None, first: None, ..ra };
+            *ra = ReadAhead { from: at, start: tm + piece_ns, lbn: ra.lbn + p.blocks as u64, limit: ra.limit - p.blocks,
+                min: ra.min.saturating_sub(p.blocks), next: None, first: None, ..*ra };
         }
-        self.readahead = Some(ra);
         let (at, got, finished) = match out {
             Some((at, got)) => (at, got, None),
             None => (ra.from, 0, Some(ra.start)),
