@@ -25,11 +25,30 @@ pub struct Segment {
     pub write: bool,
 }
 
+impl Segment {
+    /// A segment holding nothing: no block lies in [lo, hi), no range
+    /// overlaps it, and it is the least recently used (0 before any use).
+    const EMPTY: Segment = Segment { lo: u64::MAX, hi: 0, last_used: 0, write: false };
+
+    /// It holds a run of blocks (it was allocated and not invalidated since).
+    #[inline(always)]
+    fn is_used(&self) -> bool {
+        self.last_used > 0
+    }
+
+    /// A read may hit it: it holds blocks, and not write data unless `include_writes`.
+    #[inline(always)]
+    fn readable(&self, include_writes: bool) -> bool {
+        self.is_used() && (include_writes || !self.write)
+    }
+}
+
 #[derive(Clone, Debug)]
 /// The buffer: a fixed number of segments, each empty or holding one run of blocks.
 pub struct Cache {
-    /// The segments; `None` is empty.
-    pub segments: Vec<Option<Segment>>,
+    /// The segments; an empty one is `Segment::EMPTY` (plain values, so a
+    /// lookup is one loop over them).
+    segments: Vec<Segment>,
     /// Capacity of a segment, blocks.
     pub segment_blocks: u64,
     clock: u64,
@@ -40,7 +59,7 @@ pub struct Cache {
 impl Cache {
     /// `segments` empty segments of `segment_blocks` blocks each (0 of either: no cache).
     pub fn new(segments: u32, segment_blocks: u32) -> Cache {
-        Cache { segments: vec![None; segments as usize], segment_blocks: segment_blocks as u64, clock: 0, write_segment: None }
+        Cache { segments: vec![Segment::EMPTY; segments as usize], segment_blocks: segment_blocks as u64, clock: 0, write_segment: None }
     }
 
     /// The same buffer with its last segment reserved for writes (DiskSim's
@@ -58,23 +77,22 @@ impl Cache {
         self.write_segment
     }
 
+    /// Segment `i`, if it holds blocks.
+    #[inline]
+    pub fn segment(&self, i: usize) -> Option<Segment> {
+        self.segments.get(i).filter(|s| s.is_used()).copied()
+    }
+
     /// The segments a read may hit, with their index: all but a reserved
     /// write segment, and those holding write data only if `include_writes`.
     pub fn readable(&self, include_writes: bool) -> impl Iterator<Item = (usize, &Segment)> {
-        // The reserved write segment is the last: the readable ones are a prefix.
-        self.read_segments().iter().enumerate().filter_map(move |(i, s)| s.as_ref().filter(|s| include_writes || !s.write).map(|s| (i, s)))
+        self.read_segments().iter().enumerate().filter(move |(_, s)| s.readable(include_writes))
     }
 
     /// The segments reads may use: all but a reserved write segment (the last).
     #[inline(always)]
-    fn read_segments(&self) -> &[Option<Segment>] {
+    fn read_segments(&self) -> &[Segment] {
         &self.segments[..self.write_segment.unwrap_or(self.segments.len())]
-    }
-
-    /// Segment `i`, if a read may hit it (see `readable`).
-    #[inline(always)]
-    fn readable_at(&self, i: usize, include_writes: bool) -> Option<&Segment> {
-        self.read_segments().get(i)?.as_ref().filter(|s| include_writes || !s.write)
     }
 
     /// There is at least one segment of nonzero size.
@@ -85,10 +103,12 @@ impl Cache {
     /// Blocks of [lbn, end) held from `lbn` on, in the readable segments but
     /// `except`: (segment index, cached prefix length), the longest prefix
     /// (the lowest index among equals).
+    #[inline]
     pub fn lookup_except(&self, lbn: u64, end: u64, include_writes: bool, except: Option<usize>) -> Option<(usize, u64)> {
         let mut best: Option<(usize, u64)> = None;
-        for (i, s) in self.readable(include_writes) {
-            if s.lo <= lbn && lbn < s.hi && Some(i) != except {
+        // An empty segment's [lo, hi) holds no block: the range test alone passes it by.
+        for (i, s) in self.read_segments().iter().enumerate() {
+            if s.lo <= lbn && lbn < s.hi && s.readable(include_writes) && Some(i) != except {
                 best = Self::longer(best, Some((i, s.hi.min(end) - lbn)));
             }
         }
@@ -97,7 +117,7 @@ impl Cache {
 
     /// `lookup_except` in segment `i` alone.
     pub fn lookup_in(&self, i: usize, lbn: u64, end: u64, include_writes: bool) -> Option<(usize, u64)> {
-        let s = self.readable_at(i, include_writes)?;
+        let s = self.read_segments().get(i).filter(|s| s.readable(include_writes))?;
         (s.lo <= lbn && lbn < s.hi).then(|| (i, s.hi.min(end) - lbn))
     }
 
@@ -113,7 +133,8 @@ impl Cache {
     /// Mark segment `i` most recently used.
     pub fn touch(&mut self, i: usize) {
         self.clock += 1;
-        if let Some(s) = &mut self.segments[i] {
+        let s = &mut self.segments[i];
+        if s.is_used() {
             s.last_used = self.clock;
         }
     }
@@ -121,7 +142,8 @@ impl Cache {
     /// Segment `i` now holds blocks up to `hi`; its oldest blocks give way
     /// beyond the segment size.
     pub fn extend(&mut self, i: usize, hi: u64) {
-        if let Some(s) = &mut self.segments[i] {
+        let s = &mut self.segments[i];
+        if s.is_used() {
             s.hi = s.hi.max(hi);
             s.lo = s.lo.max(s.hi.saturating_sub(self.segment_blocks));
         }
@@ -131,14 +153,13 @@ impl Cache {
     /// a write on a drive with a reserved write segment always takes that one,
     /// and a read never does.
     pub fn allocate(&mut self, lo: u64, hi: u64, write: bool) -> usize {
-        let reserved = self.write_segment;
-        let i = match reserved.filter(|_| write) {
+        let i = match self.write_segment.filter(|_| write) {
             Some(w) => w,
             None => {
-                // The first empty segment, else the least recently used (each use has its own clock value).
+                // The first empty segment (last used at 0), else the least
+                // recently used (each use has its own clock value).
                 let (mut i, mut oldest) = (usize::MAX, u64::MAX);
                 for (k, s) in self.read_segments().iter().enumerate() {
-                    let Some(s) = s else { i = k; break };
                     if s.last_used < oldest {
                         (i, oldest) = (k, s.last_used);
                     }
@@ -147,15 +168,25 @@ impl Cache {
             }
         };
         self.clock += 1;
-        self.segments[i] = Some(Segment { lo, hi, last_used: self.clock, write });
+        self.segments[i] = Segment { lo, hi, last_used: self.clock, write };
         i
     }
 
     /// Drop cached copies of [lo, hi) outside segment `keep` (new data written there).
     pub fn invalidate(&mut self, lo: u64, hi: u64, keep: Option<usize>) {
         for (i, s) in self.segments.iter_mut().enumerate() {
-            if Some(i) != keep && s.is_some_and(|s| s.lo < hi && lo < s.hi) {
-                *s = None;
+            if Some(i) != keep && s.lo < hi && lo < s.hi {
+                *s = Segment::EMPTY;
+            }
+        }
+    }
+
+    /// A read of [lbn, end) has been sent: read segments that hold it up to
+    /// `end` or beyond now start at `end` (DiskSim's `Read-ahead over requested = -1`).
+    pub fn drop_sent(&mut self, lbn: u64, end: u64) {
+        for s in self.segments.iter_mut().filter(|s| s.is_used() && !s.write) {
+            if s.lo < end && lbn < s.hi && s.hi >= end {
+                s.lo = s.lo.max(end);
             }
         }
     }

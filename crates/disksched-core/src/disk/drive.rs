@@ -369,11 +369,7 @@ impl Drive {
         if !self.model.spec.controller.read_ahead_drops_request {
             return;
         }
-        for s in self.cache.segments.iter_mut().flatten() {
-            if !s.write && s.lo < end && lbn < s.hi && s.hi >= end {
-                s.lo = s.lo.max(end);
-            }
-        }
+        self.cache.drop_sent(lbn, end);
     }
 
     /// Serve a write (the whole write path). Write-through: command, data
@@ -501,7 +497,7 @@ impl Drive {
         if let Some((i, n)) = held {
             if n == blocks as u64 {
                 self.cache.touch(i);
-                let seg_lo = self.cache.segments[i].map_or(lbn, |s| s.lo);
+                let seg_lo = self.cache.segment(i).map_or(lbn, |s| s.lo);
                 let want = end + self.readahead_blocks(lbn, end, seg_lo, None) as u64;
                 if spec.continuous_read > 0 {
                     match self.readahead {
@@ -522,7 +518,7 @@ impl Drive {
                                 Some((at, finished)) => (at, finished.unwrap_or(now.0)),
                                 None => ((self.state.head.cylinder, self.state.head.head), self.state.head.time.0),
                             };
-                            let hi = self.cache.segments[i].map_or(end, |s| s.hi);
+                            let hi = self.cache.segment(i).map_or(end, |s| s.hi);
                             if free <= now.0 && want > hi && hi < model.layout.capacity() {
                                 let limit = (want - hi).min(model.layout.capacity() - hi) as u32;
                                 let start = now.0 + ctl.overhead_ns[0][last_w];

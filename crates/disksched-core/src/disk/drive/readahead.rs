@@ -98,7 +98,7 @@ impl Drive {
     pub(super) fn serve_from_readahead(&mut self, model: &DiskModel, now: SimTime, lbn: u64, blocks: u32) -> Option<Service> {
         let ra = self.readahead?;
         let end = lbn + blocks as u64;
-        let seg = self.cache.segments[ra.segment]?;
+        let seg = self.cache.segment(ra.segment)?;
         if !(seg.lo <= lbn && lbn <= seg.hi.max(ra.lbn) && end > ra.lbn) {
             return None;
         }
@@ -110,7 +110,7 @@ impl Drive {
         // before the media reaches them is rare with one command at a time).
         self.cache.extend(ra.segment, end);
         self.cache.touch(ra.segment);
-        let max_ra = self.readahead_blocks(lbn, end, self.cache.segments[ra.segment].map_or(lbn, |s| s.lo), None);
+        let max_ra = self.readahead_blocks(lbn, end, self.cache.segment(ra.segment).map_or(lbn, |s| s.lo), None);
         self.last_read_end = Some(end);
         self.readahead = (max_ra > 0).then_some(ReadAhead {
             segment: ra.segment, from: (a.cylinder, a.head), start: a.media_end, lbn: end, limit: max_ra, min: 0, next: None, first: None,
