@@ -191,3 +191,29 @@ impl Cache {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Empty segments are taken first, in order, then the least recently
+    /// used; an invalidated segment is empty again (taken first, never hit),
+    /// and touching or extending an empty one leaves it empty.
+    #[test]
+    fn empty_segments_first_then_the_least_recently_used() {
+        let mut c = Cache::new(3, 100);
+        assert_eq!([c.allocate(0, 10, false), c.allocate(20, 30, false), c.allocate(40, 50, false)], [0, 1, 2]);
+        c.touch(0);
+        assert_eq!(c.allocate(60, 70, false), 1, "segment 1 is the least recently used");
+        c.invalidate(5, 6, None);
+        assert_eq!(c.segment(0), None);
+        assert_eq!(c.lookup_except(5, 6, true, None), None);
+        c.touch(0);
+        c.extend(0, 99);
+        assert_eq!(c.segment(0), None, "an empty segment stays empty");
+        assert_eq!(c.allocate(80, 90, false), 0, "the empty segment goes first");
+        assert_eq!(c.lookup_except(85, 95, true, None), Some((0, 5)));
+        assert_eq!(c.lookup_except(65, 95, true, Some(1)), None);
+        assert_eq!(c.readable(true).map(|(i, _)| i).collect::<Vec<_>>(), [0, 1, 2]);
+    }
+}
