@@ -77,7 +77,7 @@ impl Simulation {
                 "{} blocks at LBN {}: expected at least 1 block, all below the capacity of {capacity} blocks", io.blocks, io.lbn)));
         }
         let now = self.engine.now();
-        self.admit(SUBMITTED, io.flow.unwrap_or(SUBMITTED), io, now)
+        self.admit(SUBMITTED, io.flow.unwrap_or(SUBMITTED), &io, now)
     }
 
     /// Step-by-step use: handle every event up to and including `until`,

@@ -31,7 +31,7 @@ impl Simulation {
         if self.acct.arrived >= self.limit || self.stop_arrivals_at.is_some_and(|t| now > t) {
             return Ok(());
         }
-        let Some((io, next)) = self.generator.arrive(now, client, &mut self.rng) else {
+        let Some((mut io, next)) = self.generator.arrive(now, client, &mut self.rng) else {
             self.limit = self.acct.arrived; // the workload is exhausted
             return Ok(());
         };
@@ -39,16 +39,15 @@ impl Simulation {
             self.schedule(t, Event::RequestArrived { client });
         }
         let mut flow = io.flow.unwrap_or_else(|| self.generator.flow(client));
-        let mut io = io;
         if let Some(classify) = &mut self.classifier {
             flow = classify(client, flow, &mut io, now);
         }
-        self.admit(client, flow, io, now)
+        self.admit(client, flow, &io, now)
     }
 
     /// Request `io` of `client` enters the system at `now`: split into its
     /// disks' pieces, each offered to the host level, then passed down.
-    pub(super) fn admit(&mut self, client: u32, flow: u32, io: IoSpec, now: SimTime) -> Result<()> {
+    pub(super) fn admit(&mut self, client: u32, flow: u32, io: &IoSpec, now: SimTime) -> Result<()> {
         let logical = self.acct.arrived;
         let range = match &io.range {
             None => None,
@@ -258,9 +257,11 @@ impl Simulation {
             }
         }
         let bytes = req.blocks as u64 * sector_bytes;
-        for counters in self.levels.iter_mut().map(|l| &mut l.counters).chain([&mut self.acct.disk_queue, &mut self.units[d].queue.counters]) {
-            counters.finished(bytes, req.is_write);
+        for level in &mut self.levels {
+            level.counters.finished(bytes, req.is_write);
         }
+        self.acct.disk_queue.finished(bytes, req.is_write);
+        self.units[d].queue.counters.finished(bytes, req.is_write);
         if !self.acct.done.insert(req.seq) {
             return Err(Error::Invariant(format!("request {} completed twice", req.seq)));
         }
