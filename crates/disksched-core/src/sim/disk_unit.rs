@@ -18,8 +18,8 @@ pub(crate) enum Start {
     Busy,
     /// Nothing queued: the drive is idle.
     Idle,
-    /// Request `id` went into service; it completes at `service.done`.
-    Served { id: ReqId, service: Service },
+    /// Request `id` went into service (its `service` is on the request); it completes at `done`.
+    Served { id: ReqId, done: SimTime },
 }
 
 pub(crate) struct DiskUnit {
@@ -193,7 +193,7 @@ impl DiskUnit {
         (r.started, r.service) = (now, service);
         self.queue.sent(id, false, bytes, r.is_write);
         self.in_service = Some(id);
-        Ok(Start::Served { id, service })
+        Ok(Start::Served { id, done: service.done })
     }
 
     /// The command in service completed at `now`: the disk's scheduler and

@@ -208,11 +208,11 @@ impl Simulation {
         match self.units[d].start(&mut self.shared, now)? {
             Start::Busy => {}
             Start::Idle => self.background_idle(d, now),
-            Start::Served { id, service } => {
+            Start::Served { id, done } => {
                 self.acct.drive_dispatched += 1;
                 let r = self.shared.reqs.get(id);
                 self.acct.disk_queue.sent(self.shared.bytes(r.blocks), r.is_write);
-                self.schedule(service.done, Event::DiskCompleted(d as u32));
+                self.schedule(done, Event::DiskCompleted(d as u32));
             }
         }
         Ok(())
