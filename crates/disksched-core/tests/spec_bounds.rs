@@ -252,3 +252,33 @@ fn a_datasheet_capacity_of_1e308_is_bounded() {
         assert!(e.to_string().contains("segment"), "{e}");
     }
 }
+
+/// A time figure that is negative, not a number or beyond any drive's (a
+/// 1e300 ms bus time saturated every completion at the end of time; a
+/// negative overhead was silently 0), or a water mark that is no fraction,
+/// is an error naming the file, the key and the value.
+#[test]
+fn a_time_figure_out_of_range_names_the_file_key_and_value() {
+    let cases: [(&str, &str, f64, &str); 7] = [
+        ("controller", "read_overhead_after_read_ms", -5.0, "controller.read_overhead_after_read_ms = -5"),
+        ("controller", "bus_sector_ms", 1e300, "controller.bus_sector_ms = 1e300: expected a time in [0, 10000] ms"),
+        ("controller", "first_reselect_overhead_ms", f64::NAN, "controller.first_reselect_overhead_ms = NaN"),
+        ("seek", "head_switch_ms", -3.0, "seek.head_switch_ms = -3"),
+        ("seek", "write_settle_ms", -2e4, "seek.write_settle_ms = -20000"),
+        ("controller", "read_water_mark", 7.0, "controller.read_water_mark = 7: expected a fraction"),
+        ("controller", "overhead_time_scale", -1.0, "controller.overhead_time_scale = -1"),
+    ];
+    for (k, (table, key, value, expected)) in cases.into_iter().enumerate() {
+        let p = spec_file(&format!("time{k}.toml"), |t| {
+            let section = t.entry(table).or_insert(toml::Value::Table(Default::default()));
+            section.as_table_mut().unwrap().insert(key.into(), toml::Value::Float(value));
+        });
+        let e = load_err(&p);
+        assert!(e.contains(expected), "{key}: {e}");
+    }
+    // A negative write settle (DiskSim's HP and DEC drives) still loads.
+    let p = spec_file("settle.toml", |t| {
+        t.get_mut("seek").unwrap().as_table_mut().unwrap().insert("write_settle_ms".into(), toml::Value::Float(-0.65));
+    });
+    assert!(builtin::resolve(p.to_str().unwrap(), None).is_ok());
+}

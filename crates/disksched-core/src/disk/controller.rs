@@ -175,11 +175,12 @@ impl ControllerTiming {
     pub(crate) fn read_mark_blocks(&self, blocks: u32) -> u32 {
         let seg = if self.segment_blocks > 0 { self.segment_blocks } else { blocks };
         let mark = if self.water_of_segment {
-            (self.read_water * seg as f64).ceil()
+            (self.read_water * seg as f64).ceil() as u32
         } else {
-            (self.read_water * blocks.min(seg) as f64).floor()
+            // (`as` truncates: for a share, never negative, that is rounding down, without libm's `floor`.)
+            (self.read_water * blocks.min(seg) as f64) as u32
         };
-        (mark as u32).clamp(1, blocks.max(1))
+        mark.clamp(1, blocks.max(1))
     }
 }
 

@@ -526,10 +526,25 @@ pub mod limits {
     /// Points of a measured seek curve.
     pub const MAX_SEEK_POINTS: u64 = 1 << 20;
 
+    /// A drive's time figure (an overhead, a seek, a sector's bus time), ms:
+    /// none takes this long; beyond, times would saturate the clock.
+    pub const MAX_FIGURE_MS: f64 = 10_000.0;
+
     /// `what` = `value` exceeds `max`: the one-line error every bound gives.
     pub(crate) fn check(what: &str, value: u64, max: u64) -> std::result::Result<(), String> {
         if value > max {
             return Err(format!("{what} = {value} exceeds the bound {max} (disk::spec::limits)"));
+        }
+        Ok(())
+    }
+
+    /// Time figure `what` = `ms` is finite and in [`min`, `MAX_FIGURE_MS`]
+    /// (`min` 0, or -`MAX_FIGURE_MS` for a signed adjustment).
+    pub(crate) fn check_ms(what: &str, ms: f64, min: f64) -> std::result::Result<(), String> {
+        if !(ms.is_finite() && min <= ms && ms <= MAX_FIGURE_MS) {
+            // (A huge value as 1e300, not three hundred digits.)
+            let shown = if ms.abs() >= 1e9 { format!("{ms:e}") } else { ms.to_string() };
+            return Err(format!("{what} = {shown}: expected a time in [{min}, {MAX_FIGURE_MS}] ms"));
         }
         Ok(())
     }
@@ -587,6 +602,66 @@ impl DiskSpec {
 }
 
 impl DiskSpec {
+    /// Every time figure of the seek curve and the controller: finite, not
+    /// negative (but the two signed adjustments), below `MAX_FIGURE_MS`;
+    /// the water mark a fraction, the overhead scale not negative.
+    fn check_times(&self) -> std::result::Result<(), String> {
+        use limits::{check_ms, MAX_FIGURE_MS};
+        let (s, c) = (&self.seek, &self.controller);
+        let mut times: Vec<(String, f64, f64)> = Vec::new();
+        let mut add = |what: &str, ms: f64| times.push((what.to_string(), ms, 0.0));
+        for (what, v) in [("seek.single_cylinder_ms", s.single_cylinder_ms), ("seek.average_ms", s.average_ms),
+                          ("seek.full_stroke_ms", s.full_stroke_ms), ("seek.same_track_read_ms", s.same_track_read_ms),
+                          ("controller.bus_write_sector_ms", c.bus_write_sector_ms)] {
+            if let Some(v) = v {
+                add(what, v);
+            }
+        }
+        add("seek.head_switch_ms", s.head_switch_ms);
+        if let Some(h) = &s.hpl {
+            for (what, v) in [("seek.hpl.short_const_ms", h.short_const_ms), ("seek.hpl.short_sqrt_ms", h.short_sqrt_ms),
+                              ("seek.hpl.long_const_ms", h.long_const_ms), ("seek.hpl.long_linear_ms", h.long_linear_ms)] {
+                add(what, v);
+            }
+            if let Some(v) = h.single_cylinder_ms {
+                add("seek.hpl.single_cylinder_ms", v);
+            }
+            for (k, &v) in h.first_ten_ms.iter().enumerate() {
+                add(&format!("seek.hpl.first_ten_ms[{k}]"), v);
+            }
+        }
+        for (what, v) in [
+            ("read_overhead_after_read_ms", c.read_overhead_after_read_ms), ("read_overhead_after_write_ms", c.read_overhead_after_write_ms),
+            ("write_overhead_after_read_ms", c.write_overhead_after_read_ms), ("write_overhead_after_write_ms", c.write_overhead_after_write_ms),
+            ("read_hit_overhead_after_read_ms", c.read_hit_overhead_after_read_ms), ("read_hit_overhead_after_write_ms", c.read_hit_overhead_after_write_ms),
+            ("write_hit_overhead_after_read_ms", c.write_hit_overhead_after_read_ms), ("write_hit_overhead_after_write_ms", c.write_hit_overhead_after_write_ms),
+            ("per_request_overhead_ms", c.per_request_overhead_ms), ("read_completion_overhead_ms", c.read_completion_overhead_ms),
+            ("write_completion_overhead_ms", c.write_completion_overhead_ms), ("data_preparation_overhead_ms", c.data_preparation_overhead_ms),
+            ("first_reselect_overhead_ms", c.first_reselect_overhead_ms), ("other_reselect_overhead_ms", c.other_reselect_overhead_ms),
+            ("read_disconnect_after_read_ms", c.read_disconnect_after_read_ms), ("read_disconnect_after_write_ms", c.read_disconnect_after_write_ms),
+            ("write_disconnect_overhead_ms", c.write_disconnect_overhead_ms), ("bus_sector_ms", c.bus_sector_ms),
+            ("extradisc_command_overhead_ms", c.extradisc_command_overhead_ms), ("extradisc_disconnect_overhead_ms", c.extradisc_disconnect_overhead_ms),
+            ("extradisc_inter_disconnect_delay_ms", c.extradisc_inter_disconnect_delay_ms),
+            ("extradisc_second_disconnect_overhead_ms", c.extradisc_second_disconnect_overhead_ms),
+            ("minimum_seek_delay_ms", c.minimum_seek_delay_ms),
+        ] {
+            add(&format!("controller.{what}"), v);
+        }
+        // Adjustments that may shorten a time (the sum is floored at 0 where used).
+        times.push(("seek.write_settle_ms".into(), s.write_settle_ms, -MAX_FIGURE_MS));
+        times.push(("controller.extradisc_seek_delta_ms".into(), c.extradisc_seek_delta_ms, -MAX_FIGURE_MS));
+        for (what, ms, min) in &times {
+            check_ms(what, *ms, *min)?;
+        }
+        if !(0.0..=1.0).contains(&c.read_water_mark) {
+            return Err(format!("controller.read_water_mark = {}: expected a fraction in [0, 1]", c.read_water_mark));
+        }
+        if !(0.0..=1000.0).contains(&c.overhead_time_scale) {
+            return Err(format!("controller.overhead_time_scale = {}: expected a factor in [0, 1000]", c.overhead_time_scale));
+        }
+        Ok(())
+    }
+
     fn check_limits(&self) -> std::result::Result<(), String> {
         use limits::*;
         check("surfaces", self.surfaces as u64, MAX_SURFACES)?;
@@ -611,6 +686,7 @@ impl DiskSpec {
         if !(self.rpm > 0.0 && self.rpm < 100_000.0) {
             return Err(format!("rpm = {}: expected in (0, 100000)", self.rpm));
         }
+        self.check_times()?;
         for (what, t) in [("seek.table", &self.seek.table), ("seek.write_table", &self.seek.write_table)] {
             let mut prev = 0.0;
             for (i, &(d, ms)) in t.iter().flatten().enumerate() {
