@@ -256,7 +256,8 @@ fn a_datasheet_capacity_of_1e308_is_bounded() {
 /// A time figure that is negative, not a number or beyond any drive's (a
 /// 1e300 ms bus time saturated every completion at the end of time; a
 /// negative overhead was silently 0), or a water mark that is no fraction,
-/// is an error naming the file, the key and the value.
+/// is an error naming the file, the key and the value; so is a DiskSim
+/// mode past the manual's (a `Buffer continuous read` of 99 ran as mode 1).
 #[test]
 fn a_time_figure_out_of_range_names_the_file_key_and_value() {
     let cases: [(&str, &str, f64, &str); 7] = [
@@ -272,6 +273,14 @@ fn a_time_figure_out_of_range_names_the_file_key_and_value() {
         let p = spec_file(&format!("time{k}.toml"), |t| {
             let section = t.entry(table).or_insert(toml::Value::Table(Default::default()));
             section.as_table_mut().unwrap().insert(key.into(), toml::Value::Float(value));
+        });
+        let e = load_err(&p);
+        assert!(e.contains(expected), "{key}: {e}");
+    }
+    for (key, value, expected) in [("continuous_read", 99, "controller.continuous_read = 99: expected a DiskSim mode in 0..=4"),
+                                   ("fast_write_level", 7, "controller.fast_write_level = 7: expected a DiskSim mode in 0..=2")] {
+        let p = spec_file(&format!("{key}.toml"), |t| {
+            t.get_mut("controller").unwrap().as_table_mut().unwrap().insert(key.into(), toml::Value::Integer(value));
         });
         let e = load_err(&p);
         assert!(e.contains(expected), "{key}: {e}");

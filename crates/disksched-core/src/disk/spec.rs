@@ -687,6 +687,12 @@ impl DiskSpec {
             return Err(format!("rpm = {}: expected in (0, 100000)", self.rpm));
         }
         self.check_times()?;
+        // DiskSim's modes, as its manual numbers them.
+        for (what, v, max) in [("controller.continuous_read", c.continuous_read, 4), ("controller.fast_write_level", c.fast_write_level, 2)] {
+            if v > max {
+                return Err(format!("{what} = {v}: expected a DiskSim mode in 0..={max}"));
+            }
+        }
         for (what, t) in [("seek.table", &self.seek.table), ("seek.write_table", &self.seek.write_table)] {
             let mut prev = 0.0;
             for (i, &(d, ms)) in t.iter().flatten().enumerate() {
