@@ -156,8 +156,10 @@ _INVALID = re.compile(r"invalid (?:value|type): [\w ]+? (?:`(?P<shown>[^`]*)`|\"
 
 def _shown_as(value: Any, shown: str) -> bool:
     """Whether the override `value` is the value serde's message shows."""
-    if isinstance(value, bool) or str(value) == shown:
+    if isinstance(value, bool):
         return str(value).lower() == shown.lower()
+    if str(value) == shown:
+        return True
     try:
         return float(value) == float(shown)
     except (TypeError, ValueError):

@@ -50,7 +50,7 @@ impl SimTime {
 /// fraction of one half or more (exact: below 2^53 the fraction is, above
 /// it there is none).
 #[inline]
-pub fn nearest(x: f64) -> u64 {
+fn nearest(x: f64) -> u64 {
     let whole = x as u64;
     if x - whole as f64 >= 0.5 { whole.saturating_add(1) } else { whole }
 }

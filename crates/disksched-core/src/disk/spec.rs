@@ -603,31 +603,30 @@ impl DiskSpec {
 
 impl DiskSpec {
     /// Every time figure of the seek curve and the controller: finite, not
-    /// negative (but the two signed adjustments), below `MAX_FIGURE_MS`;
-    /// the water mark a fraction, the overhead scale not negative.
-    fn check_times(&self) -> std::result::Result<(), String> {
+    /// negative (but the two signed adjustments), at most `MAX_FIGURE_MS`;
+    /// the water mark a fraction, the overhead scale in [0, 1000], and
+    /// DiskSim's modes as its manual numbers them.
+    fn check_figures(&self) -> std::result::Result<(), String> {
         use limits::{check_ms, MAX_FIGURE_MS};
         let (s, c) = (&self.seek, &self.controller);
-        let mut times: Vec<(String, f64, f64)> = Vec::new();
-        let mut add = |what: &str, ms: f64| times.push((what.to_string(), ms, 0.0));
         for (what, v) in [("seek.single_cylinder_ms", s.single_cylinder_ms), ("seek.average_ms", s.average_ms),
                           ("seek.full_stroke_ms", s.full_stroke_ms), ("seek.same_track_read_ms", s.same_track_read_ms),
                           ("controller.bus_write_sector_ms", c.bus_write_sector_ms)] {
             if let Some(v) = v {
-                add(what, v);
+                check_ms(what, v, 0.0)?;
             }
         }
-        add("seek.head_switch_ms", s.head_switch_ms);
+        check_ms("seek.head_switch_ms", s.head_switch_ms, 0.0)?;
         if let Some(h) = &s.hpl {
             for (what, v) in [("seek.hpl.short_const_ms", h.short_const_ms), ("seek.hpl.short_sqrt_ms", h.short_sqrt_ms),
                               ("seek.hpl.long_const_ms", h.long_const_ms), ("seek.hpl.long_linear_ms", h.long_linear_ms)] {
-                add(what, v);
+                check_ms(what, v, 0.0)?;
             }
             if let Some(v) = h.single_cylinder_ms {
-                add("seek.hpl.single_cylinder_ms", v);
+                check_ms("seek.hpl.single_cylinder_ms", v, 0.0)?;
             }
             for (k, &v) in h.first_ten_ms.iter().enumerate() {
-                add(&format!("seek.hpl.first_ten_ms[{k}]"), v);
+                check_ms(&format!("seek.hpl.first_ten_ms[{k}]"), v, 0.0)?;
             }
         }
         for (what, v) in [
@@ -645,19 +644,21 @@ impl DiskSpec {
             ("extradisc_second_disconnect_overhead_ms", c.extradisc_second_disconnect_overhead_ms),
             ("minimum_seek_delay_ms", c.minimum_seek_delay_ms),
         ] {
-            add(&format!("controller.{what}"), v);
+            check_ms(&format!("controller.{what}"), v, 0.0)?;
         }
         // Adjustments that may shorten a time (the sum is floored at 0 where used).
-        times.push(("seek.write_settle_ms".into(), s.write_settle_ms, -MAX_FIGURE_MS));
-        times.push(("controller.extradisc_seek_delta_ms".into(), c.extradisc_seek_delta_ms, -MAX_FIGURE_MS));
-        for (what, ms, min) in &times {
-            check_ms(what, *ms, *min)?;
-        }
+        check_ms("seek.write_settle_ms", s.write_settle_ms, -MAX_FIGURE_MS)?;
+        check_ms("controller.extradisc_seek_delta_ms", c.extradisc_seek_delta_ms, -MAX_FIGURE_MS)?;
         if !(0.0..=1.0).contains(&c.read_water_mark) {
             return Err(format!("controller.read_water_mark = {}: expected a fraction in [0, 1]", c.read_water_mark));
         }
         if !(0.0..=1000.0).contains(&c.overhead_time_scale) {
             return Err(format!("controller.overhead_time_scale = {}: expected a factor in [0, 1000]", c.overhead_time_scale));
+        }
+        for (what, v, max) in [("controller.continuous_read", c.continuous_read, 4), ("controller.fast_write_level", c.fast_write_level, 2)] {
+            if v > max {
+                return Err(format!("{what} = {v}: expected a DiskSim mode in 0..={max}"));
+            }
         }
         Ok(())
     }
@@ -686,13 +687,7 @@ impl DiskSpec {
         if !(self.rpm > 0.0 && self.rpm < 100_000.0) {
             return Err(format!("rpm = {}: expected in (0, 100000)", self.rpm));
         }
-        self.check_times()?;
-        // DiskSim's modes, as its manual numbers them.
-        for (what, v, max) in [("controller.continuous_read", c.continuous_read, 4), ("controller.fast_write_level", c.fast_write_level, 2)] {
-            if v > max {
-                return Err(format!("{what} = {v}: expected a DiskSim mode in 0..={max}"));
-            }
-        }
+        self.check_figures()?;
         for (what, t) in [("seek.table", &self.seek.table), ("seek.write_table", &self.seek.write_table)] {
             let mut prev = 0.0;
             for (i, &(d, ms)) in t.iter().flatten().enumerate() {
