@@ -85,6 +85,8 @@ class Band:
     v0_raw: Optional[float] = None                  # track 0's first block's level + its LBN, as read
     per_track: Optional[list] = None                # each track's own first-slot sector (a band whose tracks' angles
                                                     # follow no skew: the track tables' odd bands), else None
+    guessed: bool = False                           # one track the walk could not measure, of the last band's
+                                                    # sectors: its end is where the next band is found to begin
 
 
 class _Prober:
@@ -125,15 +127,23 @@ class _Prober:
 
 def _spt_of(p: _Prober, L: int, guess: Optional[int], lo_spt: int) -> Optional[int]:
     """Sectors per track of the track that begins at L: two blocks of it, the later read first (the
-    read-ahead runs forward), their phase step is their distance (plus slips between) over it."""
+    read-ahead runs forward), their phase step is their distance (plus slips between) over it. (A block
+    answered from the cache, the one after a block probed before: the block after it stands for it.)"""
+    if p.phase(L) is None:
+        L += 1
     if guess:
         d = guess // 2
-        a, b = p.level(L + d, guess), p.level(L, guess)
+        a = p.level(L + d, guess)
+        a = a if a is not None else p.level(L + d + 1, guess)
+        b = p.level(L, guess)
         if a is not None and b is not None and abs(_fold(a - b, guess)) < 0.3:
             return guess
     found: list = []     # (two pairs must agree: one across a track's end can fit a wrong count by chance)
     for d in (max(lo_spt // 2, 2), max(lo_spt // 3, 2), max(lo_spt // 5, 2), max(lo_spt // 7, 2)):
         ta, tb = p.phase(L + d), p.phase(L)
+        if ta is None:
+            d += 1
+            ta = p.phase(L + d)
         if ta is None or tb is None:
             continue
         dphi = (p.clock.phase(ta) - p.clock.phase(tb)) % 1.0
@@ -176,6 +186,9 @@ def _place_slips(p: _Prober, f: int, count: int, k: int, n: int) -> list:
         if placed and (at(lo) or 0.0) >= m - 0.5:
             placed.append(lo)          # a run of slips before the same block
             continue
+        last = at(count - 1)
+        if last is not None and last < m - 0.5:
+            return placed + [count] * (k - m + 1)     # the rest after the track's last block (unused slots)
         hi = count
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -200,6 +213,8 @@ def _walk_band(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Optional
     if n is None:
         raise NotSerpentine(f"no sectors per track at block {L:,}")
     lv0 = p.level(L, n)
+    if lv0 is None:
+        lv0 = p.level(L + 1, n)      # (the block after it, on its track: the same level)
     if lv0 is None:
         raise NotSerpentine(f"block {L:,} answered from the cache")
     v0 = (lv0 + L) % n
@@ -356,6 +371,13 @@ def _walk_band(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Optional
         raise NotSerpentine(f"the band at block {L:,} ends nowhere near {nominal:,}")
     if nominal >= end:
         E = end
+    elif ntr > 1 and E - 1 - n // 2 >= L + (ntr - 1) * c:
+        # the end holds the last track's level half a track back too (more slips than MAX_BAND_SLIPS, one run
+        # on every track, keep each track's first blocks on their tracks: the end read down from where it
+        # would lie is then the next band's, and may show the last track's level by chance)
+        la, lb = p.level(E - 1, n), p.level(E - 1 - n // 2, n)
+        if la is not None and lb is not None and not (-0.5 <= _fold(la - lb, n) <= MAX_BAND_SLIPS + 0.5):
+            raise NotSerpentine(f"the band at block {L:,} ends short of {E:,} by more slips than it holds")
     slips_total = L + ntr * c - E if E < end else 0
     # the tracks' first blocks: s(j) = slips before track j, nondecreasing; block first(j) - m is on track j
     # only if s(j) >= m
@@ -402,7 +424,9 @@ def _walk_band(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Optional
     # each track's slips inside it: bisection on the level (a block after a slip lies a sector further on)
     slips = []
     for j in range(ntr):
-        k = c - counts[j] if j < ntr - 1 or E < end else 0
+        # (tracks of fewer blocks than sectors: where their unused slots lie too, runs of slips at one angle
+        # on track after track as in maxtor300g's, or the track's last slots)
+        k = (n if short else c) - counts[j] if j < ntr - 1 or E < end else 0
         if k <= 0:
             slips.extend(j * n + counts[j] + i for i in range(n - counts[j]) if j < ntr - 1 or E < end)
             continue
@@ -432,6 +456,8 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
     f = L
     lv = p.level(f, n)
     if lv is None:
+        lv = p.level(f + 1, n)      # (the block after it, on its track: the same level)
+    if lv is None:
         raise NotSerpentine(f"block {L:,} answered from the cache")
     b = None
     while f < end and (W is None or len(firsts) < W):
@@ -444,9 +470,20 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
                 e = x + 1
                 break
         if e is None:
-            if firsts:
-                break
-            raise NotSerpentine(f"the track at block {f:,} ends nowhere near {f + n:,}")
+            # the walk begins inside a track (the band before ended early: maxtor300g's tables whose tracks
+            # all lie at one angle hide their ends from the levels): its end by bisection, the first block
+            # that shows another level, checked a block on
+            same = lambda x: (lambda v: v is not None and -0.5 <= _fold(v - lv, n) <= reach + 0.5)(  # noqa: E731
+                p.level(x, n) if p.level(x, n) is not None else p.level(x - 1, n))
+            lo, hi = f, min(f + n - reach, end)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if same(mid) else (lo, mid)
+            if firsts or hi >= end or same(hi) or same(hi + 1) or not same(hi - 1):
+                if firsts:
+                    break
+                raise NotSerpentine(f"the track at block {f:,} ends nowhere near {f + n:,}")
+            e = hi
         firsts.append(f)
         counts.append(e - f)
         vs.append((lv + f) % n)
@@ -457,6 +494,12 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
         if lx is None:
             lx = p.level(e + 1, n)
         if la is None or lx is None or not (-0.5 <= _fold(la - lx, n) <= reach + 0.5):
+            break
+        # and it has this band's sectors per track (the half-track test above allows runs of slips, so a
+        # track of other sectors passes it: maxtor300g's last cylinder before a zone, one track a surface)
+        # (unknown, a probe answered from the cache: the half-track test decides alone)
+        m = _spt_of(p, e if p.level(e, n) is not None else e + 1, n, lo_spt)
+        if m is not None and m != n:
             break
         # (no skew asked for: in maxtor300g's odd track tables each track has its own angle)
         f, lv = e, lx
@@ -580,6 +623,48 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
     return hi
 
 
+def _end_at(b: Band, E: int) -> int:
+    """Let band `b` end at LBN `E` (its last track longer or shorter, or tracks fewer): its tracks, count and
+    slips follow (the slots its tracks hold less its LBNs are its slips; those added or taken off, at its
+    last track's end). Returns E."""
+    b.first_lbns = [f for f in b.first_lbns if f < E] or [b.first]
+    while E - b.first > len(b.first_lbns) * b.spt:
+        b.first_lbns.append(b.first_lbns[-1] + b.spt)
+    b.tracks = len(b.first_lbns)
+    b.count = E - b.first
+    slots = b.tracks * b.spt
+    slips = [x for x in b.slips if x < slots]
+    free = (x for x in range(slots - 1, (b.tracks - 1) * b.spt - 1, -1) if x not in set(slips))
+    while len(slips) > slots - b.count:
+        slips.pop()
+    while len(slips) < slots - b.count:
+        slips.append(next(free))
+    b.slips = sorted(slips)
+    return E
+
+
+def _next_track_near(p: _Prober, L: int, m: int) -> Optional[int]:
+    """Where the walk at L found nothing: the first block after L not on the track of the block before L,
+    when L shows that track's level (`m` sectors) and the block a third of a track on does not (the band
+    before ended early by less than a third of a track, too little for `_track_start`'s test); else None."""
+    lp, lq, lr = p.level(L - 1, m), p.level(L, m), p.level(L + m // 3, m)
+    if lp is None or lq is None or lr is None:
+        return None
+    near = lambda a, b: -0.5 <= _fold(a - b, m) <= MAX_BAND_SLIPS + 0.5  # noqa: E731  (b's track, or past its slips)
+    if not near(lq, lp) or near(lr, lp):
+        return None
+    lo, hi = L, L + m // 3           # lo on the track before, hi past it
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        v = p.level(mid, m)
+        if v is None:
+            v = p.level(mid + 1, m)
+        if v is None:
+            return None
+        lo, hi = (mid, hi) if near(v, lp) else (lo, mid)
+    return hi
+
+
 def _flush(dev: Device, end: int, reads: int, seed: int) -> None:
     frng = random.Random(end + seed)
     for _ in range(reads):
@@ -609,6 +694,29 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
     resyncs = [0]
     guess_run = [0]
     S_now: list = [None]
+
+    def walk_at(L: int, guess: Optional[int], skew: Optional[float]) -> tuple[Optional[Band], bool]:
+        """The band that begins at L, or None; and whether it was walked track by track too."""
+        bnd = None
+        for short in (False, True):
+            # each track holding a block a sector, else fewer (maxtor300g's 1,036 on 1,040 sectors): the band
+            # that comes out longer (with the wrong count per track the levels run off the prediction)
+            try:
+                got = _walk_band(p, L, end, guess, W, skew, lo_spt, short=short)
+            except NotSerpentine:
+                continue
+            if bnd is None or got.tracks > bnd.tracks:
+                bnd = got
+            if W is None or bnd.tracks >= W:
+                return bnd, False
+        if bnd is not None and not W or bnd is not None and bnd.first + bnd.count >= end:
+            return bnd, False
+        # track by track (runs of slips the prediction does not follow); the longer band wins
+        try:
+            got = _walk_tracks(p, L, end, guess, W, skew, lo_spt)
+        except NotSerpentine:
+            return bnd, True
+        return (got if bnd is None or got.tracks > bnd.tracks else bnd), True
 
     def take(band) -> bool:
         """Append `band` to the walk; whether the walk has all the bands it was asked for."""
@@ -653,62 +761,45 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
             # L must begin a track: the block before it lies elsewhere (a band's end one block late or early
             # would shift every band after it). Early: read down while the block before shows L's level
             L2 = _track_start(p, L, bands[-1], lo_spt)
-            if L2 != L and abs(L2 - L) < bands[-1].spt // 2 and L2 > bands[-1].first:
-                prev = bands[-1]
-                k = max(L2 - prev.first, 1)
+            # (a guessed track ends wherever the next band is found to begin: maxtor300g's track of 144
+            # sectors at the end of a track table, guessed as one of the band before's 1,040)
+            reach = bands[-1].spt if bands[-1].guessed and L2 < L else bands[-1].spt // 2
+            if L2 != L and abs(L2 - L) < reach and L2 > bands[-1].first:
                 # the previous band ends where this one begins (its last track longer or shorter)
-                prev.count = k
-                prev.first_lbns = [f for f in prev.first_lbns if f < prev.first + k] or [prev.first]
-                prev.tracks = len(prev.first_lbns)
-                prev.slips = [x for x in prev.slips if x < prev.tracks * prev.spt]
-                L = prev.first + k
+                L = _end_at(bands[-1], max(L2, bands[-1].first + 1))
                 resyncs[0] += 1
-        bnd = None
-        for short in (False, True):
-            # each track holding a block a sector, else fewer (maxtor300g's 1,036 on 1,040 sectors): the band
-            # that comes out longer (with the wrong count per track the levels run off the prediction)
-            try:
-                got = _walk_band(p, L, end, guess, W, skew, lo_spt, short=short)
-            except NotSerpentine:
-                continue
-            if bnd is None or got.tracks > bnd.tracks:
-                bnd = got
-            if W is None or bnd.tracks >= W:
-                break
-        if bnd is None or (W and bnd.tracks < W and bnd.first + bnd.count < end):
-            # track by track (runs of slips the prediction does not follow); the longer band wins
-            try:
-                got = _walk_tracks(p, L, end, guess, W, skew, lo_spt)
-            except NotSerpentine:
-                got = None
-                if bnd is None and flushes[0] < MAX_FLUSHES and any(v is None for v in p.seen.values()):
-                    # probes answered from the cache (neighbours of earlier probes, read with them) hid the
-                    # levels: empty the cache and walk the tracks once more
-                    flushes[0] += 1
-                    _flush(dev, end, max(segments, FLUSH_READS) + 1, flushes[0])
-                    p.seen = {k: v for k, v in p.seen.items() if v is not None}
-                    try:
-                        got = _walk_tracks(p, L, end, guess, W, skew, lo_spt)
-                        bnd = got
-                    except NotSerpentine:
-                        got = None
-            if got is None and bnd is None:
-                if not bands or guessed[0] >= MAX_GUESSED_SHARE * len(bands) + 16 or guess_run[0] >= MAX_GUESS_RUN:
-                    raise NotSerpentine(f"nothing the band walk follows at block {L:,} "
-                                        f"({guessed[0]} tracks guessed before)")
-                # nothing this walk follows here (a track table's odd track): one track of the last band's
-                # sectors, where its level puts it; the next band's start is read from there
-                m = bands[-1].spt
-                lv = p.level(L, m)
-                got = Band(L, m, 1, min(m, end - L), ((lv if lv is not None else 0.0) + L) % m,
-                           bands[-1].skew, [], [L])
-                guessed[0] += 1
-                guess_run[0] += 1
-            elif got is None:
-                got = bnd
-            if bnd is None or got.tracks > bnd.tracks:
-                bnd = got
+        bnd, by_track = walk_at(L, guess, skew)
+        if bnd is None and flushes[0] < MAX_FLUSHES and any(v is None for v in p.seen.values()):
+            # probes answered from the cache (neighbours of earlier probes, read with them) hid the
+            # levels: empty the cache and walk the tracks once more
+            flushes[0] += 1
+            _flush(dev, end, max(segments, FLUSH_READS) + 1, flushes[0])
+            p.seen = {k: v for k, v in p.seen.items() if v is not None}
+            bnd, by_track = walk_at(L, guess, skew)
+        if bnd is None and bands and bands[-1].per_track is None:
+            # the band before ended a block early or late (a probe of its end answered from the cache):
+            # the walk that follows from a block on or back is the one
+            for L1 in (L + 1, L - 1, _next_track_near(p, L, bands[-1].spt)):
+                if L1 is not None and L1 > bands[-1].first:
+                    bnd, by_track = walk_at(L1, guess or bands[-1].spt, skew)
+                    if bnd is not None:
+                        L = _end_at(bands[-1], L1)
+                        resyncs[0] += 1
+                        break
+        if by_track:
             stats_tracks[0] += 1
+        if bnd is None:
+            if not bands or guessed[0] >= MAX_GUESSED_SHARE * len(bands) + 16 or guess_run[0] >= MAX_GUESS_RUN:
+                raise NotSerpentine(f"nothing the band walk follows at block {L:,} "
+                                    f"({guessed[0]} tracks guessed before)")
+            # nothing this walk follows here (a track table's odd track): one track of the last band's
+            # sectors, where its level puts it; the next band's start is read from there
+            m = bands[-1].spt
+            lv = p.level(L, m)
+            bnd = Band(L, m, 1, min(m, end - L), ((lv if lv is not None else 0.0) + L) % m,
+                       bands[-1].skew, [], [L], guessed=True)
+            guessed[0] += 1
+            guess_run[0] += 1
         if bnd.tracks > 1:
             guess_run[0] = 0
         L = bnd.first + bnd.count
@@ -842,15 +933,68 @@ def place(bands: list, S: int, W: int, turn: bool = True) -> list:
     surface keeps its sectors per track from group to group and its next band starts W cylinders on. (With
     the surfaces in one order in every group, a surface's band one cylinder from its band in the group before,
     with fewer sectors per track, took that band's: DiskSim 4's rule for a partial track, and a sixth of a
-    synthetic serpentine's blocks lay tens of sectors off their angle.)"""
-    out = []
-    for i, bnd in enumerate(bands):
-        g, k = divmod(i, S)
-        c0 = g * W
+    synthetic serpentine's blocks lay tens of sectors off their angle.)
+
+    A band of other than W tracks (maxtor300g's odd track tables: a cylinder of one track a surface, a band
+    of 33; or a band the walk split) breaks the groups: it lies on cylinders of its own, on surface 0, and the
+    groups start again after it, each such part a cylinder apart from the one before (so that no track is
+    one cylinder from a track of the same surface in another part, and the partial-track rule never joins
+    them). Timing sees no cylinder: the parts cost only a few cylinders of seek distance."""
+    out: list = []
+    free = 0         # the first cylinder after the parts placed so far
+    r = None         # bands in the current run of groups, and the cylinder where it began
+    base = 0
+    pending: list = []   # bands of fewer than W tracks that may fill one band's place together (a split band)
+
+    def slot(pieces: list) -> None:
+        """The next band's place in the run of groups, filled by `pieces` (W tracks in all)."""
+        nonlocal r, base
+        if r is None:
+            base, r = free + (1 if out else 0), 0
+        g, k = divmod(r, S)
+        c0 = base + g * W
         # `turn`: a group's first band starts at the far end of its cylinders (maxtor300g's: its last surface
         # crosses W cylinders between groups), else next to where the group before ended (one cylinder on)
         down = k % 2 == 0 if turn else (k + g) % 2 == 0
-        out.append((c0 + bnd.tracks - 1 if down else c0, -1 if down else 1, k if g % 2 == 0 else S - 1 - k))
+        head = k if g % 2 == 0 else S - 1 - k
+        at = 0
+        for b in pieces:
+            out.append((c0 + W - 1 - at if down else c0 + at, -1 if down else 1, head))
+            at += b.tracks
+        r += 1
+
+    def apart(pieces: list) -> None:
+        """`pieces` on cylinders of their own, after the run of groups so far."""
+        nonlocal r, free
+        if r is not None:
+            free = base + -(-r // S) * W
+            r = None
+        for b in pieces:
+            c0 = free + (1 if out else 0)
+            out.append((c0, 1, 0))
+            free = c0 + b.tracks
+
+    for bnd in bands:
+        if bnd.tracks == W and not pending:
+            slot([bnd])
+            continue
+        if bnd.tracks >= W:
+            apart(pending)
+            pending = []
+            if bnd.tracks == W:
+                slot([bnd])
+            else:
+                apart([bnd])
+            continue
+        pending.append(bnd)
+        total = sum(b.tracks for b in pending)
+        if total == W:
+            slot(pending)
+            pending = []
+        elif total > W:
+            apart(pending)
+            pending = []
+    apart(pending)
     return out
 
 
@@ -917,7 +1061,10 @@ class Serpentine:
         widths = [b.tracks for b in bands]
         vals, cnt = np.unique(widths, return_counts=True)
         self.W = int(vals[np.argmax(cnt)])
-        self.S = surfaces_of_bands([b.spt for b in bands]) or 1
+        # (from the bands before the first of other than W tracks: the groups after one are not counted from
+        # where the sequence begins)
+        first_odd = next((i for i, b in enumerate(bands) if b.tracks != self.W), len(bands))
+        self.S = surfaces_of_bands([b.spt for b in bands[:first_odd]]) or surfaces_of_bands([b.spt for b in bands]) or 1
         self.smoothed = smooth_chains(bands, 2 * self.S, self.W)
         self.set_turn(True)
 
