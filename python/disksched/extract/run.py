@@ -868,14 +868,31 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
 SERP_SEEK_SEARCHES = 3       # lead searches a distance (each on its own pairs of blocks)
 
 
+#: turns a serpentine's lead search goes up to (a full stroke is well under three turns on any drive we know)
+SERP_LEAD_TURNS = 3
+
+
 def _serp_lead_ns(dev: Device, clock: Clock, rng: random.Random, serp, d: int, hit_bound_ns: float,
                   pick: Optional[Callable] = None) -> Optional[float]:
     """The least time from a read's completion on one cylinder to a read's on a cylinder `d` away (its
     overhead, seek, sector and bus together): a binary search on how long before the destination block's
     completion phase (known from the walk) the read is sent, each step from its own pair of blocks; a read that
-    completes at the phase aimed at made it, one that completes a turn later did not."""
+    completes at the phase aimed at made it, one that completes a turn later did not. A lead of more than a
+    turn (maxtor300g's seeks over more than 40,000 cylinders) is searched for a turn further on, at most
+    SERP_LEAD_TURNS."""
     T = clock.period_ns
-    lo, hi = 0.0, T
+    for turn in range(SERP_LEAD_TURNS):
+        lo, hi = turn * T, (turn + 1) * T
+        lead = _serp_lead_in(dev, clock, rng, serp, d, hit_bound_ns, pick, lo, hi)
+        if lead is None or lead[1] < hi:
+            return None if lead is None else (lead[0] + lead[1]) / 2
+    return None
+
+
+def _serp_lead_in(dev: Device, clock: Clock, rng: random.Random, serp, d: int, hit_bound_ns: float,
+                  pick: Optional[Callable], lo: float, hi: float) -> Optional[tuple]:
+    """`_serp_lead_ns`'s search between leads `lo` and `hi`: the (lo, hi) it ends with, or None."""
+    T = clock.period_ns
     for _ in range(14):
         g = (lo + hi) / 2
         for _ in range(8):
@@ -903,7 +920,7 @@ def _serp_lead_ns(dev: Device, clock: Clock, rng: random.Random, serp, d: int, h
             hi = g                # made it
         else:
             lo = g
-    return (lo + hi) / 2
+    return lo, hi
 
 
 def _serp_turn(dev: Device, clock: Clock, rng: random.Random, serp, hit_bound_ns: float) -> Optional[str]:
@@ -912,24 +929,23 @@ def _serp_turn(dev: Device, clock: Clock, rng: random.Random, serp, hit_bound_ns
     blocks of one group two cylinders apart and W - 1 apart (the same in either placement), and from the last
     track of a group's last band to the second track of the next group's first band (two cylinders on, or
     W - 1): the nearer decides."""
-    S, W, nb = serp.S, serp.W, len(serp.bands)
-    groups = nb // S
-    if S < 2 or W < 4 or groups < 4:
+    S, W = serp.S, serp.W
+    groups = serp.groups          # (first cylinder, bands, parity in its run) of each whole group
+    # (from an even group to the next of its run: placed the other way, the odd groups' last surface crosses
+    # 2 W - 1 cylinders)
+    pairs = [(g, h) for g, h in zip(groups, groups[1:]) if g[2] == 0 and h[0] == g[0] + W]
+    if S < 2 or W < 4 or len(groups) < 4 or not pairs:
         return None
 
     def in_group(d):
         def pick(r):
-            g = r.randrange(groups - 1)
-            a = g * W + r.randrange(W - d)
+            a = r.choice(groups)[0] + r.randrange(W - d)
             return serp.lbn_on(a, r), serp.lbn_on(a + d, r)
         return pick
 
     def across(r):
-        # (from an even group: placed the other way, the odd groups' last surface crosses 2 W - 1 cylinders)
-        g = 2 * r.randrange(max((groups - 1) // 2, 1))
-        a, b = serp.bands[g * S + S - 1], serp.bands[(g + 1) * S]
-        if a.tracks != W or b.tracks != W:
-            return None, None
+        g, h = r.choice(pairs)
+        a, b = serp.bands[g[1][-1]], serp.bands[h[1][0]]
         # (from the next group's second track back to the last track, not forward: the read-ahead after a
         # read at a track's end runs on into the next tracks in LBN order and held the seek up)
         y = a.first_lbns[-1] + r.randrange(max(a.first + a.count - a.first_lbns[-1], 1))

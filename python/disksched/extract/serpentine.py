@@ -889,8 +889,11 @@ def smooth_chains(bands: list, P: int, W: int, window: int = 512) -> int:
     sectors per track the whole sectors read lie on a line whose real value is each band's angle; their
     skews are one (the mean of those measured). Returns the bands so set."""
     done = 0
-    for start in range(min(P, len(bands))):
-        chain = list(range(start, len(bands), P))
+    # (bands P apart are one surface's only between two bands of other widths: the walk's split bands and
+    # maxtor300g's odd tables shift the period, so the chains start again after each)
+    cuts = [0] + [i + 1 for i, b in enumerate(bands) if b.tracks != W] + [len(bands)]
+    chains = [range(a + s, b, P) for a, b in zip(cuts, cuts[1:]) for s in range(min(P, b - a))]
+    for chain in chains:
         runs: list = []
         for i in chain:
             bb = bands[i]
@@ -926,7 +929,7 @@ def smooth_chains(bands: list, P: int, W: int, window: int = 512) -> int:
     return done
 
 
-def place(bands: list, S: int, W: int, turn: bool = True) -> list:
+def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list] = None) -> list:
     """(cylinder of track 0, direction, surface) of each band: groups of S bands on W cylinders each, the
     group's bands down and up in turn, each on its own surface: in the order of the bands' sectors per track,
     surfaces 0 to S - 1 and back in the next group (the palindrome `surfaces_of_bands` finds), so that a
@@ -939,63 +942,82 @@ def place(bands: list, S: int, W: int, turn: bool = True) -> list:
     of 33; or a band the walk split) breaks the groups: it lies on cylinders of its own, on surface 0, and the
     groups start again after it, each such part a cylinder apart from the one before (so that no track is
     one cylinder from a track of the same surface in another part, and the partial-track rule never joins
-    them). Timing sees no cylinder: the parts cost only a few cylinders of seek distance."""
+    them). Timing sees no cylinder: the parts cost only a few cylinders of seek distance.
+
+    `groups`, if given, gets each whole group of S single bands: (its first cylinder, its bands' indexes, its
+    parity in its run of groups)."""
+    # the parts in order: ("slot", pieces) fills one band's place (a band of W tracks, or pieces of a split
+    # band that add up to W), ("apart", [band]) lies on cylinders of its own
+    parts: list = []
+    pending: list = []
+    for bnd in bands:
+        if bnd.tracks >= W or sum(b.tracks for b in pending) + bnd.tracks > W:
+            parts += [("apart", [b]) for b in pending]
+            pending = []
+        if bnd.tracks == W:
+            parts.append(("slot", [bnd]))
+        elif bnd.tracks > W:
+            parts.append(("apart", [bnd]))
+        else:
+            pending.append(bnd)
+            if sum(b.tracks for b in pending) == W:
+                parts.append(("slot", pending))
+                pending = []
+    parts += [("apart", [b]) for b in pending]
+
     out: list = []
     free = 0         # the first cylinder after the parts placed so far
-    r = None         # bands in the current run of groups, and the cylinder where it began
-    base = 0
-    pending: list = []   # bands of fewer than W tracks that may fill one band's place together (a split band)
-
-    def slot(pieces: list) -> None:
-        """The next band's place in the run of groups, filled by `pieces` (W tracks in all)."""
-        nonlocal r, base
-        if r is None:
-            base, r = free + (1 if out else 0), 0
-        g, k = divmod(r, S)
-        c0 = base + g * W
-        # `turn`: a group's first band starts at the far end of its cylinders (maxtor300g's: its last surface
-        # crosses W cylinders between groups), else next to where the group before ended (one cylinder on)
-        down = k % 2 == 0 if turn else (k + g) % 2 == 0
-        head = k if g % 2 == 0 else S - 1 - k
-        at = 0
-        for b in pieces:
-            out.append((c0 + W - 1 - at if down else c0 + at, -1 if down else 1, head))
-            at += b.tracks
-        r += 1
-
-    def apart(pieces: list) -> None:
-        """`pieces` on cylinders of their own, after the run of groups so far."""
-        nonlocal r, free
-        if r is not None:
-            free = base + -(-r // S) * W
-            r = None
-        for b in pieces:
+    i = 0
+    while i < len(parts):
+        if parts[i][0] == "apart":
             c0 = free + (1 if out else 0)
             out.append((c0, 1, 0))
-            free = c0 + b.tracks
-
-    for bnd in bands:
-        if bnd.tracks == W and not pending:
-            slot([bnd])
+            free = c0 + parts[i][1][0].tracks
+            i += 1
             continue
-        if bnd.tracks >= W:
-            apart(pending)
-            pending = []
-            if bnd.tracks == W:
-                slot([bnd])
-            else:
-                apart([bnd])
-            continue
-        pending.append(bnd)
-        total = sum(b.tracks for b in pending)
-        if total == W:
-            slot(pending)
-            pending = []
-        elif total > W:
-            apart(pending)
-            pending = []
-    apart(pending)
+        j = i
+        while j < len(parts) and parts[j][0] == "slot":
+            j += 1
+        run = [pieces for _, pieces in parts[i:j]]
+        base = free + (1 if out else 0)
+        r = (S - _group_offset([p[0].spt for p in run], S)) % S     # (a run may begin inside a group)
+        members: list = []   # the current group's bands, while each fills its place alone
+        for pieces in run:
+            g, k = divmod(r, S)
+            members = (members if k else []) + [len(out) if len(pieces) == 1 else None]
+            if k == S - 1 and groups is not None and len(members) == S and None not in members:
+                groups.append((base + g * W, members, g % 2))
+            c0 = base + g * W
+            # `turn`: a group's first band starts at the far end of its cylinders (maxtor300g's: its last
+            # surface crosses W cylinders between groups), else next to where the group before ended
+            down = k % 2 == 0 if turn else (k + g) % 2 == 0
+            head = k if g % 2 == 0 else S - 1 - k
+            at = 0
+            for bnd in pieces:
+                out.append((c0 + W - 1 - at if down else c0 + at, -1 if down else 1, head))
+                at += bnd.tracks
+            r += 1
+        free = base + -(-r // S) * W
+        i = j
     return out
+
+
+def _group_offset(spts: list, S: int) -> int:
+    """Where the first group boundary lies in a run of bands (0 to S - 1 bands in): the serpentine visits the
+    surfaces in one order, then back, so the bands' sectors per track read the same both ways from every
+    group boundary (the palindrome `surfaces_of_bands` finds, whose two centres are both boundaries); the
+    offset where most do (0 where none tells)."""
+    best, best_score = 0, -1.0
+    for o in range(S):
+        hit = tot = 0
+        for b in range(o if o else S, len(spts), S):
+            for q in range(min(S, b, len(spts) - b)):
+                tot += 1
+                hit += spts[b - 1 - q] == spts[b + q]
+        score = hit / tot if tot else -1.0
+        if score > best_score + 1e-9:
+            best, best_score = o, score
+    return best
 
 
 def tracks_of(bands: list, placed: list) -> list:
@@ -1072,7 +1094,8 @@ class Serpentine:
         """Place the bands (`place`) with a group's first band at the far end of its cylinders or not."""
         bands = self.bands
         self.turn = turn
-        self.placed = place(bands, self.S, self.W, turn)
+        self.groups: list = []
+        self.placed = place(bands, self.S, self.W, turn, self.groups)
         self.tracks = tracks_of(bands, self.placed)
         # the sector grid's phase: every band's first block, measured, is a whole sector (+ the completion's
         # own sector) + n theta
