@@ -90,7 +90,8 @@ def disk_datasheet(figures_json: str) -> str:
 def disk_characteristics(disk: str, seek_distances: list[int] = ..., cylinders: list[int] = ...,
                          lbns: list[int] = ...) -> str:
     """JSON: geometry, zones with media rates (MB/s), average_seek_ms, seek_ms at `seek_distances`,
-    cylinder_tracks ([[first LBN, count] by head]) of `cylinders`, lbn_cylinder (cylinder or null) of `lbns`."""
+    cylinder_tracks ([[first LBN, count] by head]) of `cylinders`, lbn_cylinder and lbn_sectors_per_track (the
+    cylinder and the sectors per track of its track, or null) of `lbns`."""
 
 def plugin_dispatch_rate(schedulers: dict[str, type], name: str, depth: int, decisions: int, disk: str) -> float:
     """Dispatch decisions per second of plug-in scheduler `name` holding `depth` requests (as `dispatch_rate`)."""

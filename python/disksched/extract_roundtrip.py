@@ -107,14 +107,10 @@ def angle_match(true_disk: str, spec_path: str, samples: int = 3000, seed: int =
             resp.append(d[-1]["done_ns"] - t0)
         out.append((np.array(ph), np.array(resp)))
     (p0, r0), (p1, r1) = out
-    # sectors per track of each sample on the truth (for the one-sector tolerance)
+    # sectors per track of each sample's track on the truth (for the one-sector tolerance; a track table's
+    # differ by surface, where its zones' are means)
     facts = json.loads(_core.disk_characteristics(true_disk, [1], [], lbns))
-    zones = facts["zones"]
-    cyl = np.array([c if c is not None else 0 for c in facts["lbn_cylinder"]])
-    spt = np.zeros(len(lbns))
-    for z in zones:
-        m = (cyl >= z["first_cylinder"]) & (cyl <= z["last_cylinder"])
-        spt[m] = z["sectors_per_track"]
+    spt = np.array([n or 0 for n in facts["lbn_sectors_per_track"]], dtype=float)
     d = (p1 - p0) % 1.0
     # the common offset: the mode of the differences (a circular mean is pulled by a zone that is off)
     h, edges = np.histogram(d, bins=400, range=(0, 1))

@@ -346,7 +346,8 @@ fn model_of(disk: &str) -> PyResult<DiskModel> {
 
 /// What `characterize` reads off a disk model, as JSON: geometry, zones with
 /// their media rates, the seek curve at `seek_distances` (cylinders) and the
-/// LBNs of each track of `cylinders` ([[first, count] by head] each) and the cylinder of each of `lbns` (null past the end).
+/// LBNs of each track of `cylinders` ([[first, count] by head] each) and the cylinder and sectors per track of
+/// each of `lbns` (null past the end).
 #[pyfunction]
 #[pyo3(signature = (disk, seek_distances=vec![], cylinders=vec![], lbns=vec![]))]
 fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cylinders: Vec<u32>, lbns: Vec<u64>) -> PyResult<String> {
@@ -370,6 +371,11 @@ fn disk_characteristics(py: Python<'_>, disk: &str, seek_distances: Vec<u32>, cy
         "cylinder_tracks": cylinders.iter().map(|&c| ch::cylinder_tracks(&model, c)).collect::<Vec<_>>(),
         "lbn_cylinder": lbns.iter().map(|&l| (l < model.layout.capacity()).then(|| model.layout.lbn_to_pbn(l).cylinder))
             .collect::<Vec<_>>(),
+        // Sectors per track of each of `lbns`' tracks (a track table's differ by surface within a cylinder).
+        "lbn_sectors_per_track": lbns.iter().map(|&l| (l < model.layout.capacity()).then(|| {
+            let p = model.layout.lbn_to_pbn(l);
+            model.layout.sectors_per_track(p.cylinder, p.head)
+        })).collect::<Vec<_>>(),
     }));
     serde_json::to_string(&facts).map_err(json_err)
 }

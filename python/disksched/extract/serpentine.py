@@ -72,6 +72,11 @@ def _fold(v: float, n: float) -> float:
     return v - n * round(v / n)
 
 
+def _fold_arr(v: np.ndarray, n: float) -> np.ndarray:
+    """`_fold` of each."""
+    return v - n * np.round(v / n)
+
+
 @dataclass
 class Band:
     first: int                 # first LBN
@@ -911,16 +916,23 @@ def smooth_chains(bands: list, P: int, W: int, window: int = 512) -> int:
                 raw = np.array([bands[i].v0_raw for i in part])
                 y = np.unwrap(raw * 2 * np.pi / n) * n / (2 * np.pi)
                 k = np.arange(len(part), dtype=float)
-                keep = np.ones(len(part), dtype=bool)
+                # (only the bands of the chain's skew: maxtor300g's tables differ in it, a band in eight
+                # lays all its tracks at one angle, and a mean over both turned such bands hundreds of
+                # sectors off)
+                sk = np.array([bands[i].skew for i in part])
+                same_skew = np.abs(_fold_arr(sk - np.median(sk), n)) <= 0.5
+                keep = same_skew
+                if keep.sum() < 8:
+                    continue
                 for _ in range(2):
                     a1, a0 = np.polyfit(k[keep], y[keep], 1)
                     r = y - (a0 + a1 * k)
-                    keep = np.abs(r) <= 1.0
+                    keep = same_skew & (np.abs(r) <= 1.0)
                     if keep.sum() < 8:
                         break
                 if keep.sum() < 8:
                     continue
-                bm = float(np.mean([bands[i].skew for i in part]))
+                bm = float(np.median(sk) + np.mean(_fold_arr(sk[keep] - np.median(sk), n)))
                 for i, kk, ok in zip(part, k, keep):
                     if ok:
                         bands[i].v0 = float((a0 + a1 * kk) % n)
@@ -1098,8 +1110,10 @@ class Serpentine:
         self.placed = place(bands, self.S, self.W, turn, self.groups)
         self.tracks = tracks_of(bands, self.placed)
         # the sector grid's phase: every band's first block, measured, is a whole sector (+ the completion's
-        # own sector) + n theta
-        self.theta = index_phase([(b.spt, (b.v0_raw - 1.0) % b.spt) for b in bands[:64] if b.v0_raw is not None])
+        # own) + n theta (from bands over the whole disk: with only even sectors per track, as maxtor300g's first
+        # zone has, theta and theta + half a turn fit alike, and the odd tracks further in lay half a sector off)
+        spread = bands[:64] + bands[64::max(len(bands) // 512, 1)]
+        self.theta = index_phase([(b.spt, (b.v0_raw - 1.0) % b.spt) for b in spread if b.v0_raw is not None])
         self.firsts = np.array([b.first for b in bands], dtype=np.int64)
         self.cylinders = max(max(c0, c0 + step * (b.tracks - 1)) for b, (c0, step, _) in zip(bands, self.placed)) + 1
         self.by_cyl: dict = {}
