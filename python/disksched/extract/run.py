@@ -146,7 +146,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         # not a layout of zones (maxtor300g's truth is a DiskSim 4 track table): what timing gives without one
         why = f"the layout walk found {len(g.zones):,} zones, more than a spec holds ({SPEC_MAX_ZONES:,}): no zoned layout it follows"
     if serp is not None:
-        return _serpentine_model(dev, clock, rng, conf, progress, name, wall0, why, serp)
+        return _serpentine_model(dev, clock, rng, conf, progress, name, wall0, why, serp, writes)
     if why:
         return _coarse(dev, clock, rng, conf, revs, progress, writes, name, wall0, why=why)
     g.stats["walk"] = walk_mode
@@ -250,11 +250,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
     wb, split = None, None
     if writes is not None:
         wb = cache_tests.write_behaviour(dev, clock, rng, writes[0], writes[1], bus)
-        rows.append(("write_back", wb["write_back"], "", 0.9,
-                     f"1-block write response {wb['write_response_1_ns'] / 1e6:.3f} ms, spread {wb['spread_1_ns'] / 1e6:.3f} ms"))
-        if wb["write_back"]:
-            rows.append(("bus_write_sector_ms", wb["bus_write_ns_per_block"] / 1e6, "ms", 0.8, "slope of write response vs size"))
-            rows.append(("write_hit_overhead_ms", wb["write_overhead_ns"] / 1e6, "ms", 0.8, "intercept of write response vs size"))
+        rows += _write_back_rows(wb)
         split = _overheads_after_write(dev, g, clock, rng, writes, lead_to_seek, wb["write_back"], hit)
     else:
         notes.append("writes not allowed: write-back, write overheads and settle not measured (spec: write-through, read values)")
@@ -430,10 +426,7 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                        **{k: round(max(ctl[k] - rc, 0.0), 6) for k in ("read_overhead_after_read_ms", "read_overhead_after_write_ms",
                                                                        "read_hit_overhead_after_read_ms", "read_hit_overhead_after_write_ms")})
     if wb and wb["write_back"]:
-        ctl["bus_write_sector_ms"] = round(wb["bus_write_ns_per_block"] / 1e6, 6)
-        w = round(max(wb["write_overhead_ns"], 0.0) / 1e6, 6)
-        ctl.update(write_hit_overhead_after_read_ms=w, write_hit_overhead_after_write_ms=w,
-                   write_overhead_after_read_ms=w, write_overhead_after_write_ms=w)
+        ctl.update(_write_back_fields(wb))
     spec = {
         "name": name or "extracted",
         "description": f"extracted by timing from {dev.label}",
@@ -474,6 +467,24 @@ def _confirm_idle_hit(dev: Device, clock: Clock, rng: random.Random, hit, idle_h
     if out is idle_hit:
         return idle_hit, rows
     return out, [_idle_hit_row(out, conf) if r[0] == "read_ahead_on_idle_hit" else r for r in rows]
+
+
+def _write_back_rows(wb: dict) -> list:
+    """The report's rows of `cache_tests.write_behaviour`'s findings."""
+    rows = [("write_back", wb["write_back"], "", 0.9,
+             f"1-block write response {wb['write_response_1_ns'] / 1e6:.3f} ms, spread {wb['spread_1_ns'] / 1e6:.3f} ms")]
+    if wb["write_back"]:
+        rows.append(("bus_write_sector_ms", wb["bus_write_ns_per_block"] / 1e6, "ms", 0.8, "slope of write response vs size"))
+        rows.append(("write_hit_overhead_ms", wb["write_overhead_ns"] / 1e6, "ms", 0.8, "intercept of write response vs size"))
+    return rows
+
+
+def _write_back_fields(wb: dict) -> dict:
+    """A write-back drive's controller fields: a write's bus time and overhead as the host sees them (a buffered
+    write is reported before it reaches the media)."""
+    w = round(max(wb["write_overhead_ns"], 0.0) / 1e6, 6)
+    return {"bus_write_sector_ms": round(wb["bus_write_ns_per_block"] / 1e6, 6), "write_hit_overhead_after_read_ms": w,
+            "write_hit_overhead_after_write_ms": w, "write_overhead_after_read_ms": w, "write_overhead_after_write_ms": w}
 
 
 def _coarse_controller(bus: float, hl: dict, q: dict, seg: dict, ra: dict, spt: int, idle_hit: dict) -> dict:
@@ -972,7 +983,7 @@ def _serp_turn(dev: Device, clock: Clock, rng: random.Random, serp, hit_bound_ns
 
 
 def _serpentine_model(dev: Device, clock: Clock, rng: random.Random, conf: float, progress, name, wall0, why: str,
-                      serp) -> Extraction:
+                      serp, writes: Optional[tuple] = None) -> Extraction:
     """The model of a banded serpentine (`serpentine.py`): its `[layout.g4]` track table from the band walk,
     the seek curve by lead searches on it (the walk says where each block's sector passes), the cache tests
     and the queue as in the coarse mode. The read overhead is not split from the seek (its curve carries it)."""
@@ -1021,15 +1032,28 @@ def _serpentine_model(dev: Device, clock: Clock, rng: random.Random, conf: float
     hit = cache_tests.HitTest(clock, hl["hit_overhead_ns"] + bus, bus)
     seg = cache_tests.segments(dev, rng, hit)
     rows.append(("cache_segments", seg["segments"], "", seg["confidence"], "LRU: blocks read in between until a re-read misses"))
-    ra = cache_tests.read_ahead(dev, clock, rng, hit, max_blocks=1024)
+    # (on the walk's tracks, as the zoned walk's tests: a test that does not know where tracks start took a
+    # hit after a read-ahead to a track's end for a resumed read-ahead)
+    starts = np.array([t.first for t in serp.tracks if t.count > 0.9 * t.spt])
+    tl = int(np.median([t.count for t in serp.tracks]))
+    ra = cache_tests.read_ahead(dev, clock, rng, hit, max_blocks=1024, track_starts=starts, track_len=tl,
+                                tracks=[(t.first, t.count) for t in serp.tracks])
     rows.append(("read_ahead", ra["when"], "", ra["confidence"], f"reach {ra['blocks']} blocks"))
-    idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]))
+    idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]), track_starts=starts, track_len=tl)
     rows.append(_idle_hit_row(idle_hit))
     spt = serp.bands[0].spt
     q = drive_queue(dev, rng, serp.tracks[::max(len(serp.tracks) // 1000, 1)])
     rows += _queue_rows(q)
     notes += _queue_notes(q)
     idle_hit, rows = _confirm_idle_hit(dev, clock, rng, hit, idle_hit, rows)
+    ctl = _coarse_controller(bus, hl, q, seg, ra, spt, idle_hit)
+    if writes is not None:
+        wb = cache_tests.write_behaviour(dev, clock, rng, writes[0], writes[1], bus)
+        rows += _write_back_rows(wb)
+        if wb["write_back"]:
+            ctl.update(fast_write_level=2, immediate_buffer_write=True, **_write_back_fields(wb))
+    else:
+        notes.append("writes not allowed: write-back not measured (spec: write-through)")
     shift = lambda n: 1.0    # (a completion's own sector; the bus and the index are one phase, the walk's theta)
     spec = {
         "name": name or "extracted", "description": f"extracted by timing (banded serpentine) from {dev.label}",
@@ -1039,7 +1063,7 @@ def _serpentine_model(dev: Device, clock: Clock, rng: random.Random, conf: float
                    "g4": serp.g4(shift)},
         "seek": {"table": [list(t) for t in table], "single_cylinder_ms": table[0][1], "full_stroke_ms": table[-1][1],
                  "head_switch_ms": round(hs_ms, 4), "write_settle_ms": 0.0},
-        "controller": _coarse_controller(bus, hl, q, seg, ra, spt, idle_hit),
+        "controller": ctl,
     }
     st["walk"] = "serpentine"
     g = Geometry(serp.tracks, [0], serp.S, [], dict(st, serpentine=True))
