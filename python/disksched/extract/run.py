@@ -877,6 +877,8 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
 
 
 SERP_SEEK_SEARCHES = 3       # lead searches a distance (each on its own pairs of blocks)
+SERP_STEP = 0.04             # a seek time that changes by more than this share between two distances is a step ...
+SERP_SEEK_REFINE = 48        # ... searched for by at most this many more distances
 
 
 #: turns a serpentine's lead search goes up to (a full stroke is well under three turns on any drive we know)
@@ -1016,14 +1018,29 @@ def _serpentine_model(dev: Device, clock: Clock, rng: random.Random, conf: float
     if turn_note:
         notes.append(turn_note)
     dists = [0] + [d for d in seek_distances(serp.cylinders - 1) if d < serp.cylinders - 1]
-    table = []
-    for k, d in enumerate(dists):
+
+    def seek_at(d: int) -> Optional[tuple]:
         leads = [v for v in (_serp_lead_ns(dev, clock, srng, serp, d, hit_bound) for _ in range(SERP_SEEK_SEARCHES))
                  if v is not None]
-        if leads:
-            table.append((float(d), max(round(float(np.median(leads)) / 1e6 - fixed_ms, 4), 0.0)))
+        return (float(d), max(round(float(np.median(leads)) / 1e6 - fixed_ms, 4), 0.0)) if leads else None
+
+    table = []
+    for k, d in enumerate(dists):
+        row = seek_at(d)
+        if row:
+            table.append(row)
         if progress:
             progress("seek (serpentine)", k + 1, len(dists))
+    # a step between two distances (maxtor300g's 21 % from 21 to 22 cylinders, 10 % from 340 to 350): the
+    # distance between them measured, until each such step lies between neighbouring cylinders
+    for _ in range(SERP_SEEK_REFINE):
+        gap = next(((a, b) for a, b in zip(table[1:], table[2:]) if b[0] - a[0] > 1 and abs(b[1] - a[1]) > SERP_STEP * min(a[1], b[1])), None)
+        if gap is None:
+            break
+        row = seek_at(int(gap[0][0] + gap[1][0]) // 2)
+        if row is None:
+            break
+        table = sorted(table + [row])
     hs_ms = table[0][1] if table and table[0][0] == 0 else 0.0
     table = [r for r in table if r[0] >= 1]
     rows.append(("head_switch_ms", hs_ms, "ms", 0.3, "lead search between the surfaces of one cylinder, less a sector and the bus (with the read overhead)"))

@@ -813,9 +813,62 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
         if bnd.count <= 0:
             raise NotSerpentine(f"an empty band at block {L:,}")
     bands[:] = merge_pieces(bands, W)
+    angled = _track_angles(p, bands)
     # the phases under the final period
-    return bands, {"walk": "serpentine", "probes": p.probes, "bands_track_by_track": stats_tracks[0], "tracks_guessed": guessed[0], "bands_predicted": predicted[0], "cache_flushes": flushes[0], "resyncs": resyncs[0], "cache_hits": p.hits, "bands": len(bands),
+    return bands, {"tracks_angled_bands": angled, "walk": "serpentine", "probes": p.probes, "bands_track_by_track": stats_tracks[0], "tracks_guessed": guessed[0], "bands_predicted": predicted[0], "cache_flushes": flushes[0], "resyncs": resyncs[0], "cache_hits": p.hits, "bands": len(bands),
                    "serpentine_device_s": (dev.busy_ns - t0) / 1e9, "_times": p.seen}
+
+
+def _track_angles(p: _Prober, bands: list) -> int:
+    """Each track's own angle for every band the walk measured or predicted as a line (its first sector and
+    skew). A line through whole sectors read at a few tracks leaves the skew a fraction of a sector off, and
+    DiskSim 4's tables round each track's angle to a whole sector on its own (maxtor300g: 15% of the tracks
+    came out a sector off). The lines a run can lay through the first, middle and last tracks (`_lines`) are
+    narrowed by reading, one at a time, a track where they disagree, until all lay every track alike (every
+    track read instead: 25 device minutes on maxtor300g). Returns the bands so set."""
+    done = 0
+    for b in bands:
+        if b.per_track is not None or b.guessed or b.tracks < 2:
+            continue
+        n, m = b.spt, b.tracks
+        seen: dict = {}
+
+        def read(j: int) -> bool:
+            # (read again: a level the walk read minutes before carries what the period was off by since)
+            for x in (b.first_lbns[j], b.first_lbns[j] + 1):      # (the block after it, on its track: its level)
+                p.seen.pop(x, None)
+                lv = p.level(x, n)
+                if lv is not None:
+                    seen[j] = (lv + x) % n
+                    return True
+            return False
+
+        for j in (0, m - 1, m // 2):
+            read(j)
+        while 0 in seen:
+            js = np.array(sorted(seen), dtype=float)
+            v = np.array([seen[j] for j in sorted(seen)])
+            frac = float(v[0] - np.floor(v[0]))        # (every level of a band: whole sectors + one constant)
+            t = np.round(v - frac).astype(np.int64) % n
+            # (near the walk's skew: tracks read far apart do not unwrap to a mean step)
+            lines = _lines(js, t, n, b.skew / n * UREV)
+            if not lines:
+                # (the walk's skew is off, or the tracks lie on no line: every track read, in order)
+                if all(j in seen or read(j) for j in range(m)):
+                    b.per_track = [seen[j] for j in range(m)]
+                    done += 1
+                break
+            ends = np.array([(k, o) for k, a, z in lines for o in (a, z - 1)], dtype=np.int64)
+            laid = _laid(ends[:, 1:], ends[:, :1], m, n)
+            differ = (laid != laid[0]).sum(axis=0)
+            if not differ.any():
+                b.per_track = [float(x) + frac for x in laid[0]]
+                done += 1
+                break
+            j = int(np.argmax(differ))
+            if j in seen or not read(j):
+                break
+    return done
 
 
 def merge_pieces(bands: list, W: Optional[int]) -> list:
@@ -1047,6 +1100,52 @@ def tracks_of(bands: list, placed: list) -> list:
     return out
 
 
+def _lines(js: np.ndarray, sectors: np.ndarray, n: int, k0: float) -> list:
+    """The lines a `[layout.g4]` run can lay (track j at offset + j skew micro-revolutions, its first sector that
+    rounded to a whole sector, as `TrackTable` does) through whole `sectors` at tracks `js` (track 0 among
+    them), skews near `k0` (micro-revolutions a track): (skew, least offset, one past the greatest) of each."""
+    t = sectors.astype(np.int64)
+    j = js.astype(np.int64)
+    # each track's allowed micro-revolutions: x with floor((x n + U/2) / U) = t (mod n), i.e. [lo, lo + width)
+    lo = -((-(t * UREV - UREV // 2)) // n)
+    width = -((-(t * UREV + UREV // 2)) // n) - lo
+    span = 2 * UREV // (n * max(int(j.max()), 1)) + 2
+    ks = np.arange(int(round(k0)) - span, int(round(k0)) + span + 1, dtype=np.int64)
+    # where each track's interval starts, less j skew, relative to track 0's (which js[0] must be)
+    rel = (lo[None, :] - j[None, :] * ks[:, None] - lo[0]) % UREV
+    rel = np.where(rel > UREV - width[None, :], rel - UREV, rel)
+    a = np.maximum(rel, 0).max(axis=1)
+    b = np.minimum(rel + width[None, :], width[0]).min(axis=1)
+    return [(int(ks[i]) % UREV, int(lo[0] + a[i]), int(lo[0] + b[i])) for i in np.nonzero(a < b)[0]]
+
+
+def _laid(off, skew, m: int, n: int) -> np.ndarray:
+    """The whole first sectors of tracks 0 .. m - 1 of a run at `off` and `skew` micro-revolutions (or of
+    runs: columns of offsets and skews, a row each)."""
+    x = (off + np.arange(m, dtype=np.int64) * skew) % UREV
+    return (x * n + UREV // 2) // UREV % n
+
+
+def _k0(js: np.ndarray, sectors: np.ndarray, n: int) -> float:
+    """The mean step of whole sectors at tracks `js`, in micro-revolutions a track (a line through them)."""
+    y = np.unwrap(sectors * 2 * np.pi / n) * n / (2 * np.pi)
+    return float(np.polyfit(js, y, 1)[0]) / n * UREV if len(js) > 1 else 0.0
+
+
+def _exact_line(sectors: list, n: int) -> Optional[tuple]:
+    """(offset, skew) in micro-revolutions of a run that lays its tracks' first sectors at `sectors`; None if
+    no line does (tracks at angles of their own). Of the skews that do, the one leaving its offset most room."""
+    t = np.array(sectors, dtype=np.int64)
+    js = np.arange(len(t), dtype=float)
+    if len(t) < 2:
+        return (int(round(t[0] / n * UREV)) % UREV, 0) if len(t) else None
+    lines = _lines(js, t, n, _k0(js, t, n))
+    if not lines:
+        return None
+    k, a, b = max(lines, key=lambda r: r[2] - r[1])
+    return (a + b) // 2 % UREV, k
+
+
 def to_g4(bands: list, placed: list, theta: float, shift_sectors_of_spt: Callable) -> tuple[dict, int, int]:
     """The `[layout.g4]` table of the bands: patterns, one root table of one run per band, slips.
     Returns (g4, surfaces, cylinders)."""
@@ -1061,11 +1160,17 @@ def to_g4(bands: list, placed: list, theta: float, shift_sectors_of_spt: Callabl
         # the first slot's sector: the completion's less a sector and the bus (`shift_sectors_of_spt`) and
         # the grid's phase, in micro-revolutions
         if bnd.per_track is not None:
-            # one run of one track each (each track its own angle, as in the truth's odd tables)
-            for j, v in enumerate(bnd.per_track):
-                sig = v - shift_sectors_of_spt(n) - theta * n
-                off = int(round(sig / n * UREV)) % UREV
-                root.append([slot + j * n, int(c0 + j * step), off, n, 1, 0, n, step, 0, pat_of[n], int(head)])
+            sigs = [v - shift_sectors_of_spt(n) - theta * n for v in bnd.per_track]
+            line = _exact_line([int(round(v)) % n for v in sigs], n)
+            if line is not None:
+                # one run whose angle and skew in micro-revolutions put every track on its whole sector
+                off, skew = line
+                root.append([slot, int(c0), off, n, 1, skew, n * bnd.tracks, step * bnd.tracks, 0, pat_of[n], int(head)])
+            else:
+                # one run of one track each (each track its own angle, as in the truth's odd tables)
+                for j, sig in enumerate(sigs):
+                    off = int(round(sig / n * UREV)) % UREV
+                    root.append([slot + j * n, int(c0 + j * step), off, n, 1, 0, n, step, 0, pat_of[n], int(head)])
         else:
             sig = bnd.v0 - shift_sectors_of_spt(n) - theta * n
             off = int(round(sig / n * UREV)) % UREV
