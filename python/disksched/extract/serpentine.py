@@ -824,11 +824,11 @@ def _track_angles(p: _Prober, bands: list) -> int:
     skew). A line through whole sectors read at a few tracks leaves the skew a fraction of a sector off, and
     DiskSim 4's tables round each track's angle to a whole sector on its own (maxtor300g: 15% of the tracks
     came out a sector off). The lines a run can lay through the first, middle and last tracks (`_lines`) are
-    narrowed by reading, one at a time, a track where they disagree, until all lay every track alike (every
-    track read instead: 25 device minutes on maxtor300g). Returns the bands so set."""
+    narrowed by reading, one at a time, a track where they disagree, until all lay every track alike, and four
+    more tracks checked (every track read instead: 25 device minutes on maxtor300g). Returns the bands so set."""
     done = 0
     for b in bands:
-        if b.per_track is not None or b.guessed or b.tracks < 2:
+        if b.guessed or b.tracks < 2:
             continue
         n, m = b.spt, b.tracks
         seen: dict = {}
@@ -842,6 +842,13 @@ def _track_angles(p: _Prober, bands: list) -> int:
                     seen[j] = (lv + x) % n
                     return True
             return False
+
+        if b.per_track is not None:
+            # a band walked track by track: each read again
+            if all(read(j) for j in range(m)):
+                b.per_track = [seen[j] for j in range(m)]
+                done += 1
+            continue
 
         for j in (0, m - 1, m // 2):
             read(j)
@@ -862,7 +869,15 @@ def _track_angles(p: _Prober, bands: list) -> int:
             laid = _laid(ends[:, 1:], ends[:, :1], m, n)
             differ = (laid != laid[0]).sum(axis=0)
             if not differ.any():
-                b.per_track = [float(x) + frac for x in laid[0]]
+                # four tracks more must lie on it too (maxtor300g's odd tables lay each track at an angle of
+                # its own, a few sectors off any line: such a band is read track by track)
+                checks = [j for j in (m // 4, 3 * m // 4, m // 8, 5 * m // 8) if j not in seen]
+                if all(read(j) and round(seen[j] - frac) % n == laid[0][j] for j in checks):
+                    b.per_track = [float(x) + frac for x in laid[0]]
+                elif all(j in seen or read(j) for j in range(m)):
+                    b.per_track = [seen[j] for j in range(m)]
+                else:
+                    break
                 done += 1
                 break
             j = int(np.argmax(differ))
