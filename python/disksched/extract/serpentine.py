@@ -1018,66 +1018,61 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
     with fewer sectors per track, took that band's: DiskSim 4's rule for a partial track, and a sixth of a
     synthetic serpentine's blocks lay tens of sectors off their angle.)
 
-    A band of other than W tracks (maxtor300g's odd track tables: a cylinder of one track a surface, a band
-    of 33; or a band the walk split) breaks the groups: it lies on cylinders of its own, on surface 0, and the
-    groups start again after it, each such part a cylinder apart from the one before (so that no track is
-    one cylinder from a track of the same surface in another part, and the partial-track rule never joins
-    them). Timing sees no cylinder: the parts cost only a few cylinders of seek distance.
+    Bands of other widths (maxtor300g's odd track tables: groups of bands of 24 or 16 tracks, a cylinder of one
+    track a surface, a band of 33; or a band the walk split, whose pieces that add up to W fill one band's
+    place) lie in groups of their own width: each run of places of one width starts on cylinders of its own,
+    a cylinder apart from the run before (so that no track is one cylinder from a track of the same surface
+    in another run, and the partial-track rule never joins them), its first group boundary where its bands'
+    sectors per track say (`_group_offset`). Timing sees no cylinder: the runs cost a few cylinders of seek
+    distance.
 
     `groups`, if given, gets each whole group of S single bands: (its first cylinder, its bands' indexes, its
     parity in its run of groups)."""
-    # the parts in order: ("slot", pieces) fills one band's place (a band of W tracks, or pieces of a split
-    # band that add up to W), ("apart", [band]) lies on cylinders of its own
-    parts: list = []
+    # the places in order, (width, pieces): a band, or pieces of a split band that add up to W
+    places: list = []
     pending: list = []
     for bnd in bands:
         if bnd.tracks >= W or sum(b.tracks for b in pending) + bnd.tracks > W:
-            parts += [("apart", [b]) for b in pending]
+            places += [(b.tracks, [b]) for b in pending]
             pending = []
-        if bnd.tracks == W:
-            parts.append(("slot", [bnd]))
-        elif bnd.tracks > W:
-            parts.append(("apart", [bnd]))
+        if bnd.tracks >= W:
+            places.append((bnd.tracks, [bnd]))
         else:
             pending.append(bnd)
             if sum(b.tracks for b in pending) == W:
-                parts.append(("slot", pending))
+                places.append((W, pending))
                 pending = []
-    parts += [("apart", [b]) for b in pending]
+    places += [(b.tracks, [b]) for b in pending]
 
     out: list = []
-    free = 0         # the first cylinder after the parts placed so far
+    free = 0         # the first cylinder after the runs placed so far
     i = 0
-    while i < len(parts):
-        if parts[i][0] == "apart":
-            c0 = free + (1 if out else 0)
-            out.append((c0, 1, 0))
-            free = c0 + parts[i][1][0].tracks
-            i += 1
-            continue
+    while i < len(places):
+        # a run of places of one width: groups of S on that many cylinders
+        w = places[i][0]
         j = i
-        while j < len(parts) and parts[j][0] == "slot":
+        while j < len(places) and places[j][0] == w:
             j += 1
-        run = [pieces for _, pieces in parts[i:j]]
+        run = [pieces for _, pieces in places[i:j]]
         base = free + (1 if out else 0)
         r = (S - _group_offset([p[0].spt for p in run], S)) % S     # (a run may begin inside a group)
         members: list = []   # the current group's bands, while each fills its place alone
         for pieces in run:
             g, k = divmod(r, S)
             members = (members if k else []) + [len(out) if len(pieces) == 1 else None]
-            if k == S - 1 and groups is not None and len(members) == S and None not in members:
-                groups.append((base + g * W, members, g % 2))
-            c0 = base + g * W
+            if k == S - 1 and groups is not None and w == W and len(members) == S and None not in members:
+                groups.append((base + g * w, members, g % 2))
+            c0 = base + g * w
             # `turn`: a group's first band starts at the far end of its cylinders (maxtor300g's: its last
             # surface crosses W cylinders between groups), else next to where the group before ended
             down = k % 2 == 0 if turn else (k + g) % 2 == 0
             head = k if g % 2 == 0 else S - 1 - k
             at = 0
             for bnd in pieces:
-                out.append((c0 + W - 1 - at if down else c0 + at, -1 if down else 1, head))
+                out.append((c0 + w - 1 - at if down else c0 + at, -1 if down else 1, head))
                 at += bnd.tracks
             r += 1
-        free = base + -(-r // S) * W
+        free = base + -(-r // S) * w
         i = j
     return out
 
