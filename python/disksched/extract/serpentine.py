@@ -88,8 +88,8 @@ class Band:
     slips: list = field(default_factory=list)     # slot offsets from the band's first slot, sorted
     first_lbns: list = field(default_factory=list)  # first LBN of each track
     v0_raw: Optional[float] = None                  # track 0's first block's level + its LBN, as read
-    per_track: Optional[list] = None                # each track's own first-slot sector (a band whose tracks' angles
-                                                    # follow no skew: the track tables' odd bands), else None
+    per_track: Optional[list] = None                # each track's own first-slot sector (walked track by track, or
+                                                    # read after the walk: `_track_angles`), else None
     guessed: bool = False                           # one track the walk could not measure, of the last band's
                                                     # sectors: its end is where the next band is found to begin
 
@@ -124,6 +124,12 @@ class _Prober:
             return None
         return (self.clock.phase(t) * n - x) % n
 
+    def level_here(self, x: int, n: int) -> Optional[float]:
+        """`level` of x, or where x was answered from the cache (the block after one probed before) of the block
+        after it: on x's track unless x ends it, so the same level."""
+        lv = self.level(x, n)
+        return lv if lv is not None else self.level(x + 1, n)
+
     def maybe_refine(self):
         if self.clock.anchor_blocks and self.dev.now_ns() > 2 * self.refined_at:
             refine_period(self.dev, self.clock)
@@ -138,9 +144,7 @@ def _spt_of(p: _Prober, L: int, guess: Optional[int], lo_spt: int) -> Optional[i
         L += 1
     if guess:
         d = guess // 2
-        a = p.level(L + d, guess)
-        a = a if a is not None else p.level(L + d + 1, guess)
-        b = p.level(L, guess)
+        a, b = p.level_here(L + d, guess), p.level(L, guess)
         if a is not None and b is not None and abs(_fold(a - b, guess)) < 0.3:
             return guess
     found: list = []     # (two pairs must agree: one across a track's end can fit a wrong count by chance)
@@ -172,11 +176,9 @@ def _place_slips(p: _Prober, f: int, count: int, k: int, n: int) -> list:
     """LBN offsets on the track that begins at f (`count` blocks) before which its k slips lie, in order
     (a run of slipped sectors: the same offset repeated), by bisection on the level (a block after m slips
     lies m sectors further on); [] when the first block is not read."""
-    base = p.level(f, n)
+    base = p.level_here(f, n)         # (no slip before the second block: the first is the track's own)
     if base is None:
-        base = p.level(f + 1, n)      # (no slip before the second block: the first is the track's own)
-        if base is None:
-            return []
+        return []
     shift: dict = {0: 0.0}
 
     def at(o: int) -> Optional[float]:
@@ -217,9 +219,7 @@ def _walk_band(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Optional
     n = _spt_of(p, L, n_guess, lo_spt)
     if n is None:
         raise NotSerpentine(f"no sectors per track at block {L:,}")
-    lv0 = p.level(L, n)
-    if lv0 is None:
-        lv0 = p.level(L + 1, n)      # (the block after it, on its track: the same level)
+    lv0 = p.level_here(L, n)
     if lv0 is None:
         raise NotSerpentine(f"block {L:,} answered from the cache")
     v0 = (lv0 + L) % n
@@ -249,9 +249,7 @@ def _walk_band(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Optional
     c = n
     if short:
         k0 = track_end(L, lv0) - L
-        lv1 = p.level(L + k0, n)
-        if lv1 is None:
-            lv1 = p.level(L + k0 + 1, n)
+        lv1 = p.level_here(L + k0, n)
         if lv1 is None or L + k0 + n >= end:
             raise NotSerpentine(f"no second track at block {L + k0:,}")
         k1 = track_end(L + k0, lv1) - (L + k0)
@@ -298,9 +296,7 @@ def _walk_band(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Optional
             if la is None or lx is None or abs(_fold(la - lx, n)) > 1.5:
                 return False
         if b is None:
-            lv = p.level(x, n)
-            if lv is None:
-                lv = p.level(x + 1, n)
+            lv = p.level_here(x, n)
             if lv is None:
                 return False
             b = ((lv + L + j * c) % n - v0) % n / j
@@ -459,9 +455,7 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
         raise NotSerpentine(f"no sectors per track at block {L:,}")
     firsts, counts, vs = [], [], []
     f = L
-    lv = p.level(f, n)
-    if lv is None:
-        lv = p.level(f + 1, n)      # (the block after it, on its track: the same level)
+    lv = p.level_here(f, n)
     if lv is None:
         raise NotSerpentine(f"block {L:,} answered from the cache")
     b = None
@@ -478,8 +472,11 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
             # the walk begins inside a track (the band before ended early: maxtor300g's tables whose tracks
             # all lie at one angle hide their ends from the levels): its end by bisection, the first block
             # that shows another level, checked a block on
-            same = lambda x: (lambda v: v is not None and -0.5 <= _fold(v - lv, n) <= reach + 0.5)(  # noqa: E731
-                p.level(x, n) if p.level(x, n) is not None else p.level(x - 1, n))
+            def same(x: int) -> bool:
+                v = p.level(x, n)
+                v = v if v is not None else p.level(x - 1, n)     # (a hit: the block before, read with it)
+                return v is not None and -0.5 <= _fold(v - lv, n) <= reach + 0.5
+
             lo, hi = f, min(f + n - reach, end)
             while hi - lo > 1:
                 mid = (lo + hi) // 2
@@ -495,15 +492,13 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
         if e >= end:
             break
         # the next track: in this band if it holds the level half a track on and lies a skew on
-        la, lx = p.level(min(e + n // 2, end - 1), n), p.level(e, n)
-        if lx is None:
-            lx = p.level(e + 1, n)
+        la, lx = p.level(min(e + n // 2, end - 1), n), p.level_here(e, n)
         if la is None or lx is None or not (-0.5 <= _fold(la - lx, n) <= reach + 0.5):
             break
         # and it has this band's sectors per track (the half-track test above allows runs of slips, so a
         # track of other sectors passes it: maxtor300g's last cylinder before a zone, one track a surface)
         # (unknown, a probe answered from the cache: the half-track test decides alone)
-        m = _spt_of(p, e if p.level(e, n) is not None else e + 1, n, lo_spt)
+        m = _spt_of(p, e, n, lo_spt)
         if m is not None and m != n:
             break
         # (no skew asked for: in maxtor300g's odd track tables each track has its own angle)
@@ -584,9 +579,7 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
     block of L's track. Each by bisection over a track's length (the levels of one track agree, a few slips
     apart; the next track's lie a skew off)."""
     def same(x: int, ref: float, n: int) -> Optional[bool]:
-        v = p.level(x, n)
-        if v is None:
-            v = p.level(x + 1, n)
+        v = p.level_here(x, n)
         return None if v is None else -0.5 <= _fold(v - ref, n) <= MAX_BAND_SLIPS + 0.5
 
     m = prev.spt
@@ -616,9 +609,7 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
     lo, hi = L - n, L - 1           # hi on L's track; lo before it
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        w = p.level(mid, n)
-        if w is None:
-            w = p.level(mid + 1, n)
+        w = p.level_here(mid, n)
         if w is None:
             return L
         if -MAX_BAND_SLIPS - 0.5 <= _fold(lv - w, n) <= 0.5:
@@ -639,7 +630,8 @@ def _end_at(b: Band, E: int) -> int:
     b.count = E - b.first
     slots = b.tracks * b.spt
     slips = [x for x in b.slips if x < slots]
-    free = (x for x in range(slots - 1, (b.tracks - 1) * b.spt - 1, -1) if x not in set(slips))
+    taken = set(slips)
+    free = (x for x in range(slots - 1, (b.tracks - 1) * b.spt - 1, -1) if x not in taken)
     while len(slips) > slots - b.count:
         slips.pop()
     while len(slips) < slots - b.count:
@@ -661,9 +653,7 @@ def _next_track_near(p: _Prober, L: int, m: int) -> Optional[int]:
     lo, hi = L, L + m // 3           # lo on the track before, hi past it
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        v = p.level(mid, m)
-        if v is None:
-            v = p.level(mid + 1, m)
+        v = p.level_here(mid, m)
         if v is None:
             return None
         lo, hi = (mid, hi) if near(v, lp) else (lo, mid)
@@ -714,7 +704,7 @@ def serpentine_walk(dev: Device, clock: Clock, spt_hint: int, progress: Optional
                 bnd = got
             if W is None or bnd.tracks >= W:
                 return bnd, False
-        if bnd is not None and not W or bnd is not None and bnd.first + bnd.count >= end:
+        if bnd is not None and (not W or bnd.first + bnd.count >= end):
             return bnd, False
         # track by track (runs of slips the prediction does not follow); the longer band wins
         try:
