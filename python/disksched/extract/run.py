@@ -879,10 +879,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
 SERP_SEEK_SEARCHES = 3       # lead searches a distance (each on its own pairs of blocks)
 SERP_STEP = 0.04             # a seek time that changes by more than this share between two distances is a step ...
 SERP_SEEK_REFINE = 48        # ... searched for by at most this many more distances
-
-
-#: turns a serpentine's lead search goes up to (a full stroke is well under three turns on any drive we know)
-SERP_LEAD_TURNS = 3
+SERP_LEAD_TURNS = 3          # turns a lead search goes up to (a full stroke is well under three on any drive we know)
 
 
 def _serp_lead_ns(dev: Device, clock: Clock, rng: random.Random, serp, d: int, hit_bound_ns: float,
@@ -1034,7 +1031,8 @@ def _serpentine_model(dev: Device, clock: Clock, rng: random.Random, conf: float
     # a step between two distances (maxtor300g's 21 % from 21 to 22 cylinders, 10 % from 340 to 350): the
     # distance between them measured, until each such step lies between neighbouring cylinders
     for _ in range(SERP_SEEK_REFINE):
-        gap = next(((a, b) for a, b in zip(table[1:], table[2:]) if b[0] - a[0] > 1 and abs(b[1] - a[1]) > SERP_STEP * min(a[1], b[1])), None)
+        gap = next(((a, b) for a, b in zip(table[1:], table[2:])
+                    if b[0] - a[0] > 1 and abs(b[1] - a[1]) > SERP_STEP * min(a[1], b[1])), None)
         if gap is None:
             break
         row = seek_at(int(gap[0][0] + gap[1][0]) // 2)
