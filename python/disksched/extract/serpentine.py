@@ -459,13 +459,20 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
     if lv is None:
         raise NotSerpentine(f"block {L:,} answered from the cache")
     b = None
+
+    def on_track(x: int, v: Optional[float]) -> bool:
+        """Whether block x, of level v, lies on the track that begins at f (level lv): its level a run of slips
+        on, and its slot then still on the track (the next track's first blocks lie a skew plus this track's
+        slips on, which the reach allows: maxtor300g's bands of three slips a track and a 9-sector skew)."""
+        if v is None:
+            return False
+        d = _fold(v - lv, n)
+        return -0.5 <= d <= reach + 0.5 and (x - f) + d <= n - 0.5
+
     while f < end and (W is None or len(firsts) < W):
         e = None
         for x in range(min(f + n, end) - 1, max(f, f + n - reach) - 1, -1):
-            v = p.level(x, n)
-            if v is None:
-                continue
-            if -0.5 <= _fold(v - lv, n) <= reach + 0.5:
+            if on_track(x, p.level(x, n)):
                 e = x + 1
                 break
         if e is None:
@@ -474,8 +481,7 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
             # that shows another level, checked a block on
             def same(x: int) -> bool:
                 v = p.level(x, n)
-                v = v if v is not None else p.level(x - 1, n)     # (a hit: the block before, read with it)
-                return v is not None and -0.5 <= _fold(v - lv, n) <= reach + 0.5
+                return on_track(x, v) if v is not None else on_track(x - 1, p.level(x - 1, n))  # (a hit: the block before, read with it)
 
             lo, hi = f, min(f + n - reach, end)
             while hi - lo > 1:
