@@ -1535,8 +1535,10 @@ def test_maxtor300g_is_followed_band_by_band_to_its_end(tmp_path):
     search allows): the band walk used to lose it 46 million blocks in (8% of the disk) and fall back to the
     coarse model. It follows the whole disk within the budget: the spec loads (every band placed on cylinders
     no other band's track holds), at least 99.9% of the LBNs lie on their true track, as the issue asks, and
-    99.8% of sampled blocks within a sector of their true angle (each track's angle read, `_track_angles`:
-    a line through a few tracks per band left 15% of the tracks a sector off)."""
+    99.9% of sampled blocks within a sector of their true angle (each track's angle read, `_track_angles`:
+    a line through a few tracks per band left 15% of the tracks a sector off; a track's end search that took
+    the next track's first blocks, a skew on, for slips left three bands of three slips a track a few sectors
+    off), and its seek curve within 5% of the truth's past 1,000 cylinders."""
     from disksched import _core
     from disksched import extract_roundtrip as rt
     from disksched.extract.run import extract
@@ -1550,7 +1552,12 @@ def test_maxtor300g_is_followed_band_by_band_to_its_end(tmp_path):
     spec.write_text(to_toml(x.spec))
     assert json.loads(_core.disk_characteristics(str(spec), [1], [], []))["cylinders"] == x.spec["cylinders"]
     assert rt.layout_match("maxtor300g", x.geometry.tracks, x.spec["blocks"]) >= 0.999
-    assert rt.angle_match("maxtor300g", str(spec), 2000)["within_one_sector"] >= 0.998
+    assert rt.angle_match("maxtor300g", str(spec), 2000)["within_one_sector"] >= 0.999
+    # the seek curve: past the short seeks (where the model's extra cylinders move a distance across the truth's
+    # steps) within 5% at every distance the truth tabulates; a lead search whose first read was a cache hit
+    # once measured 70,000 cylinders as 6.0 ms where the truth takes 8.3
+    far = [r for r in rt.seek_errors("maxtor300g", str(spec))["rows"] if r[0] >= 1000]
+    assert len(far) > 100 and all(abs(e / t - 1) < 0.05 for _, t, e in far), [r for r in far if abs(r[2] / r[1] - 1) >= 0.05]
 
 
 def _banded_serpentine_toml(surfaces: int, band: int, spts: tuple, cylinders: int = 60000) -> str:
