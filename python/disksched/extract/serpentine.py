@@ -602,6 +602,28 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
                 return L
             lo, hi = (mid, hi) if r else (lo, mid)
         return hi
+    # L a few blocks early (the band before ended at a slip it took for one too many): L shows the block
+    # before's level and its slot still fits on that track; unless that band's tracks lie at one angle, the
+    # next track's first block does neither (a skew on). Its end by bisection up to a track from its start.
+    F = prev.first_lbns[-1] if prev.first_lbns else None
+    lf = p.level_here(F, m) if F is not None and F < L else None
+
+    def fits(x: int) -> Optional[bool]:
+        v = p.level_here(x, m)
+        if v is None:
+            return None
+        d = _fold(v - lf, m)
+        return -0.5 <= d <= MAX_BAND_SLIPS + 0.5 and (x - F) + d <= m - 0.5
+
+    if lf is not None and abs(_fold(prev.skew, m)) > MAX_BAND_SLIPS + 1 and fits(L) and fits(L - 1):
+        lo, hi = L, F + m
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            r = fits(mid)
+            if r is None:
+                return L
+            lo, hi = (mid, hi) if r else (lo, mid)
+        return hi
     n = _spt_of(p, L, None, lo_spt)
     if n is None:
         return L
@@ -628,12 +650,17 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
 def _end_at(b: Band, E: int) -> int:
     """Let band `b` end at LBN `E` (its last track longer or shorter, or tracks fewer): its tracks, count and
     slips follow (the slots its tracks hold less its LBNs are its slips; those added or taken off, at its
-    last track's end). Returns E."""
+    last track's end; a band walked track by track keeps an angle a track). Returns E."""
     b.first_lbns = [f for f in b.first_lbns if f < E] or [b.first]
     while E - b.first > len(b.first_lbns) * b.spt:
         b.first_lbns.append(b.first_lbns[-1] + b.spt)
     b.tracks = len(b.first_lbns)
     b.count = E - b.first
+    if b.per_track is not None:
+        # (a track added lies a skew on; `_track_angles` reads it)
+        b.per_track = b.per_track[:b.tracks]
+        while len(b.per_track) < b.tracks:
+            b.per_track.append((b.per_track[-1] + b.skew) % b.spt)
     slots = b.tracks * b.spt
     slips = [x for x in b.slips if x < slots]
     taken = set(slips)
@@ -883,24 +910,31 @@ def _track_angles(p: _Prober, bands: list) -> int:
 
 
 def merge_pieces(bands: list, W: Optional[int]) -> list:
-    """A band the walk ended early (slips on many tracks in a row ran its levels off the prediction) and the
-    rest of it: neighbours of one sectors per track and count per track, together at most W tracks, the
-    second's first track one skew on from the first's last (the slips between taken into account)."""
+    """A band the walk ended early and the rest of it: neighbours of one sectors per track, together at most W
+    tracks, the second's first track one skew on from the first's last (the slips between taken into
+    account). The walk ends a band early where slips on many tracks in a row ran its levels off the prediction,
+    or where they stop and a band walked track by track goes on as a line (maxtor300g's bands of four and five
+    slips a track whose last tracks have none: left apart, each piece is a band of its own width and is placed
+    on cylinders of its own, 70 more a time)."""
+    def sector(b: Band, j: int) -> float:
+        return b.per_track[j] if b.per_track is not None else b.v0 + j * b.skew
+
     out: list = []
     for bnd in bands:
         a = out[-1] if out else None
-        if a is not None and W and a.per_track is None and bnd.per_track is None and a.spt == bnd.spt \
-                and a.tracks + bnd.tracks <= W and abs(a.skew - bnd.skew) < 1.0:
-            n = a.spt
-            k = a.tracks
-            pred = a.v0 + k * a.skew
-            d = _fold(bnd.v0 - pred, n)
-            c = a.first_lbns[1] - a.first_lbns[0] if a.tracks > 1 else n
-            if -3 <= d <= MAX_BAND_SLIPS + 3:
-                slots = k * n
+        # (a one-track piece's skew is no measure: the next piece's first track's angle says it)
+        if a is not None and W and not (a.guessed or bnd.guessed) and a.spt == bnd.spt \
+                and a.tracks + bnd.tracks <= W and (min(a.tracks, bnd.tracks) < 2 or abs(a.skew - bnd.skew) < 1.0):
+            n, k = a.spt, a.tracks
+            skew = a.skew if a.tracks >= 2 else bnd.skew
+            if -3 <= _fold(sector(bnd, 0) - sector(a, k - 1) - skew, n) <= MAX_BAND_SLIPS + 3:
+                per_track = None
+                if a.per_track is not None or bnd.per_track is not None:
+                    per_track = [sector(a, j) for j in range(k)] + [sector(bnd, j) for j in range(bnd.tracks)]
                 out[-1] = Band(a.first, n, k + bnd.tracks, a.count + bnd.count, a.v0,
                                (a.skew * a.tracks + bnd.skew * bnd.tracks) / (a.tracks + bnd.tracks),
-                               a.slips + [slots + x for x in bnd.slips], a.first_lbns + bnd.first_lbns, a.v0_raw)
+                               a.slips + [k * n + x for x in bnd.slips], a.first_lbns + bnd.first_lbns, a.v0_raw,
+                               per_track=per_track)
                 continue
         out.append(bnd)
     return out
@@ -1020,7 +1054,7 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
     a cylinder apart from the run before (so that no track is one cylinder from a track of the same surface
     in another run, and the partial-track rule never joins them), its first group boundary where its bands'
     sectors per track say (`_group_offset`). Timing sees no cylinder: the runs cost a few cylinders of seek
-    distance.
+    distance. Places of fewer tracks that the serpentine's order runs on across take W places (below).
 
     `groups`, if given, gets each whole group of S single bands: (its first cylinder, its bands' indexes, its
     parity in its run of groups)."""
@@ -1039,6 +1073,25 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
                 places.append((W, pending))
                 pending = []
     places += [(b.tracks, [b]) for b in pending]
+    # places of fewer tracks between two runs of W that keep the serpentine's order across them (the run after
+    # begins at the surface the run before, counted on through them, comes to) are bands the walk found
+    # shorter, each keeping its group's place on W cylinders (maxtor300g's bands of 27 and 2 tracks around three
+    # spare cylinders, read as one of 29); else they are runs of their own
+    def phase(i: int, j: int) -> int:
+        """The slot in its group of the first of the run of W places[i:j]."""
+        return (S - _group_offset([pieces[0].spt for _, pieces in places[i:j]], S)) % S
+
+    runs, i = [], 0          # (first, end) of each run of places of W, and of the places between them
+    while i < len(places):
+        j = i
+        while j < len(places) and (places[j][0] == W) == (places[i][0] == W):
+            j += 1
+        runs.append((i, j))
+        i = j
+    for (a0, a1), (o0, o1), (b0, b1) in zip(runs, runs[1:], runs[2:]):
+        if places[a0][0] == W and all(w < W for w, _ in places[o0:o1]) and \
+                (phase(a0, a1) + (a1 - a0) + (o1 - o0)) % S == phase(b0, b1):
+            places[o0:o1] = [(W, pieces) for _, pieces in places[o0:o1]]
 
     out: list = []
     free = 0         # the first cylinder after the runs placed so far
