@@ -656,6 +656,31 @@ def test_idle_hit_control_is_not_let_through_by_a_late_hit():
     assert all(resumes(150, 150, True, s) for s in range(40))
 
 
+def test_idle_hit_control_apart_when_the_cache_holds_more_segments_than_counted():
+    """The idle-hit test's control reads the block past the read-ahead's reach; the trial at the same place then
+    finds that block in a segment if the reads between cannot push it out: maxtor300g has 2,048 segments, the
+    segment test counts to 64, and every trial voted "resumes" (its truth does not). With `control_apart` (the
+    segment test found no end) each control is at a place of its own. A drive of 2,048 segments, exact, that
+    does not read ahead on an idle hit: "resumes" with the control at the trial's place, not with it apart; one
+    that does: "resumes" either way."""
+    import random
+
+    from disksched.extract.cache import HitTest, resumes_on_hit
+    from disksched.extract.timing import Clock
+
+    clock = Clock(hit_ns=_ReadAheadNoisyDisk.hit_ns, hit_spread_ns=0, period_ns=_ReadAheadNoisyDisk.period_ns)
+    hit = HitTest(clock, _ReadAheadNoisyDisk.hit_ns, 100_000)
+
+    def resumes(really, apart, seed):
+        disk = _ReadAheadNoisyDisk(150, really, segments=2048, noise_ns=1e-3, seed=seed)
+        return resumes_on_hit(disk, clock, random.Random(seed), hit, {"when": "every-read", "blocks": 150}, 64,
+                              control_apart=apart)["resumes"]
+
+    assert all(resumes(False, False, s) for s in range(5))
+    assert not any(resumes(False, True, s) for s in range(5))
+    assert all(resumes(True, True, s) for s in range(5))
+
+
 def test_rotation_and_geometry_with_jitter():
     """With 20 us of host jitter the rotation period and the sectors per track
     still come out exactly; the geometry of DEC RZ26's first 200,000 blocks is

@@ -226,7 +226,8 @@ def _track_end_reach(tracks, rng: random.Random, probe, confirmed, largest, stre
 
 
 def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, ra: dict, segments: int,
-                   track_starts=None, track_len: int = 0, wait_turns: int = 4, trials: int = 5) -> dict:
+                   track_starts=None, track_len: int = 0, wait_turns: int = 4, trials: int = 5,
+                   control_apart: bool = False) -> dict:
     """Whether a hit that finds the mechanism idle restarts the read-ahead
     (DiskSim's `Read-ahead on idle hit`). After one read and its read-ahead
     (`ra`, from `read_ahead`: it reaches `ra["blocks"]` past the read), the
@@ -238,7 +239,13 @@ def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, 
     the hit before it, must miss, else the reach is longer there and the
     trial is void. Fewer than 3 trials not void: not measured (no). Under
     timing noise a control's miss is provisional (a hit learned late reads
-    as a miss): `confirm_idle_hit_controls` reads each one again."""
+    as a miss): `confirm_idle_hit_controls` reads each one again.
+    `control_apart` (the segment test counted no end to the segments, so
+    the reads between cannot push a block out): each control at a track
+    start of its own, since one at the trial's place leaves the block past
+    the reach in a segment for the trial to hit (maxtor300g's 2,048
+    segments, 64 counted: every trial voted "resumes", wrong). Exact only:
+    such a control is not read again."""
     if ra["when"] == "none" or ra["blocks"] <= 0:
         return {"resumes": False, "confidence": 1.0, "note": "no read-ahead"}
     stream = 2 if ra["when"] == "stream" else 0
@@ -246,16 +253,21 @@ def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, 
     # (as `read_ahead` waits: a turn and a half per track read ahead)
     wait_ns = int((wait_turns + (1.5 * past / track_len if track_len else 0)) * clock.period_ns)
     places = []
-    for _ in range(trials * 3):
-        if len(places) == trials:
-            break
+
+    def place() -> int:
         if track_starts is not None and len(track_starts) > 1:
             x = int(track_starts[rng.randrange(len(track_starts) - 1)])
         else:
             x = _fresh(dev, rng, 2 * past)
-        x = min(x, dev.blocks - past - 1)
-        _idle_hit_start(dev, rng, x, stream, segments, wait_ns)
-        if _hits(dev, hit, x + past):
+        return min(x, dev.blocks - past - 1)
+
+    for _ in range(trials * 3):
+        if len(places) == trials:
+            break
+        x = place()
+        xc = place() if control_apart else x
+        _idle_hit_start(dev, rng, xc, stream, segments, wait_ns)
+        if _hits(dev, hit, xc + past):
             continue  # the read-ahead reaches further here: no trial
         _idle_hit_start(dev, rng, x, stream, segments, wait_ns)
         if not _hits(dev, hit, x + past - 1):
@@ -264,7 +276,7 @@ def resumes_on_hit(dev: Device, clock: Clock, rng: random.Random, hit: HitTest, 
         places.append((x, _hits(dev, hit, x + past)))
     out = _idle_hit_verdict(places)
     out["_control"] = {"past": past, "stream": stream, "wait_ns": wait_ns, "segments": segments,
-                       "places": places, "confirmed": not clock.noisy}
+                       "places": places, "confirmed": not clock.noisy or control_apart}
     return out
 
 
