@@ -1584,6 +1584,10 @@ def test_maxtor300g_is_followed_band_by_band_to_its_end(tmp_path):
     # the seek curve: past the short seeks (where the model's extra cylinders move a distance across the truth's
     # steps) within 5% at every distance the truth tabulates; a lead search whose first read was a cache hit
     # once measured 70,000 cylinders as 6.0 ms where the truth takes 8.3
+    # the read-ahead: after every read, and not again on a hit that finds the mechanism idle (the idle-hit
+    # test's control apart: its 2,048 segments are more than the segment test counts)
+    p = rt.policies("maxtor300g", str(spec))
+    assert p["read_ahead_ok"] and p["idle_hit_model"] == p["idle_hit_true"] is False, p
     far = [r for r in rt.seek_errors("maxtor300g", str(spec))["rows"] if r[0] >= 1000]
     assert len(far) > 100 and all(abs(e / t - 1) < 0.05 for _, t, e in far), [r for r in far if abs(r[2] / r[1] - 1) >= 0.05]
 
