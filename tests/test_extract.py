@@ -1598,6 +1598,27 @@ def test_maxtor300g_is_followed_band_by_band_to_its_end(tmp_path):
     assert len(far) > 100 and all(abs(e / t - 1) < 0.05 for _, t, e in far), [r for r in far if abs(r[2] / r[1] - 1) >= 0.05]
 
 
+def test_a_whole_group_of_narrower_bands_goes_on_from_the_cylinders_before_it():
+    """`place` on two surfaces, bands of 4 tracks, with one whole group of bands of 3 in the serpentine's order
+    (maxtor300g's groups of 24 tracks among its groups of 32): the group lies on the 3 cylinders after the group
+    before, its surfaces in the order the serpentine comes to, and the groups after it go on from there: 31
+    cylinders. (As a run of its own it started a cylinder apart and at its own group boundary, and the run
+    after it too: 24 to 32 cylinders more at each such group on maxtor300g.)"""
+    from disksched.extract.serpentine import Band, place
+
+    spts = [100, 200, 200, 100] * 2 + [100, 200] + [200, 100, 100, 200, 200, 100]
+    widths = [4] * 8 + [3, 3] + [4] * 6
+    bands, first = [], 0
+    for spt, tracks in zip(spts, widths):
+        bands.append(Band(first, spt, tracks, spt * tracks, 0.0, 0.0, first_lbns=[first + spt * j for j in range(tracks)]))
+        first += spt * tracks
+    placed = place(bands, S=2, W=4)
+    spans = [sorted((c0, c0 + step * (t - 1))) for (c0, step, _), t in zip(placed, widths)]
+    assert [lo for lo, _ in spans] == [0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 19, 19, 23, 23, 27, 27], spans
+    assert max(hi for _, hi in spans) == 30
+    assert [h for _, _, h in placed] == [0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0]
+
+
 def _banded_serpentine_toml(surfaces: int, band: int, spts: tuple, cylinders: int = 60000) -> str:
     """maxtor300g's drive with its layout replaced by a `[layout.g4]` banded serpentine of our own: `band`
     cylinders on surface 0 (descending), then the same cylinders on surface 1 (ascending), ..., then the next

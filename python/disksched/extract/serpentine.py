@@ -919,15 +919,22 @@ def merge_pieces(bands: list, W: Optional[int]) -> list:
     def sector(b: Band, j: int) -> float:
         return b.per_track[j] if b.per_track is not None else b.v0 + j * b.skew
 
+    def skew(b: Band) -> float:
+        """The band's skew; walked track by track, the median step between its tracks (the fit through them
+        can be a track's angle off: maxtor300g's 23 tracks of 1,123 sectors, fitted 240 where each steps 270)."""
+        if b.per_track is None or b.tracks < 3:
+            return b.skew
+        return float(np.median(_fold_arr(np.diff(np.array(b.per_track, dtype=float)), b.spt)))
+
     out: list = []
     for bnd in bands:
         a = out[-1] if out else None
         # (a one-track piece's skew is no measure: the next piece's first track's angle says it)
         if a is not None and W and not (a.guessed or bnd.guessed) and a.spt == bnd.spt \
-                and a.tracks + bnd.tracks <= W and (min(a.tracks, bnd.tracks) < 2 or abs(a.skew - bnd.skew) < 1.0):
+                and a.tracks + bnd.tracks <= W and (min(a.tracks, bnd.tracks) < 2 or abs(skew(a) - skew(bnd)) < 1.0):
             n, k = a.spt, a.tracks
-            skew = a.skew if a.tracks >= 2 else bnd.skew
-            if -3 <= _fold(sector(bnd, 0) - sector(a, k - 1) - skew, n) <= MAX_BAND_SLIPS + 3:
+            step = skew(a) if a.tracks >= 2 else skew(bnd)
+            if -3 <= _fold(sector(bnd, 0) - sector(a, k - 1) - step, n) <= MAX_BAND_SLIPS + 3:
                 per_track = None
                 if a.per_track is not None or bnd.per_track is not None:
                     per_track = [sector(a, j) for j in range(k)] + [sector(bnd, j) for j in range(bnd.tracks)]
@@ -1054,11 +1061,13 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
     a cylinder apart from the run before (so that no track is one cylinder from a track of the same surface
     in another run, and the partial-track rule never joins them), its first group boundary where its bands'
     sectors per track say (`_group_offset`). Timing sees no cylinder: the runs cost a few cylinders of seek
-    distance. Places of fewer tracks that the serpentine's order runs on across take W places (below).
+    distance. Places of fewer tracks that the serpentine's order runs on across take W places, and whole
+    groups of another width that it runs on across go on from the cylinders before them (below).
 
     `groups`, if given, gets each whole group of S single bands: (its first cylinder, its bands' indexes, its
     parity in its run of groups)."""
-    # the places in order, (width, pieces): a band, or pieces of a split band that add up to W
+    # the places in order, (width, pieces): a band, or pieces of a split band that add up to W, or to the width
+    # of the place before when that is less (maxtor300g's groups of 24 tracks: 22 and 2, 23 and 1)
     places: list = []
     pending: list = []
     for bnd in bands:
@@ -1069,8 +1078,9 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
             places.append((bnd.tracks, [bnd]))
         else:
             pending.append(bnd)
-            if sum(b.tracks for b in pending) == W:
-                places.append((W, pending))
+            total = sum(b.tracks for b in pending)
+            if total == W or (len(pending) > 1 and places and total == places[-1][0]):
+                places.append((total, pending))
                 pending = []
     places += [(b.tracks, [b]) for b in pending]
     # places of fewer tracks between two runs of W that keep the serpentine's order across them (the run after
@@ -1088,13 +1098,24 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
             j += 1
         runs.append((i, j))
         i = j
+    # whole groups of one other width (maxtor300g's groups of bands of 24 tracks) after a run of W that ends at a
+    # group boundary go on from its cylinders, and so does the run of W after them: `flush`
+    flush = set()
     for (a0, a1), (o0, o1), (b0, b1) in zip(runs, runs[1:], runs[2:]):
-        if places[a0][0] == W and all(w < W for w, _ in places[o0:o1]) and \
-                (phase(a0, a1) + (a1 - a0) + (o1 - o0)) % S == phase(b0, b1):
+        if places[a0][0] != W or any(w >= W for w, _ in places[o0:o1]) \
+                or (phase(a0, a1) + (a1 - a0) + (o1 - o0)) % S != phase(b0, b1):
+            continue
+        if o1 - o0 < S:
             places[o0:o1] = [(W, pieces) for _, pieces in places[o0:o1]]
+        elif (phase(a0, a1) + (a1 - a0)) % S == 0 and (o1 - o0) % S == 0:
+            # (a band of them found shorter keeps its place, as a band of W's above)
+            w = max(w for w, _ in places[o0:o1])
+            places[o0:o1] = [(w, pieces) for _, pieces in places[o0:o1]]
+            flush |= {o0, b0}
 
     out: list = []
     free = 0         # the first cylinder after the runs placed so far
+    parity = 0       # the parity of the group after the last one placed (a flush run goes on from it)
     i = 0
     while i < len(places):
         # a run of places of one width: groups of S on that many cylinders
@@ -1103,25 +1124,28 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
         while j < len(places) and places[j][0] == w:
             j += 1
         run = [pieces for _, pieces in places[i:j]]
-        base = free + (1 if out else 0)
-        r = (S - _group_offset([p[0].spt for p in run], S)) % S     # (a run may begin inside a group)
+        base = free + (1 if out and i not in flush else 0)
+        r = 0 if i in flush else (S - _group_offset([p[0].spt for p in run], S)) % S   # (a run may begin inside a group)
+        p0 = parity if i in flush else 0
         members: list = []   # the current group's bands, while each fills its place alone
         for pieces in run:
             g, k = divmod(r, S)
+            gp = (g + p0) % 2
             members = (members if k else []) + [len(out) if len(pieces) == 1 else None]
             if k == S - 1 and groups is not None and w == W and len(members) == S and None not in members:
-                groups.append((base + g * w, members, g % 2))
+                groups.append((base + g * w, members, gp))
             c0 = base + g * w
             # `turn`: a group's first band starts at the far end of its cylinders (maxtor300g's: its last
             # surface crosses W cylinders between groups), else next to where the group before ended
-            down = k % 2 == 0 if turn else (k + g) % 2 == 0
-            head = k if g % 2 == 0 else S - 1 - k
+            down = k % 2 == 0 if turn else (k + gp) % 2 == 0
+            head = k if gp == 0 else S - 1 - k
             at = 0
             for bnd in pieces:
                 out.append((c0 + w - 1 - at if down else c0 + at, -1 if down else 1, head))
                 at += bnd.tracks
             r += 1
         free = base + -(-r // S) * w
+        parity = (p0 + -(-r // S)) % 2
         i = j
     return out
 
