@@ -1619,6 +1619,33 @@ def test_a_whole_group_of_narrower_bands_goes_on_from_the_cylinders_before_it():
     assert [h for _, _, h in placed] == [0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0]
 
 
+def test_a_band_run_on_over_the_next_is_split_where_its_pieces_make_two():
+    """The band walk can run a band on over the first tracks of the next band on the same surface (at a group's
+    turn, where the angle runs on: maxtor300g's 20, 32 and 12 tracks for two bands of 32). `_resplit` cuts
+    the 32 after 12 tracks: 20 + 12 and 20 + 12, each band's blocks, slips and angles its own."""
+    from disksched.extract.serpentine import Band, _resplit
+
+    n, W = 100, 32
+
+    def band(first, tracks, slips=()):
+        return Band(first, n, tracks, tracks * n - len(slips), 10.0, 7.0, list(slips),
+                    [first + j * n for j in range(tracks)], per_track=[(10.0 + 7 * j) % n for j in range(tracks)])
+
+    a = band(0, 20)
+    b = band(2000, 32, slips=[5 * n + 3, 15 * n + 9])    # (slips on its 6th and 16th tracks)
+    b.first_lbns = [2000 + j * n - (j > 5) - (j > 15) for j in range(32)]
+    c = band(2000 + b.count, 12)
+    out = _resplit([a, b, c], W)
+    assert [x.tracks for x in out] == [20, 12, 20, 12]
+    head, tail = out[1], out[2]
+    assert (head.first, head.count, head.slips) == (2000, 12 * n - 1, [5 * n + 3])
+    assert (tail.first, tail.count, tail.slips) == (2000 + 12 * n - 1, 20 * n - 1, [3 * n + 9])
+    assert tail.first_lbns[0] == tail.first and head.first_lbns == b.first_lbns[:12]
+    assert tail.per_track == b.per_track[12:] and tail.v0 == b.per_track[12]
+    # (nothing to split: the pieces around it do not make a band)
+    assert [x.tracks for x in _resplit([band(0, 20), b, band(5200, 11)], W)] == [20, 32, 11]
+
+
 def _banded_serpentine_toml(surfaces: int, band: int, spts: tuple, cylinders: int = 60000) -> str:
     """maxtor300g's drive with its layout replaced by a `[layout.g4]` banded serpentine of our own: `band`
     cylinders on surface 0 (descending), then the same cylinders on surface 1 (ascending), ..., then the next

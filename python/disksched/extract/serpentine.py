@@ -909,6 +909,37 @@ def _track_angles(p: _Prober, bands: list) -> int:
     return done
 
 
+def _split_at(b: Band, t: int) -> tuple:
+    """Band `b` as two: its first t tracks and the rest."""
+    n, cut = b.spt, b.first_lbns[t]
+    pt = b.per_track
+    head = Band(b.first, n, t, cut - b.first, b.v0, b.skew, [x for x in b.slips if x < t * n], b.first_lbns[:t],
+                b.v0_raw, per_track=None if pt is None else pt[:t])
+    tail = Band(cut, n, b.tracks - t, b.first + b.count - cut, (b.v0 + t * b.skew) % n if pt is None else pt[t],
+                b.skew, [x - t * n for x in b.slips if x >= t * n], b.first_lbns[t:], None,
+                per_track=None if pt is None else pt[t:])
+    return head, tail
+
+
+def _resplit(bands: list, W: Optional[int]) -> list:
+    """A band of W tracks between a piece of k tracks and one of W - k, all of one sectors per track: the walk
+    ran a band on over the first tracks of the next on the same surface (maxtor300g's 20, 32 and 12 tracks for
+    two bands of 32 at a group's turn, where the angle runs on): the W split after W - k tracks, each part
+    joining its piece (`merge_pieces` then checks each join by the angles)."""
+    if not W:
+        return bands
+    out = list(bands)
+    i = 1
+    while i + 1 < len(out):
+        a, b, c = out[i - 1], out[i], out[i + 1]
+        if b.tracks == W and a.tracks < W and a.tracks + c.tracks == W and a.spt == b.spt == c.spt \
+                and not (a.guessed or b.guessed or c.guessed) and len(b.first_lbns) == W:
+            out[i:i + 1] = list(_split_at(b, W - a.tracks))
+            i += 2
+        i += 1
+    return out
+
+
 def merge_pieces(bands: list, W: Optional[int]) -> list:
     """A band the walk ended early and the rest of it: neighbours of one sectors per track, together at most W
     tracks, the second's first track one skew on from the first's last (the slips between taken into
@@ -927,7 +958,7 @@ def merge_pieces(bands: list, W: Optional[int]) -> list:
         return float(np.median(_fold_arr(np.diff(np.array(b.per_track, dtype=float)), b.spt)))
 
     out: list = []
-    for bnd in bands:
+    for bnd in _resplit(bands, W):
         a = out[-1] if out else None
         # (a one-track piece's skew is no measure: the next piece's first track's angle says it)
         if a is not None and W and not (a.guessed or bnd.guessed) and a.spt == bnd.spt \
