@@ -1076,7 +1076,7 @@ def _serpentine_model(dev: Device, clock: Clock, rng: random.Random, conf: float
                                 tracks=[(t.first, t.count) for t in serp.tracks])
     rows.append(("read_ahead", ra["when"], "", ra["confidence"], f"reach {ra['blocks']} blocks"))
     idle_hit = cache_tests.resumes_on_hit(dev, clock, rng, hit, ra, int(seg["segments"]), track_starts=starts, track_len=tl,
-                                          control_apart=seg["confidence"] < 0.9)
+                                          control_apart=seg["confidence"] < 0.9)  # (no end found: "more than")
     rows.append(_idle_hit_row(idle_hit))
     spt = serp.bands[0].spt
     q = drive_queue(dev, rng, serp.tracks[::max(len(serp.tracks) // 1000, 1)])

@@ -67,6 +67,14 @@ class NotSerpentine(DeviceError):
     """The layout is not a banded serpentine this walk follows."""
 
 
+def _on_track(offset: int, d: float, n: int, reach: float) -> bool:
+    """Whether a block `offset` blocks after a track's first block, its level `d` sectors after that block's,
+    lies on that track: its level a run of at most `reach` slips on, and its slot (offset plus those slips)
+    still on the track. The next track's first blocks lie a skew plus this track's slips on, which the reach
+    alone allows where the skew is small (maxtor300g's bands of three slips a track and a 9-sector skew)."""
+    return -0.5 <= d <= reach + 0.5 and offset + d <= n - 0.5
+
+
 def _fold(v: float, n: float) -> float:
     """v mod n, in (-n/2, n/2]."""
     return v - n * round(v / n)
@@ -461,13 +469,8 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
     b = None
 
     def on_track(x: int, v: Optional[float]) -> bool:
-        """Whether block x, of level v, lies on the track that begins at f (level lv): its level a run of slips
-        on, and its slot then still on the track (the next track's first blocks lie a skew plus this track's
-        slips on, which the reach allows: maxtor300g's bands of three slips a track and a 9-sector skew)."""
-        if v is None:
-            return False
-        d = _fold(v - lv, n)
-        return -0.5 <= d <= reach + 0.5 and (x - f) + d <= n - 0.5
+        """Whether block x, of level v, lies on the track that begins at f (level lv)."""
+        return v is not None and _on_track(x - f, _fold(v - lv, n), n, reach)
 
     while f < end and (W is None or len(firsts) < W):
         e = None
@@ -610,10 +613,7 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
 
     def fits(x: int) -> Optional[bool]:
         v = p.level_here(x, m)
-        if v is None:
-            return None
-        d = _fold(v - lf, m)
-        return -0.5 <= d <= MAX_BAND_SLIPS + 0.5 and (x - F) + d <= m - 0.5
+        return None if v is None else _on_track(x - F, _fold(v - lf, m), m, MAX_BAND_SLIPS)
 
     if lf is not None and abs(_fold(prev.skew, m)) > MAX_BAND_SLIPS + 1 and fits(L) and fits(L - 1):
         lo, hi = L, F + m
