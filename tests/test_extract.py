@@ -1563,7 +1563,8 @@ def test_maxtor300g_is_followed_band_by_band_to_its_end(tmp_path):
     99.9% of sampled blocks within a sector of their true angle (each track's angle read, `_track_angles`:
     a line through a few tracks per band left 15% of the tracks a sector off; a track's end search that took
     the next track's first blocks, a skew on, for slips left three bands of three slips a track a few sectors
-    off), and its seek curve within 5% of the truth's past 1,000 cylinders."""
+    off), its read-ahead and idle-hit policy as the truth's, and its seek curve within 5% of the truth's at
+    99% of the distances and at every one past 1,000 cylinders."""
     from disksched import _core
     from disksched import extract_roundtrip as rt
     from disksched.extract.run import extract
@@ -1578,12 +1579,9 @@ def test_maxtor300g_is_followed_band_by_band_to_its_end(tmp_path):
     assert json.loads(_core.disk_characteristics(str(spec), [1], [], []))["cylinders"] == x.spec["cylinders"]
     # timing sees no cylinder: a band the walk found shorter or split is placed on cylinders of its own unless the
     # serpentine's order runs on across it; 85,421 cylinders (6.1% more than the truth's 80,513) before that
-    assert x.spec["cylinders"] < 1.06 * json.loads(_core.disk_characteristics("maxtor300g", [1], [], []))["cylinders"]
+    assert x.spec["cylinders"] < 1.05 * json.loads(_core.disk_characteristics("maxtor300g", [1], [], []))["cylinders"]
     assert rt.layout_match("maxtor300g", x.geometry.tracks, x.spec["blocks"]) >= 0.999
     assert rt.angle_match("maxtor300g", str(spec), 2000)["within_one_sector"] >= 0.999
-    # the seek curve: past the short seeks (where the model's extra cylinders move a distance across the truth's
-    # steps) within 5% at every distance the truth tabulates; a lead search whose first read was a cache hit
-    # once measured 70,000 cylinders as 6.0 ms where the truth takes 8.3
     # the read-ahead: after every read, and not again on a hit that finds the mechanism idle (the idle-hit
     # test's control apart: its 2,048 segments are more than the segment test counts)
     p = rt.policies("maxtor300g", str(spec))
@@ -1594,7 +1592,12 @@ def test_maxtor300g_is_followed_band_by_band_to_its_end(tmp_path):
     t = [r for r in x.spec["seek"]["table"] if r[0] >= 100]
     dips = [(b, a[1] + (c[1] - a[1]) * (b[0] - a[0]) / (c[0] - a[0])) for a, b, c in zip(t, t[1:], t[2:])]
     assert all(abs(b[1] / line - 1) < 0.10 for b, line in dips), [(b, line) for b, line in dips if abs(b[1] / line - 1) >= 0.10]
-    far = [r for r in rt.seek_errors("maxtor300g", str(spec))["rows"] if r[0] >= 1000]
+    # the seek against the truth's: within 5% at 99% of the distances it tabulates (the one over, 560 cylinders at
+    # 5.2%, a spike of the truth's curve), and at every one past 1,000 cylinders (a lead search whose first read
+    # was a cache hit once measured 70,000 cylinders as 6.0 ms where the truth takes 8.3)
+    seek = rt.seek_errors("maxtor300g", str(spec))
+    far = [r for r in seek["rows"] if r[0] >= 1000]
+    assert seek["within_5pct"] >= 0.99, [r for r in seek["rows"] if abs(r[2] / r[1] - 1) >= 0.05]
     assert len(far) > 100 and all(abs(e / t - 1) < 0.05 for _, t, e in far), [r for r in far if abs(r[2] / r[1] - 1) >= 0.05]
 
 
