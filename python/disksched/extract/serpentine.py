@@ -75,6 +75,18 @@ def _on_track(offset: int, d: float, n: int, reach: float) -> bool:
     return -0.5 <= d <= reach + 0.5 and offset + d <= n - 0.5
 
 
+def _track_end(lo: int, hi: int, on: Callable[[int], Optional[bool]]) -> Optional[int]:
+    """The first block past a track, by bisection: `on(lo)` holds, `on(hi)` does not; None when a probe says
+    nothing (`on` None: answered from the cache)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        r = on(mid)
+        if r is None:
+            return None
+        lo, hi = (mid, hi) if r else (lo, mid)
+    return hi
+
+
 def _fold(v: float, n: float) -> float:
     """v mod n, in (-n/2, n/2]."""
     return v - n * round(v / n)
@@ -100,6 +112,10 @@ class Band:
                                                     # read after the walk: `_track_angles`), else None
     guessed: bool = False                           # one track the walk could not measure, of the last band's
                                                     # sectors: its end is where the next band is found to begin
+
+    def sector(self, j: int) -> float:
+        """Track j's first-slot sector: its own, or on the band's line."""
+        return self.per_track[j] if self.per_track is not None else self.v0 + j * self.skew
 
 
 class _Prober:
@@ -486,10 +502,7 @@ def _walk_tracks(p: _Prober, L: int, end: int, n_guess: Optional[int], W: Option
                 v = p.level(x, n)
                 return on_track(x, v) if v is not None else on_track(x - 1, p.level(x - 1, n))  # (a hit: the block before, read with it)
 
-            lo, hi = f, min(f + n - reach, end)
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if same(mid) else (lo, mid)
+            hi = _track_end(f, min(f + n - reach, end), same)
             if firsts or hi >= end or same(hi) or same(hi + 1) or not same(hi - 1):
                 if firsts:
                     break
@@ -597,14 +610,8 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
     # alone does so by chance once in a hundred, and moved a band's end 37 blocks early)
     if lp is not None and lq is not None and lr is not None and -0.5 <= _fold(lq - lp, m) <= MAX_BAND_SLIPS + 0.5 \
             and -0.5 <= _fold(lr - lp, m) <= MAX_BAND_SLIPS + 0.5:
-        lo, hi = L, L + m            # lo on the track before, hi past it
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            r = same(mid, lp, m)
-            if r is None:
-                return L
-            lo, hi = (mid, hi) if r else (lo, mid)
-        return hi
+        e = _track_end(L, L + m, lambda x: same(x, lp, m))      # (L on the track before, L + m past it)
+        return L if e is None else e
     # L a few blocks early (the band before ended at a slip it took for one too many): L shows the block
     # before's level and its slot still fits on that track; unless that band's tracks lie at one angle, the
     # next track's first block does neither (a skew on). Its end by bisection up to a track from its start.
@@ -616,14 +623,8 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
         return None if v is None else _on_track(x - F, _fold(v - lf, m), m, MAX_BAND_SLIPS)
 
     if lf is not None and abs(_fold(prev.skew, m)) > MAX_BAND_SLIPS + 1 and fits(L) and fits(L - 1):
-        lo, hi = L, F + m
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            r = fits(mid)
-            if r is None:
-                return L
-            lo, hi = (mid, hi) if r else (lo, mid)
-        return hi
+        e = _track_end(L, F + m, fits)
+        return L if e is None else e
     n = _spt_of(p, L, None, lo_spt)
     if n is None:
         return L
@@ -634,17 +635,13 @@ def _track_start(p: _Prober, L: int, prev: Band, lo_spt: int) -> int:
     if v is None or v2 is None or not (-MAX_BAND_SLIPS - 0.5 <= _fold(lv - v, n) <= 0.5) \
             or not (-MAX_BAND_SLIPS - 0.5 <= _fold(lv - v2, n) <= 0.5):
         return L
-    lo, hi = L - n, L - 1           # hi on L's track; lo before it
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        w = p.level_here(mid, n)
-        if w is None:
-            return L
-        if -MAX_BAND_SLIPS - 0.5 <= _fold(lv - w, n) <= 0.5:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    def before(x: int) -> Optional[bool]:
+        """Whether x lies before L's track (None: answered from the cache)."""
+        w = p.level_here(x, n)
+        return None if w is None else not -MAX_BAND_SLIPS - 0.5 <= _fold(lv - w, n) <= 0.5
+
+    e = _track_end(L - n, L - 1, before)            # (L - n before L's track, L - 1 on it)
+    return L if e is None else e
 
 
 def _end_at(b: Band, E: int) -> int:
@@ -683,14 +680,11 @@ def _next_track_near(p: _Prober, L: int, m: int) -> Optional[int]:
     near = lambda a, b: -0.5 <= _fold(a - b, m) <= MAX_BAND_SLIPS + 0.5  # noqa: E731  (b's track, or past its slips)
     if not near(lq, lp) or near(lr, lp):
         return None
-    lo, hi = L, L + m // 3           # lo on the track before, hi past it
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        v = p.level_here(mid, m)
-        if v is None:
-            return None
-        lo, hi = (mid, hi) if near(v, lp) else (lo, mid)
-    return hi
+    def on(x: int) -> Optional[bool]:
+        v = p.level_here(x, m)
+        return None if v is None else near(v, lp)
+
+    return _track_end(L, L + m // 3, on)            # (L on the track before, L + m // 3 past it)
 
 
 def _flush(dev: Device, end: int, reads: int, seed: int) -> None:
@@ -947,9 +941,6 @@ def merge_pieces(bands: list, W: Optional[int]) -> list:
     or where they stop and a band walked track by track goes on as a line (maxtor300g's bands of four and five
     slips a track whose last tracks have none: left apart, each piece is a band of its own width and is placed
     on cylinders of its own, 70 more a time)."""
-    def sector(b: Band, j: int) -> float:
-        return b.per_track[j] if b.per_track is not None else b.v0 + j * b.skew
-
     def skew(b: Band) -> float:
         """The band's skew; walked track by track, the median step between its tracks (the fit through them
         can be a track's angle off: maxtor300g's 23 tracks of 1,123 sectors, fitted 240 where each steps 270)."""
@@ -965,10 +956,10 @@ def merge_pieces(bands: list, W: Optional[int]) -> list:
                 and a.tracks + bnd.tracks <= W and (min(a.tracks, bnd.tracks) < 2 or abs(skew(a) - skew(bnd)) < 1.0):
             n, k = a.spt, a.tracks
             step = skew(a) if a.tracks >= 2 else skew(bnd)
-            if -3 <= _fold(sector(bnd, 0) - sector(a, k - 1) - step, n) <= MAX_BAND_SLIPS + 3:
+            if -3 <= _fold(bnd.sector(0) - a.sector(k - 1) - step, n) <= MAX_BAND_SLIPS + 3:
                 per_track = None
                 if a.per_track is not None or bnd.per_track is not None:
-                    per_track = [sector(a, j) for j in range(k)] + [sector(bnd, j) for j in range(bnd.tracks)]
+                    per_track = [a.sector(j) for j in range(k)] + [bnd.sector(j) for j in range(bnd.tracks)]
                 out[-1] = Band(a.first, n, k + bnd.tracks, a.count + bnd.count, a.v0,
                                (a.skew * a.tracks + bnd.skew * bnd.tracks) / (a.tracks + bnd.tracks),
                                a.slips + [k * n + x for x in bnd.slips], a.first_lbns + bnd.first_lbns, a.v0_raw,
@@ -1077,6 +1068,18 @@ def smooth_chains(bands: list, P: int, W: int, window: int = 512) -> int:
     return done
 
 
+def _spans(keys: list) -> list:
+    """(first, end) of each run of equal keys."""
+    out, i = [], 0
+    while i < len(keys):
+        j = i
+        while j < len(keys) and keys[j] == keys[i]:
+            j += 1
+        out.append((i, j))
+        i = j
+    return out
+
+
 def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list] = None) -> list:
     """(cylinder of track 0, direction, surface) of each band: groups of S bands on W cylinders each, the
     group's bands down and up in turn, each on its own surface: in the order of the bands' sectors per track,
@@ -1122,13 +1125,7 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
         """The slot in its group of the first of the run of W places[i:j]."""
         return (S - _group_offset([pieces[0].spt for _, pieces in places[i:j]], S)) % S
 
-    runs, i = [], 0          # (first, end) of each run of places of W, and of the places between them
-    while i < len(places):
-        j = i
-        while j < len(places) and (places[j][0] == W) == (places[i][0] == W):
-            j += 1
-        runs.append((i, j))
-        i = j
+    runs = _spans([w == W for w, _ in places])   # each run of places of W, and of the places between them
     # whole groups of one other width (maxtor300g's groups of bands of 24 tracks) after a run of W that ends at a
     # group boundary go on from its cylinders, and so does the run of W after them: `flush`
     flush = set()
@@ -1147,13 +1144,9 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
     out: list = []
     free = 0         # the first cylinder after the runs placed so far
     parity = 0       # the parity of the group after the last one placed (a flush run goes on from it)
-    i = 0
-    while i < len(places):
+    for i, j in _spans([w for w, _ in places]):
         # a run of places of one width: groups of S on that many cylinders
         w = places[i][0]
-        j = i
-        while j < len(places) and places[j][0] == w:
-            j += 1
         run = [pieces for _, pieces in places[i:j]]
         base = free + (1 if out and i not in flush else 0)
         r = 0 if i in flush else (S - _group_offset([p[0].spt for p in run], S)) % S   # (a run may begin inside a group)
@@ -1177,7 +1170,6 @@ def place(bands: list, S: int, W: int, turn: bool = True, groups: Optional[list]
             r += 1
         free = base + -(-r // S) * w
         parity = (p0 + -(-r // S)) % 2
-        i = j
     return out
 
 
@@ -1207,7 +1199,7 @@ def tracks_of(bands: list, placed: list) -> list:
         for j in range(bnd.tracks):
             f = bnd.first_lbns[j]
             nxt = bnd.first_lbns[j + 1] if j + 1 < bnd.tracks else bnd.first + bnd.count
-            sig = bnd.per_track[j] if bnd.per_track is not None else bnd.v0 + j * bnd.skew
+            sig = bnd.sector(j)
             sl = [s - j * n for s in bnd.slips if j * n <= s < (j + 1) * n]
             lbn_slips = [o - i for i, o in enumerate(sl) if o - i < nxt - f]
             out.append(Track(f, nxt - f, n, float((sig - f) % n), lbn_slips, exact=True, cyl=c0 + j * step, head=head))
@@ -1366,8 +1358,7 @@ class Serpentine:
                 slot += 1
             elif sl >= (j + 1) * n:
                 break
-        sig = b.per_track[j] if b.per_track is not None else b.v0 + j * b.skew
-        return ((sig + slot) / n) % 1.0
+        return ((b.sector(j) + slot) / n) % 1.0
 
 
 def serpentine_layout(dev: Device, clock: Clock, spt_hint: int, progress: Optional[Callable] = None,
