@@ -903,7 +903,7 @@ def _serp_lead_in(dev: Device, clock: Clock, rng: random.Random, serp, d: int, h
                   pick: Optional[Callable], lo: float, hi: float) -> Optional[tuple]:
     """`_serp_lead_ns`'s search between leads `lo` and `hi`: the (lo, hi) it ends with, or None. A lead that
     made it is taken only when a second pair makes it too: a pair whose cylinders lie nearer on the drive than
-    in the model (where the model numbers cylinders otherwise: maxtor300g's 4,000 extra) makes it early, and
+    in the model (where the model numbers cylinders otherwise: maxtor300g's has thousands more) makes it early, and
     one such step ended a search below the lead (2 of 6 searches at 425 cylinders: 1.49 ms for 1.72)."""
     T = clock.period_ns
 
