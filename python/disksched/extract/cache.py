@@ -361,6 +361,56 @@ def segments(dev: Device, rng: random.Random, hit: HitTest, max_segments: int = 
     return {"segments": lo + 1, "confidence": 0.9}
 
 
+MISSES_AT_END = 16   # misses in a row that end `many_segments`' re-reads
+
+
+def many_segments(dev: Device, rng: random.Random, hit: HitTest, reach: int, first: int = 256,
+                  most: int = 16384) -> dict:
+    """Number of cache segments past what `segments` counts, in one pass: N
+    one-block reads that each miss, then the same blocks again from the last
+    back. The buffer keeps the last S of them (LRU) and a hit allocates
+    nothing, so the re-reads hit back to the S-th and miss from there on.
+    Each read costs the rotation to a block `gap` blocks before the last, not
+    a seek and half a turn: maxtor300g's 2,048 segments in device seconds,
+    where `segments`' bisection over far reads would take device minutes.
+
+    Each read lies below the last, out of reach of its read-ahead (`reach`
+    blocks, `read_ahead`'s): a segment that also keeps blocks before its read
+    (the sectors passed while waiting for it) then shows as a hit on the next
+    read, which doubles the gap and starts again (read upward, such segments
+    held earlier reads unseen: Atlas 10K's 10 came out as more than 16,384).
+    Under timing noise a hit can read as a miss (at 20 us, one in eight of
+    maxtor300g's), and a host's late tail lets a read-ahead reach the read
+    before (one in a hundred): S is where the re-reads change from hits to
+    misses, the split that the fewest of them contradict, once `MISSES_AT_END`
+    miss in a row. Under noise it can still come out low: a read-ahead that a
+    late host lets run a segment past its read leaves that read's block out,
+    so it misses among the hits and takes a segment (maxtor300g at 20 us,
+    seeds 1-20: 2,041 to 2,048; exact, 2,048 on each). N grows fourfold from
+    `first` to `most`. Meant for counts past `segments`' cap: with only a few
+    segments two reads late at the start of the re-reads leave none."""
+    gap = max(2 * reach + 2, 64)
+    n = first
+    while True:
+        x0 = _fresh(dev, rng, (n + 1) * gap)
+        xs = [x0 + i * gap for i in reversed(range(n))]
+        if any(_hits(dev, hit, x) for x in xs):
+            if gap >= 1 << 16:
+                return {"segments": 0, "confidence": 0.0, "note": f"reads {gap} blocks apart still hit"}
+            gap *= 2
+            continue
+        seen: list = []
+        for x in reversed(xs):
+            seen.append(_hits(dev, hit, x))
+            if len(seen) >= MISSES_AT_END and not any(seen[-MISSES_AT_END:]):
+                # hits before the split plus misses after it, largest at the split
+                held = int(np.argmax(np.cumsum([0] + [1 if h else -1 for h in seen])))
+                return {"segments": held, "confidence": 0.9, "gap_blocks": gap, "reads": n}
+        if n >= most:
+            return {"segments": n, "confidence": 0.5, "note": f"more than {n}"}
+        n *= 4
+
+
 def write_behaviour(dev: Device, clock: Clock, rng: random.Random, lo: int, hi: int, bus_ns: float) -> dict:
     """With writes allowed in [lo, hi): a write that is reported in less than
     a fraction of a turn was reported from the buffer (write-back). Its

@@ -469,6 +469,22 @@ def _confirm_idle_hit(dev: Device, clock: Clock, rng: random.Random, hit, idle_h
     return out, [_idle_hit_row(out, conf) if r[0] == "read_ahead_on_idle_hit" else r for r in rows]
 
 
+def _more_segments(dev: Device, hit, seg: dict, ra: dict, rows: list, conf: float = 1.0) -> tuple[dict, list]:
+    """`seg` counted on past the far-read test's cap when that found no end (`cache.many_segments`), and `rows`
+    with its row so updated. Its own random stream, and after every other cache test: a count of a few hundred
+    or thousand is the spec's, while the tests before it read `seg`'s capped count of blocks between (the
+    idle-hit test's controls apart, the walk's spread)."""
+    if seg["confidence"] >= 0.9:
+        return seg, rows
+    more = cache_tests.many_segments(dev, random.Random(f"segments-{dev.blocks}"), hit, int(ra["blocks"]))
+    if more["confidence"] <= seg["confidence"]:
+        return seg, rows
+    row = ("cache_segments", more["segments"], "", more["confidence"] * conf,
+           f"LRU: {more['reads']} one-block reads {more['gap_blocks']} blocks apart, then read again from the last back "
+           "until two miss")
+    return more, [row if r[0] == "cache_segments" else r for r in rows]
+
+
 def _write_back_rows(wb: dict) -> list:
     """The report's rows of `cache_tests.write_behaviour`'s findings."""
     rows = [("write_back", wb["write_back"], "", 0.9,
@@ -858,6 +874,7 @@ def _coarse(dev: Device, clock: Clock, rng: random.Random, conf: float, revs: in
     rows += _queue_rows(q)
     notes += _queue_notes(q)
     idle_hit, rows = _confirm_idle_hit(dev, clock, rng, hit, idle_hit, rows, conf)
+    seg, rows = _more_segments(dev, hit, seg, ra, rows, conf)
     spec = {
         "name": name or "extracted", "description": f"extracted by timing (coarse) from {dev.label}",
         "source": "disksched extract (coarse timing)", "surfaces": 1, "cylinders": int(cyl), "blocks": int(dev.blocks),
@@ -1083,6 +1100,7 @@ def _serpentine_model(dev: Device, clock: Clock, rng: random.Random, conf: float
     rows += _queue_rows(q)
     notes += _queue_notes(q)
     idle_hit, rows = _confirm_idle_hit(dev, clock, rng, hit, idle_hit, rows)
+    seg, rows = _more_segments(dev, hit, seg, ra, rows)
     ctl = _coarse_controller(bus, hl, q, seg, ra, spt, idle_hit)
     if writes is not None:
         wb = cache_tests.write_behaviour(dev, clock, rng, writes[0], writes[1], bus)
