@@ -136,7 +136,11 @@ impl Simulation {
         }
         while self.has_room(i, None) && !self.levels[i].is_empty() {
             let nothing_below = self.levels[i].counters.in_flight == 0;
-            let head = self.queue_heads(now);
+            // (a scheduler that reads no heads is handed them as last followed, as on entering)
+            let head = match self.belief_read {
+                HeadsRead::Nothing => self.units[0].unfollowed_head(now),
+                _ => self.queue_heads(now),
+            };
             let ctx = self.shared.level_ctx(i, now, head, &self.heads);
             let clock = (i == 0).then_some(()).and(self.host_clock.is_some().then(std::time::Instant::now));
             let picked = self.levels[i].pick(&ctx, nothing_below)?;
