@@ -378,8 +378,8 @@ def many_segments(dev: Device, rng: random.Random, hit: HitTest, reach: int, fir
     blocks, `read_ahead`'s): a segment that also keeps blocks before its read
     (the sectors passed while waiting for it) then shows as a hit on the next
     read, which doubles the gap and starts again (read upward, such segments
-    held earlier reads unseen: 4 blocks apart, Atlas 10K's 10 came out as more than 16,384).
-    Under timing noise a hit can read as a miss (at 20 us, one in eight of
+    held earlier reads unseen: 4 blocks apart, Atlas 10K's 10 came out as
+    more than 16,384). Under timing noise a hit can read as a miss (at 20 us, one in eight of
     maxtor300g's), and a host's late tail lets a read-ahead reach the read
     before (one in a hundred): S is where the re-reads change from hits to
     misses, the split that the fewest of them contradict, once `MISSES_AT_END`
@@ -407,7 +407,7 @@ def many_segments(dev: Device, rng: random.Random, hit: HitTest, reach: int, fir
                 held = int(np.argmax(np.cumsum([0] + [1 if h else -1 for h in seen])))
                 return {"segments": held, "confidence": 0.9, "gap_blocks": gap, "reads": n}
         if n >= most:
-            return {"segments": n, "confidence": 0.5, "note": f"more than {n}"}
+            return {"segments": n, "confidence": 0.5, "note": f"more than {n}", "gap_blocks": gap, "reads": n}
         n *= 4
 
 

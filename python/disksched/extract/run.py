@@ -477,11 +477,11 @@ def _more_segments(dev: Device, hit, seg: dict, ra: dict, rows: list, conf: floa
     if seg["confidence"] >= 0.9:
         return seg, rows
     more = cache_tests.many_segments(dev, random.Random(f"segments-{dev.blocks}"), hit, int(ra["blocks"]))
-    if more["confidence"] <= seg["confidence"]:
+    if not more["confidence"]:
         return seg, rows
     row = ("cache_segments", more["segments"], "", more["confidence"] * conf,
-           f"LRU: {more['reads']} one-block reads {more['gap_blocks']} blocks apart, then read again from the last back "
-           "until two miss")
+           f"LRU: {more['reads']} one-block reads, each {more['gap_blocks']} blocks below the last, read again "
+           "from the last back: where hits turn to misses" + (f" ({more['note']})" if "note" in more else ""))
     return more, [row if r[0] == "cache_segments" else r for r in rows]
 
 
