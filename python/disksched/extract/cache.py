@@ -377,24 +377,33 @@ def many_segments(dev: Device, rng: random.Random, hit: HitTest, reach: int, fir
     Each read lies below the last, out of reach of its read-ahead (`reach`
     blocks, `read_ahead`'s): a segment that also keeps blocks before its read
     (the sectors passed while waiting for it) then shows as a hit on the next
-    read, which doubles the gap and starts again (read upward, such segments
-    held earlier reads unseen: 4 blocks apart, Atlas 10K's 10 came out as
-    more than 16,384). Under timing noise a hit can read as a miss (at 20 us, one in eight of
-    maxtor300g's), and a host's late tail lets a read-ahead reach the read
-    before (one in a hundred): S is where the re-reads change from hits to
-    misses, the split that the fewest of them contradict, once `MISSES_AT_END`
-    miss in a row. Under noise it can still come out low: a read-ahead that a
-    late host lets run a segment past its read leaves that read's block out,
-    so it misses among the hits and takes a segment (maxtor300g at 20 us,
-    seeds 1-20: 2,041 to 2,048; exact, 2,048 on each). N grows fourfold from
-    `first` to `most`. Meant for counts past `segments`' cap: with only a few
-    segments two reads late at the start of the re-reads leave none."""
+    read, and a quarter of them hitting doubles the gap and starts again (read
+    upward, such segments held earlier reads unseen: 4 blocks apart, Atlas
+    10K's 10 came out as more than 16,384). A read that hits the first time
+    (fewer: a block an earlier test left in a segment, many on a small disk)
+    takes no segment, and is taken off the count. Under timing noise a hit
+    can read as a miss (at 20 us, one in eight of maxtor300g's), and a host's
+    late tail lets a read-ahead reach the read before (one in a hundred): S
+    is where the re-reads change from hits to misses, the split that the
+    fewest of them contradict, once `MISSES_AT_END` miss in a row. Under
+    noise it can still come out low: a read-ahead that a late host lets run a
+    segment past its read leaves that read's block out, so it misses among
+    the hits and takes a segment (maxtor300g at 20 us, seeds 1-20: 2,041 to
+    2,048; exact, 2,048 on each). N grows fourfold from `first` to `most`, or
+    to as many as the disk holds that far apart. Meant for counts past
+    `segments`' cap: with only a few segments two reads late at the start of
+    the re-reads leave none."""
     gap = max(2 * reach + 2, 64)
     n = first
     while True:
+        fit = dev.blocks // gap - 2     # (a small disk holds fewer reads that far apart)
+        if fit < MISSES_AT_END + 1:
+            return {"segments": 0, "confidence": 0.0, "note": f"the disk holds too few reads {gap} blocks apart"}
+        n = min(n, fit)
         x0 = _fresh(dev, rng, (n + 1) * gap)
         xs = [x0 + i * gap for i in reversed(range(n))]
-        if any(_hits(dev, hit, x) for x in xs):
+        was_hit = [_hits(dev, hit, x) for x in xs]
+        if sum(was_hit) > n // 4:
             if gap >= 1 << 16:
                 return {"segments": 0, "confidence": 0.0, "note": f"reads {gap} blocks apart still hit"}
             gap *= 2
@@ -405,8 +414,10 @@ def many_segments(dev: Device, rng: random.Random, hit: HitTest, reach: int, fir
             if len(seen) >= MISSES_AT_END and not any(seen[-MISSES_AT_END:]):
                 # hits before the split plus misses after it, largest at the split
                 held = int(np.argmax(np.cumsum([0] + [1 if h else -1 for h in seen])))
+                # less the reads among them that hit the first time: they took no segment
+                held -= sum(was_hit[::-1][:held])
                 return {"segments": held, "confidence": 0.9, "gap_blocks": gap, "reads": n}
-        if n >= most:
+        if n >= min(most, fit):
             return {"segments": n, "confidence": 0.5, "note": f"more than {n}", "gap_blocks": gap, "reads": n}
         n *= 4
 
