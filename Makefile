@@ -9,13 +9,28 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name '*.pyi') Cargo.toml pyproject.toml
 
-.PHONY: demo test build bench cargo-test pytest repro-check clean config-reference readme-scores nbd-clients notebooks api-docs
+.PHONY: demo test build bench cargo-test pytest repro-check clean config-reference readme-scores nbd-clients notebooks api-docs pgo-flags
+
+# Every cargo build here is optimized with a profile of the simulator's own runs (PGO; tools/pgo_profile.py
+# writes pgo/disksched.profdata.xz; docs/performance.md, "Profile-guided build"). The file is named by its
+# content, so a new profile changes RUSTFLAGS and cargo rebuilds with it.
+PGO := $(abspath target/pgo/$(shell sha256sum pgo/disksched.profdata.xz | cut -c1-16).profdata)
+export RUSTFLAGS += -Cprofile-use=$(PGO)
+
+$(PGO): pgo/disksched.profdata.xz
+	@mkdir -p $(dir $@)
+	$(PYTHON) -c "import lzma, pathlib, sys; pathlib.Path(sys.argv[2]).write_bytes(lzma.open(sys.argv[1]).read())" $< $@.part
+	mv $@.part $@
+
+# The flags the release build uses (tools/callgrind_bench.py builds the `quick` example with them).
+pgo-flags: $(PGO)
+	@echo $(RUSTFLAGS)
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): $(VENV)/bin/python $(SOURCES)
+$(STAMP): $(VENV)/bin/python $(SOURCES) $(PGO)
 	$(PY) -m pip install --quiet "maturin>=1.5,<2"
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
 	touch $(STAMP)
@@ -34,7 +49,7 @@ bench: $(STAMP)
 	$(VENV)/bin/disksched bench
 
 # FUZZ_CASES: inputs per fuzz target (tests/fuzz.rs; docs/fuzzing.md); plain cargo test runs 64.
-cargo-test:
+cargo-test: $(PGO)
 	FUZZ_CASES=20000 cargo test -p disksched-core --release
 
 # The real NBD clients tests/test_serve.py runs against `disksched serve` (Debian packages; installed as root when missing).

@@ -3,7 +3,7 @@
 
 For each `disksched bench` workload asked for, runs the bench config twice under
 callgrind, with 10,000 and with 60,000 requests, through the core's `quick`
-example (release profile, no Python), and prints
+example (release profile and the product's profile-guided build, no Python), and prints
 
     (instructions of the 60,000-request run - those of the 10,000-request run) / 50,000
 
@@ -108,8 +108,11 @@ def main() -> None:
         return startup(args.python)
     wanted = ALL if args.all else (args.workloads or DEFAULT)
     if not (args.no_build or args.binary):
+        # Built as `make build` builds the product: with the profile-guided optimization's flags.
+        flags = subprocess.run(["make", "-s", "--no-print-directory", "pgo-flags"], check=True, cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
         subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "quick", "-p", "disksched-core"],
-                       check=True, cwd=ROOT)
+                       check=True, cwd=ROOT, env={**os.environ, "RUSTFLAGS": flags})
     configs = {f"{w}:{s}": c for w, s, c in bench_configs(SHORT)}
     unknown = [w for w in wanted if w not in configs]
     if unknown:
