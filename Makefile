@@ -12,10 +12,18 @@ SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.t
 .PHONY: demo test build bench cargo-test pytest repro-check clean config-reference readme-scores nbd-clients notebooks api-docs pgo-flags
 
 # Every cargo build here is optimized with a profile of the simulator's own runs (PGO; tools/pgo_profile.py
-# writes pgo/disksched.profdata.xz; docs/performance.md, "Profile-guided build"). The file is named by its
-# content, so a new profile changes RUSTFLAGS and cargo rebuilds with it.
+# writes pgo/disksched.profdata.xz and the LLVM version that wrote it; docs/performance.md, "Profile-guided
+# build"). The file is named by its content, so a new profile changes RUSTFLAGS and cargo rebuilds with it.
+# An older LLVM cannot read a newer profile's format: with such a rustc the build goes on without it (the same
+# results, slower).
+RUSTC_LLVM := $(shell rustc -vV 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
+PGO_LLVM := $(shell cat pgo/llvm-version)
+ifeq ($(shell test "$(RUSTC_LLVM)" -ge "$(PGO_LLVM)" 2>/dev/null && echo yes),yes)
 PGO := $(abspath target/pgo/$(shell sha256sum pgo/disksched.profdata.xz | cut -c1-16).profdata)
 export RUSTFLAGS += -Cprofile-use=$(PGO)
+else
+$(info rustc's LLVM ($(RUSTC_LLVM)) is older than the profile's ($(PGO_LLVM)): building without profile-guided optimization)
+endif
 
 $(PGO): pgo/disksched.profdata.xz
 	@mkdir -p $(dir $@)

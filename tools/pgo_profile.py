@@ -14,7 +14,8 @@ code by how often each branch and call ran in real runs (docs/performance.md,
    workloads; through `quick` (what `tools/callgrind_bench.py` counts) the
    same six workloads and the examples;
 3. merges the counts (`llvm-profdata merge --sparse`) and writes them
-   xz-compressed (Python's own lzma decompresses them in the Makefile).
+   xz-compressed (Python's own lzma decompresses them in the Makefile), and
+   pgo/llvm-version, the major version of rustc's LLVM that wrote them.
 
 Needs `llvm-profdata` of the toolchain's own LLVM version
 (`rustup component add llvm-tools`). A stale profile is safe: a function whose
@@ -37,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "pgo" / "disksched.profdata.xz"
+LLVM_VERSION = ROOT / "pgo" / "llvm-version"
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -48,10 +50,15 @@ BENCH = ["open:fcfs", "open:clook", "open:sstf", "open:sptf", "closed32:sptf", "
 REQUESTS = 100_000
 
 
+def rustc_version(field: str) -> str:
+    """A field of `rustc -vV` ("host", "LLVM version")."""
+    out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
+    return next(l.split(": ", 1)[1] for l in out.splitlines() if l.startswith(field + ": "))
+
+
 def llvm_profdata() -> str:
     sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True).stdout.strip()
-    host = next(l.split()[1] for l in subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout.splitlines()
-                if l.startswith("host:"))
+    host = rustc_version("host")
     tool = Path(sysroot) / "lib" / "rustlib" / host / "bin" / "llvm-profdata"
     if not tool.exists():
         sys.exit(f"{tool} missing: run 'rustup component add llvm-tools' (llvm-profdata of rustc's own LLVM version)")
@@ -102,6 +109,8 @@ def main() -> None:
     with open(merged, "rb") as src, lzma.open(tmp, "wb", preset=9) as dst:
         shutil.copyfileobj(src, dst)
     tmp.replace(OUT)
+    # The Makefile uses the profile only with a rustc whose LLVM is at least this one (it reads older formats).
+    LLVM_VERSION.write_text(rustc_version("LLVM version").split(".")[0] + "\n")
     print(f"{OUT.relative_to(ROOT)}: {OUT.stat().st_size:,} bytes ({merged.stat().st_size:,} uncompressed)")
     shutil.rmtree(work)
 

@@ -1,0 +1,34 @@
+"""The release build is profile-guided (issue 35; docs/performance.md, "Profile-guided build"):
+the profile in the repository is one rustc can read, and the Makefile's flags point at it."""
+
+from __future__ import annotations
+
+import lzma
+import shlex
+import struct
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILE = ROOT / "pgo" / "disksched.profdata.xz"
+# llvm/ProfileData/InstrProf.h: IndexedInstrProf::Magic, the indexed (merged) format rustc's -Cprofile-use reads;
+# a raw .profraw, the instrumented program's own output, starts with a different magic and would not build.
+INDEXED_MAGIC = 0x8169666F72706CFF
+
+
+def test_profile_is_an_indexed_llvm_profile():
+    data = lzma.open(PROFILE).read()
+    magic, version = struct.unpack_from("<QQ", data)
+    assert magic == INDEXED_MAGIC, f"{PROFILE.name} holds no indexed LLVM profile (magic {magic:#x})"
+    # Bit 56 (VARIANT_MASK_IR_PROF): counts of LLVM IR, as rustc's -Cprofile-generate takes them (clang's
+    # front-end profiles lack it, and rustc cannot use them).
+    assert version >> 56 & 1, f"{PROFILE.name} is not an IR-level profile (version word {version:#x})"
+
+
+def test_makefile_builds_with_the_profile():
+    flags = subprocess.run(["make", "-s", "--no-print-directory", "pgo-flags"], cwd=ROOT, check=True,
+                           capture_output=True, text=True).stdout.split()
+    used = [f.removeprefix("-Cprofile-use=") for f in flags if f.startswith("-Cprofile-use=")]
+    assert len(used) == 1, f"RUSTFLAGS {shlex.join(flags)} name no single profile"
+    # The file rustc reads is the repository's profile, decompressed: a new profile is a new name, so cargo rebuilds.
+    assert Path(used[0]).read_bytes() == lzma.open(PROFILE).read()
