@@ -38,8 +38,16 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# pip installs the package's dependencies while cargo compiles the extension (the compile's last minute uses one of
+# two cores), with the environment maturin gives cargo (the interpreter's signature: "cpython-3.11-64bit"), so
+# maturin develop then finds both done.
 $(STAMP): $(VENV)/bin/python $(SOURCES) $(PGO)
-	$(PY) -m pip install --quiet "maturin>=1.5,<2"
+	$(PY) tools/extra_requirements.py --base > $(VENV)/requirements.txt 2>/dev/null || : > $(VENV)/requirements.txt  # (no tomllib before 3.11: maturin installs them)
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" -r $(VENV)/requirements.txt & pip=$$!; \
+	  sig=$$($(PY) -c "import platform, struct, sys; print('%s-%d.%d-%dbit' % (platform.python_implementation().lower(), *sys.version_info[:2], struct.calcsize('P') * 8))"); \
+	  VIRTUAL_ENV=$(abspath $(VENV)) PYO3_PYTHON=$(abspath $(PY)) PYO3_ENVIRONMENT_SIGNATURE=$$sig \
+	    cargo build --release --quiet -p disksched-py --features pyo3/extension-module; cargo=$$?; \
+	  wait $$pip && [ $$cargo = 0 ]
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
 	touch $(STAMP)
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Print the requirements of one of pyproject.toml's optional extras, a line each.
+"""Print pyproject.toml's requirements, a line each: the package's own (`--base`) or an optional extra's.
 
     python tools/extra_requirements.py test > reqs.txt && pip install -r reqs.txt
 
-The Makefile installs the `test` extra this way, apart from the package, so that
-`make demo` does not wait for what only the tests need.
+The Makefile installs the package's dependencies this way while cargo compiles, and the `test` extra
+apart from the package, so that `make demo` does not wait for either.
 """
 
 import sys
@@ -15,9 +15,12 @@ try:
 except ImportError:  # Python < 3.11: tomli is a dependency of the package there
     import tomli as tomllib
 
-extra = sys.argv[1] if len(sys.argv) > 1 else "test"
-pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
-extras = pyproject["project"]["optional-dependencies"]
-if extra not in extras:
-    sys.exit(f"pyproject.toml: no extra '{extra}'; expected one of {', '.join(extras)}")
-print("\n".join(extras[extra]))
+which = sys.argv[1] if len(sys.argv) > 1 else "test"
+project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
+extras = project["optional-dependencies"]
+if which == "--base":
+    print("\n".join(project["dependencies"]))
+elif which in extras:
+    print("\n".join(extras[which]))
+else:
+    sys.exit(f"pyproject.toml: no extra '{which}'; expected --base or one of {', '.join(extras)}")
