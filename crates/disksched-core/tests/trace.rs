@@ -698,6 +698,38 @@ fn corrupt_compressed_data_is_a_file_error() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A .zst file as `zstd` and `pzstd` write them: several frames, a skippable frame between, checksums on.
+#[test]
+fn zstd_reads_every_frame_and_checks_checksums() {
+    let raw = std::fs::read(fixture("spc.csv")).unwrap();
+    let cut = raw[..raw.len() / 2].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    let frame = |part: &[u8]| {
+        let mut e = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+        e.include_checksum(true).unwrap();
+        e.write_all(part).unwrap();
+        e.finish().unwrap()
+    };
+    let mut file = frame(&raw[..cut]);
+    file.extend_from_slice(&0x184D_2A50u32.to_le_bytes()); // a skippable frame: magic, length, payload
+    file.extend_from_slice(&5u32.to_le_bytes());
+    file.extend_from_slice(b"skip!");
+    file.extend_from_slice(&frame(&raw[cut..]));
+    let dir = scratch("zstd-frames");
+    let path = dir.join("frames.zst");
+    std::fs::write(&path, &file).unwrap();
+    let (plain, _) = read_all(fixture("spc.csv"), Some(TraceFormat::Spc));
+    let (framed, _) = read_all(&path, Some(TraceFormat::Spc));
+    assert!(plain.len() > 2);
+    assert_eq!(framed, plain);
+
+    let last = file.len() - 1; // the second frame's checksum ends the file
+    file[last] ^= 0xff;
+    std::fs::write(&path, &file).unwrap();
+    let err = trace::open(&path, Some(TraceFormat::Spc), false).unwrap().find_map(|r| r.err()).expect("a bad checksum must fail");
+    assert!(err.to_string().contains("frames.zst") && err.to_string().contains("zstd: checksum mismatch"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn hpl_forced_on_text_is_a_header_error() {
     let e = trace::open(fixture("spc.csv"), Some(TraceFormat::Hpl), false).err().unwrap().to_string();

@@ -28,6 +28,7 @@ pub mod info;
 pub mod msr;
 pub mod spc;
 pub mod tencent;
+mod zstd_frames;
 
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
@@ -400,8 +401,7 @@ pub fn open(path: impl AsRef<Path>, format: Option<TraceFormat>, skip_bad_lines:
     let mut src: Box<dyn BufRead + Send> = if head.starts_with(GZIP_MAGIC) {
         Box::new(BufReader::with_capacity(READ_BUF_BYTES, flate2::bufread::MultiGzDecoder::new(raw)))
     } else if head.starts_with(ZSTD_MAGIC) {
-        let d = zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| file_err(format!("zstd: {e}")))?;
-        Box::new(BufReader::with_capacity(READ_BUF_BYTES, d))
+        Box::new(BufReader::with_capacity(READ_BUF_BYTES, zstd_frames::ZstdFrames::new(raw)))
     } else if head.starts_with(XZ_MAGIC) {
         Box::new(BufReader::with_capacity(READ_BUF_BYTES, xz2::bufread::XzDecoder::new_multi_decoder(raw)))
     } else {
