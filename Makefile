@@ -20,7 +20,8 @@ RUSTC_LLVM := $(shell rustc -vV 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\
 PGO_LLVM := $(shell cat pgo/llvm-version)
 ifeq ($(shell test "$(RUSTC_LLVM)" -ge "$(PGO_LLVM)" 2>/dev/null && echo yes),yes)
 PGO := $(abspath target/pgo/$(shell sha256sum pgo/disksched.profdata.xz | cut -c1-16).profdata)
-export RUSTFLAGS += -Cprofile-use=$(PGO)
+# Replacing any profile flag already there: a make run under `make test` (tests/test_pgo.py) inherits this one.
+export RUSTFLAGS := $(strip $(filter-out -Cprofile-use=%,$(RUSTFLAGS)) -Cprofile-use=$(PGO))
 else
 $(info rustc's LLVM ($(RUSTC_LLVM)) is older than the profile's ($(PGO_LLVM)): building without profile-guided optimization)
 endif
