@@ -312,6 +312,9 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
         how_ovh, conf_ovh = ("read timing gives overhead + positioning only: the part of the head-switch lead that the "
                              "track skew cannot hold, or of the one-cylinder lead that the cylinder skew cannot hold "
                              "(a lower bound)" + ("" if hs else "; no head switch seen")), 0.3
+    if overhead_ms < 0:  # a head-switch lead below zero: real-time timing on a shared host (NBD) is that coarse
+        notes.append(f"the read overhead came out {overhead_ms:.3f} ms, below zero (timing too coarse for it): taken as 0")
+        overhead_ms, conf_ovh = 0.0, 0.0
     emitted = [(float(d), max(round(m - lead_to_seek - overhead_ms, 4), 0.0)) for d, m, _ in sc]
     # the difference of the two leads after a write counts where over a sector, or twice its standard error
     # (before, twice the host's noise: 0.09 ms at 20 us, over Cheetah 4LP's 0.069, whose read miss then came
@@ -427,6 +430,10 @@ def extract(dev: Device, *, seed: int = 1, progress: Optional[Callable] = None, 
                                                                        "read_hit_overhead_after_read_ms", "read_hit_overhead_after_write_ms")})
     if wb and wb["write_back"]:
         ctl.update(_write_back_fields(wb))
+    for k, v in ctl.items():  # a fit's intercept under real-time noise can fall below zero, which no time is
+        if k.endswith("_ms") and v < 0:
+            notes.append(f"{k} came out {v:.3f} ms, below zero (timing too coarse for it): taken as 0")
+            ctl[k] = 0.0
     spec = {
         "name": name or "extracted",
         "description": f"extracted by timing from {dev.label}",
