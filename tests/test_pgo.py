@@ -4,6 +4,7 @@ the profile in the repository is one rustc can read, and the Makefile's flags po
 from __future__ import annotations
 
 import lzma
+import re
 import shlex
 import struct
 import subprocess
@@ -32,3 +33,22 @@ def test_makefile_builds_with_the_profile():
     assert len(used) == 1, f"RUSTFLAGS {shlex.join(flags)} name no single profile"
     # The file rustc reads is the repository's profile, decompressed: a new profile is a new name, so cargo rebuilds.
     assert Path(used[0]).read_bytes() == lzma.open(PROFILE).read()
+
+
+# A Rust function's symbol (legacy mangling) ends in a hash of its crate's identity, which cargo derives from the
+# crate's version, features and dependencies: a profile made before such a change names no function of this build.
+CORE_SYMBOL = re.compile(rb"_ZN14disksched_core[\w$.]+?17h[0-9a-f]{16}E")
+
+
+def test_profile_names_the_functions_of_this_build():
+    import disksched._core
+
+    profiled = set(CORE_SYMBOL.findall(lzma.open(PROFILE).read()))
+    nm = subprocess.run(["nm", "--defined-only", disksched._core.__file__], check=True, capture_output=True).stdout
+    built = set(CORE_SYMBOL.findall(nm))
+    assert built, f"no disksched_core symbol in {disksched._core.__file__}"
+    # Fresh, about half of the built core's functions have counts (the rest never ran in the training set, or were
+    # inlined there); stale, none do, and the build is the unguided one, 13-17% more instructions a request.
+    share = len(built & profiled) / len(built)
+    assert share >= 0.2, (f"{PROFILE.name} has counts for {share:.0%} of the {len(built)} core functions built: "
+                          "it is stale (a dependency or the toolchain changed); run tools/pgo_profile.py")
