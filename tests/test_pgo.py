@@ -55,7 +55,6 @@ def test_profile_names_the_functions_of_this_build():
     import disksched._core
 
     profile_flags()
-
     profiled = set(CORE_SYMBOL.findall(lzma.open(PROFILE).read()))
     nm = subprocess.run(["nm", "--defined-only", disksched._core.__file__], check=True, capture_output=True).stdout
     built = set(CORE_SYMBOL.findall(nm))
