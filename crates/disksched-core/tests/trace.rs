@@ -698,22 +698,24 @@ fn corrupt_compressed_data_is_a_file_error() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `data` as one zstd frame with its checksum, as the `zstd` tool writes it.
+fn zstd_checksummed(data: &[u8]) -> Vec<u8> {
+    let mut e = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+    e.include_checksum(true).unwrap();
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
 /// A .zst file as `zstd` and `pzstd` write them: several frames, a skippable frame between, checksums on.
 #[test]
 fn zstd_reads_every_frame_and_checks_checksums() {
     let raw = std::fs::read(fixture("spc.csv")).unwrap();
     let cut = raw[..raw.len() / 2].iter().rposition(|&b| b == b'\n').unwrap() + 1;
-    let frame = |part: &[u8]| {
-        let mut e = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
-        e.include_checksum(true).unwrap();
-        e.write_all(part).unwrap();
-        e.finish().unwrap()
-    };
-    let mut file = frame(&raw[..cut]);
+    let mut file = zstd_checksummed(&raw[..cut]);
     file.extend_from_slice(&0x184D_2A50u32.to_le_bytes()); // a skippable frame: magic, length, payload
     file.extend_from_slice(&5u32.to_le_bytes());
     file.extend_from_slice(b"skip!");
-    file.extend_from_slice(&frame(&raw[cut..]));
+    file.extend_from_slice(&zstd_checksummed(&raw[cut..]));
     let dir = scratch("zstd-frames");
     let path = dir.join("frames.zst");
     std::fs::write(&path, &file).unwrap();
@@ -731,15 +733,12 @@ fn zstd_reads_every_frame_and_checks_checksums() {
 }
 
 /// Damaged compressed files (bytes changed, or cut short, at places drawn from a seeded stream) end in a
-/// record or an error for each read, never a panic or a read that does not end: zstd's decoder is Rust code
-/// of our own dependency tree (ruzstd), not the C library the zstd tool is tested as.
+/// record or an error for each read, never a panic (a read that never ended would hang the test): zstd's
+/// decoder is Rust code of our own dependency tree (ruzstd), not the C library the zstd tool is tested as.
 #[test]
 fn damaged_compressed_traces_give_errors_not_panics() {
     use rand::{Rng, SeedableRng};
     let raw = std::fs::read(fixture("spc.csv")).unwrap();
-    let mut zst = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
-    zst.include_checksum(true).unwrap();
-    zst.write_all(&raw).unwrap();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&raw).unwrap();
     let mut xz = xz2::write::XzEncoder::new(Vec::new(), 6);
@@ -747,7 +746,7 @@ fn damaged_compressed_traces_give_errors_not_panics() {
     let dir = scratch("damaged");
     let mut rng = rand_pcg::Pcg64::seed_from_u64(34);
     let (mut damaged, mut failed) = (0, 0);
-    for (name, good) in [("t.zst", zst.finish().unwrap()), ("t.gz", gz.finish().unwrap()), ("t.xz", xz.finish().unwrap())] {
+    for (name, good) in [("t.zst", zstd_checksummed(&raw)), ("t.gz", gz.finish().unwrap()), ("t.xz", xz.finish().unwrap())] {
         for case in 0..300 {
             let mut bytes = good.clone();
             if case % 3 == 0 {
