@@ -78,6 +78,11 @@ pub struct Layout {
     /// Each zone's end LBN and last cylinder, packed for the searches that find a zone.
     zone_end_lbns: Vec<u64>,
     zone_last_cyls: Vec<u32>,
+    /// By LBN bucket (`lbn >> zone_bucket_shift`, about four buckets a
+    /// zone): the first zone that ends past the bucket's first LBN, where
+    /// `zone_of_lbn` starts looking (one or two compares, not a search).
+    zone_of_bucket: Vec<u32>,
+    zone_bucket_shift: u32,
     capacity: u64,
     /// LBNs the zones can hold (>= capacity).
     mapped: u64,
@@ -109,7 +114,7 @@ impl Layout {
                     "the layout maps {} blocks, fewer than the {} stated", t.mapped, spec.blocks)));
             }
             return Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones: Vec::new(),
-                zone_end_lbns: Vec::new(), zone_last_cyls: Vec::new(), capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)), remaps: false, id: next_layout_id() });
+                zone_end_lbns: Vec::new(), zone_last_cyls: Vec::new(), zone_of_bucket: Vec::new(), zone_bucket_shift: 0, capacity: spec.blocks, mapped: t.mapped, table: Some(Box::new(t)), remaps: false, id: next_layout_id() });
         }
         let surfaces = spec.surfaces as u64;
         let mut zones = Vec::with_capacity(spec.layout.zones.len());
@@ -232,10 +237,16 @@ impl Layout {
             }
         }
         // A drive may export fewer LBNs than its zones could hold; the rest are unused.
-        let zone_end_lbns = zones.iter().map(|z| z.first_lbn + z.blocks).collect();
+        let zone_end_lbns: Vec<u64> = zones.iter().map(|z| z.first_lbn + z.blocks).collect();
         let zone_last_cyls = zones.iter().map(|z| z.last_cyl).collect();
+        let end = zone_end_lbns.last().copied().unwrap_or(0);
+        let zone_bucket_shift = (end / (4 * zones.len().max(1) as u64)).max(1).ilog2();
+        let zone_of_bucket = (0..=end >> zone_bucket_shift)
+            .map(|b| zone_end_lbns.partition_point(|&e| e <= b << zone_bucket_shift) as u32)
+            .collect();
         let remaps = zones.iter().any(|z| !z.defects.is_empty());
         Ok(Layout { surfaces: spec.surfaces, cylinders: spec.cylinders, mapping: spec.layout.mapping, zones, zone_end_lbns, zone_last_cyls,
+                    zone_of_bucket, zone_bucket_shift,
                     capacity: spec.blocks, mapped: next_lbn, table: None, remaps, id: next_layout_id() })
     }
 
@@ -257,7 +268,11 @@ impl Layout {
     }
 
     fn zone_of_lbn(&self, lbn: u64) -> &Zone {
-        let i = self.zone_end_lbns.partition_point(|&end| end <= lbn);
+        let bucket = self.zone_of_bucket.get((lbn >> self.zone_bucket_shift) as usize);
+        let mut i = bucket.map_or(self.zones.len(), |&z| z as usize);
+        while self.zone_end_lbns.get(i).is_some_and(|&end| end <= lbn) {
+            i += 1;
+        }
         &self.zones[i]
     }
 

@@ -102,6 +102,9 @@ struct QueueGauge {
 
 impl QueueGauge {
     fn set(&mut self, now: SimTime, len: u64) {
+        if len == self.len {
+            return; // the same length on: its area is counted when it next changes, or at the end
+        }
         self.area += self.len as u128 * (now.0 - self.since) as u128;
         self.since = now.0;
         self.len = len;

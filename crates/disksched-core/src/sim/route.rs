@@ -134,7 +134,7 @@ impl Simulation {
             self.levels[i].held = None;
             self.send_below(i, id, false, now)?;
         }
-        while self.has_room(i, None) && !self.levels[i].is_empty() {
+        while !self.levels[i].is_empty() && self.has_room(i, None) {
             let nothing_below = self.levels[i].counters.in_flight == 0;
             // (a scheduler that reads no heads is handed them as last followed, as on entering)
             let head = match self.belief_read {
@@ -155,7 +155,8 @@ impl Simulation {
                 }
                 Pick::Wait => break,
             };
-            if !self.has_room(i, Some(id)) {
+            // (One disk: the room just found is this request's disk's.)
+            if self.units.len() > 1 && !self.has_room(i, Some(id)) {
                 self.levels[i].held = Some(id);
                 break;
             }
