@@ -778,4 +778,27 @@ mod tests {
         }
         assert!(drives >= 10, "{drives} zoned drives");
     }
+
+    /// The zone `zone_of_lbn` finds from its bucket index is the one a binary
+    /// search over the zones' end LBNs finds, at every zone's first and last
+    /// LBN and on either side of every bucket's edge, on every zoned catalogue drive.
+    #[test]
+    fn the_bucket_index_finds_the_zone_a_search_finds() {
+        for name in crate::disk::builtin::names() {
+            let l = Layout::new(&crate::disk::builtin::resolve(name, None).unwrap()).unwrap();
+            if l.table.is_some() {
+                continue;
+            }
+            let end = *l.zone_end_lbns.last().unwrap();
+            let zone_edges = l.zones.iter().flat_map(|z| [z.first_lbn, (z.first_lbn + z.blocks).saturating_sub(1)]);
+            let bucket_edges = (1..=end >> l.zone_bucket_shift).flat_map(|b| [(b << l.zone_bucket_shift) - 1, b << l.zone_bucket_shift]);
+            let mut checked = 0;
+            for lbn in zone_edges.chain(bucket_edges).filter(|&lbn| lbn < end) {
+                let searched = l.zone_end_lbns.partition_point(|&e| e <= lbn);
+                assert!(std::ptr::eq(l.zone_of_lbn(lbn), &l.zones[searched]), "{name}: lbn {lbn}: zone {searched} by search");
+                checked += 1;
+            }
+            assert!(checked > 4 * l.zones.len(), "{name}: {checked} LBNs checked");
+        }
+    }
 }
