@@ -120,7 +120,10 @@ impl Simulation {
         let disk_room = |u: &DiskUnit| u.outstanding() < level.per_disk_threshold as u64;
         level.counters.in_flight < level.threshold as u64 && match id {
             Some(id) => disk_room(&self.units[self.shared.reqs.get(id).disk as usize]),
-            None => self.units.iter().any(disk_room),
+            None => match &self.units[..] {
+                [unit] => disk_room(unit),
+                units => units.iter().any(disk_room),
+            },
         }
     }
 
@@ -245,13 +248,11 @@ impl Simulation {
         let ctx = self.shared.ctx(now, self.units[d].head(now), None);
         // Each level's scheduler that dispatched it hears of it, the disk's first.
         self.units[d].queue.completed(id, flow, &ctx);
+        self.units[d].queue.expire(now);
         for level in &mut self.levels {
             level.completed(id, flow, &ctx);
-        }
-        for level in &mut self.levels {
             level.expire(now);
         }
-        self.units[d].queue.expire(now);
         // The request stays in its freed slot while its completion is reported: not copied out.
         let sector_bytes = self.shared.sector_bytes;
         let req = self.shared.reqs.release(id);
