@@ -59,12 +59,27 @@ def toml(config: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def build_quick(extra_rustflags: str = "", target_dir: Path | None = None) -> None:
+    """Build the `quick` example as `make build` builds the product: with the profile-guided optimization's flags."""
+    flags = subprocess.run(["make", "-s", "--no-print-directory", "pgo-flags"], check=True, cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    env = {**os.environ, "RUSTFLAGS": f"{flags} {extra_rustflags}".strip()}
+    if target_dir is not None:
+        env["CARGO_TARGET_DIR"] = str(target_dir)
+    subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "quick", "-p", "disksched-core"],
+                   check=True, cwd=ROOT, env=env)
+
+
+def config_file(config: dict, requests: int, tmp: Path) -> Path:
+    """`config` with `requests` requests, written as TOML into `tmp`."""
+    path = tmp / f"bench_{requests}.toml"
+    path.write_text(toml({**config, "run": {**config.get("run", {}), "requests": requests}}))
+    return path
+
+
 def instructions(config: dict, requests: int, tmp: Path, binary: Path = QUICK) -> int:
     """Total instructions (callgrind's Ir) of one run of `config` with `requests` requests."""
-    cfg = {**config, "run": {**config.get("run", {}), "requests": requests}}
-    path = tmp / f"bench_{requests}.toml"
-    path.write_text(toml(cfg))
-    return callgrind_total([str(binary), str(path)], tmp / f"callgrind_{requests}.out")
+    return callgrind_total([str(binary), str(config_file(config, requests, tmp))], tmp / f"callgrind_{requests}.out")
 
 
 def callgrind_total(cmd: list[str], out: Path, env: dict | None = None) -> int:
@@ -108,11 +123,7 @@ def main() -> None:
         return startup(args.python)
     wanted = ALL if args.all else (args.workloads or DEFAULT)
     if not (args.no_build or args.binary):
-        # Built as `make build` builds the product: with the profile-guided optimization's flags.
-        flags = subprocess.run(["make", "-s", "--no-print-directory", "pgo-flags"], check=True, cwd=ROOT,
-                               capture_output=True, text=True).stdout.strip()
-        subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "quick", "-p", "disksched-core"],
-                       check=True, cwd=ROOT, env={**os.environ, "RUSTFLAGS": flags})
+        build_quick()
     configs = {f"{w}:{s}": c for w, s, c in bench_configs(SHORT)}
     unknown = [w for w in wanted if w not in configs]
     if unknown:

@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from callgrind_bench import LONG, ROOT, SHORT, toml
+from callgrind_bench import LONG, ROOT, SHORT, build_quick, config_file
 
 sys.path.insert(0, str(ROOT / "python"))
 from disksched.bench import bench_configs  # noqa: E402
@@ -45,21 +44,11 @@ QUICK = TARGET / "release" / "examples" / "quick"
 CORE_SRC = "disksched-core/src/"
 
 
-def build() -> None:
-    flags = subprocess.run(["make", "-s", "--no-print-directory", "pgo-flags"], check=True, cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    env = {**os.environ, "RUSTFLAGS": f"{flags} -Cdebuginfo=line-tables-only -Cstrip=none", "CARGO_TARGET_DIR": str(TARGET)}
-    subprocess.run(["cargo", "build", "--quiet", "--release", "--example", "quick", "-p", "disksched-core"],
-                   check=True, cwd=ROOT, env=env)
-
-
 def per_address(config: dict, requests: int, tmp: Path) -> collections.Counter:
     """Instructions by address of the `quick` binary in one run of `config` with `requests` requests."""
-    cfg = {**config, "run": {**config.get("run", {}), "requests": requests}}
-    path, out = tmp / f"bench_{requests}.toml", tmp / f"callgrind_{requests}.out"
-    path.write_text(toml(cfg))
+    out = tmp / f"callgrind_{requests}.out"
     subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--dump-line=no", f"--callgrind-out-file={out}",
-                    str(QUICK), str(path)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    str(QUICK), str(config_file(config, requests, tmp))], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return parse(out, str(QUICK))
 
 
@@ -126,7 +115,8 @@ def main() -> None:
     if args.workload not in configs:
         sys.exit(f"unknown workload {args.workload}; expected one of {', '.join(configs)}")
     if not args.no_build:
-        build()
+        # (Line tables in RUSTFLAGS leave the crate's hash, and so the profile's match, alone.)
+        build_quick("-Cdebuginfo=line-tables-only -Cstrip=none", TARGET)
     with tempfile.TemporaryDirectory() as d:
         short_run = per_address(configs[args.workload], SHORT, Path(d))
         long_run = per_address(configs[args.workload], LONG, Path(d))
